@@ -1,0 +1,269 @@
+//! Deterministic full-data passes: Σ_{i<N} ℓ_i(θ), its gradient and Hessian, on all cores.
+//!
+//! The index range 0..N is cut into fixed chunks of [`FullData::CHUNK`] rows (the chunking
+//! depends only on N, never on the number of threads). Each chunk's partial sum is computed —
+//! in parallel with rayon, or sequentially — into its own slot of a buffer owned by the
+//! evaluator, and the partial sums are then added in chunk order. The result is therefore
+//! bit-identical whatever the thread count, so the same seed gives the same draws on a laptop
+//! and on a server.
+
+use rayon::prelude::*;
+
+use crate::{LogPrior, TermGradients, TermHessians, Terms};
+
+/// Whether a full-data pass may use the rayon thread pool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Parallelism {
+    /// One thread.
+    Sequential,
+    /// The current rayon thread pool (all cores by default).
+    #[default]
+    Rayon,
+}
+
+/// A reusable evaluator of full-data sums with its own scratch space.
+///
+/// Cost: every call evaluates all N terms (and gradients / Hessians when asked).
+#[derive(Debug, Clone)]
+pub struct FullData {
+    n: usize,
+    dim: usize,
+    parallelism: Parallelism,
+    partials: Vec<f64>,
+}
+
+impl FullData {
+    /// Rows per chunk of the deterministic reduction.
+    pub const CHUNK: usize = 4096;
+
+    /// An evaluator for a model with `n` terms and dimension `dim`.
+    pub fn new(n: usize, dim: usize, parallelism: Parallelism) -> Self {
+        let chunks = n.div_ceil(Self::CHUNK).max(1);
+        Self { n, dim, parallelism, partials: vec![0.0; chunks * (dim + 1)] }
+    }
+
+    /// An evaluator sized for `model`.
+    pub fn for_model<M: Terms + ?Sized>(model: &M, parallelism: Parallelism) -> Self {
+        Self::new(model.num_terms(), model.dim(), parallelism)
+    }
+
+    /// Number of terms N one pass evaluates.
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
+    /// Whether N = 0.
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    fn chunk_range(&self, c: usize) -> (u32, u32) {
+        let lo = c * Self::CHUNK;
+        let hi = (lo + Self::CHUNK).min(self.n);
+        (lo as u32, hi as u32)
+    }
+
+    fn num_chunks(&self) -> usize {
+        self.n.div_ceil(Self::CHUNK)
+    }
+
+    /// Σ_{i<N} ℓ_i(θ). Cost: N term evaluations.
+    pub fn log_likelihood<M: Terms + ?Sized>(&mut self, model: &M, theta: &[f64]) -> f64 {
+        debug_assert_eq!(model.num_terms(), self.n);
+        let chunks = self.num_chunks();
+        let mut out = std::mem::take(&mut self.partials);
+        {
+            let this = &*self;
+            let partial = |c: usize| {
+                let (lo, hi) = this.chunk_range(c);
+                model.sum_log_terms_range(theta, lo, hi)
+            };
+            let slots = &mut out[..chunks];
+            match self.parallelism {
+                Parallelism::Sequential => {
+                    slots.iter_mut().enumerate().for_each(|(c, s)| *s = partial(c))
+                }
+                Parallelism::Rayon => {
+                    slots.par_iter_mut().enumerate().for_each(|(c, s)| *s = partial(c))
+                }
+            }
+        }
+        let total = out[..chunks].iter().sum();
+        self.partials = out;
+        total
+    }
+
+    /// Σ_{i<N} ℓ_i(θ), **overwriting** `grad` with Σ_{i<N} ∇ℓ_i(θ).
+    /// Cost: N terms and N gradients.
+    pub fn log_likelihood_grad<M: TermGradients + ?Sized>(
+        &mut self,
+        model: &M,
+        theta: &[f64],
+        grad: &mut [f64],
+    ) -> f64 {
+        debug_assert_eq!(model.num_terms(), self.n);
+        let d = self.dim;
+        let chunks = self.num_chunks();
+        let mut out = std::mem::take(&mut self.partials);
+        {
+            let this = &*self;
+            let fill = |(c, slot): (usize, &mut [f64])| {
+                let (lo, hi) = this.chunk_range(c);
+                let (v, g) = slot.split_first_mut().expect("slot has d + 1 entries");
+                g.fill(0.0);
+                *v = model.sum_log_terms_grad_range(theta, lo, hi, g);
+            };
+            let slots = &mut out[..chunks * (d + 1)];
+            match self.parallelism {
+                Parallelism::Sequential => slots.chunks_mut(d + 1).enumerate().for_each(fill),
+                Parallelism::Rayon => slots.par_chunks_mut(d + 1).enumerate().for_each(fill),
+            }
+        }
+        grad.fill(0.0);
+        let mut total = 0.0;
+        for slot in out[..chunks * (d + 1)].chunks(d + 1) {
+            total += slot[0];
+            for (g, p) in grad.iter_mut().zip(&slot[1..]) {
+                *g += p;
+            }
+        }
+        self.partials = out;
+        total
+    }
+
+    /// log p(θ) + Σ_{i<N} ℓ_i(θ). Cost: N term evaluations.
+    pub fn log_posterior<M: Terms + LogPrior + ?Sized>(&mut self, model: &M, theta: &[f64]) -> f64 {
+        let lp = model.log_prior(theta);
+        if lp == f64::NEG_INFINITY {
+            return lp;
+        }
+        lp + self.log_likelihood(model, theta)
+    }
+
+    /// log p(θ) + Σ ℓ_i(θ), **overwriting** `grad` with its gradient. Cost: N terms and gradients.
+    pub fn log_posterior_grad<M: TermGradients + LogPrior + ?Sized>(
+        &mut self,
+        model: &M,
+        theta: &[f64],
+        grad: &mut [f64],
+    ) -> f64 {
+        let ll = self.log_likelihood_grad(model, theta, grad);
+        ll + model.log_prior_grad(theta, grad)
+    }
+
+    /// **Overwrites** `hess` (d × d, row-major) with Σ_{i<N} ∇²ℓ_i(θ). Cost: N Hessian
+    /// evaluations. Not a hot-path method: it allocates its own partial sums, using at most 64
+    /// chunks so memory stays at 64·d² numbers.
+    pub fn hessian<M: TermHessians + ?Sized>(&self, model: &M, theta: &[f64], hess: &mut [f64]) {
+        let d = self.dim;
+        let chunk = Self::CHUNK.max(self.n.div_ceil(64));
+        let chunks = self.n.div_ceil(chunk);
+        let mut partials = vec![0.0; chunks * d * d];
+        let fill = |(c, slot): (usize, &mut [f64])| {
+            let lo = c * chunk;
+            let hi = (lo + chunk).min(self.n);
+            model.sum_hessian_range(theta, lo as u32, hi as u32, slot);
+        };
+        if d > 0 {
+            match self.parallelism {
+                Parallelism::Sequential => partials.chunks_mut(d * d).enumerate().for_each(fill),
+                Parallelism::Rayon => partials.par_chunks_mut(d * d).enumerate().for_each(fill),
+            }
+        }
+        hess.fill(0.0);
+        for slot in partials.chunks(d * d.max(1)) {
+            for (h, p) in hess.iter_mut().zip(slot) {
+                *h += p;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// ℓ_i(θ) = −(θ₀ − a_i)²/2 − θ₁ a_i with awkward a_i so that summation order matters.
+    struct Awkward(Vec<f64>);
+
+    impl Terms for Awkward {
+        fn dim(&self) -> usize {
+            2
+        }
+        fn num_terms(&self) -> usize {
+            self.0.len()
+        }
+        fn log_terms(&self, theta: &[f64], indices: &[u32], out: &mut [f64]) {
+            for (o, &i) in out.iter_mut().zip(indices) {
+                let a = self.0[i as usize];
+                *o = -0.5 * (theta[0] - a).powi(2) - theta[1] * a;
+            }
+        }
+    }
+
+    impl TermGradients for Awkward {
+        fn log_terms_grad_sum(
+            &self,
+            theta: &[f64],
+            indices: &[u32],
+            out: &mut [f64],
+            g: &mut [f64],
+        ) -> f64 {
+            self.log_terms(theta, indices, out);
+            for &i in indices {
+                let a = self.0[i as usize];
+                g[0] -= theta[0] - a;
+                g[1] -= a;
+            }
+            out.iter().sum()
+        }
+        fn log_terms_grads(&self, theta: &[f64], idx: &[u32], out: &mut [f64], g: &mut [f64]) {
+            self.log_terms(theta, idx, out);
+            for (row, &i) in g.chunks_mut(2).zip(idx) {
+                let a = self.0[i as usize];
+                row[0] = -(theta[0] - a);
+                row[1] = -a;
+            }
+        }
+    }
+
+    fn awkward(n: usize) -> Awkward {
+        Awkward(
+            (0..n).map(|i| ((i * 7919) % 1000) as f64 * 1e-3 + 1e6 * ((i % 3) as f64)).collect(),
+        )
+    }
+
+    #[test]
+    fn parallel_and_sequential_passes_are_bit_identical() {
+        let m = awkward(50_001);
+        let theta = [0.3, -1.7];
+        let mut seq = FullData::for_model(&m, Parallelism::Sequential);
+        let mut par = FullData::for_model(&m, Parallelism::Rayon);
+        assert_eq!(
+            seq.log_likelihood(&m, &theta).to_bits(),
+            par.log_likelihood(&m, &theta).to_bits()
+        );
+        let (mut g1, mut g2) = ([9.0; 2], [9.0; 2]);
+        let v1 = seq.log_likelihood_grad(&m, &theta, &mut g1);
+        let v2 = par.log_likelihood_grad(&m, &theta, &mut g2);
+        assert_eq!(v1.to_bits(), v2.to_bits());
+        assert_eq!(g1.map(f64::to_bits), g2.map(f64::to_bits));
+        // Different thread counts give the same bits too.
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+        let v3 = pool.install(|| par.log_likelihood_grad(&m, &theta, &mut g2));
+        assert_eq!(v1.to_bits(), v3.to_bits());
+    }
+
+    #[test]
+    fn full_pass_equals_direct_sum() {
+        let m = awkward(10_000);
+        let theta = [0.3, -1.7];
+        let idx: Vec<u32> = (0..10_000).collect();
+        let mut out = vec![0.0; 10_000];
+        m.log_terms(&theta, &idx, &mut out);
+        let direct: f64 = out.iter().sum();
+        let mut fd = FullData::for_model(&m, Parallelism::Rayon);
+        let v = fd.log_likelihood(&m, &theta);
+        assert!((v - direct).abs() <= 1e-12 * direct.abs(), "{v} vs {direct}");
+    }
+}

@@ -1,0 +1,42 @@
+//! # tallmc-core
+//!
+//! The few traits and small value types every other tallmc crate composes through.
+//!
+//! A posterior over θ ∈ ℝ^d is a prior plus a **sum of N per-datum terms**:
+//!
+//! ```text
+//! log π(θ) = log p(θ) + Σ_{i<N} ℓ_i(θ)
+//! ```
+//!
+//! Every method in tallmc touches the data only through ℓ_i (and ∇ℓ_i, ∇²ℓ_i, or bounds on
+//! them) for indices it chose, so:
+//!
+//! * a **model** evaluates terms for a batch of indices: [`Terms`], [`TermGradients`],
+//!   [`TermHessians`], optional [`TermBounds`], and its prior [`LogPrior`];
+//! * a **subsampler** chooses indices: [`subsample`];
+//! * a **kernel** moves a chain: [`Kernel`], reporting typed [`StepStats`];
+//! * the **cost** of every step is the number of per-datum evaluations it made: [`EvalCounts`].
+//!
+//! Besides the traits, this crate holds the one piece of shared infrastructure every full-data
+//! method needs: [`full_data`], a deterministic parallel sum over all N terms (same result for
+//! any thread count), plus the small dense linear algebra of [`linalg`] and the seeding rules of
+//! [`rng`].
+
+#![warn(missing_docs)]
+
+pub mod counts;
+pub mod error;
+pub mod full_data;
+pub mod kernel;
+pub mod linalg;
+pub mod model;
+pub mod rng;
+pub mod subsample;
+
+pub use counts::EvalCounts;
+pub use error::{Error, Result};
+pub use full_data::{FullData, Parallelism};
+pub use kernel::{ChainState, Kernel, StepStats};
+pub use model::{
+    LogPrior, LogPriorHessian, ParameterNames, TermBounds, TermGradients, TermHessians, Terms,
+};

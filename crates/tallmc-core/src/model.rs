@@ -1,0 +1,238 @@
+//! Model traits: per-datum terms ℓ_i(θ), their derivatives and bounds, and the prior.
+//!
+//! All evaluation is *batched*: a kernel hands a slice of indices and caller-owned buffers, so a
+//! model can vectorize and nothing allocates in the hot loop. Implementations may assume the
+//! buffers have the documented lengths (θ has [`Terms::dim`] entries, per-term outputs have one
+//! entry per index, gradient buffers `dim()` entries, per-term gradient buffers
+//! `indices.len() * dim()` entries in row-major order) and panic when they do not: buffer sizes
+//! are a contract between a kernel and a model, not user input. User input is validated where it
+//! enters (model constructors, kernel `init`).
+//!
+//! Models take `&self` and are `Sync`, so one model is shared by all chains.
+
+/// Number of indices processed per stack-allocated chunk by the provided methods.
+const CHUNK: usize = 256;
+
+/// Per-datum log-likelihood terms ℓ_i(θ), i < N.
+pub trait Terms: Sync {
+    /// Dimension d of θ.
+    fn dim(&self) -> usize;
+
+    /// Number N of per-datum terms.
+    fn num_terms(&self) -> usize;
+
+    /// Writes `out[k] = ℓ_{indices[k]}(θ)` for every k. Cost: `indices.len()` term evaluations.
+    fn log_terms(&self, theta: &[f64], indices: &[u32], out: &mut [f64]);
+
+    /// Returns Σ_k ℓ_{indices[k]}(θ). Cost: `indices.len()` term evaluations.
+    ///
+    /// Provided in terms of [`Terms::log_terms`] with a stack buffer; models override it to
+    /// skip storing the terms.
+    fn sum_log_terms(&self, theta: &[f64], indices: &[u32]) -> f64 {
+        let mut buf = [0.0; CHUNK];
+        let mut total = 0.0;
+        for chunk in indices.chunks(CHUNK) {
+            let out = &mut buf[..chunk.len()];
+            self.log_terms(theta, chunk, out);
+            total += out.iter().sum::<f64>();
+        }
+        total
+    }
+
+    /// Returns Σ_{start ≤ i < end} ℓ_i(θ): the contiguous form used by full-data passes.
+    /// Cost: `end − start` term evaluations.
+    fn sum_log_terms_range(&self, theta: &[f64], start: u32, end: u32) -> f64 {
+        let mut idx = [0u32; CHUNK];
+        let mut total = 0.0;
+        let mut lo = start;
+        while lo < end {
+            let hi = end.min(lo.saturating_add(CHUNK as u32));
+            let k = (hi - lo) as usize;
+            for (j, slot) in idx[..k].iter_mut().enumerate() {
+                *slot = lo + j as u32;
+            }
+            total += self.sum_log_terms(theta, &idx[..k]);
+            lo = hi;
+        }
+        total
+    }
+}
+
+/// Per-datum gradients ∇ℓ_i(θ).
+pub trait TermGradients: Terms {
+    /// Writes `out[k] = ℓ_{indices[k]}(θ)` and **adds** Σ_k ∇ℓ_{indices[k]}(θ) into `grad_sum`.
+    /// Returns Σ_k ℓ_{indices[k]}(θ). Cost: `indices.len()` terms and gradients.
+    fn log_terms_grad_sum(
+        &self,
+        theta: &[f64],
+        indices: &[u32],
+        out: &mut [f64],
+        grad_sum: &mut [f64],
+    ) -> f64;
+
+    /// Writes `out[k] = ℓ_{indices[k]}(θ)` and **overwrites** row k of `grads`
+    /// (`indices.len() × dim()`, row-major) with ∇ℓ_{indices[k]}(θ).
+    /// Cost: `indices.len()` terms and gradients.
+    fn log_terms_grads(&self, theta: &[f64], indices: &[u32], out: &mut [f64], grads: &mut [f64]);
+
+    /// **Adds** Σ_{start ≤ i < end} ∇ℓ_i(θ) into `grad_sum` and returns Σ ℓ_i(θ) over the range.
+    /// Cost: `end − start` terms and gradients.
+    fn sum_log_terms_grad_range(
+        &self,
+        theta: &[f64],
+        start: u32,
+        end: u32,
+        grad_sum: &mut [f64],
+    ) -> f64 {
+        let mut idx = [0u32; CHUNK];
+        let mut buf = [0.0; CHUNK];
+        let mut total = 0.0;
+        let mut lo = start;
+        while lo < end {
+            let hi = end.min(lo.saturating_add(CHUNK as u32));
+            let k = (hi - lo) as usize;
+            for (j, slot) in idx[..k].iter_mut().enumerate() {
+                *slot = lo + j as u32;
+            }
+            total += self.log_terms_grad_sum(theta, &idx[..k], &mut buf[..k], grad_sum);
+            lo = hi;
+        }
+        total
+    }
+}
+
+/// Per-datum Hessians ∇²ℓ_i(θ), used to build second-order control variates and Laplace
+/// approximations.
+///
+/// For generalized linear models ∇²ℓ_i = w_i x_i x_iᵀ, so a Hessian-vector product costs O(d);
+/// implementations must exploit such structure rather than form d×d matrices per datum.
+pub trait TermHessians: TermGradients {
+    /// **Overwrites** row k of `out` (`indices.len() × dim()`, row-major) with
+    /// ∇²ℓ_{indices[k]}(θ) · v. Cost: `indices.len()` Hessian evaluations.
+    fn hessian_vector_products(&self, theta: &[f64], indices: &[u32], v: &[f64], out: &mut [f64]);
+
+    /// **Adds** Σ_k ∇²ℓ_{indices[k]}(θ) into `hess` (d × d, row-major, symmetric).
+    /// Cost: `indices.len()` Hessian evaluations.
+    fn sum_hessian(&self, theta: &[f64], indices: &[u32], hess: &mut [f64]);
+
+    /// **Adds** Σ_{start ≤ i < end} ∇²ℓ_i(θ) into `hess`. Cost: `end − start` Hessian evaluations.
+    fn sum_hessian_range(&self, theta: &[f64], start: u32, end: u32, hess: &mut [f64]) {
+        let mut idx = [0u32; CHUNK];
+        let mut lo = start;
+        while lo < end {
+            let hi = end.min(lo.saturating_add(CHUNK as u32));
+            let k = (hi - lo) as usize;
+            for (j, slot) in idx[..k].iter_mut().enumerate() {
+                *slot = lo + j as u32;
+            }
+            self.sum_hessian(theta, &idx[..k], hess);
+            lo = hi;
+        }
+    }
+}
+
+/// A bound on how much any single term can change between two parameter values:
+///
+/// ```text
+/// C(θ, θ′) ≥ max_i |ℓ_i(θ′) − ℓ_i(θ)|.
+/// ```
+///
+/// The range R = 2C is what the concentration bounds of the confidence sampler need; exact
+/// thinning samplers use the same constants. Not every model has one (a kernel that needs it
+/// says so in its where-clause).
+pub trait TermBounds: Terms {
+    /// Returns C(θ, θ′) ≥ max_i |ℓ_i(θ′) − ℓ_i(θ)|, computed in O(d) (never O(N)).
+    fn term_difference_bound(&self, theta: &[f64], theta_prime: &[f64]) -> f64;
+}
+
+/// The log prior density log p(θ) (up to an additive constant).
+pub trait LogPrior: Sync {
+    /// Returns log p(θ); `-inf` outside the support.
+    fn log_prior(&self, theta: &[f64]) -> f64;
+
+    /// Returns log p(θ) and **adds** ∇ log p(θ) into `grad`.
+    fn log_prior_grad(&self, theta: &[f64], grad: &mut [f64]) -> f64;
+}
+
+/// The Hessian of the log prior, for Newton's method and Laplace approximations.
+pub trait LogPriorHessian: LogPrior {
+    /// **Adds** ∇² log p(θ) into `hess` (d × d, row-major).
+    fn add_log_prior_hessian(&self, theta: &[f64], hess: &mut [f64]);
+}
+
+/// Names of the parameters, for output files and summaries (e.g. `theta.1`, …, `theta.d`, or
+/// `mu`, `log_sigma`).
+pub trait ParameterNames {
+    /// One name per coordinate of θ, in order.
+    fn parameter_names(&self) -> Vec<String>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// ℓ_i(θ) = −(θ − i)²/2, for checking the provided methods.
+    struct Quadratic(usize);
+
+    impl Terms for Quadratic {
+        fn dim(&self) -> usize {
+            1
+        }
+        fn num_terms(&self) -> usize {
+            self.0
+        }
+        fn log_terms(&self, theta: &[f64], indices: &[u32], out: &mut [f64]) {
+            for (o, &i) in out.iter_mut().zip(indices) {
+                *o = -0.5 * (theta[0] - f64::from(i)).powi(2);
+            }
+        }
+    }
+
+    impl TermGradients for Quadratic {
+        fn log_terms_grad_sum(
+            &self,
+            theta: &[f64],
+            indices: &[u32],
+            out: &mut [f64],
+            grad_sum: &mut [f64],
+        ) -> f64 {
+            self.log_terms(theta, indices, out);
+            for &i in indices {
+                grad_sum[0] -= theta[0] - f64::from(i);
+            }
+            out.iter().sum()
+        }
+        fn log_terms_grads(
+            &self,
+            theta: &[f64],
+            indices: &[u32],
+            out: &mut [f64],
+            grads: &mut [f64],
+        ) {
+            self.log_terms(theta, indices, out);
+            for (g, &i) in grads.iter_mut().zip(indices) {
+                *g = -(theta[0] - f64::from(i));
+            }
+        }
+    }
+
+    #[test]
+    fn provided_range_sums_match_explicit_sums() {
+        let m = Quadratic(1000);
+        let theta = [3.5];
+        let all: Vec<u32> = (0..1000).collect();
+        let mut out = vec![0.0; 1000];
+        m.log_terms(&theta, &all, &mut out);
+        let direct: f64 = out.iter().sum();
+        assert!((m.sum_log_terms(&theta, &all) - direct).abs() < 1e-9 * direct.abs());
+        assert!((m.sum_log_terms_range(&theta, 0, 1000) - direct).abs() < 1e-9 * direct.abs());
+        let partial: f64 = out[17..600].iter().sum();
+        assert!((m.sum_log_terms_range(&theta, 17, 600) - partial).abs() < 1e-9 * partial.abs());
+        let mut g = [1.0];
+        let v = m.sum_log_terms_grad_range(&theta, 0, 1000, &mut g);
+        assert!((v - direct).abs() < 1e-9 * direct.abs());
+        let expected: f64 = 1.0 - all.iter().map(|&i| theta[0] - f64::from(i)).sum::<f64>();
+        assert!((g[0] - expected).abs() < 1e-9 * expected.abs());
+        assert_eq!(m.sum_log_terms_range(&theta, 5, 5), 0.0);
+    }
+}
