@@ -83,9 +83,16 @@ pub trait Kernel<M: ?Sized> {
     }
 
     /// Called after every warmup step: adapt tuning parameters. May modify the state (e.g. to
-    /// re-evaluate cached quantities after a re-centring).
-    fn adapt(&mut self, model: &M, state: &mut Self::State, stats: &Self::Stats) -> Result<()> {
-        let _ = (model, state, stats);
+    /// re-evaluate cached quantities after a re-centring) and draw random numbers (e.g. to
+    /// re-initialize a step size).
+    fn adapt<R: Rng + ?Sized>(
+        &mut self,
+        model: &M,
+        state: &mut Self::State,
+        stats: &Self::Stats,
+        rng: &mut R,
+    ) -> Result<()> {
+        let _ = (model, state, stats, rng);
         Ok(())
     }
 

@@ -57,6 +57,23 @@ impl Cholesky {
         Ok(Self { dim, lower: l })
     }
 
+    /// Re-factors a new matrix of the same dimension into this factor's storage. On error the
+    /// factor is left unchanged.
+    pub fn refactor(&mut self, a: &[f64], what: &str) -> Result<()> {
+        let fresh = Self::new(a, self.dim, what)?;
+        self.lower.copy_from_slice(&fresh.lower);
+        Ok(())
+    }
+
+    /// The identity factor of dimension d.
+    pub fn identity(dim: usize) -> Self {
+        let mut lower = vec![0.0; dim * dim];
+        for i in 0..dim {
+            lower[i * dim + i] = 1.0;
+        }
+        Self { dim, lower }
+    }
+
     /// Dimension d.
     pub fn dim(&self) -> usize {
         self.dim
