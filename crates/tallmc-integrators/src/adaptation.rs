@@ -136,19 +136,40 @@ impl MetricEstimator {
         }
     }
 
+    /// Writes the plain sample covariance (divisor n − 1) of the draws so far into `out`
+    /// (d × d for a dense estimator, its diagonal of d entries otherwise). Needs n ≥ 2.
+    pub fn sample_covariance(&self, out: &mut [f64]) {
+        let denom = (self.n.max(2) - 1) as f64;
+        match self.kind {
+            MetricKind::Dense => {
+                let d = self.dim;
+                for i in 0..d {
+                    for j in 0..d {
+                        out[i * d + j] = 0.5 * (self.m2[i * d + j] + self.m2[j * d + i]) / denom;
+                    }
+                }
+            }
+            _ => out.iter_mut().zip(&self.m2).for_each(|(o, m)| *o = m / denom),
+        }
+    }
+
     /// The regularized metric estimated from the draws so far (needs at least 3 draws).
     pub fn estimate(&self) -> Result<Metric> {
         if self.n < 3 {
-            return Err(Error::invalid("draws in a metric adaptation window", self.n, "at least 3"));
+            return Err(Error::invalid(
+                "draws in a metric adaptation window",
+                self.n,
+                "at least 3",
+            ));
         }
         let n = self.n as f64;
         let shrink = n / (n + 5.0);
         let ridge = 1e-3 * 5.0 / (n + 5.0);
         match self.kind {
             MetricKind::Identity => Ok(Metric::Identity(self.dim)),
-            MetricKind::Diagonal => Metric::diagonal(
-                self.m2.iter().map(|m| shrink * m / (n - 1.0) + ridge).collect(),
-            ),
+            MetricKind::Diagonal => {
+                Metric::diagonal(self.m2.iter().map(|m| shrink * m / (n - 1.0) + ridge).collect())
+            }
             MetricKind::Dense => {
                 let d = self.dim;
                 let mut cov = vec![0.0; d * d];

@@ -64,8 +64,7 @@ impl DualAveraging {
     pub fn new(config: DualAveragingConfig, initial_step_size: f64) -> Result<Self> {
         config.validate()?;
         tallmc_core::error::check_positive("initial step size", initial_step_size)?;
-        let mut da =
-            Self { config, mu: 0.0, h_bar: 0.0, log_step: 0.0, log_step_bar: 0.0, t: 0 };
+        let mut da = Self { config, mu: 0.0, h_bar: 0.0, log_step: 0.0, log_step_bar: 0.0, t: 0 };
         da.restart(initial_step_size);
         Ok(da)
     }

@@ -47,7 +47,9 @@ pub enum Metric {
 impl Metric {
     /// A diagonal metric; every entry must be finite and > 0.
     pub fn diagonal(inverse_mass: Vec<f64>) -> Result<Self> {
-        if let Some((j, &v)) = inverse_mass.iter().enumerate().find(|(_, v)| !(v.is_finite() && **v > 0.0)) {
+        if let Some((j, &v)) =
+            inverse_mass.iter().enumerate().find(|(_, v)| !(v.is_finite() && **v > 0.0))
+        {
             return Err(Error::invalid(
                 "diagonal inverse mass matrix entry",
                 format!("{v} (coordinate {j})"),
@@ -144,10 +146,9 @@ impl Metric {
         let fmt = |xs: &[f64]| xs.iter().map(|x| format!("{x:.6e}")).collect::<Vec<_>>().join(", ");
         match self {
             Self::Identity(_) => vec!["Identity inverse mass matrix".into()],
-            Self::Diagonal { inverse_mass, .. } => vec![
-                "Diagonal elements of inverse mass matrix:".into(),
-                fmt(inverse_mass),
-            ],
+            Self::Diagonal { inverse_mass, .. } => {
+                vec!["Diagonal elements of inverse mass matrix:".into(), fmt(inverse_mass)]
+            }
             Self::Dense { inverse_mass, factor } => {
                 let d = factor.dim();
                 let mut lines = vec!["Elements of inverse mass matrix:".to_string()];

@@ -1,0 +1,146 @@
+//! What the full-data Metropolis–Hastings kernels share: their state, their stats, the Gaussian
+//! random-walk proposal and the accept/reject step.
+
+use rand::{Rng, RngExt};
+use rand_distr::{Distribution, StandardNormal};
+use serde::Serialize;
+use tallmc_core::linalg::Cholesky;
+use tallmc_core::{ChainState, EvalCounts, FullData, LogPrior, StepStats, Terms};
+
+/// State of a full-data MH chain: θ and log π(θ).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MhState {
+    /// θ.
+    pub position: Vec<f64>,
+    /// log π(θ) = log p(θ) + Σ ℓ_i(θ).
+    pub log_density: f64,
+}
+
+impl ChainState for MhState {
+    fn position(&self) -> &[f64] {
+        &self.position
+    }
+    fn log_density(&self) -> f64 {
+        self.log_density
+    }
+}
+
+/// Stats of one random-walk MH step.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct MhStats {
+    /// min(1, π(θ′)/π(θ)) (0 when the proposal's density is not finite).
+    pub accept_stat: f64,
+    /// Whether θ′ was accepted.
+    pub accepted: bool,
+    /// Whether the proposal's log density was NaN or +∞ (numerical trouble; rejected).
+    pub divergent: bool,
+    /// Proposal scale s used (θ′ = θ + s L z).
+    pub scale: f64,
+    /// Per-datum evaluations (N terms per proposal whose prior density is positive).
+    pub evals: EvalCounts,
+    /// Data points looked at.
+    pub batch_size: u64,
+}
+
+impl StepStats for MhStats {
+    const COLUMNS: &'static [&'static str] =
+        &["accept_stat__", "accepted__", "stepsize__", "divergent__", "n_terms__", "n_grads__"];
+
+    fn write_columns(&self, out: &mut [f64]) {
+        out[0] = self.accept_stat;
+        out[1] = f64::from(u8::from(self.accepted));
+        out[2] = self.scale;
+        out[3] = f64::from(u8::from(self.divergent));
+        out[4] = self.evals.terms as f64;
+        out[5] = self.evals.gradients as f64;
+    }
+    fn evals(&self) -> EvalCounts {
+        self.evals
+    }
+    fn accept_stat(&self) -> f64 {
+        self.accept_stat
+    }
+    fn divergent(&self) -> bool {
+        self.divergent
+    }
+    fn batch_size(&self) -> u64 {
+        self.batch_size
+    }
+}
+
+/// The Gaussian random-walk proposal θ′ = θ + s L z, z ~ N(0, I), with Σ = L Lᵀ the proposal's
+/// shape and s its scale.
+#[derive(Debug, Clone)]
+pub(crate) struct RandomWalk {
+    pub(crate) factor: Cholesky,
+    z: Vec<f64>,
+    step: Vec<f64>,
+}
+
+impl RandomWalk {
+    pub(crate) fn new(factor: Cholesky) -> Self {
+        let d = factor.dim();
+        Self { factor, z: vec![0.0; d], step: vec![0.0; d] }
+    }
+
+    /// Writes θ + s L z into `out`.
+    pub(crate) fn propose<R: Rng + ?Sized>(
+        &mut self,
+        theta: &[f64],
+        scale: f64,
+        rng: &mut R,
+        out: &mut [f64],
+    ) {
+        self.z.iter_mut().for_each(|x| *x = StandardNormal.sample(rng));
+        self.factor.mul_lower(&self.z, &mut self.step);
+        for ((o, t), s) in out.iter_mut().zip(theta).zip(&self.step) {
+            *o = t + scale * s;
+        }
+    }
+}
+
+/// Builds the initial state, checking θ₀ and that log π(θ₀) is finite.
+pub(crate) fn init_state<M: Terms + LogPrior + ?Sized>(
+    model: &M,
+    full: &mut FullData,
+    position: &[f64],
+) -> tallmc_core::Result<MhState> {
+    tallmc_core::error::check_finite_vector("initial position", position, model.dim())?;
+    let log_density = full.log_posterior(model, position);
+    if !log_density.is_finite() {
+        return Err(tallmc_core::Error::NonFiniteLogDensity {
+            what: format!("the initial position {position:?}"),
+            value: log_density,
+        });
+    }
+    Ok(MhState { position: position.to_vec(), log_density })
+}
+
+/// One MH accept/reject of the proposal already written in `proposal`. Cost: N term
+/// evaluations, unless the prior density of the proposal is zero.
+pub(crate) fn accept_reject<M: Terms + LogPrior + ?Sized, R: Rng + ?Sized>(
+    model: &M,
+    full: &mut FullData,
+    state: &mut MhState,
+    proposal: &[f64],
+    scale: f64,
+    rng: &mut R,
+) -> MhStats {
+    let n = model.num_terms();
+    let log_prior = model.log_prior(proposal);
+    let (log_density, evals) = if log_prior == f64::NEG_INFINITY {
+        (f64::NEG_INFINITY, EvalCounts::ZERO)
+    } else {
+        (log_prior + full.log_likelihood(model, proposal), EvalCounts::terms(n))
+    };
+    let divergent = log_density.is_nan() || log_density == f64::INFINITY;
+    let log_ratio = if divergent { f64::NEG_INFINITY } else { log_density - state.log_density };
+    let accept_stat = log_ratio.min(0.0).exp();
+    let u: f64 = rng.random();
+    let accepted = !divergent && u.ln() < log_ratio;
+    if accepted {
+        state.position.copy_from_slice(proposal);
+        state.log_density = log_density;
+    }
+    MhStats { accept_stat, accepted, divergent, scale, evals, batch_size: evals.terms }
+}

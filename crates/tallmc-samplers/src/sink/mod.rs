@@ -1,0 +1,124 @@
+//! Where draws go: the driver streams every draw and its stats to a [`DrawSink`].
+//!
+//! * [`MemorySink`] keeps everything in memory (tests, summaries);
+//! * [`CsvSink`] writes CmdStan's CSV layout (readable by `arviz.from_cmdstan`);
+//! * [`Tee`] sends the same stream to two sinks.
+
+mod csv;
+mod memory;
+
+pub use csv::CsvSink;
+pub use memory::MemorySink;
+
+use std::io;
+
+use tallmc_core::EvalCounts;
+
+/// What a sink learns before the first draw of a chain.
+#[derive(Debug, Clone)]
+pub struct ChainHeader<'a> {
+    /// Chain number (0-based).
+    pub chain: usize,
+    /// Master seed of the run.
+    pub seed: u64,
+    /// Parameter names, one per coordinate of θ.
+    pub parameter_names: &'a [String],
+    /// The kernel's per-step stat columns (CmdStan style, ending in `__`).
+    pub stat_columns: &'a [&'static str],
+    /// Warmup iterations.
+    pub num_warmup: usize,
+    /// Post-warmup draws.
+    pub num_draws: usize,
+    /// Whether warmup draws are recorded too.
+    pub save_warmup: bool,
+    /// Configuration as `key = value` pairs, written as comments.
+    pub config: &'a [(String, String)],
+}
+
+/// One draw.
+#[derive(Debug, Clone, Copy)]
+pub struct DrawRecord<'a> {
+    /// Iteration, 0-based, warmup included.
+    pub iteration: usize,
+    /// Whether this is a warmup iteration.
+    pub warmup: bool,
+    /// The kernel's log target at the draw (`lp__`).
+    pub log_density: f64,
+    /// Stat columns, in the header's order.
+    pub stats: &'a [f64],
+    /// θ.
+    pub position: &'a [f64],
+}
+
+/// What a sink learns after the last draw of a chain.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ChainFooter {
+    /// Wall time of warmup, seconds.
+    pub warmup_seconds: f64,
+    /// Wall time of sampling, seconds.
+    pub sampling_seconds: f64,
+    /// Per-datum evaluations during warmup (including initialization).
+    pub warmup_evals: EvalCounts,
+    /// Per-datum evaluations while drawing.
+    pub sampling_evals: EvalCounts,
+}
+
+/// A destination for the draws of one chain.
+pub trait DrawSink: Send {
+    /// Called once before any draw.
+    fn begin(&mut self, header: &ChainHeader<'_>) -> io::Result<()>;
+    /// Called once at the end of warmup with the kernel's adaptation report.
+    fn end_warmup(&mut self, adaptation: &[String]) -> io::Result<()>;
+    /// Called for every recorded draw.
+    fn record(&mut self, draw: &DrawRecord<'_>) -> io::Result<()>;
+    /// Called once after the last draw.
+    fn finish(&mut self, footer: &ChainFooter) -> io::Result<()>;
+    /// The file this sink writes, if any (for error messages).
+    fn path(&self) -> Option<&std::path::Path> {
+        None
+    }
+}
+
+impl<S: DrawSink + ?Sized> DrawSink for Box<S> {
+    fn begin(&mut self, header: &ChainHeader<'_>) -> io::Result<()> {
+        (**self).begin(header)
+    }
+    fn end_warmup(&mut self, adaptation: &[String]) -> io::Result<()> {
+        (**self).end_warmup(adaptation)
+    }
+    fn record(&mut self, draw: &DrawRecord<'_>) -> io::Result<()> {
+        (**self).record(draw)
+    }
+    fn finish(&mut self, footer: &ChainFooter) -> io::Result<()> {
+        (**self).finish(footer)
+    }
+    fn path(&self) -> Option<&std::path::Path> {
+        (**self).path()
+    }
+}
+
+/// Sends every call to two sinks.
+#[derive(Debug)]
+pub struct Tee<A, B>(pub A, pub B);
+
+impl<A: DrawSink, B: DrawSink> DrawSink for Tee<A, B> {
+    fn begin(&mut self, header: &ChainHeader<'_>) -> io::Result<()> {
+        self.0.begin(header)?;
+        self.1.begin(header)
+    }
+    fn end_warmup(&mut self, adaptation: &[String]) -> io::Result<()> {
+        self.0.end_warmup(adaptation)?;
+        self.1.end_warmup(adaptation)
+    }
+    fn record(&mut self, draw: &DrawRecord<'_>) -> io::Result<()> {
+        self.0.record(draw)?;
+        self.1.record(draw)
+    }
+    fn finish(&mut self, footer: &ChainFooter) -> io::Result<()> {
+        self.0.finish(footer)?;
+        self.1.finish(footer)
+    }
+    fn path(&self) -> Option<&std::path::Path> {
+        self.0.path().or(self.1.path())
+    }
+}
