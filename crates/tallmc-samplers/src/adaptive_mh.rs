@@ -109,7 +109,7 @@ impl AdaptiveMetropolis {
         self.iteration += 1;
         let d = position.len();
         let t0 = self.config.initial_iterations.unwrap_or(100.max(2 * d));
-        if self.iteration <= t0 || self.iteration % self.config.update_every != 0 {
+        if self.iteration <= t0 || !self.iteration.is_multiple_of(self.config.update_every) {
             return Ok(());
         }
         history.sample_covariance(&mut self.covariance);
