@@ -121,8 +121,7 @@ mod tests {
 
     #[test]
     fn bad_settings_are_errors() {
-        let mut c = DualAveragingConfig::default();
-        c.target_accept = 1.0;
+        let c = DualAveragingConfig { target_accept: 1.0, ..Default::default() };
         assert!(DualAveraging::new(c, 1.0).is_err());
         let c = DualAveragingConfig { kappa: 0.4, ..Default::default() };
         assert!(c.validate().is_err());
