@@ -1,7 +1,7 @@
 //! Drawing each kind of series inside a panel's plot area.
 
-use super::scale::{Mapper, Scale};
-use super::series::{Bars, Histogram, Line, RefKind, RefLine, Scatter, Series};
+use super::scale::Mapper;
+use super::series::{Bars, Histogram, Line, RefKind, RefLine, Series};
 use super::style::{Color, Marker};
 use super::svg::{PathData, SvgWriter};
 
@@ -20,7 +20,22 @@ pub(crate) struct Plot {
     pub(crate) bar_count: usize,
 }
 
-/// Draws `series` in `color`; `bar_index` is its rank among the panel's bar series.
+impl Plot {
+    /// Whether pixel `(px, py)` lies in the plot area (to half a pixel).
+    fn contains(&self, (px, py): (f64, f64)) -> bool {
+        let within = |p: f64, a: f64, b: f64| p >= a.min(b) - 0.5 && p <= a.max(b) + 0.5;
+        within(px, self.x.start(), self.x.end()) && within(py, self.y.start(), self.y.end())
+    }
+
+    /// `py` moved into the vertical extent of the plot area.
+    fn clamp_y(&self, py: f64) -> f64 {
+        let (a, b) = (self.y.start(), self.y.end());
+        py.clamp(a.min(b), a.max(b))
+    }
+}
+
+/// Draws the clipped part of `series` in `color`: lines, areas, bars and reference lines.
+/// `bar_index` is its rank among the panel's bar series.
 pub(crate) fn draw_series(
     w: &mut SvgWriter,
     plot: &Plot,
@@ -30,11 +45,47 @@ pub(crate) fn draw_series(
 ) {
     match series {
         Series::Line(l) => draw_line(w, plot, l, color),
-        Series::Scatter(s) => draw_scatter(w, plot, s, color),
         Series::Histogram(h) => draw_histogram(w, plot, h, color),
         Series::Bars(b) => draw_bars(w, plot, b, color, bar_index),
         Series::RefLine(r) => draw_ref_line(w, plot, r),
+        Series::Scatter(_) => {}
     }
+}
+
+/// Draws the unclipped part of `series`: markers and error bars of the points inside the plot
+/// area (so that points on the frame show whole), error bars cut at the frame.
+pub(crate) fn draw_points(
+    w: &mut SvgWriter,
+    plot: &Plot,
+    series: &Series,
+    color: Color,
+    bar_index: usize,
+) {
+    match series {
+        Series::Line(l) => {
+            draw_error_bars(w, plot, &pixels(plot, &l.x, &l.y), &l.y, &l.y_err, color);
+            if let Some(marker) = l.marker {
+                draw_markers(w, &inside(plot, pixels(plot, &l.x, &l.y)), marker, 3.0, color);
+            }
+        }
+        Series::Scatter(s) => {
+            let points = pixels(plot, &s.x, &s.y);
+            draw_error_bars(w, plot, &points, &s.y, &s.y_err, color);
+            draw_markers(w, &inside(plot, points), s.marker, s.size, color);
+        }
+        Series::Bars(b) => {
+            let points: Vec<Option<(f64, f64)>> = bar_boxes(plot, b, bar_index)
+                .map(|bar| bar.map(|(x0, x1, top)| (0.5 * (x0 + x1), top)))
+                .collect();
+            draw_error_bars(w, plot, &points, &b.values, &b.err, Color::BLACK);
+        }
+        Series::Histogram(_) | Series::RefLine(_) => {}
+    }
+}
+
+/// `points` with those outside the plot area removed.
+fn inside(plot: &Plot, points: Vec<Option<(f64, f64)>>) -> Vec<Option<(f64, f64)>> {
+    points.into_iter().map(|p| p.filter(|&p| plot.contains(p))).collect()
 }
 
 /// Writes a stroked, unfilled path.
@@ -74,37 +125,36 @@ fn draw_line(w: &mut SvgWriter, plot: &Plot, l: &Line, color: Color) {
         pen_down = p.is_some();
     }
     stroke_path(w, &d, color, l.width, l.dashed);
-    draw_error_bars(w, plot, &l.x, &l.y, &l.y_err, color);
-    if let Some(marker) = l.marker {
-        draw_markers(w, &points, marker, 3.0, color);
-    }
 }
 
-fn draw_scatter(w: &mut SvgWriter, plot: &Plot, s: &Scatter, color: Color) {
-    draw_error_bars(w, plot, &s.x, &s.y, &s.y_err, color);
-    draw_markers(w, &pixels(plot, &s.x, &s.y), s.marker, s.size, color);
-}
-
+/// Error bars `y[i] ± err[i]` at the drawable `points` inside the plot area.
 fn draw_error_bars(
     w: &mut SvgWriter,
     plot: &Plot,
-    x: &[f64],
+    points: &[Option<(f64, f64)>],
     y: &[f64],
     err: &[f64],
     color: Color,
 ) {
     let mut d = PathData::default();
-    for (i, (&xv, &yv)) in x.iter().zip(y).enumerate() {
+    for (i, (p, &yv)) in points.iter().zip(y).enumerate() {
         let e = err.get(i).copied().unwrap_or(f64::NAN);
-        let (Some(px), Some(_), true) = (plot.x.map(xv), plot.y.map(yv), e.is_finite()) else {
+        let Some(&(px, _)) = p.as_ref().filter(|&&p| e.is_finite() && plot.contains(p)) else {
             continue;
         };
-        let (top, bottom) = (plot.y.map_or_start(yv + e.abs()), plot.y.map_or_start(yv - e.abs()));
-        d.move_to(px, bottom);
-        d.line_to(px, top);
-        for cap in [top, bottom] {
-            d.move_to(px - CAP, cap);
-            d.line_to(px + CAP, cap);
+        // An end off a log axis (y - e <= 0) runs to the frame, and ends beyond the frame are cut
+        // there; such ends get no cap.
+        let ends = [plot.y.map(yv + e.abs()), plot.y.map(yv - e.abs())].map(|end| match end {
+            Some(end) => (plot.clamp_y(end), plot.clamp_y(end) == end),
+            None => (plot.y.start(), false),
+        });
+        d.move_to(px, ends[0].0);
+        d.line_to(px, ends[1].0);
+        for (end, cap) in ends {
+            if cap {
+                d.move_to(px - CAP, end);
+                d.line_to(px + CAP, end);
+            }
         }
     }
     stroke_path(w, &d, color, 1.0, false);
@@ -215,46 +265,44 @@ fn draw_histogram(w: &mut SvgWriter, plot: &Plot, h: &Histogram, color: Color) {
     );
 }
 
-fn draw_bars(w: &mut SvgWriter, plot: &Plot, b: &Bars, color: Color, bar_index: usize) {
+/// For each value of `b`: the left and right pixel of its bar and the pixel of its top, or
+/// `None` when it draws no bar.
+fn bar_boxes<'a>(
+    plot: &'a Plot,
+    b: &'a Bars,
+    bar_index: usize,
+) -> impl Iterator<Item = Option<(f64, f64, f64)>> + 'a {
     let width = GROUP_WIDTH / plot.bar_count.max(1) as f64;
-    let base = plot.y.map_or_start(0.0);
-    let fill = color.to_string();
-    let mut bars = Vec::new();
-    let mut errs = (Vec::new(), Vec::new(), Vec::new());
-    for (i, &v) in b.values.iter().enumerate() {
+    b.values.iter().enumerate().map(move |(i, &v)| {
         let left = i as f64 - GROUP_WIDTH / 2.0 + width * bar_index as f64;
-        let (Some(x0), Some(x1)) = (plot.x.map(left), plot.x.map(left + width)) else {
-            continue;
-        };
-        if !v.is_finite() {
-            continue;
-        }
-        let top = plot.y.map_or_start(v);
-        bars.push((x0, top.min(base), x1 - x0, (top - base).abs()));
-        errs.0.push(0.5 * (x0 + x1));
-        errs.1.push(v);
-        errs.2.push(b.err.get(i).copied().unwrap_or(f64::NAN));
+        let top = v.is_finite().then(|| plot.y.map_or_start(v))?;
+        Some((plot.x.map(left)?, plot.x.map(left + width)?, top))
+    })
+}
+
+fn draw_bars(w: &mut SvgWriter, plot: &Plot, b: &Bars, color: Color, bar_index: usize) {
+    let base = plot.y.map_or_start(0.0);
+    let bars: Vec<(f64, f64, f64)> = bar_boxes(plot, b, bar_index).flatten().collect();
+    if bars.is_empty() {
+        return;
     }
-    if !bars.is_empty() {
-        w.open(
-            "g",
-            &[("fill", (&fill).into()), ("stroke", (&fill).into()), ("stroke-width", 1.0.into())],
+    let fill = color.to_string();
+    w.open(
+        "g",
+        &[("fill", (&fill).into()), ("stroke", (&fill).into()), ("stroke-width", 1.0.into())],
+    );
+    for (x0, x1, top) in bars {
+        w.empty(
+            "rect",
+            &[
+                ("x", x0.into()),
+                ("y", top.min(base).into()),
+                ("width", (x1 - x0).into()),
+                ("height", (top - base).abs().into()),
+            ],
         );
-        for (x, y, bw, bh) in bars {
-            w.empty(
-                "rect",
-                &[("x", x.into()), ("y", y.into()), ("width", bw.into()), ("height", bh.into())],
-            );
-        }
-        w.close("g");
     }
-    // Error bars at pixel x positions: map x through an identity mapper.
-    let px = Plot {
-        x: Mapper::new(Scale::Linear, 0.0, 1.0, 0.0, 1.0),
-        y: plot.y,
-        bar_count: plot.bar_count,
-    };
-    draw_error_bars(w, &px, &errs.0, &errs.1, &errs.2, Color::BLACK);
+    w.close("g");
 }
 
 fn draw_ref_line(w: &mut SvgWriter, plot: &Plot, r: &RefLine) {

@@ -1,7 +1,7 @@
 //! Rendering one panel: layout of the plot area, grid, series, frame, ticks, labels and legend.
 
 use super::axes::Axes;
-use super::draw::{Plot, draw_series};
+use super::draw::{Plot, draw_points, draw_series};
 use super::legend::{CHAR_WIDTH, draw_legend};
 use super::scale::{Mapper, TickLabel, Ticks};
 use super::series::Series;
@@ -110,6 +110,11 @@ pub(crate) fn render_axes(w: &mut SvgWriter, axes: &Axes, cell: Rect, id: usize)
         bar_index += usize::from(matches!(series, Series::Bars(_)));
     }
     w.close("g");
+    let mut bar_index = 0;
+    for (series, &color) in axes.series.iter().zip(&colors) {
+        draw_points(w, &plot, series, color, bar_index);
+        bar_index += usize::from(matches!(series, Series::Bars(_)));
+    }
     w.empty(
         "rect",
         &[
