@@ -1,4 +1,5 @@
-//! Drawing each kind of series inside a panel's plot area.
+//! Drawing each kind of series in a panel's plot area: a clipped pass (lines, areas, bars,
+//! reference lines) and an unclipped pass (markers and error bars of the points inside).
 
 use super::scale::Mapper;
 use super::series::{Bars, Histogram, Line, RefKind, RefLine, Series};
@@ -63,9 +64,10 @@ pub(crate) fn draw_points(
 ) {
     match series {
         Series::Line(l) => {
-            draw_error_bars(w, plot, &pixels(plot, &l.x, &l.y), &l.y, &l.y_err, color);
+            let points = pixels(plot, &l.x, &l.y);
+            draw_error_bars(w, plot, &points, &l.y, &l.y_err, color);
             if let Some(marker) = l.marker {
-                draw_markers(w, &inside(plot, pixels(plot, &l.x, &l.y)), marker, 3.0, color);
+                draw_markers(w, &inside(plot, points), marker, 3.0, color);
             }
         }
         Series::Scatter(s) => {

@@ -59,8 +59,8 @@
 //! assert!(svg.starts_with("<?xml"));
 //! assert!(svg.contains("Marginal of θ"));
 //! assert_eq!(svg, figure.to_svg());
-//! # let dir = std::env::temp_dir().join("tallmc-reproduce-doc");
-//! # figure.save(dir.join("toy.svg")).unwrap();
+//! // figure.save("target/reproduce/toy/posterior.svg")?; // creates the directories
+//! # Ok::<(), std::io::Error>(())
 //! ```
 
 mod axes;
