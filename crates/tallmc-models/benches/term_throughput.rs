@@ -1,0 +1,2 @@
+//! Placeholder; the real benchmark follows.
+fn main() {}

@@ -1,0 +1,562 @@
+//! The design matrix X̃ the regression models read: the data set's covariates with an optional
+//! intercept column (prepended) and optional standardization, applied **on the fly** so that a
+//! memory-mapped data set is never copied.
+//!
+//! With intercept flag c ∈ {0, 1}, column means m_j and population standard deviations s_j
+//! (divisor n) of the p covariates, row i of X̃ has dimension c + p:
+//!
+//! ```text
+//! x̃_i = (1, (x_i1 − m_1)/s_1, …, (x_ip − m_p)/s_p)    (intercept, standardized)
+//! x̃_i = (x_i1, …, x_ip)                                (no options: the raw row)
+//! ```
+//!
+//! The hot-path operations are [`Rows::dot`] (x̃_iᵀθ, four accumulators), [`Rows::add_row`]
+//! (out += a·x̃_i) and [`Rows::set_row`] (out = a·x̃_i); each is O(p), allocates nothing, and has
+//! a fast path ([`PlainRows`]) when there is no standardization. Models match once per batch on
+//! [`DesignMatrix::rows`] and run a loop generic over [`Rows`].
+
+use std::sync::Arc;
+
+use rayon::prelude::*;
+
+use super::{Dataset, PASS_CHUNK_ROWS};
+use crate::error::{Error, Result};
+
+/// How a [`DesignMatrix`] derives its columns from a data set's covariates.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DesignOptions {
+    /// Prepend a column of ones (default `false`). Leave off for files that already hold an
+    /// intercept column, like the higgs-like binary files (d = 29 including x_i0 = 1).
+    pub intercept: bool,
+    /// Centre every covariate column by its mean and scale it by its population standard
+    /// deviation (divisor n), computed once over all n rows (default `false`). A constant
+    /// column is an error.
+    pub standardize: bool,
+}
+
+impl DesignOptions {
+    /// Sets [`DesignOptions::intercept`].
+    pub fn with_intercept(mut self, intercept: bool) -> Self {
+        self.intercept = intercept;
+        self
+    }
+
+    /// Sets [`DesignOptions::standardize`].
+    pub fn with_standardize(mut self, standardize: bool) -> Self {
+        self.standardize = standardize;
+        self
+    }
+}
+
+/// Column means and inverse standard deviations of a standardized design.
+#[derive(Debug, Clone)]
+struct Affine {
+    mean: Vec<f64>,
+    sd: Vec<f64>,
+    inv_sd: Vec<f64>,
+}
+
+/// Covariates with an optional intercept and optional standardization, shared by the
+/// regression models (see the module docs for the definition of x̃_i).
+///
+/// Holds an `Arc<Dataset>`, so several models can share one (memory-mapped) data set.
+#[derive(Debug, Clone)]
+pub struct DesignMatrix {
+    data: Arc<Dataset>,
+    options: DesignOptions,
+    offset: usize,
+    affine: Option<Affine>,
+}
+
+impl DesignMatrix {
+    /// A design over `data` with the given options. With standardization this makes two
+    /// deterministic parallel passes over the covariates (means, then sums of squared
+    /// deviations) and fails with [`Error::ConstantColumn`] naming a constant column.
+    pub fn new(data: impl Into<Arc<Dataset>>, options: DesignOptions) -> Result<Self> {
+        let data = data.into();
+        let affine = if options.standardize && data.num_covariates() > 0 {
+            Some(column_stats(&data)?)
+        } else {
+            None
+        };
+        Ok(Self { data, options, offset: usize::from(options.intercept), affine })
+    }
+
+    /// The underlying data set.
+    pub fn data(&self) -> &Arc<Dataset> {
+        &self.data
+    }
+
+    /// The options this design was built with.
+    pub fn options(&self) -> DesignOptions {
+        self.options
+    }
+
+    /// Number of rows n.
+    pub fn len(&self) -> usize {
+        self.data.len()
+    }
+
+    /// Always `false` (a data set has at least one row).
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+
+    /// Number of columns of X̃: p, plus one with an intercept.
+    pub fn dim(&self) -> usize {
+        self.offset + self.data.num_covariates()
+    }
+
+    /// Names of the columns of X̃: `(intercept)` first when there is one, then the covariate
+    /// names.
+    pub fn column_names(&self) -> Vec<String> {
+        let mut names = Vec::with_capacity(self.dim());
+        if self.options.intercept {
+            names.push("(intercept)".to_string());
+        }
+        names.extend(self.data.covariate_names().iter().cloned());
+        names
+    }
+
+    /// Column means m_j of the covariates, when standardizing.
+    pub fn means(&self) -> Option<&[f64]> {
+        self.affine.as_ref().map(|a| a.mean.as_slice())
+    }
+
+    /// Population standard deviations s_j of the covariates, when standardizing.
+    pub fn sds(&self) -> Option<&[f64]> {
+        self.affine.as_ref().map(|a| a.sd.as_slice())
+    }
+
+    /// The responses y (n values).
+    pub fn y(&self) -> &[f64] {
+        self.data.y()
+    }
+
+    /// A view of the rows for a batch of work: match on it once, then call the [`Rows`]
+    /// methods in the loop.
+    pub fn rows(&self) -> RowView<'_> {
+        let x = self.data.x();
+        let n = self.data.len();
+        let p = self.data.num_covariates();
+        match &self.affine {
+            None => RowView::Plain(PlainRows { x, n, p, offset: self.offset }),
+            Some(a) => RowView::Affine(AffineRows {
+                x,
+                n,
+                p,
+                offset: self.offset,
+                mean: &a.mean,
+                inv_sd: &a.inv_sd,
+            }),
+        }
+    }
+
+    /// x̃_iᵀθ (convenience; batch code should use [`DesignMatrix::rows`]).
+    pub fn dot(&self, i: usize, theta: &[f64]) -> f64 {
+        match self.rows() {
+            RowView::Plain(r) => r.dot(i, theta),
+            RowView::Affine(r) => r.dot(i, theta),
+        }
+    }
+
+    /// out += a·x̃_i (convenience; batch code should use [`DesignMatrix::rows`]).
+    pub fn add_row(&self, i: usize, a: f64, out: &mut [f64]) {
+        match self.rows() {
+            RowView::Plain(r) => r.add_row(i, a, out),
+            RowView::Affine(r) => r.add_row(i, a, out),
+        }
+    }
+
+    /// The entry x̃_ij.
+    pub fn get(&self, i: usize, j: usize) -> f64 {
+        match self.rows() {
+            RowView::Plain(r) => r.get(i, j),
+            RowView::Affine(r) => r.get(i, j),
+        }
+    }
+
+    /// ‖x̃_i‖₂.
+    pub fn row_norm(&self, i: usize) -> f64 {
+        match self.rows() {
+            RowView::Plain(r) => r.row_norm_sq(i).sqrt(),
+            RowView::Affine(r) => r.row_norm_sq(i).sqrt(),
+        }
+    }
+
+    /// max_i ‖x̃_i‖₂. Cost: one parallel pass over the data (max is exact in any order).
+    pub fn max_row_norm(&self) -> f64 {
+        fn pass<R: Rows>(r: &R) -> f64 {
+            let n = r.len();
+            (0..n.div_ceil(PASS_CHUNK_ROWS))
+                .into_par_iter()
+                .map(|c| {
+                    let lo = c * PASS_CHUNK_ROWS;
+                    let hi = (lo + PASS_CHUNK_ROWS).min(n);
+                    (lo..hi).map(|i| r.row_norm_sq(i)).fold(0.0, f64::max)
+                })
+                .reduce(|| 0.0, f64::max)
+                .sqrt()
+        }
+        match self.rows() {
+            RowView::Plain(r) => pass(&r),
+            RowView::Affine(r) => pass(&r),
+        }
+    }
+}
+
+/// Means, population sds and constant-column check, deterministic for any thread count.
+fn column_stats(data: &Dataset) -> Result<Affine> {
+    let p = data.num_covariates();
+    let n = data.len();
+    let x = data.x();
+    let block = PASS_CHUNK_ROWS * p;
+    let sums: Vec<Vec<f64>> = x
+        .par_chunks(block)
+        .map(|c| {
+            let mut s = vec![0.0; p];
+            for row in c.chunks_exact(p) {
+                for (a, v) in s.iter_mut().zip(row) {
+                    *a += v;
+                }
+            }
+            s
+        })
+        .collect();
+    let mut mean = vec![0.0; p];
+    for s in &sums {
+        for (m, v) in mean.iter_mut().zip(s) {
+            *m += v;
+        }
+    }
+    let nf = n as f64;
+    for m in &mut mean {
+        *m /= nf;
+    }
+    // Sums of squared deviations, plus min and max to detect constant columns exactly.
+    let partials: Vec<(Vec<f64>, Vec<f64>, Vec<f64>)> = x
+        .par_chunks(block)
+        .map(|c| {
+            let mut ss = vec![0.0; p];
+            let mut lo = vec![f64::INFINITY; p];
+            let mut hi = vec![f64::NEG_INFINITY; p];
+            for row in c.chunks_exact(p) {
+                for j in 0..p {
+                    let v = row[j];
+                    let dv = v - mean[j];
+                    ss[j] += dv * dv;
+                    lo[j] = lo[j].min(v);
+                    hi[j] = hi[j].max(v);
+                }
+            }
+            (ss, lo, hi)
+        })
+        .collect();
+    let mut ss = vec![0.0; p];
+    let mut lo = vec![f64::INFINITY; p];
+    let mut hi = vec![f64::NEG_INFINITY; p];
+    for (s, l, h) in &partials {
+        for j in 0..p {
+            ss[j] += s[j];
+            lo[j] = lo[j].min(l[j]);
+            hi[j] = hi[j].max(h[j]);
+        }
+    }
+    let mut sd = vec![0.0; p];
+    let mut inv_sd = vec![0.0; p];
+    for j in 0..p {
+        let s = (ss[j] / nf).sqrt();
+        if lo[j] == hi[j] || !(s > 0.0 && s.is_finite()) {
+            return Err(Error::ConstantColumn {
+                column: data.covariate_names()[j].clone(),
+                value: lo[j],
+            });
+        }
+        sd[j] = s;
+        inv_sd[j] = 1.0 / s;
+    }
+    Ok(Affine { mean, sd, inv_sd })
+}
+
+/// Row operations on a design matrix X̃ (dimension [`Rows::dim`]): what every GLM-type model's
+/// hot loop needs. Implementations are O(dim) per call and allocate nothing.
+pub trait Rows: Sync {
+    /// Number of rows n.
+    fn len(&self) -> usize;
+    /// Whether there are no rows.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Number of columns d of X̃.
+    fn dim(&self) -> usize;
+    /// x̃_iᵀθ, with `theta.len() == dim()`.
+    fn dot(&self, i: usize, theta: &[f64]) -> f64;
+    /// out += a·x̃_i.
+    fn add_row(&self, i: usize, a: f64, out: &mut [f64]);
+    /// out = a·x̃_i (overwrites).
+    fn set_row(&self, i: usize, a: f64, out: &mut [f64]);
+    /// x̃_ij.
+    fn get(&self, i: usize, j: usize) -> f64;
+    /// ‖x̃_i‖₂².
+    fn row_norm_sq(&self, i: usize) -> f64;
+}
+
+/// Either kind of row view (see [`DesignMatrix::rows`]).
+#[derive(Debug, Clone, Copy)]
+pub enum RowView<'a> {
+    /// No standardization: x̃_i is the raw row, after an optional 1.
+    Plain(PlainRows<'a>),
+    /// Standardization applied on the fly.
+    Affine(AffineRows<'a>),
+}
+
+/// Rows without standardization: x̃_i = (1?, x_i).
+#[derive(Debug, Clone, Copy)]
+pub struct PlainRows<'a> {
+    x: &'a [f64],
+    n: usize,
+    p: usize,
+    offset: usize,
+}
+
+/// Rows standardized on the fly: x̃_i = (1?, (x_i − m) ⊙ s⁻¹).
+#[derive(Debug, Clone, Copy)]
+pub struct AffineRows<'a> {
+    x: &'a [f64],
+    n: usize,
+    p: usize,
+    offset: usize,
+    mean: &'a [f64],
+    inv_sd: &'a [f64],
+}
+
+/// aᵀb with four independent accumulators (instruction-level parallelism without relying on
+/// the compiler to reassociate floating-point sums).
+#[inline(always)]
+pub(crate) fn dot4(a: &[f64], b: &[f64]) -> f64 {
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    let ca = a.chunks_exact(4);
+    let cb = b.chunks_exact(4);
+    let mut tail = 0.0;
+    for (x, y) in ca.remainder().iter().zip(cb.remainder()) {
+        tail += x * y;
+    }
+    let (mut s0, mut s1, mut s2, mut s3) = (0.0, 0.0, 0.0, 0.0);
+    for (x, y) in ca.zip(cb) {
+        s0 += x[0] * y[0];
+        s1 += x[1] * y[1];
+        s2 += x[2] * y[2];
+        s3 += x[3] * y[3];
+    }
+    (s0 + s1) + (s2 + s3) + tail
+}
+
+impl<'a> PlainRows<'a> {
+    #[inline(always)]
+    fn raw(&self, i: usize) -> &'a [f64] {
+        &self.x[i * self.p..(i + 1) * self.p]
+    }
+}
+
+impl Rows for PlainRows<'_> {
+    #[inline]
+    fn len(&self) -> usize {
+        self.n
+    }
+    #[inline]
+    fn dim(&self) -> usize {
+        self.offset + self.p
+    }
+    #[inline(always)]
+    fn dot(&self, i: usize, theta: &[f64]) -> f64 {
+        let row = self.raw(i);
+        if self.offset == 1 { theta[0] + dot4(&theta[1..], row) } else { dot4(theta, row) }
+    }
+    #[inline(always)]
+    fn add_row(&self, i: usize, a: f64, out: &mut [f64]) {
+        let row = self.raw(i);
+        if self.offset == 1 {
+            out[0] += a;
+        }
+        for (o, v) in out[self.offset..].iter_mut().zip(row) {
+            *o += a * v;
+        }
+    }
+    #[inline(always)]
+    fn set_row(&self, i: usize, a: f64, out: &mut [f64]) {
+        let row = self.raw(i);
+        if self.offset == 1 {
+            out[0] = a;
+        }
+        for (o, v) in out[self.offset..].iter_mut().zip(row) {
+            *o = a * v;
+        }
+    }
+    #[inline]
+    fn get(&self, i: usize, j: usize) -> f64 {
+        if j < self.offset { 1.0 } else { self.x[i * self.p + j - self.offset] }
+    }
+    #[inline]
+    fn row_norm_sq(&self, i: usize) -> f64 {
+        let row = self.raw(i);
+        self.offset as f64 + dot4(row, row)
+    }
+}
+
+impl<'a> AffineRows<'a> {
+    #[inline(always)]
+    fn raw(&self, i: usize) -> &'a [f64] {
+        &self.x[i * self.p..(i + 1) * self.p]
+    }
+}
+
+impl Rows for AffineRows<'_> {
+    #[inline]
+    fn len(&self) -> usize {
+        self.n
+    }
+    #[inline]
+    fn dim(&self) -> usize {
+        self.offset + self.p
+    }
+    #[inline(always)]
+    fn dot(&self, i: usize, theta: &[f64]) -> f64 {
+        let row = self.raw(i);
+        let th = &theta[self.offset..self.offset + self.p];
+        let (m, s) = (&self.mean[..self.p], &self.inv_sd[..self.p]);
+        let mut acc = [0.0; 4];
+        let mut j = 0;
+        while j + 4 <= self.p {
+            for k in 0..4 {
+                acc[k] += th[j + k] * ((row[j + k] - m[j + k]) * s[j + k]);
+            }
+            j += 4;
+        }
+        let mut tail = 0.0;
+        while j < self.p {
+            tail += th[j] * ((row[j] - m[j]) * s[j]);
+            j += 1;
+        }
+        let base = if self.offset == 1 { theta[0] } else { 0.0 };
+        base + ((acc[0] + acc[1]) + (acc[2] + acc[3]) + tail)
+    }
+    #[inline(always)]
+    fn add_row(&self, i: usize, a: f64, out: &mut [f64]) {
+        let row = self.raw(i);
+        if self.offset == 1 {
+            out[0] += a;
+        }
+        let iter = out[self.offset..].iter_mut().zip(row).zip(self.mean).zip(self.inv_sd);
+        for (((o, v), m), s) in iter {
+            *o += a * ((v - m) * s);
+        }
+    }
+    #[inline(always)]
+    fn set_row(&self, i: usize, a: f64, out: &mut [f64]) {
+        let row = self.raw(i);
+        if self.offset == 1 {
+            out[0] = a;
+        }
+        let iter = out[self.offset..].iter_mut().zip(row).zip(self.mean).zip(self.inv_sd);
+        for (((o, v), m), s) in iter {
+            *o = a * ((v - m) * s);
+        }
+    }
+    #[inline]
+    fn get(&self, i: usize, j: usize) -> f64 {
+        if j < self.offset {
+            1.0
+        } else {
+            let k = j - self.offset;
+            (self.x[i * self.p + k] - self.mean[k]) * self.inv_sd[k]
+        }
+    }
+    #[inline]
+    fn row_norm_sq(&self, i: usize) -> f64 {
+        let row = self.raw(i);
+        let mut s = self.offset as f64;
+        for ((v, m), is) in row.iter().zip(self.mean).zip(self.inv_sd) {
+            let t = (v - m) * is;
+            s += t * t;
+        }
+        s
+    }
+}
+
+/// Runs `$body` with `$r` bound to the concrete row view of `$design` (monomorphized loops).
+macro_rules! with_rows {
+    ($design:expr, $r:ident => $body:expr) => {
+        match $design.rows() {
+            $crate::data::RowView::Plain($r) => $body,
+            $crate::data::RowView::Affine($r) => $body,
+        }
+    };
+}
+pub(crate) use with_rows;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn small() -> Dataset {
+        let x = vec![1.0, 2.0, 3.0, 5.0, 4.0, 1.0, 2.0, 0.5, 7.0];
+        Dataset::with_default_names(x, vec![0.0, 1.0, 1.0], 3).unwrap()
+    }
+
+    /// The transformed matrix, materialized the slow way.
+    fn dense(d: &DesignMatrix) -> Vec<Vec<f64>> {
+        (0..d.len()).map(|i| (0..d.dim()).map(|j| d.get(i, j)).collect()).collect()
+    }
+
+    #[test]
+    fn dot_and_axpy_match_the_materialized_matrix() {
+        for (intercept, standardize) in [(false, false), (true, false), (false, true), (true, true)]
+        {
+            let opts = DesignOptions { intercept, standardize };
+            let d = DesignMatrix::new(small(), opts).unwrap();
+            assert_eq!(d.dim(), 3 + usize::from(intercept));
+            let dense = dense(&d);
+            let theta: Vec<f64> = (0..d.dim()).map(|j| 0.3 * j as f64 - 0.7).collect();
+            for i in 0..3 {
+                let want: f64 = dense[i].iter().zip(&theta).map(|(a, b)| a * b).sum();
+                assert!((d.dot(i, &theta) - want).abs() < 1e-12);
+                let mut out = vec![1.0; d.dim()];
+                d.add_row(i, 2.0, &mut out);
+                for j in 0..d.dim() {
+                    assert!((out[j] - (1.0 + 2.0 * dense[i][j])).abs() < 1e-12);
+                }
+                let norm: f64 = dense[i].iter().map(|v| v * v).sum::<f64>().sqrt();
+                assert!((d.row_norm(i) - norm).abs() < 1e-12);
+            }
+            if standardize {
+                // Standardized columns have mean 0 and population sd 1.
+                for j in usize::from(intercept)..d.dim() {
+                    let col: Vec<f64> = dense.iter().map(|r| r[j]).collect();
+                    let m = col.iter().sum::<f64>() / 3.0;
+                    let v = col.iter().map(|c| (c - m).powi(2)).sum::<f64>() / 3.0;
+                    assert!(m.abs() < 1e-12 && (v - 1.0).abs() < 1e-12);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn constant_column_is_named() {
+        let x = vec![1.0, 2.0, 1.0, 3.0, 1.0, 4.0];
+        let ds = Dataset::new(x, vec![0.0; 3], vec!["c".into(), "v".into()]).unwrap();
+        let err =
+            DesignMatrix::new(ds, DesignOptions::default().with_standardize(true)).unwrap_err();
+        assert!(err.to_string().contains("column `c` is constant"), "{err}");
+    }
+
+    #[test]
+    fn dot4_handles_every_remainder() {
+        for n in 0..11 {
+            let a: Vec<f64> = (0..n).map(|i| i as f64 + 0.5).collect();
+            let b: Vec<f64> = (0..n).map(|i| 1.0 - i as f64).collect();
+            let want: f64 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
+            assert!((dot4(&a, &b) - want).abs() < 1e-12);
+        }
+    }
+}

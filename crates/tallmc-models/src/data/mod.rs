@@ -1,0 +1,328 @@
+//! Data: the [`Dataset`] (n rows of p covariates plus a response), its loaders (CSV and the
+//! memory-mapped binary format), and the [`DesignMatrix`] view the regression models read.
+//!
+//! The file formats are specified in `docs/data-format.md`; in short:
+//!
+//! * **CSV** ([`read_csv`], [`write_csv`]): a header line, a response column (`y` by default),
+//!   every other column a covariate, in order;
+//! * **binary** ([`read_binary`], [`write_binary`]): `name.bin` holds X (row-major, n × d) then y
+//!   as little-endian f64 with no header bytes; `name.json` beside it holds `n`, `d`, `dtype`,
+//!   `endianness`, `x_offset_bytes`, `y_offset_bytes` and optional extra fields. The `.bin` file
+//!   is memory-mapped, never copied.
+//!
+//! [`load`] dispatches on the extension.
+
+mod binary;
+mod csv;
+mod design;
+
+use std::path::{Path, PathBuf};
+
+use memmap2::Mmap;
+use rayon::prelude::*;
+use serde_json::{Map, Value};
+
+use crate::error::{Error, Result};
+
+pub use binary::{read_binary, write_binary};
+pub use csv::{read_csv, write_csv};
+pub(crate) use design::with_rows;
+pub use design::{AffineRows, DesignMatrix, DesignOptions, PlainRows, RowView, Rows};
+
+/// Rows per chunk of the deterministic parallel passes over a data set (validation, column
+/// statistics): the chunking depends only on n, so results never depend on the thread count.
+pub(crate) const PASS_CHUNK_ROWS: usize = 8192;
+
+/// Where a data set's numbers live.
+enum Storage {
+    /// Owned vectors: X row-major (n × p), y (n).
+    Owned { x: Vec<f64>, y: Vec<f64> },
+    /// A read-only memory map of a binary file; X and y are byte ranges of it, checked at load
+    /// time to be 8-byte aligned and in bounds.
+    Mapped { map: Mmap, x_start: usize, y_start: usize },
+}
+
+/// n observations: a response y_i and p covariates x_i (row-major f64), with column names.
+///
+/// The numbers are either owned vectors or a read-only memory map of a binary file (see
+/// [`read_binary`]); either way they are exposed as `&[f64]` slices, so a 10⁹-row file is never
+/// copied. **A memory-mapped data set requires that the file is not modified or truncated while
+/// the `Dataset` (or any model built on it) is alive**; doing so is undefined behaviour at the
+/// operating-system level (tallmc never writes to a file it has mapped).
+///
+/// Every constructor checks that all values are finite and n ≥ 1.
+pub struct Dataset {
+    n: usize,
+    p: usize,
+    names: Vec<String>,
+    storage: Storage,
+    source: Option<PathBuf>,
+    metadata: Map<String, Value>,
+}
+
+impl std::fmt::Debug for Dataset {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Dataset")
+            .field("n", &self.n)
+            .field("p", &self.p)
+            .field("names", &self.names)
+            .field("memory_mapped", &self.is_memory_mapped())
+            .field("source", &self.source)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Dataset {
+    /// A data set from row-major covariates `x` (n × p, p = `names.len()`) and responses `y`
+    /// (n). Errors when n = 0, when the lengths disagree, when a name is empty, repeated or
+    /// equal to `y` (reserved for the response), or when a value is NaN or infinite.
+    pub fn new(x: Vec<f64>, y: Vec<f64>, names: Vec<String>) -> Result<Self> {
+        let n = y.len();
+        let p = names.len();
+        if n == 0 {
+            return Err(Error::invalid("number of observations", 0, "at least one row"));
+        }
+        if x.len() != n * p {
+            return Err(Error::DimensionMismatch {
+                what: format!("covariates (n × p = {n} × {p}, row-major)"),
+                expected: n * p,
+                found: x.len(),
+            });
+        }
+        check_names(&names)?;
+        let ds = Self {
+            n,
+            p,
+            names,
+            storage: Storage::Owned { x, y },
+            source: None,
+            metadata: Map::new(),
+        };
+        ds.check_finite()?;
+        Ok(ds)
+    }
+
+    /// Like [`Dataset::new`] with covariate names `x0`, `x1`, …, `x{p−1}`.
+    pub fn with_default_names(x: Vec<f64>, y: Vec<f64>, p: usize) -> Result<Self> {
+        Self::new(x, y, default_names(p))
+    }
+
+    /// A data set with a response only (p = 0 covariates), as the Gaussian models use.
+    pub fn from_response(y: Vec<f64>) -> Result<Self> {
+        Self::new(Vec::new(), y, Vec::new())
+    }
+
+    pub(crate) fn from_map(
+        map: Mmap,
+        n: usize,
+        p: usize,
+        x_start: usize,
+        y_start: usize,
+        names: Vec<String>,
+        source: PathBuf,
+        metadata: Map<String, Value>,
+    ) -> Self {
+        Self {
+            n,
+            p,
+            names,
+            storage: Storage::Mapped { map, x_start, y_start },
+            source: Some(source),
+            metadata,
+        }
+    }
+
+    /// Number of observations n.
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
+    /// Always `false`: a data set has at least one row.
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    /// Number of covariates p (columns of X, not counting y).
+    pub fn num_covariates(&self) -> usize {
+        self.p
+    }
+
+    /// Covariates, row-major n × p: `x()[i * p + j]` is x_ij.
+    pub fn x(&self) -> &[f64] {
+        match &self.storage {
+            Storage::Owned { x, .. } => x,
+            Storage::Mapped { map, x_start, .. } => {
+                let bytes = &map[*x_start..*x_start + 8 * self.n * self.p];
+                bytemuck::cast_slice(bytes)
+            }
+        }
+    }
+
+    /// Responses y_0, …, y_{n−1}.
+    pub fn y(&self) -> &[f64] {
+        match &self.storage {
+            Storage::Owned { y, .. } => y,
+            Storage::Mapped { map, y_start, .. } => {
+                let bytes = &map[*y_start..*y_start + 8 * self.n];
+                bytemuck::cast_slice(bytes)
+            }
+        }
+    }
+
+    /// Row i of X (p values).
+    pub fn row(&self, i: usize) -> &[f64] {
+        &self.x()[i * self.p..(i + 1) * self.p]
+    }
+
+    /// Covariate names, one per column of X.
+    pub fn covariate_names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// Whether the numbers are a memory map of a file (rather than owned vectors).
+    pub fn is_memory_mapped(&self) -> bool {
+        matches!(self.storage, Storage::Mapped { .. })
+    }
+
+    /// The file the data came from, if any.
+    pub fn source(&self) -> Option<&Path> {
+        self.source.as_deref()
+    }
+
+    /// Extra fields kept from a binary header (e.g. `theta_true`, `seed`) or set by a
+    /// synthetic generator; written back by [`write_binary`].
+    pub fn metadata(&self) -> &Map<String, Value> {
+        &self.metadata
+    }
+
+    /// Sets an extra metadata field (see [`Dataset::metadata`]).
+    pub fn set_metadata(&mut self, key: impl Into<String>, value: Value) {
+        self.metadata.insert(key.into(), value);
+    }
+
+    /// Smallest and largest response, (min_i y_i, max_i y_i). Cost: one pass over y.
+    pub fn response_range(&self) -> (f64, f64) {
+        self.y()
+            .par_chunks(PASS_CHUNK_ROWS)
+            .map(|c| {
+                c.iter()
+                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| (lo.min(v), hi.max(v)))
+            })
+            .reduce(|| (f64::INFINITY, f64::NEG_INFINITY), |a, b| (a.0.min(b.0), a.1.max(b.1)))
+    }
+
+    /// A name for error messages: the file, or `in-memory data`.
+    pub(crate) fn source_name(&self) -> String {
+        match &self.source {
+            Some(p) => p.display().to_string(),
+            None => "in-memory data".to_string(),
+        }
+    }
+
+    /// Checks that every value is finite; the error names the first bad row and its column.
+    /// Cost: one parallel pass over the data.
+    pub(crate) fn check_finite(&self) -> Result<()> {
+        let p = self.p;
+        if p > 0 {
+            let bad = self.x().par_chunks(PASS_CHUNK_ROWS * p).enumerate().find_map_first(
+                |(c, chunk)| {
+                    chunk
+                        .iter()
+                        .position(|v| !v.is_finite())
+                        .map(|k| (c * PASS_CHUNK_ROWS + k / p, k % p, chunk[k]))
+                },
+            );
+            if let Some((row, col, value)) = bad {
+                return Err(Error::NonFinite {
+                    source_name: self.source_name(),
+                    row,
+                    column: self.names[col].clone(),
+                    value,
+                });
+            }
+        }
+        let bad = self.y().par_chunks(PASS_CHUNK_ROWS).enumerate().find_map_first(|(c, chunk)| {
+            chunk.iter().position(|v| !v.is_finite()).map(|k| (c * PASS_CHUNK_ROWS + k, chunk[k]))
+        });
+        if let Some((row, value)) = bad {
+            return Err(Error::NonFinite {
+                source_name: self.source_name(),
+                row,
+                column: "y".to_string(),
+                value,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// `x0`, …, `x{p−1}`: the covariate names of a binary file whose header names none (the
+/// names the peer scripts' CSV header uses).
+pub fn default_names(p: usize) -> Vec<String> {
+    (0..p).map(|j| format!("x{j}")).collect()
+}
+
+fn check_names(names: &[String]) -> Result<()> {
+    let mut seen = std::collections::HashSet::new();
+    for name in names {
+        if name.is_empty() || name == "y" || name.contains(['\n', '\r', ',', '"']) {
+            return Err(Error::invalid(
+                "covariate name",
+                format!("`{name}`"),
+                "a non-empty name other than `y`, without commas, quotes or line breaks",
+            ));
+        }
+        if !seen.insert(name.as_str()) {
+            return Err(Error::invalid("covariate name", format!("`{name}`"), "unique names"));
+        }
+    }
+    Ok(())
+}
+
+/// How [`load`] reads a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadOptions {
+    /// Name of the response column of a CSV file (default `y`).
+    pub response: String,
+    /// Whether to check a binary file for NaN / infinite values (one parallel pass over the
+    /// map; default `true`). CSV values are always checked while parsing.
+    pub check_finite: bool,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        Self { response: "y".to_string(), check_finite: true }
+    }
+}
+
+impl LoadOptions {
+    /// Sets the response column name of CSV files.
+    pub fn with_response(mut self, response: impl Into<String>) -> Self {
+        self.response = response.into();
+        self
+    }
+
+    /// Turns the finiteness pass over binary files on or off.
+    pub fn with_check_finite(mut self, check: bool) -> Self {
+        self.check_finite = check;
+        self
+    }
+}
+
+/// Loads a data set, choosing the reader by extension: `.csv` → [`read_csv`]; `.bin` or
+/// `.json` → [`read_binary`] (memory-mapped).
+pub fn load(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Dataset> {
+    let path = path.as_ref();
+    let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+    match ext.as_deref() {
+        Some("csv") => read_csv(path, &options.response),
+        Some("bin") | Some("json") => read_binary(path, options.check_finite),
+        _ => Err(Error::UnknownFormat { path: path.to_path_buf() }),
+    }
+}
+
+/// Sum of `values` in a fixed chunked order (the same bits for any thread count).
+pub(crate) fn deterministic_sum(values: &[f64]) -> f64 {
+    let partials: Vec<f64> = values.par_chunks(PASS_CHUNK_ROWS).map(|c| c.iter().sum()).collect();
+    partials.iter().sum()
+}

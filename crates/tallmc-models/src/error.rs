@@ -1,0 +1,185 @@
+//! The error type of tallmc-models: bad data files, bad data values, bad model settings.
+//!
+//! Every message names where the problem is (file, line and column for CSV; file, row and
+//! column for binary data; the parameter for settings) and what was expected.
+
+use std::path::{Path, PathBuf};
+
+/// Result alias with [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Errors reported while loading data or building a model.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The operating system refused to open, read, write or map a file.
+    #[error("{}: {action} failed: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What was being done (`open`, `read`, `write`, `memory-map`).
+        action: &'static str,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A CSV file is malformed: the message names the file, the 1-based line and, when the
+    /// problem is a single cell, the 1-based column and its header name.
+    #[error("{}:{line}{}: {message}", path.display(), column_suffix(column))]
+    Csv {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line number (the header is line 1).
+        line: usize,
+        /// 1-based column number and header name, when one cell is at fault.
+        column: Option<(usize, String)>,
+        /// What is wrong and what was expected.
+        message: String,
+    },
+    /// The JSON header of a binary data file is missing, unreadable or inconsistent.
+    #[error("{}: invalid header: {message}", path.display())]
+    Header {
+        /// The `.json` file.
+        path: PathBuf,
+        /// What is wrong and what was expected.
+        message: String,
+    },
+    /// The `.bin` file of a binary data set does not match its header (size, alignment).
+    #[error("{}: {message}", path.display())]
+    Binary {
+        /// The `.bin` file.
+        path: PathBuf,
+        /// What is wrong and what was expected.
+        message: String,
+    },
+    /// A data value is NaN or infinite.
+    #[error(
+        "{source_name}: non-finite value {value} at row {row} (0-based), column `{column}`; expected a finite number"
+    )]
+    NonFinite {
+        /// The file, or `in-memory data`.
+        source_name: String,
+        /// 0-based row (observation) index.
+        row: usize,
+        /// Column name (`y` for the response).
+        column: String,
+        /// The value.
+        value: f64,
+    },
+    /// The response of a row is not allowed by the model (e.g. not 0 or 1 for logistic
+    /// regression).
+    #[error("invalid response y = {value} at row {row} (0-based): expected {expected}")]
+    InvalidResponse {
+        /// 0-based row index.
+        row: usize,
+        /// The value.
+        value: f64,
+        /// What the model accepts.
+        expected: &'static str,
+    },
+    /// A covariate column is constant, so it cannot be standardized.
+    #[error(
+        "column `{column}` is constant (value {value}); it cannot be standardized — drop it or turn standardization off"
+    )]
+    ConstantColumn {
+        /// Column name.
+        column: String,
+        /// Its value.
+        value: f64,
+    },
+    /// A model or generator setting is outside its allowed range.
+    #[error("invalid {name} = {value}: expected {expected}")]
+    InvalidParameter {
+        /// The setting (e.g. `prior_sd`).
+        name: &'static str,
+        /// The value given, formatted.
+        value: String,
+        /// What was expected.
+        expected: String,
+    },
+    /// Lengths that must agree do not.
+    #[error("dimension mismatch for {what}: expected {expected}, found {found}")]
+    DimensionMismatch {
+        /// What had the wrong size.
+        what: String,
+        /// The expected length.
+        expected: usize,
+        /// The length found.
+        found: usize,
+    },
+    /// The file's extension is not one of `.csv`, `.bin`, `.json`.
+    #[error("{}: unknown data file extension; expected .csv, .bin or .json", path.display())]
+    UnknownFormat {
+        /// The file.
+        path: PathBuf,
+    },
+    /// Memory-mapping little-endian data is only possible on a little-endian host.
+    #[error("{}: the binary format is little-endian and this host is big-endian; memory-mapping is not supported here (convert the file to CSV or load it on a little-endian machine)", path.display())]
+    BigEndianHost {
+        /// The file.
+        path: PathBuf,
+    },
+}
+
+fn column_suffix(column: &Option<(usize, String)>) -> String {
+    match column {
+        Some((c, name)) => format!(":{c} (column `{name}`)"),
+        None => String::new(),
+    }
+}
+
+impl Error {
+    /// Shorthand for [`Error::InvalidParameter`].
+    pub fn invalid(name: &'static str, value: impl ToString, expected: impl ToString) -> Self {
+        Self::InvalidParameter { name, value: value.to_string(), expected: expected.to_string() }
+    }
+
+    pub(crate) fn io(path: &Path, action: &'static str, source: std::io::Error) -> Self {
+        Self::Io { path: path.to_path_buf(), action, source }
+    }
+
+    pub(crate) fn header(path: &Path, message: impl Into<String>) -> Self {
+        Self::Header { path: path.to_path_buf(), message: message.into() }
+    }
+
+    pub(crate) fn binary(path: &Path, message: impl Into<String>) -> Self {
+        Self::Binary { path: path.to_path_buf(), message: message.into() }
+    }
+}
+
+/// Checks that `value` is finite and strictly positive.
+pub(crate) fn check_positive(name: &'static str, value: f64) -> Result<()> {
+    if value.is_finite() && value > 0.0 {
+        Ok(())
+    } else {
+        Err(Error::invalid(name, value, "a finite number > 0"))
+    }
+}
+
+/// Checks that `value` is finite.
+pub(crate) fn check_finite_value(name: &'static str, value: f64) -> Result<()> {
+    if value.is_finite() { Ok(()) } else { Err(Error::invalid(name, value, "a finite number")) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_message_names_file_line_and_column() {
+        let e = Error::Csv {
+            path: PathBuf::from("data.csv"),
+            line: 7,
+            column: Some((3, "x2".into())),
+            message: "`abc` is not a number".into(),
+        };
+        assert_eq!(e.to_string(), "data.csv:7:3 (column `x2`): `abc` is not a number");
+        let e = Error::Csv {
+            path: PathBuf::from("data.csv"),
+            line: 1,
+            column: None,
+            message: "no column named `y`".into(),
+        };
+        assert_eq!(e.to_string(), "data.csv:1: no column named `y`");
+    }
+}
