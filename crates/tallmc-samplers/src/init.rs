@@ -167,6 +167,34 @@ pub struct Initialization {
     pub laplace: Option<Laplace>,
 }
 
+/// `num` independent draws from U(−r, r)^d, from the set-up stream of `seed`.
+pub fn uniform_positions(dim: usize, num: usize, radius: f64, seed: u64) -> Result<Vec<Vec<f64>>> {
+    tallmc_core::error::check_positive("initial radius", radius)?;
+    let mut rng = setup_rng(seed);
+    Ok((0..num).map(|_| (0..dim).map(|_| rng.random_range(-radius..radius)).collect()).collect())
+}
+
+impl Laplace {
+    /// `num` over-dispersed positions θ* + s·L z (Σ_L = L Lᵀ, z ~ N(0, I)) from the set-up
+    /// stream of `seed`; s = 0 gives the mode `num` times.
+    pub fn dispersed_positions(&self, num: usize, scale: f64, seed: u64) -> Result<Vec<Vec<f64>>> {
+        if !(scale.is_finite() && scale >= 0.0) {
+            return Err(Error::invalid("dispersion scale", scale, "a finite number ≥ 0"));
+        }
+        let d = self.mode.len();
+        let factor = Cholesky::new(&self.covariance, d, "Laplace covariance")?;
+        let mut rng = setup_rng(seed);
+        let (mut z, mut lz) = (vec![0.0; d], vec![0.0; d]);
+        Ok((0..num)
+            .map(|_| {
+                z.iter_mut().for_each(|x| *x = StandardNormal.sample(&mut rng));
+                factor.mul_lower(&z, &mut lz);
+                self.mode.iter().zip(&lz).map(|(m, e)| m + scale * e).collect()
+            })
+            .collect())
+    }
+}
+
 /// Computes initial positions for `num_chains` chains. Random draws come from the set-up
 /// stream of `seed` ([`setup_rng`]). `Mode` and `DispersedMode` start Newton's method at 0.
 pub fn initialize<M>(
@@ -180,42 +208,22 @@ where
     M: TermHessians + LogPriorHessian + ?Sized,
 {
     let d = model.dim();
-    let mut rng = setup_rng(seed);
     match strategy {
         InitStrategy::Given(x) => {
             tallmc_core::error::check_finite_vector("initial position", x, d)?;
             Ok(Initialization { positions: vec![x.clone(); num_chains], laplace: None })
         }
-        InitStrategy::Uniform { radius } => {
-            tallmc_core::error::check_positive("initial radius", *radius)?;
-            let positions = (0..num_chains)
-                .map(|_| (0..d).map(|_| rng.random_range(-*radius..*radius)).collect())
-                .collect();
-            Ok(Initialization { positions, laplace: None })
-        }
+        InitStrategy::Uniform { radius } => Ok(Initialization {
+            positions: uniform_positions(d, num_chains, *radius, seed)?,
+            laplace: None,
+        }),
         InitStrategy::Mode | InitStrategy::DispersedMode { .. } => {
             let laplace = laplace_approximation(model, &vec![0.0; d], options)?;
-            let positions = match strategy {
-                InitStrategy::DispersedMode { scale } => {
-                    if !(scale.is_finite() && *scale >= 0.0) {
-                        return Err(Error::invalid(
-                            "dispersion scale",
-                            scale,
-                            "a finite number ≥ 0",
-                        ));
-                    }
-                    let factor = Cholesky::new(&laplace.covariance, d, "Laplace covariance")?;
-                    let (mut z, mut lz) = (vec![0.0; d], vec![0.0; d]);
-                    (0..num_chains)
-                        .map(|_| {
-                            z.iter_mut().for_each(|x| *x = StandardNormal.sample(&mut rng));
-                            factor.mul_lower(&z, &mut lz);
-                            laplace.mode.iter().zip(&lz).map(|(m, e)| m + scale * e).collect()
-                        })
-                        .collect()
-                }
-                _ => vec![laplace.mode.clone(); num_chains],
+            let scale = match strategy {
+                InitStrategy::DispersedMode { scale } => *scale,
+                _ => 0.0,
             };
+            let positions = laplace.dispersed_positions(num_chains, scale, seed)?;
             Ok(Initialization { positions, laplace: Some(laplace) })
         }
     }

@@ -74,6 +74,7 @@ pub use error::{Result, SamplerError};
 pub use hmc::{Hmc, HmcConfig, HmcState, HmcStats};
 pub use init::{
     InitStrategy, Initialization, Laplace, NewtonOptions, initialize, laplace_approximation,
+    uniform_positions,
 };
 pub use mh::{MhState, MhStats};
 pub use rwm::{RandomWalkConfig, RandomWalkMetropolis};

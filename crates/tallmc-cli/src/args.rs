@@ -1,0 +1,151 @@
+//! Command-line arguments.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// tallmc: MCMC for Bayesian inference on tall data.
+#[derive(Debug, Parser)]
+#[command(name = "tallmc", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Sample a model's posterior on a data file; write one CSV per chain (CmdStan layout) and
+    /// summary.json to --out.
+    #[command(allow_negative_numbers = true)]
+    Sample(SampleArgs),
+}
+
+/// The models.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ModelKind {
+    /// Bayesian logistic regression: y ∈ {0,1}, θ ~ N(0, prior_sd² I). Parameters theta.1…theta.d.
+    Logistic,
+    /// Linear regression with unknown noise sd: θ = (β, log σ), all ~ N(0, prior_sd²).
+    /// Parameters beta.1…beta.p, log_sigma.
+    Linear,
+    /// Gaussian N(μ, σ²) on column y, θ = (μ, log σ), flat priors. Parameters mu, log_sigma.
+    Gaussian,
+    /// Gaussian mean with known σ (--sigma) on column y, μ ~ N(prior_mean, prior_sd²).
+    /// Parameter mu.
+    GaussianMean,
+}
+
+/// The exact (full-data) samplers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SamplerKind {
+    /// Random-walk Metropolis, proposal shaped by the Laplace covariance, scale tuned in warmup.
+    Rwm,
+    /// Adaptive Metropolis (Haario et al. 2001), covariance learned during warmup.
+    AdaptiveMh,
+    /// Hamiltonian Monte Carlo with dual-averaging step size and metric adaptation.
+    Hmc,
+}
+
+/// How chains start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum InitKind {
+    /// The posterior mode (found by Newton's method) plus 2× a draw from the Laplace
+    /// approximation: over-dispersed starts, so R-hat can detect problems.
+    Dispersed,
+    /// The posterior mode for every chain.
+    Mode,
+    /// Uniform(−2, 2) in every coordinate (Stan's default).
+    Uniform,
+}
+
+/// The HMC metric to adapt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MetricArg {
+    /// Dense if d ≤ 100, else diagonal.
+    Auto,
+    /// Diagonal inverse mass matrix.
+    Diag,
+    /// Dense inverse mass matrix.
+    Dense,
+}
+
+/// `tallmc sample` arguments.
+#[derive(Debug, Args)]
+pub struct SampleArgs {
+    /// Model to fit.
+    #[arg(long, value_enum)]
+    pub model: ModelKind,
+
+    /// Data file: .csv (header; column y is the response, the other columns covariates) or the
+    /// tall-data binary format (.bin with its .json header beside it; either path works).
+    #[arg(long, value_name = "FILE")]
+    pub data: PathBuf,
+
+    /// Prepend an intercept column (logistic and linear only).
+    #[arg(long)]
+    pub intercept: bool,
+
+    /// Standardize every covariate column (mean 0, population sd 1; logistic and linear only).
+    /// Applied on the fly: a memory-mapped file is never copied.
+    #[arg(long)]
+    pub standardize: bool,
+
+    /// Prior sd s: of every coefficient (logistic, linear — also of log σ), or of μ
+    /// (gaussian-mean). Not used by gaussian (flat priors). [default: 10]
+    #[arg(long, value_name = "S")]
+    pub prior_sd: Option<f64>,
+
+    /// Prior mean of μ (gaussian-mean only). [default: 0]
+    #[arg(long, value_name = "M")]
+    pub prior_mean: Option<f64>,
+
+    /// Known noise sd σ (gaussian-mean only; required there).
+    #[arg(long, value_name = "S")]
+    pub sigma: Option<f64>,
+
+    /// Sampler.
+    #[arg(long, value_enum)]
+    pub sampler: SamplerKind,
+
+    /// Number of chains (run in parallel).
+    #[arg(long, value_name = "C", default_value_t = 4)]
+    pub chains: usize,
+
+    /// Warmup (adaptation) iterations per chain; not written to the CSV files.
+    #[arg(long, value_name = "W", default_value_t = 1000)]
+    pub warmup: usize,
+
+    /// Draws per chain after warmup.
+    #[arg(long, value_name = "D", default_value_t = 1000)]
+    pub draws: usize,
+
+    /// Master seed: chain k uses ChaCha8 stream k+1 of this seed. Same seed → same draws.
+    #[arg(long, value_name = "S", default_value_t = 1)]
+    pub seed: u64,
+
+    /// Output directory (created if needed): chain_1.csv … chain_C.csv and summary.json.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+
+    /// How chains start.
+    #[arg(long, value_enum, default_value_t = InitKind::Dispersed)]
+    pub init: InitKind,
+
+    /// HMC metric to adapt (the Laplace covariance is the starting metric).
+    #[arg(long, value_enum, default_value_t = MetricArg::Auto)]
+    pub metric: MetricArg,
+
+    /// HMC target acceptance statistic for dual averaging, in (0, 1).
+    #[arg(long, value_name = "P", default_value_t = 0.8)]
+    pub target_accept: f64,
+
+    /// HMC integration time λ (in units of the adapted metric). [default: π/2]
+    #[arg(long, value_name = "T")]
+    pub trajectory_length: Option<f64>,
+
+    /// Worker threads for the chains and the full-data sums. [default: all cores]
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+}

@@ -1,0 +1,333 @@
+//! `tallmc sample`: build the model, start the chains, run the sampler, write the outputs.
+
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use serde::Serialize;
+use tallmc_core::{
+    EvalCounts, LogPrior, LogPriorHessian, ParameterNames, TermGradients, TermHessians, Terms,
+};
+use tallmc_diagnostics::{Draws, Summary, summarize};
+use tallmc_integrators::{Metric, MetricKind};
+use tallmc_models::{
+    DesignOptions, Gaussian, GaussianMean, LinearRegression, LoadOptions, LogisticRegression,
+};
+use tallmc_samplers::sink::{CsvSink, MemorySink, Tee};
+use tallmc_samplers::{
+    AdaptiveMetropolis, AdaptiveMetropolisConfig, ChainOutput, Driver, Hmc, HmcConfig, Laplace,
+    NewtonOptions, RandomWalkConfig, RandomWalkMetropolis, RunConfig, laplace_approximation,
+    uniform_positions,
+};
+
+use crate::args::{InitKind, MetricArg, ModelKind, SampleArgs, SamplerKind};
+
+/// What every model used by the CLI provides.
+pub trait CliModel:
+    TermHessians + TermGradients + Terms + LogPrior + LogPriorHessian + ParameterNames + Sync
+{
+}
+impl<M> CliModel for M where
+    M: TermHessians + TermGradients + Terms + LogPrior + LogPriorHessian + ParameterNames + Sync
+{
+}
+
+/// Rejects flags that do not apply to the chosen model, so that nothing is silently ignored.
+fn check_flags(a: &SampleArgs) -> Result<()> {
+    let regression = matches!(a.model, ModelKind::Logistic | ModelKind::Linear);
+    if !regression && a.intercept {
+        bail!("--intercept applies only to --model logistic or linear");
+    }
+    if !regression && a.standardize {
+        bail!("--standardize applies only to --model logistic or linear");
+    }
+    if a.model != ModelKind::GaussianMean && a.sigma.is_some() {
+        bail!("--sigma applies only to --model gaussian-mean (the known noise sd)");
+    }
+    if a.model != ModelKind::GaussianMean && a.prior_mean.is_some() {
+        bail!("--prior-mean applies only to --model gaussian-mean");
+    }
+    if a.model == ModelKind::Gaussian && a.prior_sd.is_some() {
+        bail!("--prior-sd does not apply to --model gaussian (its priors are flat)");
+    }
+    if a.chains == 0 {
+        bail!("--chains 0: expected at least 1 chain");
+    }
+    if a.draws < 4 {
+        bail!("--draws {}: expected at least 4 draws per chain (for ESS and R-hat)", a.draws);
+    }
+    if !(a.target_accept > 0.0 && a.target_accept < 1.0) {
+        bail!("--target-accept {}: expected a number in the open interval (0, 1)", a.target_accept);
+    }
+    if let Some(t) = a.trajectory_length
+        && !(t.is_finite() && t > 0.0)
+    {
+        bail!("--trajectory-length {t}: expected a finite number > 0");
+    }
+    if let Some(s) = a.prior_sd
+        && !(s.is_finite() && s > 0.0)
+    {
+        bail!("--prior-sd {s}: expected a finite number > 0");
+    }
+    if a.threads == Some(0) {
+        bail!("--threads 0: expected at least 1 thread");
+    }
+    Ok(())
+}
+
+/// Runs `tallmc sample`.
+pub fn sample(args: &SampleArgs) -> Result<()> {
+    check_flags(args)?;
+    if let Some(t) = args.threads {
+        rayon_pool(t)?;
+    }
+    let setup_start = Instant::now();
+    let data = tallmc_models::load(&args.data, &LoadOptions::default())?;
+    let n = data.len();
+    let design = DesignOptions { intercept: args.intercept, standardize: args.standardize };
+    let prior_sd = args.prior_sd.unwrap_or(10.0);
+    match args.model {
+        ModelKind::Logistic => {
+            run_model(&LogisticRegression::new(data, design, prior_sd)?, args, n, setup_start)
+        }
+        ModelKind::Linear => {
+            run_model(&LinearRegression::new(data, design, prior_sd)?, args, n, setup_start)
+        }
+        ModelKind::Gaussian => run_model(&Gaussian::new(data)?, args, n, setup_start),
+        ModelKind::GaussianMean => {
+            let Some(sigma) = args.sigma else {
+                bail!("--model gaussian-mean needs --sigma S, the known noise sd");
+            };
+            let model = GaussianMean::new(data, sigma, args.prior_mean.unwrap_or(0.0), prior_sd)?;
+            run_model(&model, args, n, setup_start)
+        }
+    }
+}
+
+fn rayon_pool(threads: usize) -> Result<()> {
+    // The global pool can be built once per process; the CLI does it before any parallel work.
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build_global()
+        .with_context(|| format!("cannot start {threads} worker threads"))
+}
+
+fn run_model<M: CliModel>(model: &M, args: &SampleArgs, n: usize, setup_start: Instant) -> Result<()> {
+    let d = model.dim();
+    let names = model.parameter_names();
+    let laplace = laplace_approximation(model, &vec![0.0; d], NewtonOptions::default())
+        .context("cannot find the posterior mode to start from (Newton's method)")?;
+    let inits = match args.init {
+        InitKind::Dispersed => laplace.dispersed_positions(args.chains, 2.0, args.seed)?,
+        InitKind::Mode => laplace.dispersed_positions(args.chains, 0.0, args.seed)?,
+        InitKind::Uniform => uniform_positions(d, args.chains, 2.0, args.seed)?,
+    };
+    let setup_seconds = setup_start.elapsed().as_secs_f64();
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("cannot create output directory {}", args.out.display()))?;
+    let sinks = (0..args.chains)
+        .map(|k| {
+            let path = args.out.join(format!("chain_{}.csv", k + 1));
+            CsvSink::create(&path)
+                .map(|csv| Tee(MemorySink::new(), csv))
+                .with_context(|| format!("cannot create {}", path.display()))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let run = RunConfig {
+        num_warmup: args.warmup,
+        num_draws: args.draws,
+        num_chains: args.chains,
+        seed: args.seed,
+        save_warmup: false,
+    };
+    let metric_kind = match args.metric {
+        MetricArg::Diag => MetricKind::Diagonal,
+        MetricArg::Dense => MetricKind::Dense,
+        MetricArg::Auto if d <= 100 => MetricKind::Dense,
+        MetricArg::Auto => MetricKind::Diagonal,
+    };
+    let comments = config_comments(args, n, d, metric_kind);
+    let driver = Driver::new(run).parameter_names(names.clone()).comments(comments);
+    let outputs = match args.sampler {
+        SamplerKind::Rwm => {
+            let cfg = RandomWalkConfig {
+                proposal_covariance: Some(laplace.covariance.clone()),
+                ..Default::default()
+            };
+            driver.run(model, &inits, |_| RandomWalkMetropolis::new(cfg.clone()), sinks)?
+        }
+        SamplerKind::AdaptiveMh => {
+            let cfg = AdaptiveMetropolisConfig {
+                initial_covariance: Some(laplace.covariance.clone()),
+                ..Default::default()
+            };
+            driver.run(model, &inits, |_| AdaptiveMetropolis::new(cfg.clone()), sinks)?
+        }
+        SamplerKind::Hmc => {
+            let mut cfg = HmcConfig {
+                metric: metric_kind,
+                initial_metric: Some(initial_metric(&laplace, metric_kind)?),
+                ..Default::default()
+            };
+            cfg.dual_averaging.target_accept = args.target_accept;
+            if let Some(t) = args.trajectory_length {
+                cfg.trajectory_length = t;
+            }
+            Hmc::new(cfg.clone())?;
+            driver.run(model, &inits, |_| Hmc::new(cfg.clone()), sinks)?
+        }
+    };
+    write_summary(args, model, n, &names, &laplace, setup_seconds, &outputs)
+}
+
+fn initial_metric(laplace: &Laplace, kind: MetricKind) -> Result<Metric> {
+    let d = laplace.mode.len();
+    Ok(match kind {
+        MetricKind::Dense => Metric::dense(laplace.covariance.clone(), d)?,
+        _ => Metric::diagonal((0..d).map(|j| laplace.covariance[j * d + j]).collect())?,
+    })
+}
+
+fn config_comments(a: &SampleArgs, n: usize, d: usize, metric: MetricKind) -> Vec<(String, String)> {
+    let model = format!("{:?}", a.model).to_lowercase();
+    let mut c = vec![
+        ("model".to_string(), model),
+        ("data".to_string(), a.data.display().to_string()),
+        ("n".to_string(), n.to_string()),
+        ("dim".to_string(), d.to_string()),
+        ("sampler".to_string(), format!("{:?}", a.sampler).to_lowercase()),
+        ("init".to_string(), format!("{:?}", a.init).to_lowercase()),
+        ("intercept".to_string(), a.intercept.to_string()),
+        ("standardize".to_string(), a.standardize.to_string()),
+    ];
+    if let Some(s) = a.prior_sd {
+        c.push(("prior_sd".into(), s.to_string()));
+    }
+    if let Some(s) = a.sigma {
+        c.push(("sigma".into(), s.to_string()));
+    }
+    if let Some(m) = a.prior_mean {
+        c.push(("prior_mean".into(), m.to_string()));
+    }
+    if a.sampler == SamplerKind::Hmc {
+        c.push(("metric".into(), format!("{metric:?}").to_lowercase()));
+        c.push(("target_accept".into(), a.target_accept.to_string()));
+        let t = a.trajectory_length.unwrap_or(std::f64::consts::FRAC_PI_2);
+        c.push(("trajectory_length".into(), t.to_string()));
+    }
+    c
+}
+
+#[derive(Serialize)]
+struct EvalTotals {
+    terms: u64,
+    gradients: u64,
+    hessians: u64,
+    total: u64,
+}
+
+impl From<EvalCounts> for EvalTotals {
+    fn from(e: EvalCounts) -> Self {
+        Self { terms: e.terms, gradients: e.gradients, hessians: e.hessians, total: e.total() }
+    }
+}
+
+#[derive(Serialize)]
+struct Totals {
+    /// Newton's method for the mode and the Laplace approximation.
+    evals_setup: EvalTotals,
+    evals_warmup: EvalTotals,
+    evals_sampling: EvalTotals,
+    evals: EvalTotals,
+    evals_per_draw: f64,
+    data_fraction_per_iteration: f64,
+    divergences: usize,
+    mean_accept_stat: f64,
+    wall_seconds: WallSeconds,
+}
+
+#[derive(Serialize)]
+struct WallSeconds {
+    setup: f64,
+    warmup_max_over_chains: f64,
+    sampling_max_over_chains: f64,
+    total: f64,
+}
+
+#[derive(Serialize)]
+struct SummaryFile<'a> {
+    model: String,
+    sampler: String,
+    data: String,
+    n: usize,
+    dim: usize,
+    chains: usize,
+    warmup: usize,
+    draws: usize,
+    seed: u64,
+    parameters: &'a [Summary],
+    totals: Totals,
+    laplace_mode: &'a [f64],
+    adaptation: Vec<Vec<String>>,
+}
+
+fn write_summary<M: CliModel>(
+    args: &SampleArgs,
+    model: &M,
+    n: usize,
+    names: &[String],
+    laplace: &Laplace,
+    setup_seconds: f64,
+    outputs: &[ChainOutput<Tee<MemorySink, CsvSink>>],
+) -> Result<()> {
+    let d = model.dim();
+    let chains: Vec<&[f64]> = outputs.iter().map(|o| o.sink.0.draws.as_slice()).collect();
+    let parameters = summarize(names, &Draws::new(&chains, d)?)?;
+    let warmup: EvalCounts = outputs.iter().map(|o| o.report.warmup_evals).sum();
+    let sampling: EvalCounts = outputs.iter().map(|o| o.report.sampling_evals).sum();
+    let draws_total = (args.draws * args.chains) as f64;
+    let max = |f: fn(&ChainOutput<_>) -> f64| outputs.iter().map(f).fold(0.0, f64::max);
+    let warm_s = max(|o| o.report.warmup_seconds);
+    let samp_s = max(|o| o.report.sampling_seconds);
+    let totals = Totals {
+        evals_setup: laplace.evals.into(),
+        evals_warmup: warmup.into(),
+        evals_sampling: sampling.into(),
+        evals: (laplace.evals + warmup + sampling).into(),
+        evals_per_draw: sampling.total() as f64 / draws_total,
+        data_fraction_per_iteration: outputs.iter().map(|o| o.report.mean_batch_size).sum::<f64>()
+            / outputs.len() as f64
+            / n as f64,
+        divergences: outputs.iter().map(|o| o.report.divergences).sum(),
+        mean_accept_stat: outputs.iter().map(|o| o.report.mean_accept_stat).sum::<f64>()
+            / outputs.len() as f64,
+        wall_seconds: WallSeconds {
+            setup: setup_seconds,
+            warmup_max_over_chains: warm_s,
+            sampling_max_over_chains: samp_s,
+            total: setup_seconds + warm_s + samp_s,
+        },
+    };
+    let file = SummaryFile {
+        model: format!("{:?}", args.model).to_lowercase(),
+        sampler: format!("{:?}", args.sampler).to_lowercase(),
+        data: args.data.display().to_string(),
+        n,
+        dim: d,
+        chains: args.chains,
+        warmup: args.warmup,
+        draws: args.draws,
+        seed: args.seed,
+        parameters: &parameters,
+        totals,
+        laplace_mode: &laplace.mode,
+        adaptation: outputs.iter().map(|o| o.report.adaptation.clone()).collect(),
+    };
+    let path = args.out.join("summary.json");
+    write_json(&path, &file)
+}
+
+fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
+    let text = serde_json::to_string_pretty(value)?;
+    std::fs::write(path, text + "\n").with_context(|| format!("cannot write {}", path.display()))
+}

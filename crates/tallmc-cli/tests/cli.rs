@@ -1,0 +1,147 @@
+//! End-to-end tests of the `tallmc` binary.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn tallmc(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tallmc")).args(args).output().expect("run tallmc")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// y_i ~ N(1.5, 2²), i < n, written deterministically (a fixed LCG-driven Box–Muller).
+fn write_gaussian_csv(path: &Path, n: usize) -> Vec<f64> {
+    let mut state: u64 = 12345;
+    let mut uniform = || {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((state >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    };
+    let mut ys = Vec::with_capacity(n);
+    let mut text = String::from("y\n");
+    for _ in 0..n {
+        let (u, v) = (uniform(), uniform());
+        let z = (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos();
+        let y = 1.5 + 2.0 * z;
+        ys.push(y);
+        text.push_str(&format!("{y}\n"));
+    }
+    std::fs::write(path, text).unwrap();
+    ys
+}
+
+fn draws_of(csv: &str) -> Vec<String> {
+    csv.lines().filter(|l| !l.starts_with('#')).map(str::to_string).collect()
+}
+
+#[test]
+fn gaussian_mean_through_the_cli_matches_the_closed_form() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("y.csv");
+    let ys = write_gaussian_csv(&data, 5_000);
+    let out = dir.path().join("run");
+    for sampler in ["rwm", "adaptive-mh", "hmc"] {
+        let o = tallmc(&[
+            "sample", "--model", "gaussian-mean", "--sigma", "2", "--prior-sd", "10",
+            "--data", data.to_str().unwrap(), "--sampler", sampler, "--chains", "2",
+            "--warmup", "500", "--draws", "2000", "--seed", "3", "--out", out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{sampler}: {}", stderr(&o));
+        // Closed form: precision 1/10² + n/2², mean (Σy/2²)/precision.
+        let precision = 1.0 / 100.0 + ys.len() as f64 / 4.0;
+        let mean = ys.iter().sum::<f64>() / 4.0 / precision;
+        let sd = precision.sqrt().recip();
+        let summary: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+        let p = &summary["parameters"][0];
+        assert_eq!(p["name"], "mu");
+        let (m, mc) = (p["mean"].as_f64().unwrap(), p["mcse_mean"].as_f64().unwrap());
+        let (s, sc) = (p["sd"].as_f64().unwrap(), p["mcse_sd"].as_f64().unwrap());
+        assert!((m - mean).abs() < 4.0 * mc, "{sampler}: mean {m} vs {mean} (mcse {mc})");
+        assert!((s - sd).abs() < 4.0 * sc, "{sampler}: sd {s} vs {sd} (mcse {sc})");
+        for key in ["q5", "q50", "q95", "ess_bulk", "ess_tail", "rhat"] {
+            assert!(p[key].is_number(), "{key} missing");
+        }
+        let totals = &summary["totals"];
+        assert!(totals["evals"]["total"].as_u64().unwrap() > 0);
+        assert!(totals["wall_seconds"]["total"].as_f64().unwrap() > 0.0);
+        assert_eq!(totals["data_fraction_per_iteration"].as_f64().unwrap(), 1.0);
+        let csv = std::fs::read_to_string(out.join("chain_2.csv")).unwrap();
+        let rows = draws_of(&csv);
+        assert!(rows[0].starts_with("lp__,") && rows[0].ends_with(",mu"), "{}", rows[0]);
+        assert_eq!(rows.len(), 2001);
+    }
+}
+
+#[test]
+fn same_seed_same_draws() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("y.csv");
+    write_gaussian_csv(&data, 500);
+    let run = |out: &str| {
+        let out = dir.path().join(out);
+        let o = tallmc(&[
+            "sample", "--model", "gaussian", "--data", data.to_str().unwrap(), "--sampler", "hmc",
+            "--chains", "2", "--warmup", "200", "--draws", "200", "--seed", "9",
+            "--out", out.to_str().unwrap(), "--threads", "1",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        draws_of(&std::fs::read_to_string(out.join("chain_2.csv")).unwrap())
+    };
+    assert_eq!(run("a"), run("b"));
+}
+
+#[test]
+fn bad_inputs_are_one_line_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("y.csv");
+    write_gaussian_csv(&data, 50);
+    let ragged = dir.path().join("ragged.csv");
+    std::fs::write(&ragged, "y,x1\n1,2\n0\n").unwrap();
+    let nan = dir.path().join("nan.csv");
+    std::fs::write(&nan, "y,x1\n1,2\n0,NaN\n").unwrap();
+    let d = data.to_str().unwrap();
+    let out = dir.path().join("o");
+    let o = out.to_str().unwrap();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["--model", "logistic", "--data", "/nonexistent/file.csv", "--sampler", "hmc"], "/nonexistent/file.csv"),
+        (vec!["--model", "logistic", "--data", ragged.to_str().unwrap(), "--sampler", "hmc"], "ragged.csv:3"),
+        (vec!["--model", "logistic", "--data", nan.to_str().unwrap(), "--sampler", "hmc"], "nan.csv:3:2 (column `x1`)"),
+        (vec!["--model", "logistic", "--data", d, "--sampler", "hmc"], "add covariates or an intercept"),
+        (vec!["--model", "logistic", "--data", d, "--intercept", "--sampler", "hmc"], "0 or 1"),
+        (vec!["--model", "gaussian", "--data", d, "--sampler", "hmc", "--prior-sd", "1"], "--prior-sd"),
+        (vec!["--model", "gaussian-mean", "--data", d, "--sampler", "hmc"], "--sigma"),
+        (vec!["--model", "gaussian-mean", "--data", d, "--sampler", "hmc", "--sigma", "-1"], "sigma"),
+        (vec!["--model", "gaussian", "--data", d, "--sampler", "hmc", "--chains", "0"], "--chains 0"),
+        (vec!["--model", "gaussian", "--data", d, "--sampler", "hmc", "--target-accept", "1.5"], "--target-accept 1.5"),
+        (vec!["--model", "gaussian", "--data", d, "--sampler", "nuts"], "nuts"),
+        (vec!["--model", "linear", "--data", d, "--sampler", "hmc", "--prior-sd", "-2"], "--prior-sd -2"),
+    ];
+    for (args, needle) in cases {
+        let mut all = vec!["sample"];
+        all.extend(args.iter());
+        all.extend(["--out", o]);
+        let r = tallmc(&all);
+        let err = stderr(&r);
+        assert!(!r.status.success(), "{all:?} should fail");
+        assert!(err.contains(needle), "{all:?}: stderr {err:?} should mention {needle:?}");
+        assert!(!err.contains("panicked") && !err.contains("RUST_BACKTRACE"), "{all:?}: {err}");
+        if needle != "nuts" {
+            assert_eq!(err.trim_end().lines().count(), 1, "{all:?}: not one line: {err}");
+        }
+    }
+}
+
+#[test]
+fn help_documents_every_flag() {
+    let o = tallmc(&["sample", "--help"]);
+    let help = String::from_utf8_lossy(&o.stdout);
+    for flag in [
+        "--model", "--data", "--intercept", "--standardize", "--prior-sd", "--sigma", "--sampler",
+        "--chains", "--warmup", "--draws", "--seed", "--out", "logistic", "gaussian-mean",
+        "adaptive-mh",
+    ] {
+        assert!(help.contains(flag), "--help does not mention {flag}");
+    }
+}
