@@ -73,9 +73,10 @@ pub(crate) struct AutocovPlan {
 }
 
 impl AutocovPlan {
-    /// Plans for chains of `n` draws (FFT length: the next power of two ≥ 2n).
+    /// Plans for chains of `n` draws (FFT length: the smallest 2-3-5-smooth number ≥ 2n,
+    /// like scipy's `next_fast_len`).
     pub(crate) fn new(n: usize) -> Self {
-        let len = (2 * n).next_power_of_two().max(2);
+        let len = fast_len((2 * n).max(2));
         let mut planner = FftPlanner::new();
         let forward = planner.plan_fft_forward(len);
         let inverse = planner.plan_fft_inverse(len);
@@ -114,6 +115,21 @@ impl AutocovPlan {
     }
 }
 
+/// The smallest m ≥ `min` whose only prime factors are 2, 3 and 5 (fast for rustfft).
+fn fast_len(min: usize) -> usize {
+    (min..)
+        .find(|&n| {
+            let mut m = n;
+            for p in [2, 3, 5] {
+                while m % p == 0 {
+                    m /= p;
+                }
+            }
+            m == 1
+        })
+        .unwrap_or(min)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,6 +152,15 @@ mod tests {
                 assert!((u - v).abs() < 1e-12 * b[0].abs().max(1.0), "n={n}: {u} vs {v}");
             }
         }
+    }
+
+    #[test]
+    fn fast_lengths_are_smooth() {
+        assert_eq!(fast_len(2), 2);
+        assert_eq!(fast_len(7), 8);
+        assert_eq!(fast_len(14), 15);
+        assert_eq!(fast_len(100_000), 100_000);
+        assert_eq!(fast_len(200_002), 202_500);
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //!
 //! Given M chains of N draws of a scalar (after whatever transform the variant applies):
 //!
-//! 1. γ̂_m(k): autocovariance of chain m at lag k, divisor N ([`autocov`](crate::autocov));
+//! 1. γ̂_m(k): autocovariance of chain m at lag k, divisor N ([`autocov`](crate::autocov()));
 //!    W = (1/M) Σ_m γ̂_m(0) · N/(N−1) (mean within-chain variance);
 //!    var⁺ = W (N−1)/N + B/N, where B/N is the variance of the chain means (divisor M − 1;
 //!    the term is absent for M = 1).

@@ -5,9 +5,9 @@
 //!
 //! | quantity | functions | matches |
 //! |---|---|---|
-//! | autocovariance / ACF | [`autocov`], [`autocorr`] | ArviZ `autocov`, `autocorr` |
+//! | autocovariance / ACF | [`autocov()`], [`autocorr`] | ArviZ `autocov`, `autocorr` |
 //! | ESS | [`ess_bulk`], [`ess_tail`], [`ess_mean`], [`ess_sd`], [`ess_quantile`] | ArviZ `ess(method=…)`, posterior |
-//! | R̂ | [`rhat`] (rank-normalized), [`rhat_split`] | ArviZ `rhat(method="rank" / "split")` |
+//! | R̂ | [`rhat()`] (rank-normalized), [`rhat_split`] | ArviZ `rhat(method="rank" / "split")` |
 //! | MCSE | [`mcse_mean`], [`mcse_sd`], [`mcse_quantile`] | ArviZ `mcse(method=…)` |
 //! | coda ESS | [`ess_coda`], [`spectrum0_ar`] | R coda `effectiveSize`, `spectrum0.ar` |
 //! | cost | [`inefficiency_factor`], [`computing_time`], [`relative_computing_time`] | HMC-ECS paper (Dang et al. 2019) |
