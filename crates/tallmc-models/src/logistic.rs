@@ -23,9 +23,10 @@ use crate::prior::NormalPrior;
 /// log p(θ) = −‖θ‖²/(2s²) − (d/2) log(2πs²)
 /// ```
 ///
-/// `log(1 + e^η)` is evaluated as `max(η, 0) + log1p(e^{−|η|})` and σ, 1 − σ from the same
-/// e^{−|η|}, so terms are finite with the right limits for any finite η (at η = ±800:
-/// ℓ = 0 or −800).
+/// ℓ_i is evaluated as `(y_i η_i − max(η_i, 0)) − log1p(e^{−|η_i|})` (the bracket is exactly 0 or
+/// −|η_i| for y_i ∈ {0, 1}, so even tiny log-probabilities such as ℓ = −e^{−40} keep full
+/// relative accuracy), and σ, 1 − σ come from the same e^{−|η|}: terms are finite with the right
+/// limits for any finite η (at η = ±800: ℓ = 0 or −800).
 ///
 /// **Term bound** ([`TermBounds`]): ∂ℓ_i/∂η = y_i − σ(η) ∈ (−1, 1), so ℓ_i is 1-Lipschitz in η
 /// and, by Cauchy–Schwarz,
@@ -68,14 +69,14 @@ fn logistic_parts(y: f64, eta: f64) -> (f64, f64, f64) {
     let e = (-eta.abs()).exp();
     let q = 1.0 / (1.0 + e);
     let (sigma, one_minus) = if eta >= 0.0 { (q, e * q) } else { (e * q, q) };
-    let ll = y * eta - (eta.max(0.0) + e.ln_1p());
+    let ll = (y * eta - eta.max(0.0)) - e.ln_1p();
     (ll, y * one_minus - (1.0 - y) * sigma, e * q * q)
 }
 
 /// ℓ alone.
 #[inline(always)]
 fn logistic_ll(y: f64, eta: f64) -> f64 {
-    y * eta - (eta.max(0.0) + (-eta.abs()).exp().ln_1p())
+    (y * eta - eta.max(0.0)) - (-eta.abs()).exp().ln_1p()
 }
 
 impl LogisticRegression {

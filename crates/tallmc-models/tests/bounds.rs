@@ -76,9 +76,9 @@ proptest! {
 /// The Gaussian bound is attained when the data contain y_min, y_max and the stationary point.
 #[test]
 fn gaussian_bound_is_tight_when_the_data_hit_the_candidates() {
-    let (a, b) = ([0.5, 0.2], [-0.3, -0.4]);
+    let (a, b): ([f64; 2], [f64; 2]) = ([0.5, 0.2], [-0.3, -0.4]);
     // Stationary point of Δ(y) = a y² + b y + c.
-    let (w, w2) = ((-2.0 * a[1] as f64).exp(), (-2.0 * b[1] as f64).exp());
+    let (w, w2) = ((-2.0 * a[1]).exp(), (-2.0 * b[1]).exp());
     let qa = 0.5 * (w - w2);
     let qb = b[0] * w2 - a[0] * w;
     let y_star = -qb / (2.0 * qa);
