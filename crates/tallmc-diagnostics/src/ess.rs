@@ -13,7 +13,7 @@
 //!    the term is absent for M = 1).
 //! 2. ρ̂(k) = 1 − (W − (1/M) Σ_m γ̂_m(k)) / var⁺.
 //! 3. Geyer's *initial positive sequence*: keep the pairs P̂_j = ρ̂(2j) + ρ̂(2j+1) while they
-//!    stay positive (and 2j < N − 2); then the *initial monotone sequence*: whenever a pair
+//!    stay positive (at lags ≤ N − 2); then the *initial monotone sequence*: whenever a pair
 //!    exceeds the (already corrected) pair before it, set both its terms to half that previous
 //!    pair, so the P̂_j are non-increasing.
 //! 4. τ̂ = −1 + 2 Σ_{k≤K} ρ̂(k) + ρ̂(K+1) (the last, unpaired even lag is kept when positive),
