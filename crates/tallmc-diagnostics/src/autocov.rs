@@ -12,17 +12,15 @@
 //! zero-padded to length ≥ 2n, computed in O(n log n) by FFT (Wiener–Khinchin): the inverse
 //! transform of |FFT(x − x̄)|².
 
-use std::sync::Arc;
-
+use rustfft::FftPlanner;
 use rustfft::num_complex::Complex;
-use rustfft::{Fft, FftPlanner};
 
 use crate::chains::validate;
 use crate::error::Result;
 
 /// Autocovariances γ̂(0), …, γ̂(n−1) of one chain, divisor n (see the [module docs](self)).
 ///
-/// Matches ArviZ `autocov` to rounding. Cost: two FFTs of length ≥ 2n.
+/// Matches ArviZ `autocov` to rounding. Cost: two FFTs of length ≥ 2n (2-3-5-smooth).
 ///
 /// # Errors
 /// An empty chain ([`Error::TooFewDraws`](crate::Error::TooFewDraws)) or a non-finite draw.
@@ -35,9 +33,7 @@ use crate::error::Result;
 /// ```
 pub fn autocov(x: &[f64]) -> Result<Vec<f64>> {
     validate(&[x], "autocov", 1)?;
-    let mut out = vec![0.0; x.len()];
-    AutocovPlan::new(x.len()).accumulate(x, 1.0, &mut out);
-    Ok(out)
+    Ok(mean_autocov(std::iter::once(x), x.len()))
 }
 
 /// Autocorrelations ρ̂(k) = γ̂(k)/γ̂(0), k = 0, …, n−1, of one chain (ArviZ `autocorr`).
@@ -63,55 +59,66 @@ pub fn autocorr(x: &[f64]) -> Result<Vec<f64>> {
     Ok(g)
 }
 
-/// FFT plans and scratch for autocovariances of chains of one length, reused across chains.
-pub(crate) struct AutocovPlan {
-    n: usize,
-    forward: Arc<dyn Fft<f64>>,
-    inverse: Arc<dyn Fft<f64>>,
-    buffer: Vec<Complex<f64>>,
-    scratch: Vec<Complex<f64>>,
+/// Mean autocovariance over chains of equal length n ≥ 1: out[k] = (1/M) Σ_c γ̂_c(k).
+///
+/// Autocovariance is linear in the power spectrum, so the power spectra of all chains are
+/// summed in the frequency domain and inverted once. Two real chains share one complex FFT:
+/// with z = (a − ā) + i(b − b̄) zero-padded to length L and Z = FFT(z),
+/// |A_k|² + |B_k|² = (|Z_k|² + |Z_{L−k}|²)/2. Cost for M chains: ⌈M/2⌉ + 1 FFTs of length
+/// L ≥ 2n.
+pub(crate) fn mean_autocov<'a>(mut chains: impl Iterator<Item = &'a [f64]>, n: usize) -> Vec<f64> {
+    let len = fast_len((2 * n).max(2));
+    let mut planner = FftPlanner::new();
+    let forward = planner.plan_fft_forward(len);
+    let inverse = planner.plan_fft_inverse(len);
+    let scratch_len = forward.get_inplace_scratch_len().max(inverse.get_inplace_scratch_len());
+    let mut scratch = vec![Complex::new(0.0, 0.0); scratch_len];
+    let mut buffer = vec![Complex::new(0.0, 0.0); len];
+    let mut power = vec![0.0; len];
+    let mut count = 0usize;
+
+    while let Some(a) = chains.next() {
+        let b = chains.next();
+        count += 1 + usize::from(b.is_some());
+        debug_assert!(a.len() == n && b.is_none_or(|b| b.len() == n));
+        let mean_a = a.iter().sum::<f64>() / n as f64;
+        let mean_b = b.map_or(0.0, |b| b.iter().sum::<f64>() / n as f64);
+        for (t, z) in buffer.iter_mut().enumerate() {
+            *z = if t < n {
+                Complex::new(a[t] - mean_a, b.map_or(0.0, |b| b[t] - mean_b))
+            } else {
+                Complex::new(0.0, 0.0)
+            };
+        }
+        forward.process_with_scratch(&mut buffer, &mut scratch);
+        for (k, p) in power.iter_mut().enumerate() {
+            let mirror = buffer[(len - k) % len];
+            *p += 0.5 * (buffer[k].norm_sqr() + mirror.norm_sqr());
+        }
+    }
+
+    for (z, &p) in buffer.iter_mut().zip(&power) {
+        *z = Complex::new(p, 0.0);
+    }
+    inverse.process_with_scratch(&mut buffer, &mut scratch);
+    // rustfft does not normalize: the inverse carries a factor L.
+    let scale = 1.0 / (len as f64 * n as f64 * count.max(1) as f64);
+    buffer[..n].iter().map(|z| z.re * scale).collect()
 }
 
-impl AutocovPlan {
-    /// Plans for chains of `n` draws (FFT length: the next power of two ≥ 2n).
-    pub(crate) fn new(n: usize) -> Self {
-        let len = (2 * n).next_power_of_two().max(2);
-        let mut planner = FftPlanner::new();
-        let forward = planner.plan_fft_forward(len);
-        let inverse = planner.plan_fft_inverse(len);
-        let scratch_len = forward.get_inplace_scratch_len().max(inverse.get_inplace_scratch_len());
-        Self {
-            n,
-            forward,
-            inverse,
-            buffer: vec![Complex::new(0.0, 0.0); len],
-            scratch: vec![Complex::new(0.0, 0.0); scratch_len],
-        }
-    }
-
-    /// Adds `weight` × γ̂(k) of `x` (length n) to `out[k]` for k < n.
-    pub(crate) fn accumulate(&mut self, x: &[f64], weight: f64, out: &mut [f64]) {
-        debug_assert_eq!(x.len(), self.n);
-        debug_assert_eq!(out.len(), self.n);
-        let n = self.n;
-        let mean = x.iter().sum::<f64>() / n as f64;
-        for (b, &v) in self.buffer.iter_mut().zip(x) {
-            *b = Complex::new(v - mean, 0.0);
-        }
-        for b in &mut self.buffer[n..] {
-            *b = Complex::new(0.0, 0.0);
-        }
-        self.forward.process_with_scratch(&mut self.buffer, &mut self.scratch);
-        for b in &mut self.buffer {
-            *b = Complex::new(b.norm_sqr(), 0.0);
-        }
-        self.inverse.process_with_scratch(&mut self.buffer, &mut self.scratch);
-        // rustfft does not normalize: the inverse carries a factor len.
-        let scale = weight / (self.buffer.len() as f64 * n as f64);
-        for (o, b) in out.iter_mut().zip(&self.buffer) {
-            *o += b.re * scale;
-        }
-    }
+/// The smallest m ≥ `min` whose only prime factors are 2, 3 and 5 (fast for rustfft).
+fn fast_len(min: usize) -> usize {
+    (min..)
+        .find(|&n| {
+            let mut m = n;
+            for p in [2, 3, 5] {
+                while m % p == 0 {
+                    m /= p;
+                }
+            }
+            m == 1
+        })
+        .unwrap_or(min)
 }
 
 #[cfg(test)]
@@ -135,6 +142,28 @@ mod tests {
             for (u, v) in a.iter().zip(&b) {
                 assert!((u - v).abs() < 1e-12 * b[0].abs().max(1.0), "n={n}: {u} vs {v}");
             }
+        }
+    }
+
+    #[test]
+    fn fast_lengths_are_smooth() {
+        assert_eq!(fast_len(2), 2);
+        assert_eq!(fast_len(7), 8);
+        assert_eq!(fast_len(14), 15);
+        assert_eq!(fast_len(100_000), 100_000);
+        assert_eq!(fast_len(200_002), 202_500);
+    }
+
+    #[test]
+    fn mean_over_chains_pairs_chains_correctly() {
+        let chains: Vec<Vec<f64>> = (0..3)
+            .map(|c| (0..17).map(|i| (((i + 5 * c) * 7919) % 31) as f64 * 0.1 + c as f64).collect())
+            .collect();
+        let mean = mean_autocov(chains.iter().map(Vec::as_slice), 17);
+        let direct: Vec<f64> =
+            (0..17).map(|k| chains.iter().map(|c| direct(c)[k]).sum::<f64>() / 3.0).collect();
+        for (a, b) in mean.iter().zip(&direct) {
+            assert!((a - b).abs() < 1e-12, "{a} vs {b}");
         }
     }
 

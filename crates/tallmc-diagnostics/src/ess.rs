@@ -7,14 +7,15 @@
 //!
 //! Given M chains of N draws of a scalar (after whatever transform the variant applies):
 //!
-//! 1. γ̂_m(k): autocovariance of chain m at lag k, divisor N ([`autocov`](crate::autocov));
+//! 1. γ̂_m(k): autocovariance of chain m at lag k, divisor N ([`autocov`](crate::autocov()));
 //!    W = (1/M) Σ_m γ̂_m(0) · N/(N−1) (mean within-chain variance);
 //!    var⁺ = W (N−1)/N + B/N, where B/N is the variance of the chain means (divisor M − 1;
 //!    the term is absent for M = 1).
 //! 2. ρ̂(k) = 1 − (W − (1/M) Σ_m γ̂_m(k)) / var⁺.
-//! 3. Geyer's *initial positive sequence*: sum pairs P̂_j = ρ̂(2j) + ρ̂(2j+1) while they stay
-//!    positive (and t < N − 3); then the *initial monotone sequence*: replace each pair by the
-//!    minimum of the pairs before it, so the P̂_j are non-increasing.
+//! 3. Geyer's *initial positive sequence*: keep the pairs P̂_j = ρ̂(2j) + ρ̂(2j+1) while they
+//!    stay positive (at lags ≤ N − 2); then the *initial monotone sequence*: whenever a pair
+//!    exceeds the (already corrected) pair before it, set both its terms to half that previous
+//!    pair, so the P̂_j are non-increasing.
 //! 4. τ̂ = −1 + 2 Σ_{k≤K} ρ̂(k) + ρ̂(K+1) (the last, unpaired even lag is kept when positive),
 //!    floored at τ̂ ≥ 1/log₁₀(MN) (so ESS ≤ MN log₁₀(MN)), and **ESS = MN/τ̂**.
 //!
@@ -46,7 +47,7 @@
 //! O(MN log N): one FFT pair per split chain, plus an O(S log S) sort for the rank
 //! normalization or the quantile. 10⁵ draws take a few milliseconds.
 
-use crate::autocov::AutocovPlan;
+use crate::autocov::mean_autocov;
 use crate::chains::validate;
 use crate::chains::{CONSTANT_RESOLUTION, Matrix, check_prob, mquantile_sorted, py_max, py_min};
 use crate::error::Result;
@@ -153,12 +154,7 @@ pub(crate) fn ess_core(x: &Matrix) -> f64 {
     }
 
     // Mean autocovariance over chains, lags 0..n.
-    let mut acov = vec![0.0; n];
-    let mut plan = AutocovPlan::new(n);
-    let weight = 1.0 / m as f64;
-    for row in x.rows() {
-        plan.accumulate(row, weight, &mut acov);
-    }
+    let acov = mean_autocov(x.rows(), n);
     let nf = n as f64;
     let mean_var = acov[0] * nf / (nf - 1.0);
     let mut var_plus = mean_var * (nf - 1.0) / nf;

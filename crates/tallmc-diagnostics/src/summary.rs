@@ -85,7 +85,7 @@ impl<'a> Draws<'a> {
     }
 
     /// The chains of parameter `j` (one `Vec` of `n_draws` values per chain), ready for the
-    /// scalar diagnostics ([`ess_bulk`](crate::ess_bulk), [`rhat`](crate::rhat), …).
+    /// scalar diagnostics ([`ess_bulk`](crate::ess_bulk), [`rhat`](crate::rhat()), …).
     ///
     /// # Errors
     /// `j ≥ dim`.
@@ -124,7 +124,7 @@ pub struct Summary {
     pub ess_bulk: f64,
     /// Tail ESS ([`ess_tail`](crate::ess_tail)).
     pub ess_tail: f64,
-    /// Rank-normalized split R̂ ([`rhat`](crate::rhat)); NaN for a single chain.
+    /// Rank-normalized split R̂ ([`rhat`](crate::rhat())); NaN for a single chain.
     pub rhat: f64,
 }
 

@@ -64,6 +64,7 @@ impl Gaussian {
     /// n < 2 or when all responses are equal (the flat-prior posterior would be improper).
     pub fn new(data: impl Into<Arc<Dataset>>) -> Result<Self> {
         let data = data.into();
+        crate::data::check_indexable(data.len())?;
         if data.len() < 2 {
             return Err(Error::invalid(
                 "number of observations",

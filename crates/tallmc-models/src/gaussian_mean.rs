@@ -58,6 +58,7 @@ impl GaussianMean {
         check_finite_value("prior_mean", prior_mean)?;
         check_positive("prior_sd", prior_sd)?;
         let data = data.into();
+        crate::data::check_indexable(data.len())?;
         let (y_min, y_max) = data.response_range();
         let sum_y = deterministic_sum(data.y());
         Ok(Self {

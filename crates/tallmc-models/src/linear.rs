@@ -49,6 +49,7 @@ impl LinearRegression {
     /// Like [`LinearRegression::new`] from an existing design.
     pub fn from_design(design: DesignMatrix, prior_sd: f64) -> Result<Self> {
         let prior = NormalPrior::new(prior_sd)?;
+        crate::data::check_indexable(design.len())?;
         if design.dim() == 0 {
             return Err(Error::invalid(
                 "design columns",

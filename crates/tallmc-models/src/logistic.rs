@@ -23,9 +23,10 @@ use crate::prior::NormalPrior;
 /// log p(θ) = −‖θ‖²/(2s²) − (d/2) log(2πs²)
 /// ```
 ///
-/// `log(1 + e^η)` is evaluated as `max(η, 0) + log1p(e^{−|η|})` and σ, 1 − σ from the same
-/// e^{−|η|}, so terms are finite with the right limits for any finite η (at η = ±800:
-/// ℓ = 0 or −800).
+/// ℓ_i is evaluated as `(y_i η_i − max(η_i, 0)) − log1p(e^{−|η_i|})` (the bracket is exactly 0 or
+/// −|η_i| for y_i ∈ {0, 1}, so even tiny log-probabilities such as ℓ = −e^{−40} keep full
+/// relative accuracy), and σ, 1 − σ come from the same e^{−|η|}: terms are finite with the right
+/// limits for any finite η (at η = ±800: ℓ = 0 or −800).
 ///
 /// **Term bound** ([`TermBounds`]): ∂ℓ_i/∂η = y_i − σ(η) ∈ (−1, 1), so ℓ_i is 1-Lipschitz in η
 /// and, by Cauchy–Schwarz,
@@ -62,20 +63,23 @@ pub struct LogisticRegression {
     max_row_norm: f64,
 }
 
+/// Indices per stack-allocated chunk of the two-pass batch loops.
+const LANE: usize = 64;
+
 /// (ℓ, y − σ(η), σ(η)(1 − σ(η))) for a response y ∈ {0, 1}, stable for any finite η.
 #[inline(always)]
 fn logistic_parts(y: f64, eta: f64) -> (f64, f64, f64) {
     let e = (-eta.abs()).exp();
     let q = 1.0 / (1.0 + e);
     let (sigma, one_minus) = if eta >= 0.0 { (q, e * q) } else { (e * q, q) };
-    let ll = y * eta - (eta.max(0.0) + e.ln_1p());
+    let ll = (y * eta - eta.max(0.0)) - e.ln_1p();
     (ll, y * one_minus - (1.0 - y) * sigma, e * q * q)
 }
 
 /// ℓ alone.
 #[inline(always)]
 fn logistic_ll(y: f64, eta: f64) -> f64 {
-    y * eta - (eta.max(0.0) + (-eta.abs()).exp().ln_1p())
+    (y * eta - eta.max(0.0)) - (-eta.abs()).exp().ln_1p()
 }
 
 impl LogisticRegression {
@@ -96,6 +100,7 @@ impl LogisticRegression {
     /// Like [`LogisticRegression::new`] from an existing design.
     pub fn from_design(design: DesignMatrix, prior_sd: f64) -> Result<Self> {
         let prior = NormalPrior::new(prior_sd)?;
+        crate::data::check_indexable(design.len())?;
         if design.dim() == 0 {
             return Err(Error::invalid(
                 "design columns",
@@ -160,9 +165,17 @@ impl Terms for LogisticRegression {
     fn log_terms(&self, theta: &[f64], indices: &[u32], out: &mut [f64]) {
         let y = self.design.y();
         with_rows!(self.design, r => {
-            for (o, &i) in out.iter_mut().zip(indices) {
-                let i = i as usize;
-                *o = logistic_ll(y[i], r.dot(i, theta));
+            for (idx, out) in indices.chunks(LANE).zip(out.chunks_mut(LANE)) {
+                // Pass 1: the gathers (independent loads, so many rows are in flight at once).
+                let mut ys = [0.0; LANE];
+                for ((o, yk), &i) in out.iter_mut().zip(ys.iter_mut()).zip(idx) {
+                    *o = r.dot(i as usize, theta);
+                    *yk = y[i as usize];
+                }
+                // Pass 2: the transcendental functions.
+                for (o, &yk) in out.iter_mut().zip(&ys) {
+                    *o = logistic_ll(yk, *o);
+                }
             }
         })
     }
@@ -171,20 +184,34 @@ impl Terms for LogisticRegression {
         let y = self.design.y();
         with_rows!(self.design, r => {
             let mut total = 0.0;
-            for &i in indices {
-                let i = i as usize;
-                total += logistic_ll(y[i], r.dot(i, theta));
+            let mut etas = [0.0; LANE];
+            let mut ys = [0.0; LANE];
+            for idx in indices.chunks(LANE) {
+                for ((e, yk), &i) in etas.iter_mut().zip(ys.iter_mut()).zip(idx) {
+                    *e = r.dot(i as usize, theta);
+                    *yk = y[i as usize];
+                }
+                for (e, &yk) in etas[..idx.len()].iter().zip(&ys) {
+                    total += logistic_ll(yk, *e);
+                }
             }
             total
         })
     }
 
     fn sum_log_terms_range(&self, theta: &[f64], start: u32, end: u32) -> f64 {
-        let y = self.design.y();
+        let y = &self.design.y()[start as usize..end as usize];
         with_rows!(self.design, r => {
             let mut total = 0.0;
-            for i in start as usize..end as usize {
-                total += logistic_ll(y[i], r.dot(i, theta));
+            let mut etas = [0.0; LANE];
+            for (c, ys) in y.chunks(LANE).enumerate() {
+                let base = start as usize + c * LANE;
+                for (k, e) in etas[..ys.len()].iter_mut().enumerate() {
+                    *e = r.dot(base + k, theta);
+                }
+                for (e, &yk) in etas.iter().zip(ys) {
+                    total += logistic_ll(yk, *e);
+                }
             }
             total
         })
@@ -202,12 +229,19 @@ impl TermGradients for LogisticRegression {
         let y = self.design.y();
         with_rows!(self.design, r => {
             let mut total = 0.0;
-            for (o, &i) in out.iter_mut().zip(indices) {
-                let i = i as usize;
-                let (ll, resid, _) = logistic_parts(y[i], r.dot(i, theta));
-                *o = ll;
-                total += ll;
-                r.add_row(i, resid, grad_sum);
+            for (idx, out) in indices.chunks(LANE).zip(out.chunks_mut(LANE)) {
+                // Pass 1: the gathers; pass 2: terms and row updates (rows now in cache).
+                let mut ys = [0.0; LANE];
+                for ((o, yk), &i) in out.iter_mut().zip(ys.iter_mut()).zip(idx) {
+                    *o = r.dot(i as usize, theta);
+                    *yk = y[i as usize];
+                }
+                for ((o, &yk), &i) in out.iter_mut().zip(&ys).zip(idx) {
+                    let (ll, resid, _) = logistic_parts(yk, *o);
+                    *o = ll;
+                    total += ll;
+                    r.add_row(i as usize, resid, grad_sum);
+                }
             }
             total
         })
@@ -233,13 +267,20 @@ impl TermGradients for LogisticRegression {
         end: u32,
         grad_sum: &mut [f64],
     ) -> f64 {
-        let y = self.design.y();
+        let y = &self.design.y()[start as usize..end as usize];
         with_rows!(self.design, r => {
             let mut total = 0.0;
-            for i in start as usize..end as usize {
-                let (ll, resid, _) = logistic_parts(y[i], r.dot(i, theta));
-                total += ll;
-                r.add_row(i, resid, grad_sum);
+            let mut etas = [0.0; LANE];
+            for (c, ys) in y.chunks(LANE).enumerate() {
+                let base = start as usize + c * LANE;
+                for (k, e) in etas[..ys.len()].iter_mut().enumerate() {
+                    *e = r.dot(base + k, theta);
+                }
+                for (k, (e, &yk)) in etas.iter().zip(ys).enumerate() {
+                    let (ll, resid, _) = logistic_parts(yk, *e);
+                    total += ll;
+                    r.add_row(base + k, resid, grad_sum);
+                }
             }
             total
         })

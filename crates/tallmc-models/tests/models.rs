@@ -238,3 +238,14 @@ fn full_data_passes_are_deterministic_on_models() {
     assert_eq!(v1.to_bits(), v2.to_bits());
     assert_eq!(g1, g2);
 }
+
+#[test]
+fn models_are_send_and_sync() {
+    fn check<T: Send + Sync>() {}
+    check::<Dataset>();
+    check::<DesignMatrix>();
+    check::<LogisticRegression>();
+    check::<LinearRegression>();
+    check::<Gaussian>();
+    check::<GaussianMean>();
+}

@@ -321,6 +321,18 @@ pub fn load(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Dataset> {
     }
 }
 
+/// Errors when a model over `n` terms could not address them all with `u32` indices.
+pub(crate) fn check_indexable(n: usize) -> Result<()> {
+    if n > u32::MAX as usize {
+        return Err(Error::invalid(
+            "number of observations",
+            n,
+            format!("at most {} (terms are addressed by u32 indices)", u32::MAX),
+        ));
+    }
+    Ok(())
+}
+
 /// Sum of `values` in a fixed chunked order (the same bits for any thread count).
 pub(crate) fn deterministic_sum(values: &[f64]) -> f64 {
     let partials: Vec<f64> = values.par_chunks(PASS_CHUNK_ROWS).map(|c| c.iter().sum()).collect();

@@ -1,0 +1,130 @@
+//! Batch evaluation allocates nothing: a counting global allocator (per thread, so other tests
+//! running in parallel do not interfere) around every hot-path method of every model, on owned
+//! and memory-mapped data, with and without standardization.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::sync::Arc;
+
+use tallmc_core::{TermBounds, TermHessians};
+use tallmc_models::{
+    Dataset, DesignOptions, Gaussian, GaussianMean, LinearRegression, LogisticRegression,
+    read_binary, synthetic, write_binary,
+};
+
+/// The test's only unsafe code: a global allocator that forwards to `System` and counts.
+struct Counting;
+
+thread_local! {
+    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
+}
+
+#[allow(unsafe_code)]
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
+        // SAFETY: forwarded unchanged to the system allocator.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: forwarded unchanged to the system allocator.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
+        // SAFETY: forwarded unchanged to the system allocator.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn allocations() -> usize {
+    ALLOCATIONS.with(Cell::get)
+}
+
+/// Runs every batch method of `m` with preallocated buffers; returns the allocations made.
+fn count<M: TermHessians>(m: &M, theta: &[f64], v: &[f64]) -> usize {
+    let d = m.dim();
+    let n = m.num_terms() as u32;
+    let idx: Vec<u32> = (0..n).rev().step_by(3).collect();
+    let k = idx.len();
+    let mut out = vec![0.0; k];
+    let mut grad = vec![0.0; d];
+    let mut grads = vec![0.0; k * d];
+    let mut hv = vec![0.0; k * d];
+    let mut hess = vec![0.0; d * d];
+    let before = allocations();
+    let mut sink = 0.0;
+    m.log_terms(theta, &idx, &mut out);
+    sink += m.sum_log_terms(theta, &idx);
+    sink += m.sum_log_terms_range(theta, 0, n);
+    sink += m.log_terms_grad_sum(theta, &idx, &mut out, &mut grad);
+    m.log_terms_grads(theta, &idx, &mut out, &mut grads);
+    sink += m.sum_log_terms_grad_range(theta, 1, n, &mut grad);
+    m.hessian_vector_products(theta, &idx, v, &mut hv);
+    m.sum_hessian(theta, &idx, &mut hess);
+    m.sum_hessian_range(theta, 0, n, &mut hess);
+    let after = allocations();
+    assert!(sink.is_finite());
+    after - before
+}
+
+fn bound_allocs<M: TermBounds>(m: &M, a: &[f64], b: &[f64]) -> usize {
+    let before = allocations();
+    let c = m.term_difference_bound(a, b);
+    let after = allocations();
+    assert!(c.is_finite());
+    after - before
+}
+
+#[test]
+fn batch_evaluation_allocates_nothing() {
+    // The counter sees allocations on this thread.
+    let before = allocations();
+    let probe = std::hint::black_box(vec![1u8; 10]);
+    assert!(allocations() > before && probe.len() == 10);
+
+    let dir = tempfile::tempdir().unwrap();
+    let sim = synthetic::higgs_like(2_000, 4).unwrap();
+    write_binary(&sim.data, dir.path().join("h")).unwrap();
+    let mapped = Arc::new(read_binary(dir.path().join("h.bin"), true).unwrap());
+    let owned = Arc::new(sim.data);
+    let theta29: Vec<f64> = sim.theta_true.clone();
+    let v29: Vec<f64> = (0..29).map(|j| j as f64 * 0.1).collect();
+
+    for data in [&owned, &mapped] {
+        let m = LogisticRegression::new(data.clone(), DesignOptions::default(), 10.0).unwrap();
+        assert_eq!(count(&m, &theta29, &v29), 0, "logistic, plain");
+        assert_eq!(bound_allocs(&m, &theta29, &v29), 0);
+        let lin = LinearRegression::new(data.clone(), DesignOptions::default(), 10.0).unwrap();
+        let mut t = theta29.clone();
+        t.push(0.1);
+        let mut v = v29.clone();
+        v.push(0.5);
+        assert_eq!(count(&lin, &t, &v), 0, "linear, plain");
+    }
+
+    // Standardization on the fly: a data set without the intercept column, and a design that
+    // adds its own.
+    let x: Vec<f64> = owned.x().chunks(29).flat_map(|r| r[1..].to_vec()).collect();
+    let no_intercept = Arc::new(Dataset::with_default_names(x, owned.y().to_vec(), 28).unwrap());
+    let opts = DesignOptions { intercept: true, standardize: true };
+    let m = LogisticRegression::new(no_intercept.clone(), opts, 10.0).unwrap();
+    assert_eq!(count(&m, &theta29, &v29), 0, "logistic, standardized");
+    let lin = LinearRegression::new(no_intercept, opts, 10.0).unwrap();
+    let mut t = theta29.clone();
+    t.push(-0.3);
+    let mut v = v29.clone();
+    v.push(1.0);
+    assert_eq!(count(&lin, &t, &v), 0, "linear, standardized");
+
+    let toy = Arc::new(synthetic::confidence_gaussian(3_000, 2).unwrap());
+    let g = Gaussian::new(toy.clone()).unwrap();
+    assert_eq!(count(&g, &[0.01, -2.0], &[1.0, 0.5]), 0, "gaussian");
+    assert_eq!(bound_allocs(&g, &[0.01, -2.0], &[0.0, -2.1]), 0);
+    let gm = GaussianMean::new(toy, 1.0, 0.0, 10.0).unwrap();
+    assert_eq!(count(&gm, &[0.01], &[1.0]), 0, "gaussian mean");
+    assert_eq!(bound_allocs(&gm, &[0.01], &[0.02]), 0);
+}
