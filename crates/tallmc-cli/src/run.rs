@@ -112,7 +112,12 @@ fn rayon_pool(threads: usize) -> Result<()> {
         .with_context(|| format!("cannot start {threads} worker threads"))
 }
 
-fn run_model<M: CliModel>(model: &M, args: &SampleArgs, n: usize, setup_start: Instant) -> Result<()> {
+fn run_model<M: CliModel>(
+    model: &M,
+    args: &SampleArgs,
+    n: usize,
+    setup_start: Instant,
+) -> Result<()> {
     let d = model.dim();
     let names = model.parameter_names();
     let laplace = laplace_approximation(model, &vec![0.0; d], NewtonOptions::default())
@@ -188,7 +193,12 @@ fn initial_metric(laplace: &Laplace, kind: MetricKind) -> Result<Metric> {
     })
 }
 
-fn config_comments(a: &SampleArgs, n: usize, d: usize, metric: MetricKind) -> Vec<(String, String)> {
+fn config_comments(
+    a: &SampleArgs,
+    n: usize,
+    d: usize,
+    metric: MetricKind,
+) -> Vec<(String, String)> {
     let model = format!("{:?}", a.model).to_lowercase();
     let mut c = vec![
         ("model".to_string(), model),

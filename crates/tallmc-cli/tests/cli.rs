@@ -43,9 +43,27 @@ fn gaussian_mean_through_the_cli_matches_the_closed_form() {
     let out = dir.path().join("run");
     for sampler in ["rwm", "adaptive-mh", "hmc"] {
         let o = tallmc(&[
-            "sample", "--model", "gaussian-mean", "--sigma", "2", "--prior-sd", "10",
-            "--data", data.to_str().unwrap(), "--sampler", sampler, "--chains", "2",
-            "--warmup", "500", "--draws", "2000", "--seed", "3", "--out", out.to_str().unwrap(),
+            "sample",
+            "--model",
+            "gaussian-mean",
+            "--sigma",
+            "2",
+            "--prior-sd",
+            "10",
+            "--data",
+            data.to_str().unwrap(),
+            "--sampler",
+            sampler,
+            "--chains",
+            "2",
+            "--warmup",
+            "500",
+            "--draws",
+            "2000",
+            "--seed",
+            "3",
+            "--out",
+            out.to_str().unwrap(),
         ]);
         assert!(o.status.success(), "{sampler}: {}", stderr(&o));
         // Closed form: precision 1/10² + n/2², mean (Σy/2²)/precision.
@@ -53,7 +71,8 @@ fn gaussian_mean_through_the_cli_matches_the_closed_form() {
         let mean = ys.iter().sum::<f64>() / 4.0 / precision;
         let sd = precision.sqrt().recip();
         let summary: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+            serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
+                .unwrap();
         let p = &summary["parameters"][0];
         assert_eq!(p["name"], "mu");
         let (m, mc) = (p["mean"].as_f64().unwrap(), p["mcse_mean"].as_f64().unwrap());
@@ -82,9 +101,25 @@ fn same_seed_same_draws() {
     let run = |out: &str| {
         let out = dir.path().join(out);
         let o = tallmc(&[
-            "sample", "--model", "gaussian", "--data", data.to_str().unwrap(), "--sampler", "hmc",
-            "--chains", "2", "--warmup", "200", "--draws", "200", "--seed", "9",
-            "--out", out.to_str().unwrap(), "--threads", "1",
+            "sample",
+            "--model",
+            "gaussian",
+            "--data",
+            data.to_str().unwrap(),
+            "--sampler",
+            "hmc",
+            "--chains",
+            "2",
+            "--warmup",
+            "200",
+            "--draws",
+            "200",
+            "--seed",
+            "9",
+            "--out",
+            out.to_str().unwrap(),
+            "--threads",
+            "1",
         ]);
         assert!(o.status.success(), "{}", stderr(&o));
         draws_of(&std::fs::read_to_string(out.join("chain_2.csv")).unwrap())
@@ -105,18 +140,45 @@ fn bad_inputs_are_one_line_errors() {
     let out = dir.path().join("o");
     let o = out.to_str().unwrap();
     let cases: Vec<(Vec<&str>, &str)> = vec![
-        (vec!["--model", "logistic", "--data", "/nonexistent/file.csv", "--sampler", "hmc"], "/nonexistent/file.csv"),
-        (vec!["--model", "logistic", "--data", ragged.to_str().unwrap(), "--sampler", "hmc"], "ragged.csv:3"),
-        (vec!["--model", "logistic", "--data", nan.to_str().unwrap(), "--sampler", "hmc"], "nan.csv:3:2 (column `x1`)"),
-        (vec!["--model", "logistic", "--data", d, "--sampler", "hmc"], "add covariates or an intercept"),
+        (
+            vec!["--model", "logistic", "--data", "/nonexistent/file.csv", "--sampler", "hmc"],
+            "/nonexistent/file.csv",
+        ),
+        (
+            vec!["--model", "logistic", "--data", ragged.to_str().unwrap(), "--sampler", "hmc"],
+            "ragged.csv:3",
+        ),
+        (
+            vec!["--model", "logistic", "--data", nan.to_str().unwrap(), "--sampler", "hmc"],
+            "nan.csv:3:2 (column `x1`)",
+        ),
+        (
+            vec!["--model", "logistic", "--data", d, "--sampler", "hmc"],
+            "add covariates or an intercept",
+        ),
         (vec!["--model", "logistic", "--data", d, "--intercept", "--sampler", "hmc"], "0 or 1"),
-        (vec!["--model", "gaussian", "--data", d, "--sampler", "hmc", "--prior-sd", "1"], "--prior-sd"),
+        (
+            vec!["--model", "gaussian", "--data", d, "--sampler", "hmc", "--prior-sd", "1"],
+            "--prior-sd",
+        ),
         (vec!["--model", "gaussian-mean", "--data", d, "--sampler", "hmc"], "--sigma"),
-        (vec!["--model", "gaussian-mean", "--data", d, "--sampler", "hmc", "--sigma", "-1"], "sigma"),
-        (vec!["--model", "gaussian", "--data", d, "--sampler", "hmc", "--chains", "0"], "--chains 0"),
-        (vec!["--model", "gaussian", "--data", d, "--sampler", "hmc", "--target-accept", "1.5"], "--target-accept 1.5"),
+        (
+            vec!["--model", "gaussian-mean", "--data", d, "--sampler", "hmc", "--sigma", "-1"],
+            "sigma",
+        ),
+        (
+            vec!["--model", "gaussian", "--data", d, "--sampler", "hmc", "--chains", "0"],
+            "--chains 0",
+        ),
+        (
+            vec!["--model", "gaussian", "--data", d, "--sampler", "hmc", "--target-accept", "1.5"],
+            "--target-accept 1.5",
+        ),
         (vec!["--model", "gaussian", "--data", d, "--sampler", "nuts"], "nuts"),
-        (vec!["--model", "linear", "--data", d, "--sampler", "hmc", "--prior-sd", "-2"], "--prior-sd -2"),
+        (
+            vec!["--model", "linear", "--data", d, "--sampler", "hmc", "--prior-sd", "-2"],
+            "--prior-sd -2",
+        ),
     ];
     for (args, needle) in cases {
         let mut all = vec!["sample"];
@@ -138,8 +200,20 @@ fn help_documents_every_flag() {
     let o = tallmc(&["sample", "--help"]);
     let help = String::from_utf8_lossy(&o.stdout);
     for flag in [
-        "--model", "--data", "--intercept", "--standardize", "--prior-sd", "--sigma", "--sampler",
-        "--chains", "--warmup", "--draws", "--seed", "--out", "logistic", "gaussian-mean",
+        "--model",
+        "--data",
+        "--intercept",
+        "--standardize",
+        "--prior-sd",
+        "--sigma",
+        "--sampler",
+        "--chains",
+        "--warmup",
+        "--draws",
+        "--seed",
+        "--out",
+        "logistic",
+        "gaussian-mean",
         "adaptive-mh",
     ] {
         assert!(help.contains(flag), "--help does not mention {flag}");

@@ -53,7 +53,8 @@ impl Report {
 
     /// Writes the report to `path`.
     pub fn save(&self, path: &Path) -> Result<()> {
-        std::fs::write(path, &self.text).map_err(|source| Error::Write { path: path.into(), source })
+        std::fs::write(path, &self.text)
+            .map_err(|source| Error::Write { path: path.into(), source })
     }
 }
 

@@ -26,8 +26,9 @@ pub fn for_snapshot(value: &Value, sig: i32) -> Value {
     match value {
         Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
             (Some(_), _, _) | (_, Some(_), _) => value.clone(),
-            (_, _, Some(f)) => serde_json::Number::from_f64(round_sig(f, sig))
-                .map_or(Value::Null, Value::Number),
+            (_, _, Some(f)) => {
+                serde_json::Number::from_f64(round_sig(f, sig)).map_or(Value::Null, Value::Number)
+            }
             _ => value.clone(),
         },
         Value::Array(a) => Value::Array(a.iter().map(|v| for_snapshot(v, sig)).collect()),
@@ -54,7 +55,8 @@ mod tests {
         assert_eq!(round_sig(123.456, 3), 123.0);
         assert_eq!(round_sig(-0.00123456, 2), -0.0012);
         assert_eq!(round_sig(9.996, 3), 10.0);
-        let v = serde_json::json!({"b": 1.23456, "a": {"wall_seconds": 3.0, "ess": 1234.5, "n": 7}});
+        let v =
+            serde_json::json!({"b": 1.23456, "a": {"wall_seconds": 3.0, "ess": 1234.5, "n": 7}});
         let s = for_snapshot(&v, 3);
         assert_eq!(s, serde_json::json!({"a": {"ess": 1230.0, "n": 7}, "b": 1.23}));
     }

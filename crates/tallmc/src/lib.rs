@@ -1,0 +1,38 @@
+//! # tallmc
+//!
+//! One dependency for all of tallmc: the crates are re-exported as modules, and [`prelude`]
+//! brings the names most programs need. Users who want less can depend on the individual
+//! crates (`tallmc-core`, `tallmc-models`, `tallmc-samplers`, …) instead.
+//!
+//! The README follows; its examples are compiled and run as tests of this crate.
+#![doc = include_str!("../../../README.md")]
+#![warn(missing_docs)]
+
+pub use tallmc_core as core;
+pub use tallmc_diagnostics as diagnostics;
+pub use tallmc_integrators as integrators;
+pub use tallmc_models as models;
+pub use tallmc_samplers as samplers;
+
+/// The names most programs need.
+pub mod prelude {
+    pub use tallmc_core::rng::{chain_rng, setup_rng};
+    pub use tallmc_core::{
+        ChainState, EvalCounts, FullData, Kernel, LogPrior, LogPriorHessian, Parallelism,
+        ParameterNames, StepStats, TermBounds, TermGradients, TermHessians, Terms,
+    };
+    pub use tallmc_diagnostics::{
+        Draws, Summary, ess_bulk, ess_tail, inefficiency_factor, mcse_mean, rhat, summarize,
+    };
+    pub use tallmc_integrators::{Metric, MetricKind};
+    pub use tallmc_models::{
+        Dataset, DesignOptions, Gaussian, GaussianMean, LinearRegression, LoadOptions,
+        LogisticRegression, synthetic,
+    };
+    pub use tallmc_samplers::sink::{CsvSink, DrawSink, MemorySink, Tee};
+    pub use tallmc_samplers::{
+        AdaptiveMetropolis, AdaptiveMetropolisConfig, Driver, Hmc, HmcConfig, InitStrategy,
+        Laplace, NewtonOptions, RandomWalkConfig, RandomWalkMetropolis, RunConfig,
+        laplace_approximation, sample_in_memory,
+    };
+}
