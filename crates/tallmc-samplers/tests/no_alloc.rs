@@ -1,0 +1,77 @@
+//! Kernel steps allocate nothing: scratch is built at `init`. Counted with a global allocator
+//! that tallies allocations made by the current thread (sequential full-data sums, so all work
+//! happens on this thread).
+
+mod common;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+use common::LinearGaussian;
+use tallmc_core::rng::chain_rng;
+use tallmc_core::{Kernel, Parallelism};
+use tallmc_integrators::MetricKind;
+use tallmc_samplers::{
+    AdaptiveMetropolis, AdaptiveMetropolisConfig, Hmc, HmcConfig, RandomWalkConfig,
+    RandomWalkMetropolis,
+};
+
+struct Counting;
+
+thread_local! {
+    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
+}
+
+// SAFETY: forwards to the system allocator; only counts.
+#[allow(unsafe_code)]
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: same contract as the caller's.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn allocations() -> usize {
+    ALLOCATIONS.with(Cell::get)
+}
+
+fn steps_allocate_nothing<K: Kernel<LinearGaussian>>(name: &str, mut kernel: K) {
+    let model = LinearGaussian::new(5_000, 3, 1);
+    let mut rng = chain_rng(1, 0);
+    let mut state = kernel.init(&model, &model.posterior().0, &mut rng).unwrap();
+    // Sampling phase (no adaptation): warm up the kernel's scratch, then count.
+    kernel.begin_warmup(0);
+    kernel.end_warmup();
+    kernel.step(&model, &mut state, &mut rng).unwrap();
+    let before = allocations();
+    for _ in 0..50 {
+        kernel.step(&model, &mut state, &mut rng).unwrap();
+    }
+    assert_eq!(allocations() - before, 0, "{name}: steps allocated");
+}
+
+#[test]
+fn kernel_steps_do_not_allocate() {
+    let seq = Parallelism::Sequential;
+    steps_allocate_nothing(
+        "RWM",
+        RandomWalkMetropolis::new(RandomWalkConfig { parallelism: seq, ..Default::default() }).unwrap(),
+    );
+    steps_allocate_nothing(
+        "AM",
+        AdaptiveMetropolis::new(AdaptiveMetropolisConfig { parallelism: seq, ..Default::default() })
+            .unwrap(),
+    );
+    for metric in [MetricKind::Diagonal, MetricKind::Dense] {
+        let cfg = HmcConfig { parallelism: seq, metric, adapt_metric: false, ..Default::default() };
+        steps_allocate_nothing("HMC", Hmc::new(cfg).unwrap());
+    }
+}
