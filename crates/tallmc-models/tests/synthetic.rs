@@ -139,14 +139,3 @@ fn value_stability() {
     assert_eq!(h.data.x()[..3], [1.0, 0.8599159933949986, -0.05328664978754446]);
     assert_eq!(h.data.y(), [1.0, 0.0, 0.0, 1.0, 1.0]);
 }
-
-/// n = 10⁷ (2.3 GB): run with `cargo test -p tallmc-models --test synthetic -- --ignored`.
-#[test]
-#[ignore = "allocates 2.3 GB; run by hand"]
-fn higgs_like_scales_to_ten_million_rows() {
-    let t = std::time::Instant::now();
-    let sim = synthetic::higgs_like(10_000_000, 1).unwrap();
-    let secs = t.elapsed().as_secs_f64();
-    assert_eq!(sim.data.len(), 10_000_000);
-    assert!(secs < 120.0, "took {secs} s");
-}
