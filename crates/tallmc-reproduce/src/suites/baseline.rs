@@ -277,7 +277,7 @@ fn figures(b: &Baseline, ctx: &Context<'_>) -> Result<()> {
         let x = run.chains[0].sink.coordinate(0);
         traces.push(
             Axes::new()
-                .with_title(&format!("conjugate Gaussian: {}", run.kernel.label()))
+                .with_title(format!("conjugate Gaussian: {}", run.kernel.label()))
                 .with_x_label("draw")
                 .with_y_label("μ")
                 .with_series(Line::trace(&x[..x.len().min(1000)]).with_label("μ"))
@@ -288,7 +288,7 @@ fn figures(b: &Baseline, ctx: &Context<'_>) -> Result<()> {
         let x = run.chains[0].sink.coordinate(SHOWN);
         traces.push(
             Axes::new()
-                .with_title(&format!("higgs-like: {}", run.kernel.label()))
+                .with_title(format!("higgs-like: {}", run.kernel.label()))
                 .with_x_label("draw")
                 .with_y_label(&shown)
                 .with_series(Line::trace(&x[..x.len().min(1000)]).with_label(&shown))
@@ -302,7 +302,7 @@ fn figures(b: &Baseline, ctx: &Context<'_>) -> Result<()> {
         let x: Vec<f64> = run.coordinate(0).concat();
         dens.push(
             Axes::new()
-                .with_title(&format!("conjugate Gaussian: {}", run.kernel.label()))
+                .with_title(format!("conjugate Gaussian: {}", run.kernel.label()))
                 .with_x_label("μ")
                 .with_y_label("density")
                 .with_legend(Legend::TopLeft)
@@ -318,7 +318,7 @@ fn figures(b: &Baseline, ctx: &Context<'_>) -> Result<()> {
         let x: Vec<f64> = run.coordinate(SHOWN).concat();
         dens.push(
             Axes::new()
-                .with_title(&format!("higgs-like: {}", run.kernel.label()))
+                .with_title(format!("higgs-like: {}", run.kernel.label()))
                 .with_x_label(&shown)
                 .with_y_label("density")
                 .with_legend(Legend::TopLeft)
