@@ -31,11 +31,10 @@
 
 use rand::Rng;
 use serde::Serialize;
-use tallmc_core::{Error, FullData, Kernel, LogPrior, Parallelism, Result, Terms};
+use tallmc_core::{Error, Kernel, LogPrior, Parallelism, Result, Terms};
 use tallmc_integrators::{DualAveraging, DualAveragingConfig, MetricEstimator, MetricKind};
 
-use crate::mh::{MhState, MhStats, RandomWalk, accept_reject, init_state};
-use crate::rwm::proposal_factor;
+use crate::mh::{MhState, MhStats, RandomWalkCore};
 
 /// Settings of [`AdaptiveMetropolis`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -75,13 +74,9 @@ impl Default for AdaptiveMetropolisConfig {
 #[derive(Debug, Clone)]
 pub struct AdaptiveMetropolis {
     config: AdaptiveMetropolisConfig,
-    walk: Option<RandomWalk>,
-    full: Option<FullData>,
+    core: Option<RandomWalkCore>,
     history: Option<MetricEstimator>,
     covariance: Vec<f64>,
-    proposal: Vec<f64>,
-    /// Evaluations made outside `step` (initialization), reported with the next step.
-    unreported: tallmc_core::EvalCounts,
     scale: f64,
     tuner: Option<DualAveraging>,
     adapting: bool,
@@ -99,12 +94,9 @@ impl AdaptiveMetropolis {
         }
         Ok(Self {
             config,
-            walk: None,
-            full: None,
+            core: None,
             history: None,
             covariance: Vec::new(),
-            proposal: Vec::new(),
-            unreported: tallmc_core::EvalCounts::ZERO,
             scale: 0.0,
             tuner: None,
             adapting: false,
@@ -132,8 +124,8 @@ impl AdaptiveMetropolis {
             self.covariance[j * d + j] += self.config.ridge * mean_var;
         }
         // A degenerate history (e.g. nothing accepted yet) keeps the previous factor.
-        if let Some(walk) = self.walk.as_mut() {
-            let _ = walk.factor.refactor(&self.covariance, "adaptive Metropolis covariance");
+        if let Some(core) = self.core.as_mut() {
+            let _ = core.factor.refactor(&self.covariance, "adaptive Metropolis covariance");
         }
         Ok(())
     }
@@ -149,32 +141,26 @@ impl<M: Terms + LogPrior + ?Sized> Kernel<M> for AdaptiveMetropolis {
         position: &[f64],
         _rng: &mut R,
     ) -> Result<MhState> {
+        let (core, state) = RandomWalkCore::init(
+            model,
+            self.config.initial_covariance.as_deref(),
+            "initial covariance",
+            self.config.parallelism,
+            position,
+        )?;
         let d = model.dim();
-        if d == 0 {
-            return Err(Error::invalid("model dimension", 0, "at least 1"));
-        }
-        if let Some(c) = &self.config.initial_covariance
-            && c.len() != d * d
-        {
-            return Err(Error::dimension("initial covariance (d × d entries)", d * d, c.len()));
-        }
-        let factor = proposal_factor(self.config.initial_covariance.as_deref(), d)?;
-        self.covariance = match &self.config.initial_covariance {
-            Some(c) => c.clone(),
-            None => {
-                let mut c = vec![0.0; d * d];
-                (0..d).for_each(|j| c[j * d + j] = 1.0);
-                c
+        // Σ₀ = L Lᵀ, kept as the learned covariance until t₀.
+        let mut cov = vec![0.0; d * d];
+        let l = core.factor.lower();
+        for i in 0..d {
+            for j in 0..d {
+                cov[i * d + j] = (0..=i.min(j)).map(|k| l[i * d + k] * l[j * d + k]).sum();
             }
-        };
-        self.walk = Some(RandomWalk::new(factor));
-        let mut full = FullData::for_model(model, self.config.parallelism);
-        let state = init_state(model, &mut full, position)?;
-        self.full = Some(full);
-        self.unreported = tallmc_core::EvalCounts::terms(model.num_terms());
+        }
+        self.covariance = cov;
+        self.core = Some(core);
         self.history = Some(MetricEstimator::new(MetricKind::Dense, d));
         self.scale = 2.4 / (d as f64).sqrt();
-        self.proposal = vec![0.0; d];
         self.iteration = 0;
         Ok(state)
     }
@@ -185,12 +171,10 @@ impl<M: Terms + LogPrior + ?Sized> Kernel<M> for AdaptiveMetropolis {
         state: &mut MhState,
         rng: &mut R,
     ) -> Result<MhStats> {
-        let (Some(walk), Some(full)) = (self.walk.as_mut(), self.full.as_mut()) else {
+        let Some(core) = self.core.as_mut() else {
             return Err(Error::Other("AdaptiveMetropolis::step called before init".into()));
         };
-        walk.propose(&state.position, self.scale, rng, &mut self.proposal);
-        let mut stats = accept_reject(model, full, state, &self.proposal, self.scale, rng);
-        stats.evals += std::mem::take(&mut self.unreported);
+        let stats = core.step(model, state, self.scale, rng);
         if self.adapting && self.config.adapt_after_warmup {
             self.learn(&state.position)?;
         }
@@ -233,7 +217,7 @@ impl<M: Terms + LogPrior + ?Sized> Kernel<M> for AdaptiveMetropolis {
     }
 
     fn adaptation_report(&self) -> Vec<String> {
-        let d = self.proposal.len();
+        let d = self.core.as_ref().map_or(1, |c| c.factor.dim());
         let mut lines = vec![
             format!("Step size = {}", self.scale),
             "Proposal covariance divided by the squared scale (row-major):".to_string(),

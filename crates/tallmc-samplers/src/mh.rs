@@ -5,7 +5,9 @@ use rand::{Rng, RngExt};
 use rand_distr::{Distribution, StandardNormal};
 use serde::Serialize;
 use tallmc_core::linalg::Cholesky;
-use tallmc_core::{ChainState, EvalCounts, FullData, LogPrior, StepStats, Terms};
+use tallmc_core::{
+    ChainState, Error, EvalCounts, FullData, LogPrior, Parallelism, StepStats, Terms,
+};
 
 /// State of a full-data MH chain: θ and log π(θ).
 #[derive(Debug, Clone, PartialEq)]
@@ -68,79 +70,100 @@ impl StepStats for MhStats {
     }
 }
 
-/// The Gaussian random-walk proposal θ′ = θ + s L z, z ~ N(0, I), with Σ = L Lᵀ the proposal's
-/// shape and s its scale.
+/// What random-walk MH kernels share: the proposal θ′ = θ + s L z (z ~ N(0, I), Σ = L Lᵀ the
+/// proposal shape), the full-data evaluator, scratch, and evaluations not yet reported.
 #[derive(Debug, Clone)]
-pub(crate) struct RandomWalk {
+pub(crate) struct RandomWalkCore {
     pub(crate) factor: Cholesky,
+    full: FullData,
     z: Vec<f64>,
     step: Vec<f64>,
+    proposal: Vec<f64>,
+    unreported: EvalCounts,
 }
 
-impl RandomWalk {
-    pub(crate) fn new(factor: Cholesky) -> Self {
-        let d = factor.dim();
-        Self { factor, z: vec![0.0; d], step: vec![0.0; d] }
+impl RandomWalkCore {
+    /// Validates the model, the proposal shape `covariance` (identity if `None`; `what` names it
+    /// in errors) and θ₀, and returns the core with the initial state. The N evaluations of
+    /// log π(θ₀) are reported with the first step.
+    pub(crate) fn init<M: Terms + LogPrior + ?Sized>(
+        model: &M,
+        covariance: Option<&[f64]>,
+        what: &str,
+        parallelism: Parallelism,
+        position: &[f64],
+    ) -> tallmc_core::Result<(Self, MhState)> {
+        let d = model.dim();
+        if d == 0 {
+            return Err(Error::invalid("model dimension", 0, "at least 1"));
+        }
+        let factor = match covariance {
+            None => Cholesky::identity(d),
+            Some(c) if c.len() != d * d => {
+                return Err(Error::dimension(format!("{what} (d × d entries)"), d * d, c.len()));
+            }
+            Some(c) => {
+                tallmc_core::error::check_finite(what, c)?;
+                Cholesky::new(c, d, what)?
+            }
+        };
+        tallmc_core::error::check_finite_vector("initial position", position, d)?;
+        let mut full = FullData::for_model(model, parallelism);
+        let log_density = full.log_posterior(model, position);
+        if !log_density.is_finite() {
+            return Err(Error::NonFiniteLogDensity {
+                what: format!("the initial position {position:?}"),
+                value: log_density,
+            });
+        }
+        let core = Self {
+            factor,
+            full,
+            z: vec![0.0; d],
+            step: vec![0.0; d],
+            proposal: vec![0.0; d],
+            unreported: EvalCounts::terms(model.num_terms()),
+        };
+        Ok((core, MhState { position: position.to_vec(), log_density }))
     }
 
-    /// Writes θ + s L z into `out`.
-    pub(crate) fn propose<R: Rng + ?Sized>(
+    /// One MH step with scale s: propose, then accept with probability min{1, π(θ′)/π(θ)}.
+    /// Cost: N term evaluations, unless the prior density of θ′ is zero.
+    pub(crate) fn step<M: Terms + LogPrior + ?Sized, R: Rng + ?Sized>(
         &mut self,
-        theta: &[f64],
+        model: &M,
+        state: &mut MhState,
         scale: f64,
         rng: &mut R,
-        out: &mut [f64],
-    ) {
+    ) -> MhStats {
         self.z.iter_mut().for_each(|x| *x = StandardNormal.sample(rng));
         self.factor.mul_lower(&self.z, &mut self.step);
-        for ((o, t), s) in out.iter_mut().zip(theta).zip(&self.step) {
+        for ((o, t), s) in self.proposal.iter_mut().zip(&state.position).zip(&self.step) {
             *o = t + scale * s;
         }
+        let n = model.num_terms();
+        let log_prior = model.log_prior(&self.proposal);
+        let (log_density, evals) = if log_prior == f64::NEG_INFINITY {
+            (f64::NEG_INFINITY, EvalCounts::ZERO)
+        } else {
+            (log_prior + self.full.log_likelihood(model, &self.proposal), EvalCounts::terms(n))
+        };
+        let divergent = log_density.is_nan() || log_density == f64::INFINITY;
+        let log_ratio = if divergent { f64::NEG_INFINITY } else { log_density - state.log_density };
+        let accept_stat = log_ratio.min(0.0).exp();
+        let u: f64 = rng.random();
+        let accepted = !divergent && u.ln() < log_ratio;
+        if accepted {
+            state.position.copy_from_slice(&self.proposal);
+            state.log_density = log_density;
+        }
+        MhStats {
+            accept_stat,
+            accepted,
+            divergent,
+            scale,
+            evals: evals + std::mem::take(&mut self.unreported),
+            batch_size: evals.terms,
+        }
     }
-}
-
-/// Builds the initial state, checking θ₀ and that log π(θ₀) is finite.
-pub(crate) fn init_state<M: Terms + LogPrior + ?Sized>(
-    model: &M,
-    full: &mut FullData,
-    position: &[f64],
-) -> tallmc_core::Result<MhState> {
-    tallmc_core::error::check_finite_vector("initial position", position, model.dim())?;
-    let log_density = full.log_posterior(model, position);
-    if !log_density.is_finite() {
-        return Err(tallmc_core::Error::NonFiniteLogDensity {
-            what: format!("the initial position {position:?}"),
-            value: log_density,
-        });
-    }
-    Ok(MhState { position: position.to_vec(), log_density })
-}
-
-/// One MH accept/reject of the proposal already written in `proposal`. Cost: N term
-/// evaluations, unless the prior density of the proposal is zero.
-pub(crate) fn accept_reject<M: Terms + LogPrior + ?Sized, R: Rng + ?Sized>(
-    model: &M,
-    full: &mut FullData,
-    state: &mut MhState,
-    proposal: &[f64],
-    scale: f64,
-    rng: &mut R,
-) -> MhStats {
-    let n = model.num_terms();
-    let log_prior = model.log_prior(proposal);
-    let (log_density, evals) = if log_prior == f64::NEG_INFINITY {
-        (f64::NEG_INFINITY, EvalCounts::ZERO)
-    } else {
-        (log_prior + full.log_likelihood(model, proposal), EvalCounts::terms(n))
-    };
-    let divergent = log_density.is_nan() || log_density == f64::INFINITY;
-    let log_ratio = if divergent { f64::NEG_INFINITY } else { log_density - state.log_density };
-    let accept_stat = log_ratio.min(0.0).exp();
-    let u: f64 = rng.random();
-    let accepted = !divergent && u.ln() < log_ratio;
-    if accepted {
-        state.position.copy_from_slice(proposal);
-        state.log_density = log_density;
-    }
-    MhStats { accept_stat, accepted, divergent, scale, evals, batch_size: evals.terms }
 }

@@ -12,11 +12,10 @@
 
 use rand::Rng;
 use serde::Serialize;
-use tallmc_core::linalg::Cholesky;
-use tallmc_core::{Error, FullData, Kernel, LogPrior, Parallelism, Result, Terms};
+use tallmc_core::{Error, Kernel, LogPrior, Parallelism, Result, Terms};
 use tallmc_integrators::{DualAveraging, DualAveragingConfig};
 
-use crate::mh::{MhState, MhStats, RandomWalk, accept_reject, init_state};
+use crate::mh::{MhState, MhStats, RandomWalkCore};
 
 /// Settings of [`RandomWalkMetropolis`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -51,28 +50,13 @@ pub(crate) fn default_target(dim: usize) -> f64 {
     if dim == 1 { 0.44 } else { 0.234 }
 }
 
-/// Builds the proposal factor from an optional covariance.
-pub(crate) fn proposal_factor(covariance: Option<&[f64]>, dim: usize) -> Result<Cholesky> {
-    match covariance {
-        None => Ok(Cholesky::identity(dim)),
-        Some(c) => {
-            tallmc_core::error::check_finite("proposal covariance", c)?;
-            Cholesky::new(c, dim, "proposal covariance")
-        }
-    }
-}
-
 /// Random-walk Metropolis (see the module docs).
 #[derive(Debug, Clone)]
 pub struct RandomWalkMetropolis {
     config: RandomWalkConfig,
-    walk: Option<RandomWalk>,
-    full: Option<FullData>,
+    core: Option<RandomWalkCore>,
     tuner: Option<DualAveraging>,
     scale: f64,
-    proposal: Vec<f64>,
-    /// Evaluations made outside `step` (initialization), reported with the next step.
-    unreported: tallmc_core::EvalCounts,
 }
 
 impl RandomWalkMetropolis {
@@ -84,15 +68,7 @@ impl RandomWalkMetropolis {
         if let Some(t) = config.target_accept {
             tallmc_core::error::check_unit_open("target_accept", t)?;
         }
-        Ok(Self {
-            config,
-            walk: None,
-            full: None,
-            tuner: None,
-            scale: 0.0,
-            proposal: Vec::new(),
-            unreported: tallmc_core::EvalCounts::ZERO,
-        })
+        Ok(Self { config, core: None, tuner: None, scale: 0.0 })
     }
 
     /// The current proposal scale s.
@@ -111,23 +87,15 @@ impl<M: Terms + LogPrior + ?Sized> Kernel<M> for RandomWalkMetropolis {
         position: &[f64],
         _rng: &mut R,
     ) -> Result<MhState> {
-        let d = model.dim();
-        if d == 0 {
-            return Err(Error::invalid("model dimension", 0, "at least 1"));
-        }
-        if let Some(c) = &self.config.proposal_covariance
-            && c.len() != d * d
-        {
-            return Err(Error::dimension("proposal covariance (d × d entries)", d * d, c.len()));
-        }
-        let factor = proposal_factor(self.config.proposal_covariance.as_deref(), d)?;
-        self.walk = Some(RandomWalk::new(factor));
-        let mut full = FullData::for_model(model, self.config.parallelism);
-        let state = init_state(model, &mut full, position)?;
-        self.full = Some(full);
-        self.unreported = tallmc_core::EvalCounts::terms(model.num_terms());
-        self.scale = self.config.initial_scale.unwrap_or(2.38 / (d as f64).sqrt());
-        self.proposal = vec![0.0; d];
+        let (core, state) = RandomWalkCore::init(
+            model,
+            self.config.proposal_covariance.as_deref(),
+            "proposal covariance",
+            self.config.parallelism,
+            position,
+        )?;
+        self.core = Some(core);
+        self.scale = self.config.initial_scale.unwrap_or(2.38 / (model.dim() as f64).sqrt());
         Ok(state)
     }
 
@@ -137,18 +105,15 @@ impl<M: Terms + LogPrior + ?Sized> Kernel<M> for RandomWalkMetropolis {
         state: &mut MhState,
         rng: &mut R,
     ) -> Result<MhStats> {
-        let (Some(walk), Some(full)) = (self.walk.as_mut(), self.full.as_mut()) else {
+        let Some(core) = self.core.as_mut() else {
             return Err(Error::Other("RandomWalkMetropolis::step called before init".into()));
         };
-        walk.propose(&state.position, self.scale, rng, &mut self.proposal);
-        let mut stats = accept_reject(model, full, state, &self.proposal, self.scale, rng);
-        stats.evals += std::mem::take(&mut self.unreported);
-        Ok(stats)
+        Ok(core.step(model, state, self.scale, rng))
     }
 
     fn begin_warmup(&mut self, _num_warmup: usize) {
         if self.config.adapt_scale && self.scale > 0.0 {
-            let d = self.proposal.len();
+            let d = self.core.as_ref().map_or(1, |c| c.factor.dim());
             let target = self.config.target_accept.unwrap_or(default_target(d));
             let cfg = DualAveragingConfig { target_accept: target, ..Default::default() };
             self.tuner = DualAveraging::new(cfg, self.scale).ok();
