@@ -104,7 +104,7 @@ impl AdaptiveMetropolis {
         })
     }
 
-    /// The current proposal covariance C_t divided by s_d (row-major d × d).
+    /// The current proposal covariance C_t divided by the squared scale s² (row-major d × d).
     pub fn learned_covariance(&self) -> &[f64] {
         &self.covariance
     }

@@ -116,6 +116,7 @@ pub fn compute(ctx: &Context<'_>) -> Result<Baseline> {
     let n = ctx.mode.pick(HIGGS_QUICK_N, 10_000_000);
     ctx.reporter.note(&format!("baseline: generating the higgs-like data (n = {n})"));
     let (model, fingerprint) = higgs_model(n)?;
+    ctx.reporter.note("baseline: posterior mode and Laplace approximation (Newton's method)");
     let laplace = laplace_approximation(&model, &vec![0.0; model.dim()], newton)?;
     let logistic_reference = match ctx.mode {
         Mode::Quick => {
