@@ -60,15 +60,15 @@ pub enum InitKind {
     Uniform,
 }
 
-/// The HMC metric to adapt.
+/// The HMC metric (inverse mass matrix).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum MetricArg {
-    /// Dense if d ≤ 100, else diagonal.
-    Auto,
-    /// Diagonal inverse mass matrix.
-    Diag,
-    /// Dense inverse mass matrix.
+    /// The Laplace covariance (inverse Hessian at the mode), fixed: nearly exact for tall data.
+    Laplace,
+    /// Dense, estimated in Stan's warmup windows (starting from the Laplace covariance).
     Dense,
+    /// Diagonal, estimated in Stan's warmup windows (starting from the Laplace variances).
+    Diag,
 }
 
 /// `tallmc sample` arguments.
@@ -133,8 +133,10 @@ pub struct SampleArgs {
     #[arg(long, value_enum, default_value_t = InitKind::Dispersed)]
     pub init: InitKind,
 
-    /// HMC metric to adapt (the Laplace covariance is the starting metric).
-    #[arg(long, value_enum, default_value_t = MetricArg::Auto)]
+    /// HMC metric. The default, the Laplace covariance, beats a dense metric estimated from
+    /// warmup draws on tall data (higgs-like, n = 10⁵, d = 29: min bulk ESS per draw 1.10 vs
+    /// 0.35 after 1,000 warmup iterations); estimate one when the posterior is far from Gaussian.
+    #[arg(long, value_enum, default_value_t = MetricArg::Laplace)]
     pub metric: MetricArg,
 
     /// HMC target acceptance statistic for dual averaging, in (0, 1).

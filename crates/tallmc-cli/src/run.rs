@@ -147,11 +147,9 @@ fn run_model<M: CliModel>(
     };
     let metric_kind = match args.metric {
         MetricArg::Diag => MetricKind::Diagonal,
-        MetricArg::Dense => MetricKind::Dense,
-        MetricArg::Auto if d <= 100 => MetricKind::Dense,
-        MetricArg::Auto => MetricKind::Diagonal,
+        MetricArg::Dense | MetricArg::Laplace => MetricKind::Dense,
     };
-    let comments = config_comments(args, n, d, metric_kind);
+    let comments = config_comments(args, n, d);
     let driver = Driver::new(run).parameter_names(names.clone()).comments(comments);
     let outputs = match args.sampler {
         SamplerKind::Rwm => {
@@ -172,6 +170,7 @@ fn run_model<M: CliModel>(
             let mut cfg = HmcConfig {
                 metric: metric_kind,
                 initial_metric: Some(initial_metric(&laplace, metric_kind)?),
+                adapt_metric: args.metric != MetricArg::Laplace,
                 ..Default::default()
             };
             cfg.dual_averaging.target_accept = args.target_accept;
@@ -193,12 +192,7 @@ fn initial_metric(laplace: &Laplace, kind: MetricKind) -> Result<Metric> {
     })
 }
 
-fn config_comments(
-    a: &SampleArgs,
-    n: usize,
-    d: usize,
-    metric: MetricKind,
-) -> Vec<(String, String)> {
+fn config_comments(a: &SampleArgs, n: usize, d: usize) -> Vec<(String, String)> {
     let model = format!("{:?}", a.model).to_lowercase();
     let mut c = vec![
         ("model".to_string(), model),
@@ -220,7 +214,7 @@ fn config_comments(
         c.push(("prior_mean".into(), m.to_string()));
     }
     if a.sampler == SamplerKind::Hmc {
-        c.push(("metric".into(), format!("{metric:?}").to_lowercase()));
+        c.push(("metric".into(), format!("{:?}", a.metric).to_lowercase()));
         c.push(("target_accept".into(), a.target_accept.to_string()));
         let t = a.trajectory_length.unwrap_or(std::f64::consts::FRAC_PI_2);
         c.push(("trajectory_length".into(), t.to_string()));

@@ -77,9 +77,17 @@ impl WarmupSchedule {
 
 /// Running (Welford) mean and covariance of draws, turned into a regularized metric.
 ///
-/// With n draws and sample covariance S (divisor n − 1), the estimate is Stan's
-/// Σ̂ = n/(n + 5) · S + 10⁻³ · 5/(n + 5) · I (only the diagonal of S for a diagonal metric),
-/// which shrinks towards a small multiple of the identity when n is small.
+/// With n draws and sample covariance S (divisor n − 1), the estimate is
+/// Σ̂ = n/(n + 5) · S + 10⁻³ · v̄ · 5/(n + 5) · I with v̄ = mean_j S_jj (only the diagonal of S
+/// for a diagonal metric), which shrinks towards a small multiple of the identity when n is
+/// small.
+///
+/// Deviation from Stan, whose ridge is 10⁻³ · 5/(n + 5) in absolute units (v̄ = 1): that assumes
+/// parameters of unit scale, but tall-data posteriors have sds of 10⁻³ and below, where the
+/// absolute ridge dominates the estimate (measured: a Gaussian mean with n = 10⁶, posterior
+/// variance 4·10⁻⁶, got a metric of 2.9·10⁻⁵, a 3.2× smaller step size and 5.6 instead of ~2
+/// leapfrog steps per iteration). Scaling the ridge by v̄ makes the estimate invariant to the
+/// units of θ. If every variance is 0 (a chain that never moved), v̄ = 1 is used.
 #[derive(Debug, Clone)]
 pub struct MetricEstimator {
     kind: MetricKind,
@@ -164,7 +172,14 @@ impl MetricEstimator {
         }
         let n = self.n as f64;
         let shrink = n / (n + 5.0);
-        let ridge = 1e-3 * 5.0 / (n + 5.0);
+        let d = self.dim.max(1) as f64;
+        let mean_var = match self.kind {
+            MetricKind::Dense => (0..self.dim).map(|j| self.m2[j * self.dim + j]).sum::<f64>(),
+            _ => self.m2.iter().sum::<f64>(),
+        } / (n - 1.0)
+            / d;
+        let scale = if mean_var > 0.0 && mean_var.is_finite() { mean_var } else { 1.0 };
+        let ridge = 1e-3 * scale * 5.0 / (n + 5.0);
         match self.kind {
             MetricKind::Identity => Ok(Metric::Identity(self.dim)),
             MetricKind::Diagonal => {
@@ -234,5 +249,33 @@ mod tests {
         let mut diag = MetricEstimator::new(MetricKind::Diagonal, 2);
         diag.add(&[1.0, 2.0]);
         assert!(diag.estimate().is_err());
+    }
+
+    #[test]
+    fn estimate_does_not_depend_on_the_units_of_theta() {
+        // 300 draws with sds 10⁻³ and 2·10⁻³: the regularized estimate is within 2% of the
+        // sample variance (shrinkage n/(n+5) and a ridge relative to the scale), not swamped by
+        // an absolute ridge.
+        let mut rng = chain_rng(9, 0);
+        for kind in [MetricKind::Diagonal, MetricKind::Dense] {
+            let mut est = MetricEstimator::new(kind, 2);
+            let mut raw = MetricEstimator::new(MetricKind::Diagonal, 2);
+            for _ in 0..300 {
+                let z: [f64; 2] = [StandardNormal.sample(&mut rng), StandardNormal.sample(&mut rng)];
+                let x = [1e-3 * z[0], 2e-3 * z[1]];
+                est.add(&x);
+                raw.add(&x);
+            }
+            let mut s = [0.0; 2];
+            raw.sample_covariance(&mut s);
+            let diag = match est.estimate().unwrap() {
+                Metric::Diagonal { inverse_mass, .. } => inverse_mass,
+                Metric::Dense { inverse_mass, .. } => vec![inverse_mass[0], inverse_mass[3]],
+                Metric::Identity(_) => unreachable!(),
+            };
+            for j in 0..2 {
+                assert!((diag[j] / s[j] - 1.0).abs() < 0.02, "{kind:?}: {diag:?} vs {s:?}");
+            }
+        }
     }
 }

@@ -23,7 +23,7 @@ pub enum ExactKernel {
     Rwm,
     /// Adaptive Metropolis started from the Laplace covariance.
     AdaptiveMh,
-    /// HMC, dense metric started from the Laplace covariance.
+    /// HMC with the Laplace covariance as (fixed) dense metric and dual-averaging step size.
     Hmc,
 }
 
@@ -135,9 +135,14 @@ where
             driver.run(model, &inits, |_| AdaptiveMetropolis::new(cfg.clone()), sinks())?
         }
         ExactKernel::Hmc => {
+            // The Laplace metric, not one estimated from warmup draws: on tall-data posteriors
+            // it is nearly exact, while a dense estimate from ~500 warmup draws in d = 29 has
+            // eigenvalues spread by ~2.7× (measured on higgs-like n = 10⁵: min bulk ESS per
+            // draw 1.10 with the Laplace metric, 0.35 with the windowed estimate).
             let cfg = HmcConfig {
                 metric: MetricKind::Dense,
                 initial_metric: Some(Metric::dense(laplace.covariance.clone(), d)?),
+                adapt_metric: false,
                 ..Default::default()
             };
             driver.run(model, &inits, |_| Hmc::new(cfg.clone()), sinks())?
