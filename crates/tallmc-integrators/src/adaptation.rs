@@ -261,7 +261,8 @@ mod tests {
             let mut est = MetricEstimator::new(kind, 2);
             let mut raw = MetricEstimator::new(MetricKind::Diagonal, 2);
             for _ in 0..300 {
-                let z: [f64; 2] = [StandardNormal.sample(&mut rng), StandardNormal.sample(&mut rng)];
+                let z: [f64; 2] =
+                    [StandardNormal.sample(&mut rng), StandardNormal.sample(&mut rng)];
                 let x = [1e-3 * z[0], 2e-3 * z[1]];
                 est.add(&x);
                 raw.add(&x);

@@ -29,12 +29,15 @@ impl Report {
         self
     }
 
-    /// A table with a header row.
+    /// A table with a header row. A `|` inside a cell is escaped so it cannot split the cell.
     pub fn table(&mut self, header: &[&str], rows: &[Vec<String>]) -> &mut Self {
-        let _ = writeln!(self.text, "| {} |", header.join(" | "));
+        let cells = |r: &mut dyn Iterator<Item = &str>| {
+            r.map(|c| c.replace('|', "\\|")).collect::<Vec<_>>().join(" | ")
+        };
+        let _ = writeln!(self.text, "| {} |", cells(&mut header.iter().copied()));
         let _ = writeln!(self.text, "|{}", "---|".repeat(header.len()));
         for r in rows {
-            let _ = writeln!(self.text, "| {} |", r.join(" | "));
+            let _ = writeln!(self.text, "| {} |", cells(&mut r.iter().map(String::as_str)));
         }
         self.text.push('\n');
         self
@@ -84,6 +87,9 @@ mod tests {
         let mut r = Report::new("T");
         r.table(&["a", "b"], &[vec!["1".into(), "2".into()]]);
         assert!(r.as_str().contains("| a | b |\n|---|---|\n| 1 | 2 |"));
+        let mut r = Report::new("T");
+        r.table(&["|z|"], &[vec!["max |z| = 2".into()]]);
+        assert!(r.as_str().contains("| \\|z\\| |\n|---|\n| max \\|z\\| = 2 |"), "{}", r.as_str());
         assert_eq!(fmt_sig(0.012345, 3), "0.0123");
         assert_eq!(fmt_sig(12345.6, 3), "12346");
         assert_eq!(fmt_sig(1.5e-7, 2), "1.5e-7");
