@@ -149,15 +149,12 @@ impl<M: Terms + LogPrior + ?Sized> Kernel<M> for AdaptiveMetropolis {
             position,
         )?;
         let d = model.dim();
-        // Σ₀ = L Lᵀ, kept as the learned covariance until t₀.
-        let mut cov = vec![0.0; d * d];
-        let l = core.factor.lower();
-        for i in 0..d {
-            for j in 0..d {
-                cov[i * d + j] = (0..=i.min(j)).map(|k| l[i * d + k] * l[j * d + k]).sum();
-            }
-        }
-        self.covariance = cov;
+        // Σ₀ (validated by the core), kept as the learned covariance until t₀.
+        self.covariance = self.config.initial_covariance.clone().unwrap_or_else(|| {
+            let mut identity = vec![0.0; d * d];
+            (0..d).for_each(|j| identity[j * d + j] = 1.0);
+            identity
+        });
         self.core = Some(core);
         self.history = Some(MetricEstimator::new(MetricKind::Dense, d));
         self.scale = 2.4 / (d as f64).sqrt();
