@@ -26,7 +26,7 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Cmd {
-    /// Run reproduction suites; write target/reproduce/<suite>/{summary.json, report.md, *.svg}.
+    /// Run reproduction suites; write `target/reproduce/SUITE/{summary.json, report.md, *.svg}`.
     Reproduce {
         /// Suite to run (default: all of them, in order).
         suite: Option<String>,

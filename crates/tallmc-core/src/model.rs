@@ -24,7 +24,7 @@ pub trait Terms: Sync {
     /// Writes `out[k] = ℓ_{indices[k]}(θ)` for every k. Cost: `indices.len()` term evaluations.
     fn log_terms(&self, theta: &[f64], indices: &[u32], out: &mut [f64]);
 
-    /// Returns Σ_k ℓ_{indices[k]}(θ). Cost: `indices.len()` term evaluations.
+    /// Returns Σ_k ℓ_{indices\[k\]}(θ). Cost: `indices.len()` term evaluations.
     ///
     /// Provided in terms of [`Terms::log_terms`] with a stack buffer; models override it to
     /// skip storing the terms.
@@ -60,8 +60,8 @@ pub trait Terms: Sync {
 
 /// Per-datum gradients ∇ℓ_i(θ).
 pub trait TermGradients: Terms {
-    /// Writes `out[k] = ℓ_{indices[k]}(θ)` and **adds** Σ_k ∇ℓ_{indices[k]}(θ) into `grad_sum`.
-    /// Returns Σ_k ℓ_{indices[k]}(θ). Cost: `indices.len()` terms and gradients.
+    /// Writes `out[k] = ℓ_{indices[k]}(θ)` and **adds** Σ_k ∇ℓ_{indices\[k\]}(θ) into `grad_sum`.
+    /// Returns Σ_k ℓ_{indices\[k\]}(θ). Cost: `indices.len()` terms and gradients.
     fn log_terms_grad_sum(
         &self,
         theta: &[f64],
@@ -71,7 +71,7 @@ pub trait TermGradients: Terms {
     ) -> f64;
 
     /// Writes `out[k] = ℓ_{indices[k]}(θ)` and **overwrites** row k of `grads`
-    /// (`indices.len() × dim()`, row-major) with ∇ℓ_{indices[k]}(θ).
+    /// (`indices.len() × dim()`, row-major) with ∇ℓ_{indices\[k\]}(θ).
     /// Cost: `indices.len()` terms and gradients.
     fn log_terms_grads(&self, theta: &[f64], indices: &[u32], out: &mut [f64], grads: &mut [f64]);
 
@@ -108,10 +108,10 @@ pub trait TermGradients: Terms {
 /// implementations must exploit such structure rather than form d×d matrices per datum.
 pub trait TermHessians: TermGradients {
     /// **Overwrites** row k of `out` (`indices.len() × dim()`, row-major) with
-    /// ∇²ℓ_{indices[k]}(θ) · v. Cost: `indices.len()` Hessian evaluations.
+    /// ∇²ℓ_{indices\[k\]}(θ) · v. Cost: `indices.len()` Hessian evaluations.
     fn hessian_vector_products(&self, theta: &[f64], indices: &[u32], v: &[f64], out: &mut [f64]);
 
-    /// **Adds** Σ_k ∇²ℓ_{indices[k]}(θ) into `hess` (d × d, row-major, symmetric).
+    /// **Adds** Σ_k ∇²ℓ_{indices\[k\]}(θ) into `hess` (d × d, row-major, symmetric).
     /// Cost: `indices.len()` Hessian evaluations.
     fn sum_hessian(&self, theta: &[f64], indices: &[u32], hess: &mut [f64]);
 

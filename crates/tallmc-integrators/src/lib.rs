@@ -5,7 +5,7 @@
 //!
 //! * [`Metric`] — the Euclidean metric (inverse mass matrix Σ = M⁻¹): identity, diagonal or
 //!   dense; momentum draws p ~ N(0, M), velocities Σp, kinetic energy ½pᵀΣp;
-//! * [`leapfrog`] — the leapfrog (Störmer–Verlet) integrator for H(θ, p) = U(θ) + ½pᵀΣp over any
+//! * [`leapfrog()`] — the leapfrog (Störmer–Verlet) integrator for H(θ, p) = U(θ) + ½pᵀΣp over any
 //!   potential given as a closure, with divergence detection;
 //! * [`DualAveraging`] — Nesterov dual averaging of the step size (Hoffman & Gelman 2014, Alg. 5);
 //! * [`WarmupSchedule`] and [`MetricEstimator`] — Stan's windowed warmup: a fast initial buffer,
