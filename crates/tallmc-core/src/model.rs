@@ -160,6 +160,35 @@ pub trait LogPriorHessian: LogPrior {
     fn add_log_prior_hessian(&self, theta: &[f64], hess: &mut [f64]);
 }
 
+/// A distribution over binary vectors x ∈ {0, 1}^D written as a product of factors,
+/// P(x) ∝ Π_n f_n(x), seen through its Gibbs conditionals.
+///
+/// Updating variable i needs the log-odds
+///
+/// ```text
+/// log P(x_i = 1 | x_−i) / P(x_i = 0 | x_−i) = Σ_{n ∋ i} [log f_n(x_i = 1, x_−i) − log f_n(x_i = 0, x_−i)],
+/// ```
+///
+/// a sum over the factors touching i — a finite population a mean test can subsample (Austerity
+/// §5). Positions are f64 vectors of 0.0 / 1.0 so that binary chains use the same sinks as
+/// continuous ones.
+pub trait BinaryFactors: Sync {
+    /// Number of variables D.
+    fn num_variables(&self) -> usize;
+
+    /// Number of factors touching variable i (the population size of i's Gibbs test).
+    fn num_factors(&self, i: usize) -> usize;
+
+    /// Writes `out[k] = log f(x_i = 1, x_−i) − log f(x_i = 0, x_−i)` for the factor numbered
+    /// `factors[k]` among those touching i (numbers in `0..num_factors(i)`). Cost:
+    /// `factors.len()` factor evaluations (each reads two entries of a factor).
+    fn factor_log_ratios(&self, i: usize, x: &[f64], factors: &[u32], out: &mut [f64]);
+
+    /// A bound B_i ≥ max |log-ratio| over the factors touching i and all x, so that the
+    /// population's range is at most 2 B_i.
+    fn log_ratio_bound(&self, i: usize) -> f64;
+}
+
 /// Names of the parameters, for output files and summaries (e.g. `theta.1`, …, `theta.d`, or
 /// `mu`, `log_sigma`).
 pub trait ParameterNames {
