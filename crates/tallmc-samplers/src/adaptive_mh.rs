@@ -32,9 +32,9 @@
 use rand::Rng;
 use serde::Serialize;
 use tallmc_core::{Error, Kernel, LogPrior, Parallelism, Result, Terms};
-use tallmc_integrators::{DualAveraging, DualAveragingConfig, MetricEstimator, MetricKind};
 
-use crate::mh::{MhState, MhStats, RandomWalkCore};
+use crate::mh::{FullDataMh, MhState, MhStats};
+use crate::proposal::{RandomWalkProposal, RandomWalkProposalConfig};
 
 /// Settings of [`AdaptiveMetropolis`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -74,60 +74,30 @@ impl Default for AdaptiveMetropolisConfig {
 #[derive(Debug, Clone)]
 pub struct AdaptiveMetropolis {
     config: AdaptiveMetropolisConfig,
-    core: Option<RandomWalkCore>,
-    history: Option<MetricEstimator>,
-    covariance: Vec<f64>,
-    scale: f64,
-    tuner: Option<DualAveraging>,
-    adapting: bool,
-    iteration: usize,
+    core: Option<FullDataMh>,
+    walk: RandomWalkProposal,
 }
 
 impl AdaptiveMetropolis {
     /// A kernel with validated settings.
     pub fn new(config: AdaptiveMetropolisConfig) -> Result<Self> {
-        if !(config.ridge.is_finite() && config.ridge >= 0.0) {
-            return Err(Error::invalid("ridge", config.ridge, "a finite number ≥ 0"));
-        }
-        if config.update_every == 0 {
-            return Err(Error::invalid("update_every", 0, "at least 1"));
-        }
-        Ok(Self {
-            config,
-            core: None,
-            history: None,
-            covariance: Vec::new(),
-            scale: 0.0,
-            tuner: None,
-            adapting: false,
-            iteration: 0,
-        })
+        let walk = RandomWalkProposal::new(RandomWalkProposalConfig {
+            covariance: config.initial_covariance.clone(),
+            initial_scale: None,
+            adapt_scale: config.adapt_scale,
+            target_accept: Some(0.234),
+            adapt_covariance: true,
+            initial_iterations: config.initial_iterations,
+            ridge: config.ridge,
+            update_every: config.update_every,
+            adapt_after_warmup: config.adapt_after_warmup,
+        })?;
+        Ok(Self { config, core: None, walk })
     }
 
     /// The current proposal covariance C_t divided by the squared scale s² (row-major d × d).
     pub fn learned_covariance(&self) -> &[f64] {
-        &self.covariance
-    }
-
-    fn learn(&mut self, position: &[f64]) -> Result<()> {
-        let Some(history) = self.history.as_mut() else { return Ok(()) };
-        history.add(position);
-        self.iteration += 1;
-        let d = position.len();
-        let t0 = self.config.initial_iterations.unwrap_or(100.max(2 * d));
-        if self.iteration <= t0 || !self.iteration.is_multiple_of(self.config.update_every) {
-            return Ok(());
-        }
-        history.sample_covariance(&mut self.covariance);
-        let mean_var = (0..d).map(|j| self.covariance[j * d + j]).sum::<f64>() / d as f64;
-        for j in 0..d {
-            self.covariance[j * d + j] += self.config.ridge * mean_var;
-        }
-        // A degenerate history (e.g. nothing accepted yet) keeps the previous factor.
-        if let Some(core) = self.core.as_mut() {
-            let _ = core.factor.refactor(&self.covariance, "adaptive Metropolis covariance");
-        }
-        Ok(())
+        self.walk.covariance()
     }
 }
 
@@ -141,24 +111,9 @@ impl<M: Terms + LogPrior + ?Sized> Kernel<M> for AdaptiveMetropolis {
         position: &[f64],
         _rng: &mut R,
     ) -> Result<MhState> {
-        let (core, state) = RandomWalkCore::init(
-            model,
-            self.config.initial_covariance.as_deref(),
-            "initial covariance",
-            self.config.parallelism,
-            position,
-        )?;
-        let d = model.dim();
-        // Σ₀ (validated by the core), kept as the learned covariance until t₀.
-        self.covariance = self.config.initial_covariance.clone().unwrap_or_else(|| {
-            let mut identity = vec![0.0; d * d];
-            (0..d).for_each(|j| identity[j * d + j] = 1.0);
-            identity
-        });
+        self.walk.setup(model.dim())?;
+        let (core, state) = FullDataMh::init(model, self.config.parallelism, position)?;
         self.core = Some(core);
-        self.history = Some(MetricEstimator::new(MetricKind::Dense, d));
-        self.scale = 2.4 / (d as f64).sqrt();
-        self.iteration = 0;
         Ok(state)
     }
 
@@ -171,19 +126,11 @@ impl<M: Terms + LogPrior + ?Sized> Kernel<M> for AdaptiveMetropolis {
         let Some(core) = self.core.as_mut() else {
             return Err(Error::Other("AdaptiveMetropolis::step called before init".into()));
         };
-        let stats = core.step(model, state, self.scale, rng);
-        if self.adapting && self.config.adapt_after_warmup {
-            self.learn(&state.position)?;
-        }
-        Ok(stats)
+        Ok(core.step(model, state, &mut self.walk, rng))
     }
 
     fn begin_warmup(&mut self, _num_warmup: usize) {
-        self.adapting = true;
-        if self.config.adapt_scale && self.scale > 0.0 {
-            let cfg = DualAveragingConfig { target_accept: 0.234, ..Default::default() };
-            self.tuner = DualAveraging::new(cfg, self.scale).ok();
-        }
+        self.walk.begin_warmup();
     }
 
     fn adapt<R: Rng + ?Sized>(
@@ -193,37 +140,15 @@ impl<M: Terms + LogPrior + ?Sized> Kernel<M> for AdaptiveMetropolis {
         stats: &MhStats,
         _r: &mut R,
     ) -> Result<()> {
-        if let Some(t) = self.tuner.as_mut() {
-            t.update(stats.accept_stat);
-            self.scale = t.step_size();
-        }
-        if self.config.adapt_after_warmup {
-            // `step` already learns from every iteration.
-            return Ok(());
-        }
-        self.learn(&state.position)
+        self.walk.adapt(stats.accept_stat, &state.position);
+        Ok(())
     }
 
     fn end_warmup(&mut self) {
-        if let Some(t) = self.tuner.take() {
-            self.scale = t.final_step_size();
-        }
-        if !self.config.adapt_after_warmup {
-            self.adapting = false;
-        }
+        self.walk.end_warmup();
     }
 
     fn adaptation_report(&self) -> Vec<String> {
-        let d = self.core.as_ref().map_or(1, |c| c.factor.dim());
-        let mut lines = vec![
-            format!("Step size = {}", self.scale),
-            "Proposal covariance divided by the squared scale (row-major):".to_string(),
-        ];
-        lines.extend(
-            self.covariance
-                .chunks(d.max(1))
-                .map(|row| row.iter().map(|x| format!("{x:.6e}")).collect::<Vec<_>>().join(", ")),
-        );
-        lines
+        self.walk.describe()
     }
 }

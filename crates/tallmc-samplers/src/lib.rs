@@ -63,6 +63,7 @@ pub mod error;
 pub mod hmc;
 pub mod init;
 pub mod mh;
+pub mod proposal;
 pub mod rwm;
 pub mod sink;
 
@@ -77,4 +78,7 @@ pub use init::{
     uniform_positions,
 };
 pub use mh::{MhState, MhStats};
+pub use proposal::{
+    Proposal, RandomWalkProposal, RandomWalkProposalConfig, SgldProposal, SgldProposalConfig,
+};
 pub use rwm::{RandomWalkConfig, RandomWalkMetropolis};

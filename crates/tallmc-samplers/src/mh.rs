@@ -2,9 +2,9 @@
 //! random-walk proposal and the accept/reject step.
 
 use rand::{Rng, RngExt};
-use rand_distr::{Distribution, StandardNormal};
 use serde::Serialize;
-use tallmc_core::linalg::Cholesky;
+
+use crate::proposal::RandomWalkProposal;
 use tallmc_core::{
     ChainState, Error, EvalCounts, FullData, LogPrior, Parallelism, StepStats, Terms,
 };
@@ -70,43 +70,23 @@ impl StepStats for MhStats {
     }
 }
 
-/// What random-walk MH kernels share: the proposal θ′ = θ + s L z (z ~ N(0, I), Σ = L Lᵀ the
-/// proposal shape), the full-data evaluator, scratch, and evaluations not yet reported.
+/// What the full-data MH kernels share: the full-data evaluator, the proposal buffer, and
+/// evaluations not yet reported (the initial log density, reported with the first step).
 #[derive(Debug, Clone)]
-pub(crate) struct RandomWalkCore {
-    pub(crate) factor: Cholesky,
+pub(crate) struct FullDataMh {
     full: FullData,
-    z: Vec<f64>,
-    step: Vec<f64>,
     proposal: Vec<f64>,
     unreported: EvalCounts,
 }
 
-impl RandomWalkCore {
-    /// Validates the model, the proposal shape `covariance` (identity if `None`; `what` names it
-    /// in errors) and θ₀, and returns the core with the initial state. The N evaluations of
-    /// log π(θ₀) are reported with the first step.
+impl FullDataMh {
+    /// Validates θ₀ and returns the core with the initial state.
     pub(crate) fn init<M: Terms + LogPrior + ?Sized>(
         model: &M,
-        covariance: Option<&[f64]>,
-        what: &str,
         parallelism: Parallelism,
         position: &[f64],
     ) -> tallmc_core::Result<(Self, MhState)> {
         let d = model.dim();
-        if d == 0 {
-            return Err(Error::invalid("model dimension", 0, "at least 1"));
-        }
-        let factor = match covariance {
-            None => Cholesky::identity(d),
-            Some(c) if c.len() != d * d => {
-                return Err(Error::dimension(format!("{what} (d × d entries)"), d * d, c.len()));
-            }
-            Some(c) => {
-                tallmc_core::error::check_finite(what, c)?;
-                Cholesky::new(c, d, what)?
-            }
-        };
         tallmc_core::error::check_finite_vector("initial position", position, d)?;
         let mut full = FullData::for_model(model, parallelism);
         let log_density = full.log_posterior(model, position);
@@ -116,31 +96,21 @@ impl RandomWalkCore {
                 value: log_density,
             });
         }
-        let core = Self {
-            factor,
-            full,
-            z: vec![0.0; d],
-            step: vec![0.0; d],
-            proposal: vec![0.0; d],
-            unreported: EvalCounts::terms(model.num_terms()),
-        };
+        let core =
+            Self { full, proposal: vec![0.0; d], unreported: EvalCounts::terms(model.num_terms()) };
         Ok((core, MhState { position: position.to_vec(), log_density }))
     }
 
-    /// One MH step with scale s: propose, then accept with probability min{1, π(θ′)/π(θ)}.
-    /// Cost: N term evaluations, unless the prior density of θ′ is zero.
+    /// One MH step with a random-walk proposal: propose, then accept with probability
+    /// min{1, π(θ′)/π(θ)}. Cost: N term evaluations, unless the prior density of θ′ is zero.
     pub(crate) fn step<M: Terms + LogPrior + ?Sized, R: Rng + ?Sized>(
         &mut self,
         model: &M,
         state: &mut MhState,
-        scale: f64,
+        walk: &mut RandomWalkProposal,
         rng: &mut R,
     ) -> MhStats {
-        self.z.iter_mut().for_each(|x| *x = StandardNormal.sample(rng));
-        self.factor.mul_lower(&self.z, &mut self.step);
-        for ((o, t), s) in self.proposal.iter_mut().zip(&state.position).zip(&self.step) {
-            *o = t + scale * s;
-        }
+        walk.draw(&state.position, rng, &mut self.proposal);
         let n = model.num_terms();
         let log_prior = model.log_prior(&self.proposal);
         let (log_density, evals) = if log_prior == f64::NEG_INFINITY {
@@ -157,11 +127,12 @@ impl RandomWalkCore {
             state.position.copy_from_slice(&self.proposal);
             state.log_density = log_density;
         }
+        walk.observe(&state.position);
         MhStats {
             accept_stat,
             accepted,
             divergent,
-            scale,
+            scale: walk.scale(),
             evals: evals + std::mem::take(&mut self.unreported),
             batch_size: evals.terms,
         }

@@ -13,9 +13,9 @@
 use rand::Rng;
 use serde::Serialize;
 use tallmc_core::{Error, Kernel, LogPrior, Parallelism, Result, Terms};
-use tallmc_integrators::{DualAveraging, DualAveragingConfig};
 
-use crate::mh::{MhState, MhStats, RandomWalkCore};
+use crate::mh::{FullDataMh, MhState, MhStats};
+use crate::proposal::{RandomWalkProposal, RandomWalkProposalConfig};
 
 /// Settings of [`RandomWalkMetropolis`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -45,35 +45,30 @@ impl Default for RandomWalkConfig {
     }
 }
 
-/// Optimal-scaling acceptance target for a random walk in dimension `dim`.
-pub(crate) fn default_target(dim: usize) -> f64 {
-    if dim == 1 { 0.44 } else { 0.234 }
-}
-
 /// Random-walk Metropolis (see the module docs).
 #[derive(Debug, Clone)]
 pub struct RandomWalkMetropolis {
     config: RandomWalkConfig,
-    core: Option<RandomWalkCore>,
-    tuner: Option<DualAveraging>,
-    scale: f64,
+    core: Option<FullDataMh>,
+    walk: RandomWalkProposal,
 }
 
 impl RandomWalkMetropolis {
     /// A kernel with validated settings (the covariance is checked against the model in `init`).
     pub fn new(config: RandomWalkConfig) -> Result<Self> {
-        if let Some(s) = config.initial_scale {
-            tallmc_core::error::check_positive("initial_scale", s)?;
-        }
-        if let Some(t) = config.target_accept {
-            tallmc_core::error::check_unit_open("target_accept", t)?;
-        }
-        Ok(Self { config, core: None, tuner: None, scale: 0.0 })
+        let walk = RandomWalkProposal::new(RandomWalkProposalConfig {
+            covariance: config.proposal_covariance.clone(),
+            initial_scale: config.initial_scale,
+            adapt_scale: config.adapt_scale,
+            target_accept: config.target_accept,
+            ..Default::default()
+        })?;
+        Ok(Self { config, core: None, walk })
     }
 
     /// The current proposal scale s.
     pub fn scale(&self) -> f64 {
-        self.scale
+        self.walk.scale()
     }
 }
 
@@ -87,15 +82,9 @@ impl<M: Terms + LogPrior + ?Sized> Kernel<M> for RandomWalkMetropolis {
         position: &[f64],
         _rng: &mut R,
     ) -> Result<MhState> {
-        let (core, state) = RandomWalkCore::init(
-            model,
-            self.config.proposal_covariance.as_deref(),
-            "proposal covariance",
-            self.config.parallelism,
-            position,
-        )?;
+        self.walk.setup(model.dim())?;
+        let (core, state) = FullDataMh::init(model, self.config.parallelism, position)?;
         self.core = Some(core);
-        self.scale = self.config.initial_scale.unwrap_or(2.38 / (model.dim() as f64).sqrt());
         Ok(state)
     }
 
@@ -108,42 +97,29 @@ impl<M: Terms + LogPrior + ?Sized> Kernel<M> for RandomWalkMetropolis {
         let Some(core) = self.core.as_mut() else {
             return Err(Error::Other("RandomWalkMetropolis::step called before init".into()));
         };
-        Ok(core.step(model, state, self.scale, rng))
+        Ok(core.step(model, state, &mut self.walk, rng))
     }
 
     fn begin_warmup(&mut self, _num_warmup: usize) {
-        if self.config.adapt_scale && self.scale > 0.0 {
-            let d = self.core.as_ref().map_or(1, |c| c.factor.dim());
-            let target = self.config.target_accept.unwrap_or(default_target(d));
-            let cfg = DualAveragingConfig { target_accept: target, ..Default::default() };
-            self.tuner = DualAveraging::new(cfg, self.scale).ok();
-        }
+        self.walk.begin_warmup();
     }
 
     fn adapt<R: Rng + ?Sized>(
         &mut self,
         _m: &M,
-        _s: &mut MhState,
+        state: &mut MhState,
         stats: &MhStats,
         _r: &mut R,
     ) -> Result<()> {
-        if let Some(t) = self.tuner.as_mut() {
-            t.update(stats.accept_stat);
-            self.scale = t.step_size();
-        }
+        self.walk.adapt(stats.accept_stat, &state.position);
         Ok(())
     }
 
     fn end_warmup(&mut self) {
-        if let Some(t) = self.tuner.take() {
-            self.scale = t.final_step_size();
-        }
+        self.walk.end_warmup();
     }
 
     fn adaptation_report(&self) -> Vec<String> {
-        vec![
-            format!("Step size = {}", self.scale),
-            "(the step size is the random-walk scale s)".into(),
-        ]
+        self.walk.describe()
     }
 }
