@@ -57,6 +57,10 @@ impl MeanTest for ExactTest {
         Ok(Decision { above: mean > threshold, used, looks, mean, half_width: 0.0 })
     }
 
+    fn check_population_size(&self, n: usize) -> Result<()> {
+        if n == 0 { Err(Error::EmptyPopulation) } else { Ok(()) }
+    }
+
     fn needs_range(&self) -> bool {
         false
     }

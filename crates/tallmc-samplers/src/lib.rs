@@ -63,8 +63,10 @@ pub mod error;
 pub mod hmc;
 pub mod init;
 pub mod mh;
+pub mod minibatch_mh;
 pub mod proposal;
 pub mod rwm;
+pub mod sgld;
 pub mod sink;
 
 pub use adaptive_mh::{AdaptiveMetropolis, AdaptiveMetropolisConfig};
@@ -78,7 +80,11 @@ pub use init::{
     uniform_positions,
 };
 pub use mh::{MhState, MhStats};
+pub use minibatch_mh::{
+    MinibatchMh, MinibatchMhStats, MinibatchState, NoRange, RangeSource, TermBoundRange,
+};
 pub use proposal::{
     Proposal, RandomWalkProposal, RandomWalkProposalConfig, SgldProposal, SgldProposalConfig,
 };
 pub use rwm::{RandomWalkConfig, RandomWalkMetropolis};
+pub use sgld::{Sgld, SgldConfig, SgldStats};

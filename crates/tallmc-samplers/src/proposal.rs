@@ -48,6 +48,9 @@ pub trait Proposal<M: ?Sized> {
 
     /// The proposal's tuning, as lines for CSV comments. The first line is `Step size = …`.
     fn describe(&self) -> Vec<String>;
+
+    /// The current step size (random-walk scale s, or SGLD's α), for the `stepsize__` column.
+    fn step_size(&self) -> f64;
 }
 
 /// Settings of [`RandomWalkProposal`].
@@ -307,6 +310,9 @@ impl<M: Terms + ?Sized> Proposal<M> for RandomWalkProposal {
     fn describe(&self) -> Vec<String> {
         RandomWalkProposal::describe(self)
     }
+    fn step_size(&self) -> f64 {
+        self.scale
+    }
 }
 
 /// Settings of [`SgldProposal`].
@@ -446,5 +452,8 @@ impl<M: TermGradients + LogPrior + ?Sized> Proposal<M> for SgldProposal {
                 self.config.step_size, self.config.batch
             ),
         ]
+    }
+    fn step_size(&self) -> f64 {
+        self.config.step_size
     }
 }

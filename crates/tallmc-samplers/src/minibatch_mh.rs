@@ -1,0 +1,368 @@
+//! Minibatch Metropolis–Hastings: the accept/reject step as a sequential mean test on a
+//! subsample of the data (Korattikara, Chen & Welling 2014; Bardenet, Doucet & Holmes 2014).
+//!
+//! MH accepts θ′ ~ q(·|θ) iff log u < log π(θ′) − log π(θ) + log q(θ|θ′) − log q(θ′|θ), that is
+//! iff the mean over the N data points of l_i = ℓ_i(θ′) − ℓ_i(θ) exceeds
+//!
+//! ```text
+//! μ₀ = (1/N) log[ u p(θ) q(θ′|θ) / (p(θ′) q(θ|θ′)) ].
+//! ```
+//!
+//! [`MinibatchMh`] hands that question to any [`MeanTest`]: the population is the l_i, revealed
+//! in batches drawn without replacement. With [`ExactTest`](tallmc_bounds::ExactTest) this is
+//! exact MH; with Austerity's t-test it is approximate (error controlled by ε, bias not bounded
+//! in general); with the confidence sampler's bounds each decision is wrong with probability at
+//! most δ. The proposal is any [`Proposal`]: a random walk (scale tuned and covariance learned
+//! during warmup, as adaptive Metropolis) or an SGLD step.
+//!
+//! **Random streams.** Proposals and u come from the chain's RNG; the subsample indices come
+//! from a second ChaCha8 stream seeded at `init` from the chain's RNG. So the test used does not
+//! shift the proposals or the u's: runs with different tests (or batch sizes) see the same
+//! proposals and uniforms, and a test that ends up using all N values (Austerity with ε = 0, the
+//! confidence test with δ → 0) reproduces the exact run decision for decision.
+//!
+//! **Range.** Concentration-bound tests need a bound on max l_i − min l_i. Build the kernel with
+//! [`MinibatchMh::with_term_bounds`] on a model implementing [`TermBounds`]; the range is then
+//! 2·C(θ, θ′). A test that needs a range on a kernel without one is an error at `init`.
+//!
+//! **Cost.** Two term evaluations per value used (ℓ_i at θ and at θ′), plus the proposal's (SGLD:
+//! 2n gradients). The full likelihood is never evaluated, so `lp__` is reported as NaN.
+
+use std::marker::PhantomData;
+
+use rand::{Rng, RngExt, SeedableRng};
+use serde::Serialize;
+use tallmc_bounds::{MeanTest, Population};
+use tallmc_core::rng::ChainRng;
+use tallmc_core::subsample::WithoutReplacement;
+use tallmc_core::{
+    ChainState, Error, EvalCounts, Kernel, LogPrior, Result, StepStats, TermBounds, Terms,
+};
+
+use crate::proposal::Proposal;
+
+/// Values evaluated per model call when filling a batch (scratch size, not a statistical
+/// setting).
+const CHUNK: usize = 1024;
+
+/// Where a minibatch MH kernel gets the range bound the concentration-bound tests need.
+pub trait RangeSource<M: ?Sized> {
+    /// Whether [`RangeSource::range`] ever returns a value.
+    const AVAILABLE: bool;
+    /// A bound on max_i l_i − min_i l_i for l_i = ℓ_i(θ′) − ℓ_i(θ), if available.
+    fn range(model: &M, theta: &[f64], theta_prime: &[f64]) -> Option<f64>;
+}
+
+/// No range bound (enough for the exact test and Austerity's t-test).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoRange;
+
+impl<M: ?Sized> RangeSource<M> for NoRange {
+    const AVAILABLE: bool = false;
+    fn range(_: &M, _: &[f64], _: &[f64]) -> Option<f64> {
+        None
+    }
+}
+
+/// The range 2·C(θ, θ′) from the model's [`TermBounds`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TermBoundRange;
+
+impl<M: TermBounds + ?Sized> RangeSource<M> for TermBoundRange {
+    const AVAILABLE: bool = true;
+    fn range(model: &M, theta: &[f64], theta_prime: &[f64]) -> Option<f64> {
+        Some(2.0 * model.term_difference_bound(theta, theta_prime))
+    }
+}
+
+/// State of a minibatch MH chain.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MinibatchState {
+    /// θ.
+    pub position: Vec<f64>,
+}
+
+impl ChainState for MinibatchState {
+    fn position(&self) -> &[f64] {
+        &self.position
+    }
+    /// Not computed (the full likelihood is never evaluated): NaN.
+    fn log_density(&self) -> f64 {
+        f64::NAN
+    }
+}
+
+/// Stats of one minibatch MH step.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct MinibatchMhStats {
+    /// Whether θ′ was accepted (the test's decision).
+    pub accepted: bool,
+    /// Values l_i the test used.
+    pub used: usize,
+    /// `used / N`.
+    pub data_fraction: f64,
+    /// Batches (looks) the test took.
+    pub looks: usize,
+    /// The test's final uncertainty (c_t for bounds, the standard error for the t-test, 0 when
+    /// every value was used).
+    pub half_width: f64,
+    /// The threshold μ₀.
+    pub threshold: f64,
+    /// Proposal step size (random-walk scale or SGLD α).
+    pub step_size: f64,
+    /// Numerical trouble (a non-finite l_i, correction or threshold): rejected.
+    pub divergent: bool,
+    /// Per-datum evaluations: 2 terms per value used, plus the proposal's.
+    pub evals: EvalCounts,
+}
+
+impl StepStats for MinibatchMhStats {
+    const COLUMNS: &'static [&'static str] = &[
+        "accept_stat__",
+        "stepsize__",
+        "data_used__",
+        "data_fraction__",
+        "looks__",
+        "half_width__",
+        "divergent__",
+        "n_terms__",
+        "n_grads__",
+    ];
+    fn write_columns(&self, out: &mut [f64]) {
+        out[0] = f64::from(u8::from(self.accepted));
+        out[1] = self.step_size;
+        out[2] = self.used as f64;
+        out[3] = self.data_fraction;
+        out[4] = self.looks as f64;
+        out[5] = self.half_width;
+        out[6] = f64::from(u8::from(self.divergent));
+        out[7] = self.evals.terms as f64;
+        out[8] = self.evals.gradients as f64;
+    }
+    fn evals(&self) -> EvalCounts {
+        self.evals
+    }
+    /// 1 if accepted, 0 if not (the decision is hard).
+    fn accept_stat(&self) -> f64 {
+        f64::from(u8::from(self.accepted))
+    }
+    fn divergent(&self) -> bool {
+        self.divergent
+    }
+    fn batch_size(&self) -> u64 {
+        self.used as u64
+    }
+}
+
+/// The population l_i = ℓ_i(θ′) − ℓ_i(θ) of one MH decision.
+struct MhPopulation<'a, M: ?Sized> {
+    model: &'a M,
+    theta: &'a [f64],
+    theta_prime: &'a [f64],
+    sampler: &'a mut WithoutReplacement,
+    scratch: &'a mut [f64],
+    range: Option<f64>,
+}
+
+impl<M: Terms + ?Sized> Population for MhPopulation<'_, M> {
+    fn size(&self) -> usize {
+        self.model.num_terms()
+    }
+    fn drawn(&self) -> usize {
+        self.sampler.drawn().len()
+    }
+    fn draw<R: Rng + ?Sized>(&mut self, out: &mut [f64], rng: &mut R) {
+        for chunk in out.chunks_mut(CHUNK) {
+            let idx = self.sampler.draw(chunk.len(), rng);
+            let k = idx.len();
+            let at_theta = &mut self.scratch[..k];
+            self.model.log_terms(self.theta_prime, idx, &mut chunk[..k]);
+            self.model.log_terms(self.theta, idx, at_theta);
+            for (c, t) in chunk.iter_mut().zip(at_theta.iter()) {
+                *c -= t;
+            }
+        }
+    }
+    fn range(&self) -> Option<f64> {
+        self.range
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Running {
+    sampler: WithoutReplacement,
+    subsample_rng: ChainRng,
+    proposal: Vec<f64>,
+    scratch: Vec<f64>,
+    n: usize,
+}
+
+/// Minibatch MH with mean test `T`, proposal `P` and range source `B` (see the module docs).
+#[derive(Debug, Clone)]
+pub struct MinibatchMh<T, P, B = NoRange> {
+    test: T,
+    proposal: P,
+    running: Option<Running>,
+    range: PhantomData<B>,
+}
+
+impl<T: MeanTest, P> MinibatchMh<T, P, NoRange> {
+    /// A kernel deciding with `test` on proposals from `proposal`, without a range bound.
+    pub fn new(test: T, proposal: P) -> Self {
+        Self { test, proposal, running: None, range: PhantomData }
+    }
+}
+
+impl<T: MeanTest, P, B> MinibatchMh<T, P, B> {
+    /// The same kernel, taking the range bound from the model's [`TermBounds`] (needed by the
+    /// concentration-bound tests).
+    pub fn with_term_bounds(self) -> MinibatchMh<T, P, TermBoundRange> {
+        MinibatchMh { test: self.test, proposal: self.proposal, running: None, range: PhantomData }
+    }
+
+    /// The mean test.
+    pub fn test(&self) -> &T {
+        &self.test
+    }
+
+    /// The proposal.
+    pub fn proposal(&self) -> &P {
+        &self.proposal
+    }
+}
+
+impl<M, T, P, B> Kernel<M> for MinibatchMh<T, P, B>
+where
+    M: Terms + LogPrior + ?Sized,
+    T: MeanTest,
+    P: Proposal<M>,
+    B: RangeSource<M>,
+{
+    type State = MinibatchState;
+    type Stats = MinibatchMhStats;
+
+    fn init<R: Rng + ?Sized>(
+        &mut self,
+        model: &M,
+        position: &[f64],
+        rng: &mut R,
+    ) -> Result<MinibatchState> {
+        let (d, n) = (model.dim(), model.num_terms());
+        if d == 0 {
+            return Err(Error::invalid("model dimension", 0, "at least 1"));
+        }
+        tallmc_core::error::check_finite_vector("initial position", position, d)?;
+        let lp = model.log_prior(position);
+        if !lp.is_finite() {
+            return Err(Error::NonFiniteLogDensity {
+                what: format!("the prior at {position:?}"),
+                value: lp,
+            });
+        }
+        self.test.check_population_size(n).map_err(|e| Error::Other(format!("mean test: {e}")))?;
+        if self.test.needs_range() && !B::AVAILABLE {
+            let name = self.test.describe().first().map_or("test".to_string(), |(_, v)| v.clone());
+            return Err(Error::Other(format!(
+                "the {name} test needs a bound on the range of ℓ_i(θ′) − ℓ_i(θ): build the kernel with \
+                 `with_term_bounds()` on a model with term bounds"
+            )));
+        }
+        self.proposal.init(model)?;
+        let subsample_rng = ChainRng::seed_from_u64(rng.random::<u64>());
+        self.running = Some(Running {
+            sampler: WithoutReplacement::new(n)?,
+            subsample_rng,
+            proposal: vec![0.0; d],
+            scratch: vec![0.0; CHUNK],
+            n,
+        });
+        Ok(MinibatchState { position: position.to_vec() })
+    }
+
+    fn step<R: Rng + ?Sized>(
+        &mut self,
+        model: &M,
+        state: &mut MinibatchState,
+        rng: &mut R,
+    ) -> Result<MinibatchMhStats> {
+        let Some(r) = self.running.as_mut() else {
+            return Err(Error::Other("MinibatchMh::step called before init".into()));
+        };
+        let (log_correction, proposal_evals) =
+            self.proposal.propose(model, &state.position, &mut r.proposal, rng);
+        let u: f64 = rng.random();
+        let lp = model.log_prior(&state.position);
+        let lp_prime = model.log_prior(&r.proposal);
+        let threshold = (u.ln() + lp - lp_prime - log_correction) / r.n as f64;
+        let mut stats = MinibatchMhStats {
+            accepted: false,
+            used: 0,
+            data_fraction: 0.0,
+            looks: 0,
+            half_width: f64::NAN,
+            threshold,
+            step_size: self.proposal.step_size(),
+            divergent: false,
+            evals: proposal_evals,
+        };
+        if lp_prime == f64::NEG_INFINITY || threshold == f64::INFINITY {
+            // Zero prior (or proposal) density at θ′: rejected without looking at the data.
+        } else if threshold.is_nan() || log_correction.is_nan() {
+            stats.divergent = true;
+        } else {
+            r.sampler.reset();
+            let mut population = MhPopulation {
+                model,
+                theta: &state.position,
+                theta_prime: &r.proposal,
+                sampler: &mut r.sampler,
+                scratch: &mut r.scratch,
+                range: B::range(model, &state.position, &r.proposal),
+            };
+            let decision = self.test.decide(&mut population, threshold, &mut r.subsample_rng);
+            let used = r.sampler.drawn().len();
+            stats.used = used;
+            stats.data_fraction = used as f64 / r.n as f64;
+            stats.evals += EvalCounts::terms(2 * used);
+            match decision {
+                Ok(d) => {
+                    stats.accepted = d.above;
+                    stats.looks = d.looks;
+                    stats.half_width = d.half_width;
+                }
+                Err(tallmc_bounds::Error::NonFiniteValue { .. }) => stats.divergent = true,
+                Err(e) => return Err(Error::Other(format!("mean test: {e}"))),
+            }
+        }
+        if stats.accepted {
+            state.position.copy_from_slice(&r.proposal);
+        }
+        self.proposal.observe(&state.position);
+        Ok(stats)
+    }
+
+    fn begin_warmup(&mut self, _num_warmup: usize) {
+        self.proposal.begin_warmup();
+    }
+
+    fn adapt<R: Rng + ?Sized>(
+        &mut self,
+        _m: &M,
+        state: &mut MinibatchState,
+        stats: &MinibatchMhStats,
+        _r: &mut R,
+    ) -> Result<()> {
+        self.proposal.adapt(stats.accept_stat(), &state.position);
+        Ok(())
+    }
+
+    fn end_warmup(&mut self) {
+        self.proposal.end_warmup();
+    }
+
+    fn adaptation_report(&self) -> Vec<String> {
+        let mut lines = self.proposal.describe();
+        lines.extend(self.test.describe().into_iter().map(|(k, v)| format!("{k} = {v}")));
+        lines
+    }
+}
