@@ -29,7 +29,7 @@ where
     let d = model.d;
     let config =
         RunConfig { num_warmup: 1000, num_draws: draws, num_chains: 4, seed, save_warmup: false };
-    let out = sample_in_memory(model, config, &[mean.clone()], make).unwrap();
+    let out = sample_in_memory(model, config, std::slice::from_ref(&mean), make).unwrap();
     let chains: Vec<&[f64]> = out.iter().map(|c| c.sink.draws.as_slice()).collect();
     let names: Vec<String> = (0..d).map(|j| format!("t{j}")).collect();
     let s = summarize(&names, &Draws::new(&chains, d).unwrap()).unwrap();
