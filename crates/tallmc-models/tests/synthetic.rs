@@ -139,3 +139,49 @@ fn value_stability() {
     assert_eq!(h.data.x()[..3], [1.0, 0.8599159933949986, -0.05328664978754446]);
     assert_eq!(h.data.y(), [1.0, 0.0, 0.0, 1.0, 1.0]);
 }
+
+#[test]
+fn issue3_stand_ins_have_their_documented_laws() {
+    // MNIST-like: column variances λ_k, sd(xᵀθ) = 4, balanced classes; train/test disjoint draws.
+    let (train, test) = synthetic::mnist_like(20_000, 2_000, 3).unwrap();
+    assert_eq!((train.data.len(), test.len(), train.data.num_covariates()), (20_000, 2_000, 50));
+    let x = train.data.x();
+    for k in [0usize, 9, 49] {
+        let var = (0..20_000).map(|i| x[i * 50 + k].powi(2)).sum::<f64>() / 20_000.0;
+        let want = synthetic::mnist_like_variance(k + 1);
+        // Sample variance of 20,000 normals: relative sd √(2/20,000) = 1%; allow 5 sd.
+        assert!((var / want - 1.0).abs() < 0.05, "column {k}: {var} vs {want}");
+    }
+    let eta: Vec<f64> =
+        (0..20_000).map(|i| (0..50).map(|k| x[i * 50 + k] * train.theta_true[k]).sum()).collect();
+    let sd = (eta.iter().map(|e| e * e).sum::<f64>() / 20_000.0).sqrt();
+    assert!((sd - 4.0).abs() < 0.2, "sd(xᵀθ) = {sd}");
+    let mean_y = train.data.y().iter().sum::<f64>() / 20_000.0;
+    assert!((mean_y - 0.5).abs() < 0.03, "mean y = {mean_y}");
+    // KDD-like: intercept column of ones, standardized binary flags.
+    let kdd = synthetic::kdd_like(20_000, 4).unwrap();
+    let x = kdd.data.x();
+    assert!((0..20_000).all(|i| x[i * 41] == 1.0));
+    for j in [21usize, 30, 40] {
+        let col: Vec<f64> = (0..20_000).map(|i| x[i * 41 + j]).collect();
+        let m = col.iter().sum::<f64>() / 20_000.0;
+        let v = col.iter().map(|c| (c - m).powi(2)).sum::<f64>() / 20_000.0;
+        assert!(m.abs() < 0.05 && (v - 1.0).abs() < 0.06, "flag {j}: mean {m}, var {v}");
+    }
+    // Two-class 2-D: class-conditional means (±1, 0).
+    let two = synthetic::two_class_2d(40_000, 5).unwrap();
+    let (x, y) = (two.data.x(), two.data.y());
+    let (mut s1, mut n1) = (0.0, 0.0);
+    for i in 0..40_000 {
+        if y[i] == 1.0 {
+            s1 += x[i * 2];
+            n1 += 1.0;
+        }
+    }
+    assert!((s1 / n1 - 1.0).abs() < 0.03 && (n1 / 40_000.0 - 0.5).abs() < 0.02);
+    // Thread-count independence.
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    let again = pool.install(|| synthetic::kdd_like(20_000, 4).unwrap());
+    assert_eq!(again.data.x(), kdd.data.x());
+    assert_eq!(again.data.y(), kdd.data.y());
+}
