@@ -8,6 +8,7 @@
 
 #![warn(missing_docs)]
 
+pub mod audit;
 pub mod context;
 pub mod error;
 pub mod exact;

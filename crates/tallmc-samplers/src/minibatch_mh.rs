@@ -320,7 +320,12 @@ where
                 range: B::range(model, &state.position, &r.proposal),
             };
             let decision = self.test.decide(&mut population, threshold, &mut r.subsample_rng);
-            let used = r.sampler.drawn().len();
+            // The values the test reports using (an auditing wrapper may draw more, for
+            // diagnostics only); on an error, everything drawn.
+            let used = match &decision {
+                Ok(d) => d.used,
+                Err(_) => r.sampler.drawn().len(),
+            };
             stats.used = used;
             stats.data_fraction = used as f64 / r.n as f64;
             stats.evals += EvalCounts::terms(2 * used);
