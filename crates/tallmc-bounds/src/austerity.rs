@@ -198,12 +198,12 @@ impl MeanTest for AusterityTest {
         if n == 0 {
             return Err(Error::EmptyPopulation);
         }
-        let expected = format!("at most the population size N = {n}");
+        let expected = || format!("at most the population size N = {n}");
         if self.config.first_batch() > n {
-            return Err(Error::invalid("first_batch", self.config.first_batch(), expected));
+            return Err(Error::invalid("first_batch", self.config.first_batch(), expected()));
         }
         if self.config.batch > n {
-            return Err(Error::invalid("batch", self.config.batch, expected));
+            return Err(Error::invalid("batch", self.config.batch, expected()));
         }
         Ok(())
     }
