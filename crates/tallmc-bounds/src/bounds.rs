@@ -8,7 +8,7 @@
 //!
 //! | bound | c_t | reference |
 //! |---|---|---|
-//! | Hoeffding–Serfling | R √(ρ_t log(2/δ) / (2t)) | Bardenet & Maillard (2015), Cor. 2.5 (improving Serfling 1974, Cor. 1.1) |
+//! | Hoeffding–Serfling | R √(ρ_t log(2/δ) / (2t)) | Bardenet & Maillard (2015), Cor. 2.5 (improving Serfling 1974) |
 //! | empirical Bernstein | σ̂_t √(2 log(3/δ) / t) + 3 R log(3/δ) / t | Audibert, Munos & Szepesvári (2009), Thm. 1; BDH (2014), eq. (9) |
 //! | empirical Bernstein–Serfling | σ̂_t √(2 ρ_t log(10/δ) / t) + κ R log(10/δ) / t | Bardenet & Maillard (2015), Thm. 4.3 (arXiv v1: Thm. 3), two-sided |
 //!
@@ -37,7 +37,7 @@ pub const KAPPA_BERNSTEIN_SERFLING: f64 = 7.0 / 3.0 + 3.0 / std::f64::consts::SQ
 ///   whatever the data).
 /// * [`BoundKind::EmpiricalBernstein`] leads with the sample standard deviation σ̂_t, so it is
 ///   far tighter than Hoeffding when σ̂ ≪ R; it ignores the finite population (no ρ_t) and is
-///   valid without replacement by Hoeffding's (1963, §6) reduction.
+///   valid without replacement by Hoeffding's (1963, Thm. 4) reduction.
 /// * [`BoundKind::EmpiricalBernsteinSerfling`] has both the σ̂ lead and the factor ρ_t → 0 as t
 ///   → N; its range term has a larger constant (κ ≈ 4.45 vs 3) and log(10/δ) vs log(3/δ). This is
 ///   the bound of all experiments of Bardenet, Doucet & Holmes (2014, §4) and the default.

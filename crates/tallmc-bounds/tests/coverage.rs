@@ -6,7 +6,7 @@
 //! A wrong decision is one that differs from the exact decision (sign of population mean −
 //! threshold). The range bound is the exact max − min of each population. δ = 0.2 is large
 //! enough that a test whose error rate exceeded its budget would be caught (the allowance is
-//! about 0.2 + 0.04 per cell of 1 000 decisions, 0.2 + 0.01 pooled over 24 000).
+//! about 0.2 + 0.065 per cell of 1 000 decisions, 0.2 + 0.013 pooled over 24 000).
 
 mod common;
 
