@@ -217,3 +217,58 @@ impl MeanTest for AusterityTest {
         ]
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::SlicePopulation;
+    use tallmc_core::rng::chain_rng;
+
+    #[test]
+    fn a_sample_without_spread_is_inconclusive() {
+        // 999 zeros and one 1000: mean 1 > 0.5. The literal rule (|t| = ∞ on a constant sample)
+        // would answer "below" from almost every first batch; here the test keeps drawing until
+        // it meets the 1000, after which the sample mean is ≥ 1 and every decision is right.
+        let mut values = vec![0.0; 999];
+        values.push(1000.0);
+        let mut pop = SlicePopulation::new(&values, None).unwrap();
+        let mut test = AusterityTest::new(AusterityConfig::new(0.2, 10)).unwrap();
+        let mut rng = chain_rng(5, 0);
+        for _ in 0..200 {
+            pop.reset();
+            let d = test.decide(&mut pop, 0.5, &mut rng).unwrap();
+            assert!(d.above, "{d:?}");
+        }
+        // A constant population is decided exactly, from every value.
+        let constant = vec![3.0; 1000];
+        let mut pop = SlicePopulation::new(&constant, None).unwrap();
+        let d = test.decide(&mut pop, 2.0, &mut rng).unwrap();
+        assert!(d.above && d.used == 1000 && d.half_width == 0.0);
+    }
+
+    #[test]
+    fn decisions_report_the_standard_error_and_the_looks() {
+        let values: Vec<f64> = (0..5_000).map(|i| ((i * 37) % 101) as f64).collect();
+        let mut pop = SlicePopulation::new(&values, None).unwrap();
+        let mut test =
+            AusterityTest::new(AusterityConfig::new(0.05, 100).with_first_batch(40)).unwrap();
+        let d = test.decide(&mut pop, 30.0, &mut chain_rng(1, 0)).unwrap();
+        assert!(d.above);
+        assert_eq!(d.used, 40 + 100 * (d.looks - 1));
+        assert!(d.half_width > 0.0);
+        // Stopped because the p-value fell below ε: |t| above the t quantile.
+        let t = (d.mean - 30.0) / d.half_width;
+        let q = StudentsT::new(0.0, 1.0, d.used as f64 - 1.0).unwrap().sf(t.abs());
+        assert!(q < 0.05);
+        assert_eq!(
+            test.describe(),
+            vec![
+                ("test".to_string(), "austerity".to_string()),
+                ("epsilon".to_string(), "0.05".to_string()),
+                ("batch".to_string(), "100".to_string()),
+                ("first_batch".to_string(), "40".to_string()),
+            ]
+        );
+        assert_eq!(AusterityConfig::new(0.1, 300).first_batch(), 300);
+    }
+}

@@ -236,3 +236,37 @@ impl MeanTest for ConfidenceTest {
         ]
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::SlicePopulation;
+    use tallmc_core::rng::chain_rng;
+
+    #[test]
+    fn stops_at_scheduled_looks_with_the_bound_it_reports() {
+        let values: Vec<f64> = (0..50_000).map(|i| ((i * 7919) % 1000) as f64 / 1000.0).collect();
+        let range = SlicePopulation::exact_range(&values);
+        let mut pop = SlicePopulation::new(&values, Some(range)).unwrap();
+        for kind in BoundKind::ALL {
+            let mut test = ConfidenceTest::new(ConfidenceConfig::new(kind, 0.05)).unwrap();
+            pop.reset();
+            let d = test.decide(&mut pop, 0.45, &mut chain_rng(2, 0)).unwrap();
+            assert!(d.above);
+            let sizes: Vec<usize> = test.schedule().sizes(values.len()).collect();
+            assert_eq!(d.used, sizes[d.looks - 1], "{kind}");
+            assert!(d.used < values.len());
+            assert!((d.mean - 0.45).abs() > d.half_width);
+            // The reported half-width is c_t at the look's level.
+            let delta = test.schedule().delta_at(d.looks);
+            let c_no_sd = half_width_ln(kind, d.used, values.len(), 0.0, range, -delta.ln());
+            assert!(d.half_width >= c_no_sd * (1.0 - 1e-12));
+        }
+        let test = ConfidenceTest::new(ConfidenceConfig::default()).unwrap();
+        let described = test.describe();
+        let keys: Vec<&str> = described.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, ["test", "bound", "delta", "p", "gamma", "first_batch"]);
+        assert_eq!(described[1].1, "empirical-bernstein-serfling");
+        assert_eq!(described[2].1, "0.01");
+    }
+}

@@ -1,6 +1,6 @@
 //! The confidence sampler's stopping schedule: when to look at the data and with what error.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::{Error, Result};
 
@@ -25,7 +25,8 @@ use crate::{Error, Result};
 /// assert!((s.delta_at(1) - 0.005).abs() < 1e-15); // (p − 1) δ / (p · 1^p)
 /// # Ok::<(), tallmc_bounds::Error>(())
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+/// Serializable for output files; not deserializable, so that every schedule is validated.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Schedule {
     first_batch: usize,
     gamma: f64,
