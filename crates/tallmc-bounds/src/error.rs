@@ -25,6 +25,17 @@ pub enum Error {
     /// The population's range bound is not a finite number ≥ 0.
     #[error("invalid range bound {0}: expected a finite number ≥ 0")]
     InvalidRange(f64),
+    /// The values drawn spread over more than the population's range bound, so the bound is
+    /// wrong and a concentration-bound test would lose its guarantee.
+    #[error(
+        "the values drawn span {observed}, more than the population's range bound {bound}; fix the model's term bounds"
+    )]
+    RangeExceeded {
+        /// max − min of the values drawn so far.
+        observed: f64,
+        /// The range bound given by the population.
+        bound: f64,
+    },
     /// A population value is NaN or infinite.
     #[error("population value {value} (draw {index}) is not finite")]
     NonFiniteValue {
@@ -36,6 +47,14 @@ pub enum Error {
     /// The threshold is NaN.
     #[error("the threshold is NaN")]
     NanThreshold,
+    /// The population already had values drawn when a test started.
+    #[error(
+        "the population has {drawn} values drawn already; prepare (reset) it before each decision"
+    )]
+    PopulationNotReset {
+        /// How many values were drawn.
+        drawn: usize,
+    },
     /// The population is empty.
     #[error("the population is empty; a mean test needs at least one value")]
     EmptyPopulation,

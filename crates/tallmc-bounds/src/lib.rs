@@ -12,18 +12,38 @@
 //!   bound on their range;
 //! * [`MeanTest`] — decides from a population and a threshold, reporting a [`Decision`] (the
 //!   answer and how many values it used);
-//! * [`ExactTest`] — uses every value: the exact MH / Gibbs decision.
+//! * [`ExactTest`] — uses every value: the exact MH / Gibbs decision;
+//! * [`AusterityTest`] — the sequential Student-t test of Korattikara, Chen & Welling (2014):
+//!   cheap, approximate, no guarantee (knob ε; ε = 0 is exact);
+//! * [`ConfidenceTest`] — the concentration-bound test of Bardenet, Doucet & Holmes (2014):
+//!   the decision differs from the exact one with probability at most δ, for any population with
+//!   a known range bound;
+//! * [`bounds`] — the Hoeffding–Serfling, empirical Bernstein and empirical Bernstein–Serfling
+//!   half-widths, and [`Schedule`] — the confidence test's look sizes and error budget.
 //!
-//! Samplers are generic over [`MeanTest`], so a new test plugs into every one of them.
+//! Samplers are generic over [`MeanTest`], so a new test plugs into every one of them. Tests own
+//! their scratch buffers: after the first decision, deciding allocates nothing.
+//!
+//! The mathematics, the guarantees, the costs and measured error rates are in
+//! `docs/methods/mean-tests.md`.
 
 #![warn(missing_docs)]
 
+pub mod austerity;
+pub mod bounds;
+pub mod confidence;
 pub mod error;
 pub mod exact;
 pub mod population;
+pub mod schedule;
+mod stats;
 pub mod test;
 
+pub use austerity::{AusterityConfig, AusterityTest};
+pub use bounds::{BoundKind, half_width, half_width_ln, serfling_rho};
+pub use confidence::{ConfidenceConfig, ConfidenceTest};
 pub use error::{Error, Result};
 pub use exact::ExactTest;
 pub use population::SlicePopulation;
+pub use schedule::Schedule;
 pub use test::{Decision, MeanTest, Population};

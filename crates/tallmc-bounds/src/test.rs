@@ -51,8 +51,11 @@ pub struct Decision {
 pub trait MeanTest {
     /// Decides whether the mean of `population` exceeds `threshold`.
     ///
+    /// The population must be freshly prepared (`drawn() == 0`).
+    ///
     /// Errors: a test that needs a range on a population without one, a non-finite value, an
-    /// empty population, a NaN threshold.
+    /// empty population or one too small for the test's batches, a population with values
+    /// already drawn, a NaN threshold.
     fn decide<P: Population + ?Sized, R: Rng + ?Sized>(
         &mut self,
         population: &mut P,
@@ -67,6 +70,14 @@ pub trait MeanTest {
 
     /// Whether [`MeanTest::decide`] needs [`Population::range`].
     fn needs_range(&self) -> bool;
+
+    /// Checks that the test can run on populations of `n` values, so that a kernel reports a
+    /// bad setting when it is built or initialized rather than in the middle of sampling.
+    ///
+    /// Errors: `n` = 0 ([`crate::Error::EmptyPopulation`]); a (first) batch larger than `n`
+    /// ([`crate::Error::InvalidParameter`] naming the batch and N). [`MeanTest::decide`] makes the
+    /// same check.
+    fn check_population_size(&self, n: usize) -> Result<()>;
 
     /// The test's name and settings as `key = value` pairs, for output files (so that the
     /// approximation used, e.g. Austerity's ε, is never hidden).
