@@ -69,10 +69,6 @@ impl MeanTest for ExactTest {
         })
     }
 
-    fn check_population_size(&self, n: usize) -> Result<()> {
-        if n == 0 { Err(Error::EmptyPopulation) } else { Ok(()) }
-    }
-
     fn needs_range(&self) -> bool {
         false
     }

@@ -63,11 +63,6 @@ pub trait MeanTest {
         rng: &mut R,
     ) -> Result<Decision>;
 
-    /// Checks that the test can run on populations of size `n` (e.g. that its batch is not
-    /// larger than N): kernels call this when they start, so that a bad setting is an error
-    /// before sampling rather than during it.
-    fn check_population_size(&self, n: usize) -> Result<()>;
-
     /// Whether [`MeanTest::decide`] needs [`Population::range`].
     fn needs_range(&self) -> bool;
 
