@@ -61,6 +61,11 @@ impl MeanTest for ExactTest {
         false
     }
 
+    /// Any N ≥ 1.
+    fn check_population_size(&self, n: usize) -> Result<()> {
+        if n == 0 { Err(Error::EmptyPopulation) } else { Ok(()) }
+    }
+
     fn describe(&self) -> Vec<(String, String)> {
         vec![("test".into(), "exact".into())]
     }

@@ -63,6 +63,11 @@ pub trait MeanTest {
     /// Whether [`MeanTest::decide`] needs [`Population::range`].
     fn needs_range(&self) -> bool;
 
+    /// Checks, before sampling starts, that the test can decide on populations of `n` values
+    /// (e.g. that a t-test's first batch fits). Samplers call it from their `init` for every
+    /// population size they will use, so a bad setting fails early with a clear message.
+    fn check_population_size(&self, n: usize) -> Result<()>;
+
     /// The test's name and settings as `key = value` pairs, for output files (so that the
     /// approximation used, e.g. Austerity's ε, is never hidden).
     fn describe(&self) -> Vec<(String, String)>;
