@@ -145,7 +145,11 @@ impl ThreeWayMrf {
     pub fn random(d: usize, log_potential_sd: f64, seed: u64) -> Result<Self> {
         check_variables(d)?;
         if !(log_potential_sd.is_finite() && log_potential_sd >= 0.0) {
-            return Err(Error::invalid("log_potential_sd", log_potential_sd, "a finite number ≥ 0"));
+            return Err(Error::invalid(
+                "log_potential_sd",
+                log_potential_sd,
+                "a finite number ≥ 0",
+            ));
         }
         let mut rng = data_rng(seed, TAG_MRF, 0);
         let n = 8 * num_triples(d);
@@ -467,14 +471,22 @@ pub fn state_index(x: &[f64], d: usize) -> Result<usize> {
         ));
     }
     if x.len() != d {
-        return Err(Error::DimensionMismatch { what: "binary state".into(), expected: d, found: x.len() });
+        return Err(Error::DimensionMismatch {
+            what: "binary state".into(),
+            expected: d,
+            found: x.len(),
+        });
     }
     let mut s = 0;
     for (v, &xv) in x.iter().enumerate() {
         if xv == 1.0 {
             s |= 1 << v;
         } else if xv != 0.0 {
-            return Err(Error::invalid("binary state entry", format!("{xv} (variable {v})"), "0 or 1"));
+            return Err(Error::invalid(
+                "binary state entry",
+                format!("{xv} (variable {v})"),
+                "0 or 1",
+            ));
         }
     }
     Ok(s)

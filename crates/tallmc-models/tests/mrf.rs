@@ -43,7 +43,10 @@ fn factor_numbering_is_a_bijection_onto_the_pairs_of_other_variables() {
             let mut seen = HashSet::new();
             for p in 0..n {
                 let (j, k) = mrf.factor_pair(i, p).unwrap();
-                assert!(j < k && k < d && j != i && k != i, "D = {d}, i = {i}, p = {p}: ({j}, {k})");
+                assert!(
+                    j < k && k < d && j != i && k != i,
+                    "D = {d}, i = {i}, p = {p}: ({j}, {k})"
+                );
                 assert!(seen.insert((j, k)), "pair ({j}, {k}) repeated for i = {i}");
             }
             assert_eq!(seen.len(), n);
@@ -210,12 +213,8 @@ fn marginals_sum_the_joint() {
 
 #[test]
 fn empirical_marginal_counts_configurations() {
-    let draws: Vec<Vec<f64>> = vec![
-        vec![1.0, 0.0, 1.0],
-        vec![1.0, 1.0, 1.0],
-        vec![0.0, 0.0, 1.0],
-        vec![1.0, 0.0, 0.0],
-    ];
+    let draws: Vec<Vec<f64>> =
+        vec![vec![1.0, 0.0, 1.0], vec![1.0, 1.0, 1.0], vec![0.0, 0.0, 1.0], vec![1.0, 0.0, 0.0]];
     let m = empirical_marginal(draws.iter().map(Vec::as_slice), &[2, 0]).unwrap();
     // Configurations (x_2, x_0) with x_2 the low bit: (1,1) ×2, (1,0) ×1, (0,1) ×1.
     assert_eq!(m, vec![0.0, 0.25, 0.25, 0.5]);

@@ -502,8 +502,7 @@ where
         let update = decide_update(model, test, sampler.as_mut(), range, i, x, u, rng)?;
         ones += usize::from(update.one);
         looks += update.looks;
-        fraction_sum +=
-            if n == 0 { 1.0 } else { update.used as f64 / update.population as f64 };
+        fraction_sum += if n == 0 { 1.0 } else { update.used as f64 / update.population as f64 };
     }
     Ok(EmpiricalConditional {
         reps,
