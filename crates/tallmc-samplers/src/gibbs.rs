@@ -356,8 +356,8 @@ impl<M: BinaryFactors + ?Sized, T: MeanTest> Kernel<M> for ApproximateGibbs<T> {
         rng: &mut R,
     ) -> Result<GibbsState> {
         let d = model.num_variables();
-        if d == 0 {
-            return Err(Error::invalid("number of variables D", 0, "at least 1"));
+        if d == 0 || u32::try_from(d).is_err() {
+            return Err(Error::invalid("number of variables D", d, "1 ≤ D ≤ 2^32 − 1"));
         }
         check_binary_state("initial position", position, d)?;
         let mut by_size: HashMap<usize, usize> = HashMap::new();
@@ -404,7 +404,8 @@ impl<M: BinaryFactors + ?Sized, T: MeanTest> Kernel<M> for ApproximateGibbs<T> {
         for s in 0..d {
             let i = match self.config.scan {
                 Scan::Systematic => s,
-                Scan::Random => rng.random_range(0..d),
+                // d ≤ u32::MAX (checked at init): variables are drawn as u32.
+                Scan::Random => rng.random_range(0..d as u32) as usize,
             };
             let u: f64 = rng.sample(Open01);
             let sampler = work.sampler_of[i].map(|k| &mut work.samplers[k]);
