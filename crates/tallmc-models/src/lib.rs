@@ -47,6 +47,7 @@ mod gaussian;
 mod gaussian_mean;
 mod linear;
 mod logistic;
+pub mod mrf;
 mod prior;
 pub mod synthetic;
 
@@ -59,3 +60,4 @@ pub use gaussian::Gaussian;
 pub use gaussian_mean::GaussianMean;
 pub use linear::LinearRegression;
 pub use logistic::LogisticRegression;
+pub use mrf::{ExactJoint, ThreeWayMrf};

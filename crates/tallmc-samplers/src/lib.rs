@@ -60,6 +60,7 @@
 pub mod adaptive_mh;
 pub mod driver;
 pub mod error;
+pub mod gibbs;
 pub mod hmc;
 pub mod init;
 pub mod mh;
@@ -74,6 +75,10 @@ pub use driver::{
     ChainOutput, ChainReport, Driver, NoProgress, Progress, RunConfig, sample_in_memory,
 };
 pub use error::{Result, SamplerError};
+pub use gibbs::{
+    ApproximateGibbs, EmpiricalConditional, GibbsConfig, GibbsState, GibbsStats, Scan,
+    empirical_conditional,
+};
 pub use hmc::{Hmc, HmcConfig, HmcState, HmcStats};
 pub use init::{
     InitStrategy, Initialization, Laplace, NewtonOptions, initialize, laplace_approximation,
