@@ -46,6 +46,25 @@ pub enum SamplerKind {
     AdaptiveMh,
     /// Hamiltonian Monte Carlo with dual-averaging step size and metric adaptation.
     Hmc,
+    /// Austerity MH (Korattikara et al. 2014): random-walk proposals accepted by a sequential
+    /// Student-t test on minibatches drawn without replacement (--epsilon, --batch). Approximate:
+    /// each decision may differ from exact MH; ε controls how often.
+    Austerity,
+    /// The confidence sampler (Bardenet et al. 2014): the accept/reject decision by exact
+    /// concentration bounds for sampling without replacement (--bound, --delta, --gamma); each
+    /// decision differs from exact MH with probability ≤ δ. Needs term bounds (not --model linear).
+    Confidence,
+}
+
+/// Concentration bound of the confidence sampler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BoundArg {
+    /// Hoeffding–Serfling (range only).
+    HoeffdingSerfling,
+    /// Empirical Bernstein (Audibert et al. 2009).
+    Bernstein,
+    /// Empirical Bernstein–Serfling (Bardenet & Maillard 2015).
+    BernsteinSerfling,
 }
 
 /// How chains start.
@@ -146,6 +165,37 @@ pub struct SampleArgs {
     /// HMC integration time λ (in units of the adapted metric). [default: π/2]
     #[arg(long, value_name = "T")]
     pub trajectory_length: Option<f64>,
+
+    /// Austerity: ε ∈ [0, 1), the per-look error level of the t-test (0 = exact MH).
+    /// [default: 0.05]
+    #[arg(long, value_name = "E")]
+    pub epsilon: Option<f64>,
+
+    /// Austerity: minibatch size m added at each look, 1 ≤ m ≤ N. [default: min(500, N)]
+    #[arg(long, value_name = "M")]
+    pub batch: Option<usize>,
+
+    /// Austerity / confidence: size of the first look (Austerity ≥ 2). [default: the batch
+    /// (Austerity); 100 (confidence)]
+    #[arg(long, value_name = "K")]
+    pub first_batch: Option<usize>,
+
+    /// Confidence: the concentration bound.
+    #[arg(long, value_enum)]
+    pub bound: Option<BoundArg>,
+
+    /// Confidence: δ ∈ (0, 1), the probability that a decision differs from exact MH.
+    /// [default: 0.01]
+    #[arg(long, value_name = "D")]
+    pub delta: Option<f64>,
+
+    /// Confidence: geometric growth γ > 1 of the subsample between looks. [default: 2]
+    #[arg(long, value_name = "G")]
+    pub gamma: Option<f64>,
+
+    /// Confidence: exponent p > 1 of the error schedule δ_k = (p − 1)δ/(p k^p). [default: 2]
+    #[arg(long, value_name = "P")]
+    pub p: Option<f64>,
 
     /// Worker threads for the chains and the full-data sums. [default: all cores]
     #[arg(long, value_name = "N")]

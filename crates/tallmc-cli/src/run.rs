@@ -5,8 +5,12 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use serde::Serialize;
+use tallmc_bounds::{
+    AusterityConfig, AusterityTest, BoundKind, ConfidenceConfig, ConfidenceTest, MeanTest,
+};
 use tallmc_core::{
-    EvalCounts, LogPrior, LogPriorHessian, ParameterNames, TermGradients, TermHessians, Terms,
+    EvalCounts, LogPrior, LogPriorHessian, ParameterNames, TermBounds, TermGradients, TermHessians,
+    Terms,
 };
 use tallmc_diagnostics::{Draws, Summary, summarize};
 use tallmc_integrators::{Metric, MetricKind};
@@ -16,11 +20,11 @@ use tallmc_models::{
 use tallmc_samplers::sink::{CsvSink, MemorySink, Tee};
 use tallmc_samplers::{
     AdaptiveMetropolis, AdaptiveMetropolisConfig, ChainOutput, Driver, Hmc, HmcConfig, Laplace,
-    NewtonOptions, RandomWalkConfig, RandomWalkMetropolis, RunConfig, laplace_approximation,
-    uniform_positions,
+    MinibatchMh, NewtonOptions, RandomWalkConfig, RandomWalkMetropolis, RandomWalkProposal,
+    RandomWalkProposalConfig, RunConfig, laplace_approximation, uniform_positions,
 };
 
-use crate::args::{InitKind, MetricArg, ModelKind, SampleArgs, SamplerKind};
+use crate::args::{BoundArg, InitKind, MetricArg, ModelKind, SampleArgs, SamplerKind};
 
 /// What every model used by the CLI provides.
 pub trait CliModel:
@@ -72,7 +76,140 @@ fn check_flags(a: &SampleArgs) -> Result<()> {
     if a.threads == Some(0) {
         bail!("--threads 0: expected at least 1 thread");
     }
+    let austerity_flags = [("--epsilon", a.epsilon.is_some()), ("--batch", a.batch.is_some())];
+    let confidence_flags = [
+        ("--bound", a.bound.is_some()),
+        ("--delta", a.delta.is_some()),
+        ("--gamma", a.gamma.is_some()),
+        ("--p", a.p.is_some()),
+    ];
+    for (flag, given) in austerity_flags {
+        if given && a.sampler != SamplerKind::Austerity {
+            bail!("{flag} applies only to --sampler austerity");
+        }
+    }
+    for (flag, given) in confidence_flags {
+        if given && a.sampler != SamplerKind::Confidence {
+            bail!("{flag} applies only to --sampler confidence");
+        }
+    }
+    if a.first_batch.is_some()
+        && !matches!(a.sampler, SamplerKind::Austerity | SamplerKind::Confidence)
+    {
+        bail!("--first-batch applies only to --sampler austerity or confidence");
+    }
+    if a.sampler != SamplerKind::Hmc
+        && (a.trajectory_length.is_some() || a.metric != MetricArg::Laplace)
+    {
+        bail!("--trajectory-length and --metric apply only to --sampler hmc");
+    }
     Ok(())
+}
+
+/// The Austerity test of the arguments, checked against N.
+fn austerity_test(a: &SampleArgs, n: usize) -> Result<AusterityTest> {
+    if let Some(m) = a.batch
+        && m > n
+    {
+        bail!("--batch {m}: expected at most the number of data points N = {n}");
+    }
+    let mut cfg = AusterityConfig::new(a.epsilon.unwrap_or(0.05), a.batch.unwrap_or(n.min(500)));
+    if let Some(k) = a.first_batch {
+        cfg = cfg.with_first_batch(k);
+    }
+    let test = AusterityTest::new(cfg)?;
+    test.check_population_size(n)?;
+    Ok(test)
+}
+
+/// The confidence test of the arguments, checked against N.
+fn confidence_test(a: &SampleArgs, n: usize) -> Result<ConfidenceTest> {
+    let bound = match a.bound.unwrap_or(BoundArg::BernsteinSerfling) {
+        BoundArg::HoeffdingSerfling => BoundKind::HoeffdingSerfling,
+        BoundArg::Bernstein => BoundKind::EmpiricalBernstein,
+        BoundArg::BernsteinSerfling => BoundKind::EmpiricalBernsteinSerfling,
+    };
+    let mut cfg = ConfidenceConfig::new(bound, a.delta.unwrap_or(0.01));
+    if let Some(g) = a.gamma {
+        cfg = cfg.with_gamma(g);
+    }
+    if let Some(p) = a.p {
+        cfg = cfg.with_p(p);
+    }
+    if let Some(k) = a.first_batch {
+        cfg = cfg.with_first_batch(k.min(n));
+        if k > n {
+            bail!("--first-batch {k}: expected at most the number of data points N = {n}");
+        }
+    }
+    let test = ConfidenceTest::new(cfg)?;
+    test.check_population_size(n)?;
+    Ok(test)
+}
+
+type Outputs = Vec<ChainOutput<Tee<MemorySink, CsvSink>>>;
+
+/// Running the confidence sampler needs the model's term bounds: implemented per model.
+pub trait RunConfidence: CliModel {
+    /// Runs minibatch MH with the confidence test (or explains why the model cannot).
+    fn run_confidence(
+        &self,
+        driver: &Driver<'_>,
+        inits: &[Vec<f64>],
+        test: &ConfidenceTest,
+        walk: &RandomWalkProposalConfig,
+        sinks: Vec<Tee<MemorySink, CsvSink>>,
+    ) -> Result<Outputs>;
+}
+
+fn confidence_with_bounds<M: CliModel + TermBounds>(
+    model: &M,
+    driver: &Driver<'_>,
+    inits: &[Vec<f64>],
+    test: &ConfidenceTest,
+    walk: &RandomWalkProposalConfig,
+    sinks: Vec<Tee<MemorySink, CsvSink>>,
+) -> Result<Outputs> {
+    let make = |_| {
+        Ok(MinibatchMh::new(test.clone(), RandomWalkProposal::new(walk.clone())?)
+            .with_term_bounds())
+    };
+    Ok(driver.run(model, inits, make, sinks)?)
+}
+
+macro_rules! confidence_via_bounds {
+    ($($model:ty),*) => {$(
+        impl RunConfidence for $model {
+            fn run_confidence(
+                &self,
+                driver: &Driver<'_>,
+                inits: &[Vec<f64>],
+                test: &ConfidenceTest,
+                walk: &RandomWalkProposalConfig,
+                sinks: Vec<Tee<MemorySink, CsvSink>>,
+            ) -> Result<Outputs> {
+                confidence_with_bounds(self, driver, inits, test, walk, sinks)
+            }
+        }
+    )*};
+}
+
+confidence_via_bounds!(LogisticRegression, Gaussian, GaussianMean);
+
+impl RunConfidence for LinearRegression {
+    fn run_confidence(
+        &self,
+        _driver: &Driver<'_>,
+        _inits: &[Vec<f64>],
+        _test: &ConfidenceTest,
+        _walk: &RandomWalkProposalConfig,
+        _sinks: Vec<Tee<MemorySink, CsvSink>>,
+    ) -> Result<Outputs> {
+        bail!(
+            "--sampler confidence needs a bound on |ℓ_i(θ′) − ℓ_i(θ)| and --model linear has none \
+             (its terms are unbounded in θ); use --sampler austerity or an exact sampler"
+        )
+    }
 }
 
 /// Runs `tallmc sample`.
@@ -112,7 +249,7 @@ fn rayon_pool(threads: usize) -> Result<()> {
         .with_context(|| format!("cannot start {threads} worker threads"))
 }
 
-fn run_model<M: CliModel>(
+fn run_model<M: RunConfidence>(
     model: &M,
     args: &SampleArgs,
     n: usize,
@@ -120,6 +257,15 @@ fn run_model<M: CliModel>(
 ) -> Result<()> {
     let d = model.dim();
     let names = model.parameter_names();
+    // Minibatch tests first: a bad setting is an error before any work.
+    let austerity = match args.sampler {
+        SamplerKind::Austerity => Some(austerity_test(args, n)?),
+        _ => None,
+    };
+    let confidence = match args.sampler {
+        SamplerKind::Confidence => Some(confidence_test(args, n)?),
+        _ => None,
+    };
     let laplace = laplace_approximation(model, &vec![0.0; d], NewtonOptions::default())
         .context("cannot find the posterior mode to start from (Newton's method)")?;
     let inits = match args.init {
@@ -149,7 +295,20 @@ fn run_model<M: CliModel>(
         MetricArg::Diag => MetricKind::Diagonal,
         MetricArg::Dense | MetricArg::Laplace => MetricKind::Dense,
     };
-    let comments = config_comments(args, n, d);
+    let mut comments = config_comments(args, n, d);
+    let test_description = austerity
+        .as_ref()
+        .map(|t| t.describe())
+        .or_else(|| confidence.as_ref().map(|t| t.describe()))
+        .unwrap_or_default();
+    comments.extend(test_description.iter().cloned());
+    // The minibatch kernels' random walk: Laplace shape, scale tuned and covariance learned in
+    // warmup (as adaptive Metropolis).
+    let walk = RandomWalkProposalConfig {
+        covariance: Some(laplace.covariance.clone()),
+        adapt_covariance: true,
+        ..Default::default()
+    };
     let driver = Driver::new(run).parameter_names(names.clone()).comments(comments);
     let outputs = match args.sampler {
         SamplerKind::Rwm => {
@@ -180,8 +339,18 @@ fn run_model<M: CliModel>(
             Hmc::new(cfg.clone())?;
             driver.run(model, &inits, |_| Hmc::new(cfg.clone()), sinks)?
         }
+        SamplerKind::Austerity => {
+            let test = austerity.context("Austerity test")?;
+            let make =
+                |_| Ok(MinibatchMh::new(test.clone(), RandomWalkProposal::new(walk.clone())?));
+            driver.run(model, &inits, make, sinks)?
+        }
+        SamplerKind::Confidence => {
+            let test = confidence.context("confidence test")?;
+            model.run_confidence(&driver, &inits, &test, &walk, sinks)?
+        }
     };
-    write_summary(args, model, n, &names, &laplace, setup_seconds, &outputs)
+    write_summary(args, model, n, &names, &laplace, setup_seconds, &test_description, &outputs)
 }
 
 fn initial_metric(laplace: &Laplace, kind: MetricKind) -> Result<Metric> {
@@ -272,6 +441,8 @@ struct SummaryFile<'a> {
     parameters: &'a [Summary],
     totals: Totals,
     laplace_mode: &'a [f64],
+    /// The mean test of minibatch samplers and its settings (ε, δ, …), empty otherwise.
+    test: std::collections::BTreeMap<String, String>,
     adaptation: Vec<Vec<String>>,
 }
 
@@ -282,6 +453,7 @@ fn write_summary<M: CliModel>(
     names: &[String],
     laplace: &Laplace,
     setup_seconds: f64,
+    test: &[(String, String)],
     outputs: &[ChainOutput<Tee<MemorySink, CsvSink>>],
 ) -> Result<()> {
     let d = model.dim();
@@ -325,6 +497,7 @@ fn write_summary<M: CliModel>(
         parameters: &parameters,
         totals,
         laplace_mode: &laplace.mode,
+        test: test.iter().cloned().collect(),
         adaptation: outputs.iter().map(|o| o.report.adaptation.clone()).collect(),
     };
     let path = args.out.join("summary.json");

@@ -219,3 +219,61 @@ fn help_documents_every_flag() {
         assert!(help.contains(flag), "--help does not mention {flag}");
     }
 }
+
+#[test]
+fn minibatch_samplers_report_their_test_and_data_fraction() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("y.csv");
+    let ys = write_gaussian_csv(&data, 20_000);
+    // Closed form for the Gaussian mean with known σ = 2 and prior N(0, 10²).
+    let precision = 1.0 / 100.0 + ys.len() as f64 / 4.0;
+    let mean = ys.iter().sum::<f64>() / 4.0 / precision;
+    for (sampler, extra) in
+        [("confidence", vec!["--delta", "0.01"]), ("austerity", vec!["--epsilon", "0.05"])]
+    {
+        let out = dir.path().join(sampler);
+        let mut args = vec![
+            "sample",
+            "--model",
+            "gaussian-mean",
+            "--sigma",
+            "2",
+            "--data",
+            data.to_str().unwrap(),
+            "--sampler",
+            sampler,
+            "--chains",
+            "2",
+            "--warmup",
+            "500",
+            "--draws",
+            "2000",
+            "--seed",
+            "4",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend(extra.iter());
+        let o = tallmc(&args);
+        assert!(o.status.success(), "{sampler}: {}", stderr(&o));
+        let summary: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
+                .unwrap();
+        assert_eq!(summary["test"]["test"], sampler);
+        let fraction = summary["totals"]["data_fraction_per_iteration"].as_f64().unwrap();
+        assert!(fraction > 0.0 && fraction <= 1.0, "{sampler}: fraction {fraction}");
+        let csv = std::fs::read_to_string(out.join("chain_1.csv")).unwrap();
+        assert!(csv.contains(&format!("# test = {sampler}")), "the test is recorded in the CSV");
+        if sampler == "confidence" {
+            // Each decision differs from exact MH with probability ≤ δ = 0.01: the posterior
+            // mean is within Monte Carlo error of the closed form.
+            let p = &summary["parameters"][0];
+            let (m, mc) = (p["mean"].as_f64().unwrap(), p["mcse_mean"].as_f64().unwrap());
+            assert!((m - mean).abs() < 4.0 * mc, "confidence: mean {m} vs {mean} (mcse {mc})");
+            assert!(csv.contains("# delta = 0.01"));
+        } else {
+            assert!(csv.contains("# epsilon = 0.05"), "Austerity's ε must be in the CSV comments");
+            assert!(fraction < 1.0, "Austerity at ε = 0.05 should decide on subsamples");
+        }
+    }
+}
