@@ -8,6 +8,7 @@
 #![doc = include_str!("../../../README.md")]
 #![warn(missing_docs)]
 
+pub use tallmc_bounds as bounds;
 pub use tallmc_core as core;
 pub use tallmc_diagnostics as diagnostics;
 pub use tallmc_integrators as integrators;
@@ -16,10 +17,14 @@ pub use tallmc_samplers as samplers;
 
 /// The names most programs need.
 pub mod prelude {
+    pub use tallmc_bounds::{
+        AusterityConfig, AusterityTest, BoundKind, ConfidenceConfig, ConfidenceTest, ExactTest,
+        MeanTest, Population,
+    };
     pub use tallmc_core::rng::{chain_rng, setup_rng};
     pub use tallmc_core::{
-        ChainState, EvalCounts, FullData, Kernel, LogPrior, LogPriorHessian, Parallelism,
-        ParameterNames, StepStats, TermBounds, TermGradients, TermHessians, Terms,
+        BinaryFactors, ChainState, EvalCounts, FullData, Kernel, LogPrior, LogPriorHessian,
+        Parallelism, ParameterNames, StepStats, TermBounds, TermGradients, TermHessians, Terms,
     };
     pub use tallmc_diagnostics::{
         Draws, Summary, ess_bulk, ess_tail, inefficiency_factor, mcse_mean, rhat, summarize,
@@ -27,12 +32,13 @@ pub mod prelude {
     pub use tallmc_integrators::{Metric, MetricKind};
     pub use tallmc_models::{
         Dataset, DesignOptions, Gaussian, GaussianMean, LinearRegression, LoadOptions,
-        LogisticRegression, synthetic,
+        LogisticRegression, ThreeWayMrf, synthetic,
     };
     pub use tallmc_samplers::sink::{CsvSink, DrawSink, MemorySink, Tee};
     pub use tallmc_samplers::{
-        AdaptiveMetropolis, AdaptiveMetropolisConfig, Driver, Hmc, HmcConfig, InitStrategy,
-        Laplace, NewtonOptions, RandomWalkConfig, RandomWalkMetropolis, RunConfig,
-        laplace_approximation, sample_in_memory,
+        AdaptiveMetropolis, AdaptiveMetropolisConfig, ApproximateGibbs, Driver, GibbsConfig, Hmc,
+        HmcConfig, InitStrategy, Laplace, MinibatchMh, NewtonOptions, Proposal, RandomWalkConfig,
+        RandomWalkMetropolis, RandomWalkProposal, RandomWalkProposalConfig, RunConfig, Sgld,
+        SgldConfig, SgldProposal, SgldProposalConfig, laplace_approximation, sample_in_memory,
     };
 }
