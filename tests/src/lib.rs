@@ -5,15 +5,4 @@
 //! `TALLMC_SEED_OFFSET` to check that they pass at other seeds too (snapshot tests, which pin
 //! one seed's numbers, are skipped then).
 
-/// Tolerance of statistical tests, in Monte Carlo standard errors.
-pub const Z_MAX: f64 = 4.0;
-
-/// `TALLMC_SEED_OFFSET`, or 0.
-pub fn seed_offset() -> u64 {
-    std::env::var("TALLMC_SEED_OFFSET").ok().and_then(|s| s.parse().ok()).unwrap_or(0)
-}
-
-/// `seed` shifted by [`seed_offset`].
-pub fn seed(seed: u64) -> u64 {
-    seed + seed_offset()
-}
+pub use tallmc_testkit::{Z_MAX, seed, seed_offset};

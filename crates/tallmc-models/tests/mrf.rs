@@ -18,10 +18,7 @@ use tallmc_models::{Error, ThreeWayMrf};
 /// Absolute tolerance for sums of a few hundred log-ratios of size O(1).
 const SUM_TOL: f64 = 1e-10;
 
-fn seed(base: u64) -> u64 {
-    let offset = std::env::var("TALLMC_SEED_OFFSET").ok().and_then(|s| s.parse::<u64>().ok());
-    base.wrapping_add(offset.unwrap_or(0))
-}
+use tallmc_testkit::seed;
 
 fn random_state(d: usize, rng: &mut impl RngExt) -> Vec<f64> {
     (0..d).map(|_| if rng.random::<bool>() { 1.0 } else { 0.0 }).collect()

@@ -2,9 +2,8 @@
 //! running in parallel do not interfere) around every hot-path method of every model, on owned
 //! and memory-mapped data, with and without standardization.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::sync::Arc;
+use tallmc_testkit::{CountingAllocator, allocations};
 
 use tallmc_core::{TermBounds, TermHessians};
 use tallmc_models::{
@@ -12,37 +11,8 @@ use tallmc_models::{
     read_binary, synthetic, write_binary,
 };
 
-/// The test's only unsafe code: a global allocator that forwards to `System` and counts.
-struct Counting;
-
-thread_local! {
-    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
-}
-
-#[allow(unsafe_code)]
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
-        // SAFETY: forwarded unchanged to the system allocator.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: forwarded unchanged to the system allocator.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
-        // SAFETY: forwarded unchanged to the system allocator.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
-
-fn allocations() -> usize {
-    ALLOCATIONS.with(Cell::get)
-}
+static GLOBAL: CountingAllocator = CountingAllocator;
 
 /// Runs every batch method of `m` with preallocated buffers; returns the allocations made.
 fn count<M: TermHessians>(m: &M, theta: &[f64], v: &[f64]) -> usize {

@@ -22,9 +22,7 @@ const Z_MAX: f64 = 4.0;
 
 /// Seeds 1–4, shifted by `TALLMC_SEED_OFFSET` (to check that the tests pass with other seeds).
 fn seeds() -> [u64; 4] {
-    let offset: u64 =
-        std::env::var("TALLMC_SEED_OFFSET").ok().and_then(|s| s.parse().ok()).unwrap_or(0);
-    [1, 2, 3, 4].map(|s| s + offset)
+    [1, 2, 3, 4].map(tallmc_testkit::seed)
 }
 
 fn check<K, F>(name: &str, model: &LinearGaussian, warmup: usize, draws: usize, make: F)

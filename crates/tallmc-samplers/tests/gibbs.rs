@@ -17,9 +17,6 @@
 
 #![allow(clippy::print_stderr)]
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
 use rand::{Rng, RngExt};
 use tallmc_bounds::{Decision, ExactTest, MeanTest, Population};
 use tallmc_core::rng::chain_rng;
@@ -31,45 +28,15 @@ use tallmc_samplers::{
     ApproximateGibbs, GibbsConfig, GibbsStats, RunConfig, Scan, empirical_conditional,
     sample_in_memory,
 };
+use tallmc_testkit::{CountingAllocator, allocations};
 
-/// Tolerance in standard errors for every statistical check.
-const Z_MAX: f64 = 4.0;
-
-fn seed(base: u64) -> u64 {
-    let offset: u64 =
-        std::env::var("TALLMC_SEED_OFFSET").ok().and_then(|s| s.parse().ok()).unwrap_or(0);
-    base.wrapping_add(offset)
-}
+use tallmc_testkit::{Z_MAX, seed};
 
 // ---------------------------------------------------------------------------------------------
 // Allocation counting (per thread, so tests running in parallel do not disturb each other).
 
-struct Counting;
-
-thread_local! {
-    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
-}
-
-// SAFETY: forwards to the system allocator; only counts.
-#[allow(unsafe_code)]
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
-
-fn allocations() -> usize {
-    ALLOCATIONS.with(Cell::get)
-}
+static GLOBAL: CountingAllocator = CountingAllocator;
 
 // ---------------------------------------------------------------------------------------------
 // Test-local tests and models.

@@ -15,9 +15,7 @@ use tallmc_samplers::{
     SgldProposal, SgldProposalConfig, sample_in_memory,
 };
 
-fn offset() -> u64 {
-    std::env::var("TALLMC_SEED_OFFSET").ok().and_then(|s| s.parse().ok()).unwrap_or(0)
-}
+use tallmc_testkit::seed_offset as offset;
 
 /// (mean z, sd z) per coordinate against the closed form.
 fn z_scores<K, F>(model: &LinearGaussian, draws: usize, seed: u64, make: F) -> Vec<(f64, f64)>

@@ -4,9 +4,6 @@
 
 mod common;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
 use common::LinearGaussian;
 use tallmc_core::rng::chain_rng;
 use tallmc_core::{Kernel, Parallelism};
@@ -15,33 +12,10 @@ use tallmc_samplers::{
     AdaptiveMetropolis, AdaptiveMetropolisConfig, Hmc, HmcConfig, RandomWalkConfig,
     RandomWalkMetropolis,
 };
-
-struct Counting;
-
-thread_local! {
-    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
-}
-
-// SAFETY: forwards to the system allocator; only counts.
-#[allow(unsafe_code)]
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
+use tallmc_testkit::{CountingAllocator, allocations};
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
-
-fn allocations() -> usize {
-    ALLOCATIONS.with(Cell::get)
-}
+static GLOBAL: CountingAllocator = CountingAllocator;
 
 fn steps_allocate_nothing<K: Kernel<LinearGaussian>>(name: &str, mut kernel: K) {
     let model = LinearGaussian::new(5_000, 3, 1);

@@ -8,13 +8,7 @@ use tallmc_core::rng::{ChainRng, chain_rng, setup_rng};
 
 /// `base` plus the optional environment variable `TALLMC_SEED_OFFSET` (u64, default 0), so that
 /// every statistical test can be re-run with other seeds.
-pub fn seed(base: u64) -> u64 {
-    let offset = std::env::var("TALLMC_SEED_OFFSET")
-        .ok()
-        .and_then(|s| s.trim().parse::<u64>().ok())
-        .unwrap_or(0);
-    base.wrapping_add(offset)
-}
+pub use tallmc_testkit::seed;
 
 /// The RNG of one simulation stream.
 pub fn rng(base: u64, stream: usize) -> ChainRng {
