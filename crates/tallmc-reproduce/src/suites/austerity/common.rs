@@ -147,6 +147,17 @@ pub struct ImportanceSample {
     pub evals: u64,
 }
 
+/// Posterior moments from [`ImportanceSample::moments`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Moments {
+    /// Means.
+    pub mean: Vec<f64>,
+    /// Variances.
+    pub variance: Vec<f64>,
+    /// MCSEs of the variances.
+    pub variance_mcse: Vec<f64>,
+}
+
 /// Draws per parallel block (block b uses chain stream `stream_base + b`).
 const IS_BLOCK: usize = 64;
 
@@ -251,7 +262,8 @@ impl ImportanceSample {
             .unzip()
     }
 
-    /// Posterior variances of every coordinate with their Monte Carlo standard errors.
+    /// Posterior means and variances of every coordinate, with the variances' Monte Carlo
+    /// standard errors.
     ///
     /// With a_i = θ_ij − θ*_j and S = (Σ_L)_jj, whose expectations under the Laplace
     /// approximation q are known (E_q a = 0, E_q a² = S), the self-normalized estimates use them
@@ -265,10 +277,10 @@ impl ImportanceSample {
     /// are nearly equal (their error is driven by w̄ − 1, not by the spread of a²). The MCSE is
     /// √(mean ψ²/n) with the influence ψ_i = w̄_i(a_i² − Ê a²) − (a_i² − S) − 2 Ê a
     /// [w̄_i(a_i − Ê a) − a_i].
-    pub fn variances(&self, laplace: &Laplace) -> (Vec<f64>, Vec<f64>) {
+    pub fn moments(&self, laplace: &Laplace) -> Moments {
         let d = self.dim;
         let n = self.len() as f64;
-        (0..d)
+        let per: Vec<(f64, f64, f64)> = (0..d)
             .map(|j| {
                 let s = laplace.covariance[j * d + j];
                 let a: Vec<f64> =
@@ -283,9 +295,14 @@ impl ImportanceSample {
                     let p1 = w[i] * (a[i] - ea) - a[i];
                     (p2 - 2.0 * ea * p1).powi(2)
                 });
-                (v, (psi2 / n).sqrt())
+                (laplace.mode[j] + ea, v, (psi2 / n).sqrt())
             })
-            .unzip()
+            .collect();
+        Moments {
+            mean: per.iter().map(|p| p.0).collect(),
+            variance: per.iter().map(|p| p.1).collect(),
+            variance_mcse: per.iter().map(|p| p.2).collect(),
+        }
     }
 }
 

@@ -217,7 +217,7 @@ impl Fig2 {
         Figure::new().with_panel(
             Axes::new()
                 .with_title(format!(
-                    "Random-walk minibatch MH, MNIST-like logistic regression (N = 12,214, d = 50), m = {}",
+                    "Fig. 2: random-walk Austerity MH, MNIST-like (N = 12,214, d = 50), m = {}",
                     self.test_batch
                 ))
                 .with_x_label("ε")

@@ -47,6 +47,8 @@ pub struct RiskCurve {
     pub variance: Vec<f64>,
     /// Log–log slope of the risk over the last decade of evaluations.
     pub slope_last_decade: f64,
+    /// Jackknife (leave one chain out) standard error of that slope.
+    pub slope_jackknife_se: f64,
     /// Transitions per chain at the budget (mean).
     pub steps: f64,
     /// Mean fraction of the data the test used.
@@ -78,6 +80,41 @@ pub struct Fig3 {
     pub thin_evals: u64,
     /// One curve per ε.
     pub curves: Vec<RiskCurve>,
+}
+
+/// Risk, squared bias and variance at every checkpoint from the chains' predictive means.
+fn risk_curve(chains: &[&ChainRisk], p_true: &[f64]) -> (Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>) {
+    let c = chains.len() as f64;
+    let n_test = p_true.len();
+    let points = chains.iter().map(|r| r.snapshots.len()).min().unwrap_or(0);
+    let (mut evals, mut risk, mut bias2, mut variance) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for j in 0..points {
+        evals.push(chains.iter().map(|r| r.snapshots[j].0 as f64).sum::<f64>() / c);
+        let (mut b2, mut var) = (0.0, 0.0);
+        for i in 0..n_test {
+            let mean = chains.iter().map(|r| r.snapshots[j].1[i]).sum::<f64>() / c;
+            let ss = chains.iter().map(|r| (r.snapshots[j].1[i] - mean).powi(2)).sum::<f64>();
+            let s2 = if chains.len() > 1 { ss / (c - 1.0) } else { 0.0 };
+            b2 += (mean - p_true[i]).powi(2) - s2 / c;
+            var += s2;
+        }
+        let (b2, var) = (b2 / n_test as f64, var / n_test as f64);
+        bias2.push(b2);
+        variance.push(var);
+        risk.push(b2 + var);
+    }
+    (evals, risk, bias2, variance)
+}
+
+/// Log–log slope of `risk` over the checkpoints in the last decade of the budget.
+fn last_decade_slope(evals: &[f64], risk: &[f64], budget: u64) -> f64 {
+    let keep: Vec<usize> =
+        (0..evals.len()).filter(|&j| evals[j] >= budget as f64 / 10.0 * 0.999).collect();
+    log_log_slope(
+        &keep.iter().map(|&j| evals[j]).collect::<Vec<_>>(),
+        &keep.iter().map(|&j| risk[j]).collect::<Vec<_>>(),
+    )
 }
 
 struct ChainRisk {
@@ -148,38 +185,34 @@ pub(crate) fn compute(
         })
         .collect::<Result<Vec<_>>>()?;
     drop(task);
-    let c = chains as f64;
     let curves = EPSILONS
         .iter()
         .enumerate()
         .map(|(e, &epsilon)| {
-            let mine = &runs[e * chains..(e + 1) * chains];
-            let points = mine.iter().map(|r| r.snapshots.len()).min().unwrap_or(0);
-            let (mut evals, mut risk, mut bias2, mut variance) =
-                (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-            for j in 0..points {
-                evals.push(mine.iter().map(|r| r.snapshots[j].0 as f64).sum::<f64>() / c);
-                let (mut b2, mut var) = (0.0, 0.0);
-                for i in 0..n_test {
-                    let mean = mine.iter().map(|r| r.snapshots[j].1[i]).sum::<f64>() / c;
-                    let ss =
-                        mine.iter().map(|r| (r.snapshots[j].1[i] - mean).powi(2)).sum::<f64>();
-                    let s2 = if chains > 1 { ss / (c - 1.0) } else { 0.0 };
-                    b2 += (mean - p_true[i]).powi(2) - s2 / c;
-                    var += s2;
-                }
-                let (b2, var) = (b2 / n_test as f64, var / n_test as f64);
-                bias2.push(b2);
-                variance.push(var);
-                risk.push(b2 + var);
-            }
-            let last_decade: Vec<usize> = (0..evals.len())
-                .filter(|&j| evals[j] >= budget as f64 / 10.0 * 0.999)
-                .collect();
-            let slope = log_log_slope(
-                &last_decade.iter().map(|&j| evals[j]).collect::<Vec<_>>(),
-                &last_decade.iter().map(|&j| risk[j]).collect::<Vec<_>>(),
-            );
+            let mine: Vec<&ChainRisk> = runs[e * chains..(e + 1) * chains].iter().collect();
+            let (evals, risk, bias2, variance) = risk_curve(&mine, p_true);
+            let slope = last_decade_slope(&evals, &risk, budget);
+            // Jackknife over chains (leave one chain out) for the slope's standard error.
+            let slope_se = if chains > 2 {
+                let loo: Vec<f64> = (0..chains)
+                    .map(|k| {
+                        let rest: Vec<&ChainRisk> = mine
+                            .iter()
+                            .enumerate()
+                            .filter(|(j, _)| *j != k)
+                            .map(|(_, r)| *r)
+                            .collect();
+                        let (ev, rk, _, _) = risk_curve(&rest, p_true);
+                        last_decade_slope(&ev, &rk, budget)
+                    })
+                    .collect();
+                let m = loo.iter().sum::<f64>() / chains as f64;
+                ((chains - 1) as f64 / chains as f64
+                    * loo.iter().map(|s| (s - m).powi(2)).sum::<f64>())
+                .sqrt()
+            } else {
+                f64::NAN
+            };
             let steps: u64 = mine.iter().map(|r| r.totals.steps).sum();
             RiskCurve {
                 epsilon,
@@ -188,7 +221,8 @@ pub(crate) fn compute(
                 bias2,
                 variance,
                 slope_last_decade: slope,
-                steps: steps as f64 / c,
+                slope_jackknife_se: slope_se,
+                steps: steps as f64 / chains as f64,
                 data_fraction: mine.iter().map(|r| r.fraction).sum::<f64>() / steps as f64,
                 accept: mine.iter().map(|r| r.accepted).sum::<u64>() as f64 / steps as f64,
             }
@@ -223,6 +257,10 @@ impl Fig3 {
             ))
             .with_log_x()
             .with_log_y()
+            .with_x_range(
+                self.budget as f64 / 10f64.powf(DECADES + 1.0),
+                self.budget as f64 * 1.5,
+            )
             .with_x_label("per-datum evaluations per chain")
             .with_y_label("risk = bias² + variance")
             .with_legend(Legend::BottomLeft);
@@ -245,14 +283,12 @@ impl Fig3 {
             self.curves.iter().map(|c| f(c).last().copied().unwrap_or(f64::NAN)).collect::<Vec<_>>()
         };
         let split = Axes::new()
-            .with_title("At the budget: squared bias and variance")
-            .with_log_y()
+            .with_title("At the budget: variance and squared bias")
             .with_y_label("mean over test points")
             .with_categories(cats)
             .with_series(Bars::new(&last(&|c| &c.variance)).with_label("variance"))
             .with_series(
-                Bars::new(&last(&|c| &c.bias2).iter().map(|b| b.max(1e-12)).collect::<Vec<_>>())
-                    .with_label("bias² (floored at 1e-12)"),
+                Bars::new(&last(&|c| &c.bias2)).with_label("bias² (estimate; < 0: none detected)"),
             );
         Figure::new().with_columns(2).with_panel(risk).with_panel(split)
     }

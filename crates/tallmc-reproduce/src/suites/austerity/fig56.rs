@@ -11,7 +11,7 @@ use tallmc_core::{Kernel, StepStats};
 use tallmc_models::LogisticRegression;
 use tallmc_samplers::{MinibatchMh, Sgld, SgldConfig, SgldProposal, SgldProposalConfig};
 
-use super::common::{Checkpoints, ChainTotals, bounds_error, log_grid, run_to_budget};
+use super::common::{Checkpoints, ChainTotals, Moments, bounds_error, log_grid, run_to_budget};
 use crate::figure::{Axes, Color, Figure, Legend, Line, RefLine};
 use crate::{Context, Result, Task};
 
@@ -85,6 +85,12 @@ pub struct VarianceCurve {
     pub pooled_l1: f64,
     /// Mean over j of pooled var̂_j / var_j.
     pub mean_variance_ratio: f64,
+    /// Mean over the draws of (1/d) Σ_j (θ_j − μ_j)²/var_j (μ, var the true means and
+    /// variances): 1 for a sampler of the posterior; above 1 when the chain is too spread.
+    pub second_moment_ratio: f64,
+    /// MCSE of `second_moment_ratio` (ESS of its series over the chains, in blocks of 16
+    /// steps).
+    pub second_moment_ratio_mcse: f64,
     /// Acceptance rate (1 for SGLD).
     pub accept: f64,
     /// Transitions per chain (mean).
@@ -138,6 +144,8 @@ pub struct Fig56 {
 /// What one chain returns.
 struct ChainVar {
     snapshots: Vec<(u64, f64)>,
+    /// Means over blocks of [`RATIO_BLOCK`] steps of (1/d) Σ_j (θ_j − μ_j)²/var_j.
+    ratio_blocks: Vec<f64>,
     mean: Vec<f64>,
     m2: Vec<f64>,
     count: u64,
@@ -146,7 +154,11 @@ struct ChainVar {
     used_sum: f64,
 }
 
-/// Welford running moments, the L1 error at every checkpoint.
+/// Steps per block of the second-moment-ratio series (for its MCSE).
+const RATIO_BLOCK: u64 = 16;
+
+/// Welford running moments, the L1 error at every checkpoint, and the series of the squared
+/// distance to the true mean in units of the true variances.
 fn run_chain<K: Kernel<LogisticRegression>>(
     model: &LogisticRegression,
     mut kernel: K,
@@ -155,10 +167,12 @@ fn run_chain<K: Kernel<LogisticRegression>>(
     stream: usize,
     budget: u64,
     grid: &[f64],
-    truth: &[f64],
+    (truth, true_mean): (&[f64], &[f64]),
     task: &dyn Task,
 ) -> Result<ChainVar> {
     let d = truth.len();
+    let mut ratio_blocks = Vec::new();
+    let mut block = 0.0;
     let mut rng = chain_rng(seed, stream);
     let (mut mean, mut m2, mut count) = (vec![0.0; d], vec![0.0; d], 0u64);
     let mut cps = Checkpoints::new(grid.to_vec());
@@ -172,6 +186,11 @@ fn run_chain<K: Kernel<LogisticRegression>>(
             mean[j] += delta / c;
             m2[j] += delta * (th[j] - mean[j]);
         }
+        block += (0..d).map(|j| (th[j] - true_mean[j]).powi(2) / truth[j]).sum::<f64>() / d as f64;
+        if count.is_multiple_of(RATIO_BLOCK) {
+            ratio_blocks.push(block / RATIO_BLOCK as f64);
+            block = 0.0;
+        }
         for _ in 0..cps.passed(e) {
             let l1 = if count < 2 {
                 truth.iter().sum()
@@ -183,7 +202,7 @@ fn run_chain<K: Kernel<LogisticRegression>>(
         accept_sum += st.accept_stat();
         used_sum += st.batch_size() as f64;
     })?;
-    Ok(ChainVar { snapshots, mean, m2, count, totals, accept_sum, used_sum })
+    Ok(ChainVar { snapshots, ratio_blocks, mean, m2, count, totals, accept_sum, used_sum })
 }
 
 /// Runs part (c) on `model` (with `starts` drawn from its Laplace approximation), against the
@@ -192,7 +211,7 @@ pub(crate) fn compute(
     model: &LogisticRegression,
     starts: &[Vec<f64>],
     lambda_min: f64,
-    truth: (&[f64], &[f64]),
+    moments: &Moments,
     truth_draws: usize,
     truth_ess: f64,
     batch: usize,
@@ -200,7 +219,8 @@ pub(crate) fn compute(
     budget: u64,
     ctx: &Context<'_>,
 ) -> Result<Fig56> {
-    let (truth, truth_mcse) = truth;
+    let (truth, truth_mcse) = (&moments.variance[..], &moments.variance_mcse[..]);
+    let true_mean = &moments.mean[..];
     let n = model.design().len();
     let methods = Method::all();
     let grid = log_grid(budget as f64, DECADES, CHECKPOINTS);
@@ -226,7 +246,7 @@ pub(crate) fn compute(
                     stream,
                     budget,
                     grid,
-                    truth,
+                    (truth, true_mean),
                     task,
                 ),
                 Method::Mh => run_chain(
@@ -237,7 +257,7 @@ pub(crate) fn compute(
                     stream,
                     budget,
                     grid,
-                    truth,
+                    (truth, true_mean),
                     task,
                 ),
                 Method::Austerity(eps) => {
@@ -251,7 +271,7 @@ pub(crate) fn compute(
                         stream,
                         budget,
                         grid,
-                        truth,
+                        (truth, true_mean),
                         task,
                     )
                 }
@@ -295,6 +315,12 @@ pub(crate) fn compute(
                     let steps: u64 = mine.iter().map(|r| r.totals.steps).sum();
                     let evals_total: u64 = mine.iter().map(|r| r.totals.evals).sum();
                     let used: f64 = mine.iter().map(|r| r.used_sum).sum();
+                    let blocks: Vec<&[f64]> =
+                        mine.iter().map(|r| r.ratio_blocks.as_slice()).collect();
+                    let nb = blocks.iter().map(|b| b.len()).min().unwrap_or(0);
+                    let blocks: Vec<&[f64]> = blocks.iter().map(|b| &b[..nb]).collect();
+                    let ratio = blocks.iter().flat_map(|b| b.iter()).sum::<f64>()
+                        / (nb * blocks.len()).max(1) as f64;
                     VarianceCurve {
                         method,
                         evals,
@@ -310,6 +336,9 @@ pub(crate) fn compute(
                             .map(|(p, t)| p / t)
                             .sum::<f64>()
                             / d as f64,
+                        second_moment_ratio: ratio,
+                        second_moment_ratio_mcse: tallmc_diagnostics::mcse_mean(&blocks)
+                            .unwrap_or(f64::NAN),
                         accept: mine.iter().map(|r| r.accept_sum).sum::<f64>() / steps as f64,
                         steps: steps as f64 / c,
                         evals_per_step: evals_total as f64 / steps as f64,
@@ -362,6 +391,10 @@ impl Fig56 {
                 ))
                 .with_log_x()
                 .with_log_y()
+                .with_x_range(
+                    self.budget as f64 / 10f64.powf(DECADES + 1.0),
+                    self.budget as f64 * 1.5,
+                )
                 .with_x_label("per-datum evaluations per chain")
                 .with_y_label("L1 error of the 41 variances (mean over chains)")
                 .with_legend(Legend::BottomLeft);

@@ -66,6 +66,8 @@ pub struct GibbsSizes {
     pub pairs_per_bin: usize,
     /// Repetitions of each empirical conditional.
     pub reps: usize,
+    /// Repetitions at ε = 0.01 (the smallest errors: more repetitions).
+    pub reps_smallest_epsilon: usize,
     /// Chains per method in Fig. 8.
     pub chains: usize,
     /// Factor-evaluation budget per chain in Fig. 8.
@@ -90,6 +92,8 @@ pub struct ConditionalPoint {
 pub struct ConditionalError {
     /// ε.
     pub epsilon: f64,
+    /// Repetitions per pair.
+    pub reps: usize,
     /// max over pairs of |P̂ − P|.
     pub max_abs_error: f64,
     /// The largest binomial sd √(P(1 − P)/reps) over the pairs (at the exact P).
@@ -151,6 +155,8 @@ pub struct Fig78 {
     pub conditional_errors: Vec<ConditionalError>,
     /// Fig. 8 curves (exact first).
     pub curves: Vec<JointCurve>,
+    /// Wall seconds: reference chains, Fig. 7, Fig. 8.
+    pub wall_seconds: [f64; 3],
 }
 
 /// Counts of the 2^5 configurations of every subset, in the layout of
@@ -272,6 +278,8 @@ pub(crate) fn compute(sizes: GibbsSizes, ctx: &Context<'_>) -> Result<Fig78> {
     let ref_inits: Vec<Vec<f64>> =
         (0..s.reference_chains).map(|_| random_state(s.d, &mut setup)).collect();
     let sweeps = (s.reference_burn_in + s.reference_sweeps) as u64;
+    let clock = std::time::Instant::now();
+    let mut wall_seconds = [0.0; 3];
     let task = ctx.reporter.task(
         "austerity (d): exact Gibbs reference",
         s.reference_chains as u64 * sweeps * (s.d * np) as u64,
@@ -319,6 +327,7 @@ pub(crate) fn compute(sizes: GibbsSizes, ctx: &Context<'_>) -> Result<Fig78> {
         })
         .collect::<Result<Vec<_>>>()?;
     drop(task);
+    wall_seconds[0] = clock.elapsed().as_secs_f64();
     let mut pooled = SubsetCounts::new(&subsets);
     refs.iter().for_each(|r| pooled.merge(&r.counts));
     let truth = pooled.marginals();
@@ -359,8 +368,9 @@ pub(crate) fn compute(sizes: GibbsSizes, ctx: &Context<'_>) -> Result<Fig78> {
     pairs.sort_by(|a, b| a.3.total_cmp(&b.3));
     let task = ctx.reporter.task(
         "austerity (d): empirical conditionals (Fig. 7)",
-        (pairs.len() * EPSILONS.len() * s.reps) as u64,
+        (pairs.len() * ((EPSILONS.len() - 1) * s.reps + s.reps_smallest_epsilon)) as u64,
     );
+    let reps = |e: usize| if e == 0 { s.reps_smallest_epsilon } else { s.reps };
     let jobs: Vec<(usize, usize)> =
         (0..pairs.len()).flat_map(|q| (0..EPSILONS.len()).map(move |e| (q, e))).collect();
     let conditionals = jobs
@@ -370,8 +380,9 @@ pub(crate) fn compute(sizes: GibbsSizes, ctx: &Context<'_>) -> Result<Fig78> {
             let mut test = AusterityTest::new(AusterityConfig::new(EPSILONS[e], s.batch))
                 .map_err(bounds_error)?;
             let mut rng = chain_rng(ctx.seed, CONDITIONAL_STREAM + q * 16 + e);
-            let r = empirical_conditional(&mrf, &mut test, i, &refs[c].kept[k], s.reps, &mut rng)?;
-            task.advance(s.reps as u64);
+            let r =
+                empirical_conditional(&mrf, &mut test, i, &refs[c].kept[k], reps(e), &mut rng)?;
+            task.advance(reps(e) as u64);
             Ok(r)
         })
         .collect::<Result<Vec<_>>>()?;
@@ -398,10 +409,11 @@ pub(crate) fn compute(sizes: GibbsSizes, ctx: &Context<'_>) -> Result<Fig78> {
             };
             ConditionalError {
                 epsilon,
+                reps: reps(e),
                 max_abs_error: points.iter().map(|p| err(p).abs()).fold(0.0, f64::max),
                 max_binomial_sd: points
                     .iter()
-                    .map(|p| (p.exact * (1.0 - p.exact) / s.reps as f64).sqrt())
+                    .map(|p| (p.exact * (1.0 - p.exact) / reps(e) as f64).sqrt())
                     .fold(0.0, f64::max),
                 mean_error_above_half: mean_err(&|p| p > 0.5),
                 mean_error_below_half: mean_err(&|p| p < 0.5),
@@ -410,6 +422,8 @@ pub(crate) fn compute(sizes: GibbsSizes, ctx: &Context<'_>) -> Result<Fig78> {
             }
         })
         .collect();
+
+    wall_seconds[1] = clock.elapsed().as_secs_f64() - wall_seconds[0];
 
     // Fig. 8: exact Gibbs and approximate Gibbs at every ε, from random states.
     let methods: Vec<Option<f64>> =
@@ -457,6 +471,7 @@ pub(crate) fn compute(sizes: GibbsSizes, ctx: &Context<'_>) -> Result<Fig78> {
         })
         .collect::<Result<Vec<_>>>()?;
     drop(task);
+    wall_seconds[2] = clock.elapsed().as_secs_f64() - wall_seconds[0] - wall_seconds[1];
     let c = s.chains as f64;
     let curves = methods
         .iter()
@@ -489,6 +504,7 @@ pub(crate) fn compute(sizes: GibbsSizes, ctx: &Context<'_>) -> Result<Fig78> {
         points,
         conditional_errors,
         curves,
+        wall_seconds,
     })
 }
 
@@ -508,9 +524,10 @@ impl Fig78 {
         let exact: Vec<f64> = self.points.iter().map(|p| p.exact).collect();
         let mut scatter = Axes::new()
             .with_title(format!(
-                "Fig. 7: conditionals at {} (state, variable) pairs, {} repetitions each",
+                "Fig. 7: conditionals at {} (state, variable) pairs, D = {}, m = {}",
                 self.points.len(),
-                self.sizes.reps
+                self.sizes.d,
+                self.sizes.batch
             ))
             .with_x_label("true conditional probability")
             .with_y_label("empirical conditional probability")
@@ -522,11 +539,10 @@ impl Fig78 {
             .with_y_label("empirical − true")
             .with_legend(Legend::TopRight)
             .with_series(RefLine::horizontal(0.0).with_color(Color::BLACK));
-        let sd: Vec<f64> = exact
-            .iter()
-            .map(|p| 2.0 * (p * (1.0 - p) / self.sizes.reps as f64).sqrt())
-            .collect();
         for (e, eps) in EPSILONS.iter().enumerate() {
+            let reps = self.conditional_errors.get(e).map_or(self.sizes.reps, |c| c.reps);
+            let sd: Vec<f64> =
+                exact.iter().map(|p| 2.0 * (p * (1.0 - p) / reps as f64).sqrt()).collect();
             let emp: Vec<f64> = self.points.iter().map(|p| p.empirical[e]).collect();
             let err: Vec<f64> = emp.iter().zip(&exact).map(|(a, b)| a - b).collect();
             scatter.push(Line::new(&exact, &emp).with_label(format!("ε = {eps}")));
@@ -544,6 +560,10 @@ impl Fig78 {
             ))
             .with_log_x()
             .with_log_y()
+            .with_x_range(
+                self.sizes.budget as f64 / 10f64.powf(DECADES + 1.0),
+                self.sizes.budget as f64 * 1.5,
+            )
             .with_x_label("factor evaluations per chain")
             .with_y_label("average L1 error of the 5-variable marginals")
             .with_legend(Legend::BottomLeft);

@@ -108,7 +108,7 @@ impl Sizes {
                 d: 30,
                 log_potential_sd: PAPER_LOG_POTENTIAL_SD,
                 mrf_seed: MRF_SEED,
-                batch: 40,
+                batch: 100,
                 reference_chains: 2,
                 reference_burn_in: 500,
                 reference_sweeps: 30_000,
@@ -117,6 +117,7 @@ impl Sizes {
                 pair_bins: 20,
                 pairs_per_bin: 1,
                 reps: 20_000,
+                reps_smallest_epsilon: 40_000,
                 chains: 2,
                 budget: 80_000_000,
             },
@@ -133,6 +134,7 @@ impl Sizes {
                 pair_bins: 20,
                 pairs_per_bin: 3,
                 reps: 50_000,
+                reps_smallest_epsilon: 100_000,
                 chains: 4,
                 budget: 10_000_000_000,
             },
@@ -293,13 +295,13 @@ pub fn compute(ctx: &Context<'_>) -> Result<Austerity> {
         &*task,
     )?;
     drop(task);
-    let (var_true, var_mcse) = is.variances(&laplace);
+    let truth = is.moments(&laplace);
     let starts = laplace.dispersed_positions(sizes.sgld_chains, 1.0, ctx.seed ^ 0x5eed)?;
     let fig56 = fig56::compute(
         &model,
         &starts,
         lambda_min,
-        (&var_true, &var_mcse),
+        &truth,
         is.len(),
         is.ess,
         sizes.sgld_batch,
@@ -442,7 +444,7 @@ fn claims(a: &Austerity) -> Vec<Vec<String>> {
             "Fig. 3: log risk falls on a straight line of negative slope while variance dominates (risk ∝ 1/evaluations: slope −1)".into(),
             f3.curves
                 .iter()
-                .map(|c| format!("ε = {}: {}", c.epsilon, fmt_sig(c.slope_last_decade, 2)))
+                .map(|c| format!("ε = {}: {} ± {}", c.epsilon, fmt_sig(c.slope_last_decade, 2), fmt_sig(c.slope_jackknife_se, 1)))
                 .collect::<Vec<_>>()
                 .join("; ")
                 + &format!(" (slope over the last decade; ε = 0 runs {} steps per chain)", fmt_sig(c0.steps, 3)),
@@ -482,8 +484,9 @@ fn claims(a: &Austerity) -> Vec<Vec<String>> {
         rows.push(vec![
             "Fig. 5: \"when the step size is large SGLD has a huge bias\"".into(),
             format!(
-                "large step: SGLD's pooled variances are {}× the truth on average (pooled L1 error {}, {} of Σ var; truth's own error {})",
-                fmt_sig(sg.mean_variance_ratio, 3), fmt_sig(sg.pooled_l1, 3), pct(sg.pooled_l1 / f.sum_variance),
+                "large step: SGLD's pooled variances are {}× the truth on average (E(θ−μ)²/var = {} ± {} MCSE; pooled L1 error {}, {} of Σ var; truth's own error {})",
+                fmt_sig(sg.mean_variance_ratio, 3), fmt_sig(sg.second_moment_ratio, 3),
+                fmt_sig(sg.second_moment_ratio_mcse, 2), fmt_sig(sg.pooled_l1, 3), pct(sg.pooled_l1 / f.sum_variance),
                 fmt_sig(f.truth_l1_floor, 2)
             ),
         ]);
@@ -522,8 +525,10 @@ fn claims(a: &Austerity) -> Vec<Vec<String>> {
         rows.push(vec![
             "Fig. 6: \"when the step size is small, the bias in SGLD is small. Since SGLD is very fast, it can reduce the error quicker than other methods\"".into(),
             format!(
-                "small step: SGLD's pooled variances {}× the truth; lowest error at the budget: {} ({}); SGLD {}",
+                "small step: SGLD's pooled variances {}× the truth (E(θ−μ)²/var = {} ± {}); lowest error at the budget: {} ({}); SGLD {}",
                 fmt_sig(f.curve(1, Method::Sgld).map_or(f64::NAN, |c| c.mean_variance_ratio), 3),
+                fmt_sig(f.curve(1, Method::Sgld).map_or(f64::NAN, |c| c.second_moment_ratio), 3),
+                fmt_sig(f.curve(1, Method::Sgld).map_or(f64::NAN, |c| c.second_moment_ratio_mcse), 2),
                 best.map_or("—".into(), |b| b.method.label()),
                 fmt_sig(best.and_then(|b| b.l1.last().copied()).unwrap_or(f64::NAN), 3),
                 fmt_sig(fin(1, Method::Sgld), 3)
@@ -555,7 +560,7 @@ fn claims(a: &Austerity) -> Vec<Vec<String>> {
                 fmt_sig(c.max_abs_error, 2),
                 g.points.len(),
                 fmt_sig(c.max_binomial_sd, 2),
-                g.sizes.reps,
+                c.reps,
                 g.sizes.d
             ),
         ]);
@@ -653,12 +658,12 @@ fn fig3_section(a: &Austerity, r: &mut Report) {
                 last(&c.risk),
                 last(&c.bias2),
                 last(&c.variance),
-                fmt_sig(c.slope_last_decade, 3),
+                format!("{} ± {}", fmt_sig(c.slope_last_decade, 3), fmt_sig(c.slope_jackknife_se, 2)),
             ]
         })
         .collect();
     r.table(
-        &["ε", "steps per chain", "data per test", "accept", "risk", "bias²", "variance", "slope (last decade)"],
+        &["ε", "steps per chain", "data per test", "accept", "risk", "bias²", "variance", "slope (last decade) ± jackknife se"],
         &rows,
     );
     r.image("Fig. 3", "fig3_risk.svg");
@@ -695,6 +700,7 @@ fn fig56_section(a: &Austerity, r: &mut Report) {
                     fmt_sig(c.l1.last().copied().unwrap_or(f64::NAN), 3),
                     fmt_sig(c.pooled_l1, 3),
                     fmt_sig(c.mean_variance_ratio, 3),
+                    format!("{} ± {}", fmt_sig(c.second_moment_ratio, 3), fmt_sig(c.second_moment_ratio_mcse, 2)),
                     pct(c.accept),
                     fmt_sig(c.steps, 3),
                     fmt_sig(c.evals_per_step, 4),
@@ -709,6 +715,7 @@ fn fig56_section(a: &Austerity, r: &mut Report) {
                 "L1 error (mean over chains)",
                 "pooled L1",
                 "pooled var / true var",
+                "E(θ−μ)²/var ± MCSE",
                 "accept",
                 "steps per chain",
                 "evals per step",
@@ -729,7 +736,7 @@ fn fig78_section(a: &Austerity, r: &mut Report) {
          Truth: {} exact Gibbs chains × {} sweeps (after {} burn-in) from random states; flip rate \
          {}, bulk ESS of the number of ones {}, R-hat {}; L1 distance between two reference chains \
          {} (truth's own error ≈ {}). Fig. 7: {} (state, variable) pairs from the reference chains, \
-         spread over {} probability bins, {} repetitions each. Fig. 8: {} chains per method from \
+         spread over {} probability bins, {} repetitions each ({} at ε = 0.01). Fig. 8: {} chains per method from \
          random states, {} factor evaluations each, {} random 5-variable subsets.",
         s.d,
         g.factors_per_variable,
@@ -745,6 +752,7 @@ fn fig78_section(a: &Austerity, r: &mut Report) {
         g.points.len(),
         s.pair_bins,
         s.reps,
+        s.reps_smallest_epsilon,
         s.chains,
         fmt_sig(s.budget as f64, 3),
         s.subsets
