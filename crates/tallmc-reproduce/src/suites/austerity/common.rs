@@ -251,12 +251,9 @@ impl ImportanceSample {
                     .map(|t| sigmoid(row.iter().zip(t).map(|(a, b)| a * b).sum()))
                     .collect();
                 let p = s.iter().zip(&self.weights).map(|(s, w)| s * w).sum::<f64>() / n;
-                let v = s
-                    .iter()
-                    .zip(&self.weights)
-                    .map(|(s, w)| (w * (s - p)).powi(2))
-                    .sum::<f64>()
-                    / (n * n);
+                let v =
+                    s.iter().zip(&self.weights).map(|(s, w)| (w * (s - p)).powi(2)).sum::<f64>()
+                        / (n * n);
                 (p, v.sqrt())
             })
             .unzip()

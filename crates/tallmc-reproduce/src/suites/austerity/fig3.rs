@@ -15,7 +15,9 @@ use tallmc_core::rng::chain_rng;
 use tallmc_samplers::MinibatchMh;
 
 use super::MnistSetup;
-use super::common::{Checkpoints, ChainTotals, bounds_error, log_log_slope, run_to_budget, sigmoid};
+use super::common::{
+    ChainTotals, Checkpoints, bounds_error, log_log_slope, run_to_budget, sigmoid,
+};
 use super::fig2::{TEST_BATCH, fixed_proposal};
 use crate::figure::{Axes, Bars, Color, Figure, Legend, Line};
 use crate::{Context, Result};
@@ -257,10 +259,7 @@ impl Fig3 {
             ))
             .with_log_x()
             .with_log_y()
-            .with_x_range(
-                self.budget as f64 / 10f64.powf(DECADES + 1.0),
-                self.budget as f64 * 1.5,
-            )
+            .with_x_range(self.budget as f64 / 10f64.powf(DECADES + 1.0), self.budget as f64 * 1.5)
             .with_x_label("per-datum evaluations per chain")
             .with_y_label("risk = bias² + variance")
             .with_legend(Legend::BottomLeft);

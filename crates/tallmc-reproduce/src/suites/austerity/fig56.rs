@@ -11,7 +11,7 @@ use tallmc_core::{Kernel, StepStats};
 use tallmc_models::LogisticRegression;
 use tallmc_samplers::{MinibatchMh, Sgld, SgldConfig, SgldProposal, SgldProposalConfig};
 
-use super::common::{Checkpoints, ChainTotals, Moments, bounds_error, log_grid, run_to_budget};
+use super::common::{ChainTotals, Checkpoints, Moments, bounds_error, log_grid, run_to_budget};
 use crate::figure::{Axes, Color, Figure, Legend, Line, RefLine};
 use crate::{Context, Result, Task};
 

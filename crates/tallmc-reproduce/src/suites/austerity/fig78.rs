@@ -13,12 +13,12 @@ use rand::RngExt;
 use rayon::prelude::*;
 use serde::Serialize;
 use tallmc_bounds::{AusterityConfig, AusterityTest, ExactTest, MeanTest};
-use tallmc_core::rng::{chain_rng, setup_rng};
 use tallmc_core::BinaryFactors;
+use tallmc_core::rng::{chain_rng, setup_rng};
 use tallmc_models::ThreeWayMrf;
 use tallmc_samplers::{ApproximateGibbs, GibbsConfig, GibbsStats, empirical_conditional};
 
-use super::common::{Checkpoints, ChainTotals, bounds_error, log_grid, run_to_budget, run_until};
+use super::common::{ChainTotals, Checkpoints, bounds_error, log_grid, run_to_budget, run_until};
 use crate::figure::{Axes, Color, Figure, Legend, Line, RefLine, Scatter};
 use crate::{Context, Result, Task};
 
@@ -100,8 +100,12 @@ pub struct ConditionalError {
     pub max_binomial_sd: f64,
     /// Mean of P̂ − P over pairs with P > 1/2.
     pub mean_error_above_half: f64,
+    /// Its binomial sd √(Σ P(1 − P)/reps)/count.
+    pub mean_error_above_half_sd: f64,
     /// Mean of P̂ − P over pairs with P < 1/2.
     pub mean_error_below_half: f64,
+    /// Its binomial sd.
+    pub mean_error_below_half_sd: f64,
     /// Mean fraction of the factors used per decision.
     pub fraction_used: f64,
 }
@@ -380,8 +384,7 @@ pub(crate) fn compute(sizes: GibbsSizes, ctx: &Context<'_>) -> Result<Fig78> {
             let mut test = AusterityTest::new(AusterityConfig::new(EPSILONS[e], s.batch))
                 .map_err(bounds_error)?;
             let mut rng = chain_rng(ctx.seed, CONDITIONAL_STREAM + q * 16 + e);
-            let r =
-                empirical_conditional(&mrf, &mut test, i, &refs[c].kept[k], reps(e), &mut rng)?;
+            let r = empirical_conditional(&mrf, &mut test, i, &refs[c].kept[k], reps(e), &mut rng)?;
             task.advance(reps(e) as u64);
             Ok(r)
         })
@@ -404,9 +407,13 @@ pub(crate) fn compute(sizes: GibbsSizes, ctx: &Context<'_>) -> Result<Fig78> {
         .map(|(e, &epsilon)| {
             let err = |pt: &ConditionalPoint| pt.empirical[e] - pt.exact;
             let mean_err = |f: &dyn Fn(f64) -> bool| {
-                let sel: Vec<f64> = points.iter().filter(|p| f(p.exact)).map(err).collect();
-                sel.iter().sum::<f64>() / sel.len().max(1) as f64
+                let sel: Vec<&ConditionalPoint> = points.iter().filter(|p| f(p.exact)).collect();
+                let k = sel.len().max(1) as f64;
+                let var: f64 = sel.iter().map(|p| p.exact * (1.0 - p.exact) / reps(e) as f64).sum();
+                (sel.iter().map(|p| err(p)).sum::<f64>() / k, var.sqrt() / k)
             };
+            let (above, above_sd) = mean_err(&|p| p > 0.5);
+            let (below, below_sd) = mean_err(&|p| p < 0.5);
             ConditionalError {
                 epsilon,
                 reps: reps(e),
@@ -415,8 +422,10 @@ pub(crate) fn compute(sizes: GibbsSizes, ctx: &Context<'_>) -> Result<Fig78> {
                     .iter()
                     .map(|p| (p.exact * (1.0 - p.exact) / reps(e) as f64).sqrt())
                     .fold(0.0, f64::max),
-                mean_error_above_half: mean_err(&|p| p > 0.5),
-                mean_error_below_half: mean_err(&|p| p < 0.5),
+                mean_error_above_half: above,
+                mean_error_above_half_sd: above_sd,
+                mean_error_below_half: below,
+                mean_error_below_half_sd: below_sd,
                 fraction_used: points.iter().map(|p| p.fraction_used[e]).sum::<f64>()
                     / points.len().max(1) as f64,
             }
@@ -430,10 +439,9 @@ pub(crate) fn compute(sizes: GibbsSizes, ctx: &Context<'_>) -> Result<Fig78> {
         std::iter::once(None).chain(EPSILONS.iter().map(|&e| Some(e))).collect();
     let inits: Vec<Vec<f64>> = (0..s.chains).map(|_| random_state(s.d, &mut setup)).collect();
     let grid = log_grid(s.budget as f64, DECADES, CHECKPOINTS);
-    let task = ctx.reporter.task(
-        "austerity (d): Gibbs chains (Fig. 8)",
-        (methods.len() * s.chains) as u64 * s.budget,
-    );
+    let task = ctx
+        .reporter
+        .task("austerity (d): Gibbs chains (Fig. 8)", (methods.len() * s.chains) as u64 * s.budget);
     let jobs: Vec<(usize, usize)> =
         (0..methods.len()).flat_map(|m| (0..s.chains).map(move |k| (m, k))).collect();
     let chains = jobs
@@ -456,8 +464,7 @@ pub(crate) fn compute(sizes: GibbsSizes, ctx: &Context<'_>) -> Result<Fig78> {
                 ),
                 Some(eps) => run_gibbs_chain(
                     &mrf,
-                    AusterityTest::new(AusterityConfig::new(eps, s.batch))
-                        .map_err(bounds_error)?,
+                    AusterityTest::new(AusterityConfig::new(eps, s.batch)).map_err(bounds_error)?,
                     init,
                     seed,
                     stream,
@@ -546,7 +553,9 @@ impl Fig78 {
             let emp: Vec<f64> = self.points.iter().map(|p| p.empirical[e]).collect();
             let err: Vec<f64> = emp.iter().zip(&exact).map(|(a, b)| a - b).collect();
             scatter.push(Line::new(&exact, &emp).with_label(format!("ε = {eps}")));
-            diff.push(Scatter::new(&exact, &err).with_y_errors(&sd).with_label(format!("ε = {eps}")));
+            diff.push(
+                Scatter::new(&exact, &err).with_y_errors(&sd).with_label(format!("ε = {eps}")),
+            );
         }
         Figure::new().with_columns(2).with_panel(scatter).with_panel(diff)
     }
@@ -569,7 +578,11 @@ impl Fig78 {
             .with_legend(Legend::BottomLeft);
         for c in &self.curves {
             let line = Line::new(&c.evals, &c.l1).with_label(c.label());
-            ax.push(if c.epsilon.is_none() { line.with_color(Color::BLACK).with_width(2.5) } else { line });
+            ax.push(if c.epsilon.is_none() {
+                line.with_color(Color::BLACK).with_width(2.5)
+            } else {
+                line
+            });
         }
         ax.push(
             RefLine::horizontal(self.truth_l1_floor)

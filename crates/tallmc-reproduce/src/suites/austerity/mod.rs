@@ -247,10 +247,9 @@ pub fn compute(ctx: &Context<'_>) -> Result<Austerity> {
     )?;
     let fig2 = fig2::compute(&setup, &starts, sizes.fig2_chains, sizes.fig2_steps, ctx)?;
     let n = setup.model.design().len() as u64;
-    let task = ctx.reporter.task(
-        "austerity (b): importance-sampling truth",
-        sizes.mnist_truth_draws as u64 * n,
-    );
+    let task = ctx
+        .reporter
+        .task("austerity (b): importance-sampling truth", sizes.mnist_truth_draws as u64 * n);
     let is = ImportanceSample::draw(
         &setup.model,
         &setup.laplace,
@@ -415,16 +414,25 @@ fn claims(a: &Austerity) -> Vec<Vec<String>> {
             ),
         ]);
         rows.push(vec![
-            "Fig. 2 (black line y = ε): the wrong-decision rate is about ε — about 1% at ε = 0.01".into(),
+            "Fig. 2 (black line y = ε): the wrong-decision rate is about ε — about 1% at ε = 0.01"
+                .into(),
             format!(
                 "{} ± {} (binomial sd; {} of {} decisions) = {}·ε",
-                pct(r1.wrong_rate), pct(r1.wrong_binomial_sd), r1.wrong, r1.decisions,
+                pct(r1.wrong_rate),
+                pct(r1.wrong_binomial_sd),
+                r1.wrong,
+                r1.decisions,
                 fmt_sig(r1.wrong_rate / 0.01, 2)
             ),
         ]);
         rows.push(vec![
             "\"ε = 0 corresponds to the exact MH algorithm\"".into(),
-            format!("ε = 0: {} of the data per test, {} wrong decisions of {}", pct(r0.data_fraction), r0.wrong, r0.decisions),
+            format!(
+                "ε = 0: {} of the data per test, {} wrong decisions of {}",
+                pct(r0.data_fraction),
+                r0.wrong,
+                r0.decisions
+            ),
         ]);
     }
     let implied: Vec<String> = PAPER_FIG3_IMPLIED_FRACTION
@@ -454,7 +462,10 @@ fn claims(a: &Austerity) -> Vec<Vec<String>> {
         .curves
         .iter()
         .map(|c| {
-            let (b, r) = (c.bias2.last().copied().unwrap_or(f64::NAN), c.risk.last().copied().unwrap_or(f64::NAN));
+            let (b, r) = (
+                c.bias2.last().copied().unwrap_or(f64::NAN),
+                c.risk.last().copied().unwrap_or(f64::NAN),
+            );
             format!("ε = {}: {}", c.epsilon, pct(b.max(0.0) / r))
         })
         .collect();
@@ -462,11 +473,9 @@ fn claims(a: &Austerity) -> Vec<Vec<String>> {
         "Fig. 3: \"even after collecting a lot of samples, the risk is still dominated by the variance\"".into(),
         format!("bias² / risk at the budget: {}", share.join("; ")),
     ]);
-    if let Some(best) = f3
-        .curves
-        .iter()
-        .min_by(|x, y| x.risk.last().unwrap_or(&f64::NAN).total_cmp(y.risk.last().unwrap_or(&f64::NAN)))
-    {
+    if let Some(best) = f3.curves.iter().min_by(|x, y| {
+        x.risk.last().unwrap_or(&f64::NAN).total_cmp(y.risk.last().unwrap_or(&f64::NAN))
+    }) {
         rows.push(vec![
             "Fig. 3: \"The minimum risk after a finite amount of computational time is obtained with ε > 0\"".into(),
             format!(
@@ -479,7 +488,8 @@ fn claims(a: &Austerity) -> Vec<Vec<String>> {
         ]);
     }
     let f = &a.fig56;
-    let fin = |s: usize, m: Method| f.curve(s, m).and_then(|c| c.l1.last().copied()).unwrap_or(f64::NAN);
+    let fin =
+        |s: usize, m: Method| f.curve(s, m).and_then(|c| c.l1.last().copied()).unwrap_or(f64::NAN);
     if let Some(sg) = f.curve(0, Method::Sgld) {
         rows.push(vec![
             "Fig. 5: \"when the step size is large SGLD has a huge bias\"".into(),
@@ -518,10 +528,9 @@ fn claims(a: &Austerity) -> Vec<Vec<String>> {
             + &format!("; SGLD {}", fmt_sig(fin(0, Method::Sgld), 3)),
     ]);
     if let Some(small) = f.steps.get(1) {
-        let best = small
-            .curves
-            .iter()
-            .min_by(|x, y| x.l1.last().unwrap_or(&f64::NAN).total_cmp(y.l1.last().unwrap_or(&f64::NAN)));
+        let best = small.curves.iter().min_by(|x, y| {
+            x.l1.last().unwrap_or(&f64::NAN).total_cmp(y.l1.last().unwrap_or(&f64::NAN))
+        });
         rows.push(vec![
             "Fig. 6: \"when the step size is small, the bias in SGLD is small. Since SGLD is very fast, it can reduce the error quicker than other methods\"".into(),
             format!(
@@ -569,7 +578,11 @@ fn claims(a: &Austerity) -> Vec<Vec<String>> {
         let early = |c: &fig78::JointCurve| c.l1.get(c.l1.len() / 3).copied().unwrap_or(f64::NAN);
         let at_end = |c: &fig78::JointCurve| c.l1.last().copied().unwrap_or(f64::NAN);
         let line = |f: &dyn Fn(&fig78::JointCurve) -> f64| {
-            g.curves.iter().map(|c| format!("{}: {}", c.label(), fmt_sig(f(c), 3))).collect::<Vec<_>>().join("; ")
+            g.curves
+                .iter()
+                .map(|c| format!("{}: {}", c.label(), fmt_sig(f(c), 3)))
+                .collect::<Vec<_>>()
+                .join("; ")
         };
         rows.push(vec![
             "Fig. 8: \"For small ε … more samples in the same amount of time … so the error decays faster in the beginning\"".into(),
@@ -623,7 +636,14 @@ fn fig2_section(a: &Austerity, r: &mut Report) {
         })
         .collect();
     r.table(
-        &["ε", "data used ± MCSE", "wrong ± binomial sd", "wrong / decisions", "wrong MCSE (ESS)", "accept"],
+        &[
+            "ε",
+            "data used ± MCSE",
+            "wrong ± binomial sd",
+            "wrong / decisions",
+            "wrong MCSE (ESS)",
+            "accept",
+        ],
         &rows,
     );
     r.image("Fig. 2", "fig2_data_and_errors.svg");
@@ -658,12 +678,25 @@ fn fig3_section(a: &Austerity, r: &mut Report) {
                 last(&c.risk),
                 last(&c.bias2),
                 last(&c.variance),
-                format!("{} ± {}", fmt_sig(c.slope_last_decade, 3), fmt_sig(c.slope_jackknife_se, 2)),
+                format!(
+                    "{} ± {}",
+                    fmt_sig(c.slope_last_decade, 3),
+                    fmt_sig(c.slope_jackknife_se, 2)
+                ),
             ]
         })
         .collect();
     r.table(
-        &["ε", "steps per chain", "data per test", "accept", "risk", "bias²", "variance", "slope (last decade) ± jackknife se"],
+        &[
+            "ε",
+            "steps per chain",
+            "data per test",
+            "accept",
+            "risk",
+            "bias²",
+            "variance",
+            "slope (last decade) ± jackknife se",
+        ],
         &rows,
     );
     r.image("Fig. 3", "fig3_risk.svg");
@@ -700,7 +733,11 @@ fn fig56_section(a: &Austerity, r: &mut Report) {
                     fmt_sig(c.l1.last().copied().unwrap_or(f64::NAN), 3),
                     fmt_sig(c.pooled_l1, 3),
                     fmt_sig(c.mean_variance_ratio, 3),
-                    format!("{} ± {}", fmt_sig(c.second_moment_ratio, 3), fmt_sig(c.second_moment_ratio_mcse, 2)),
+                    format!(
+                        "{} ± {}",
+                        fmt_sig(c.second_moment_ratio, 3),
+                        fmt_sig(c.second_moment_ratio_mcse, 2)
+                    ),
                     pct(c.accept),
                     fmt_sig(c.steps, 3),
                     fmt_sig(c.evals_per_step, 4),
@@ -772,7 +809,14 @@ fn fig78_section(a: &Austerity, r: &mut Report) {
         })
         .collect();
     r.table(
-        &["ε", "max abs error", "max binomial sd", "mean error (P > ½)", "mean error (P < ½)", "factors used"],
+        &[
+            "ε",
+            "max abs error",
+            "max binomial sd",
+            "mean error (P > ½)",
+            "mean error (P < ½)",
+            "factors used",
+        ],
         &rows,
     );
     r.image("Fig. 7", "fig7_conditionals.svg");
@@ -788,6 +832,9 @@ fn fig78_section(a: &Austerity, r: &mut Report) {
             ]
         })
         .collect();
-    r.table(&["method", "L1 error at the budget", "sweeps per chain", "factors used per update"], &rows);
+    r.table(
+        &["method", "L1 error at the budget", "sweeps per chain", "factors used per update"],
+        &rows,
+    );
     r.image("Fig. 8", "fig8_joint_error.svg");
 }
