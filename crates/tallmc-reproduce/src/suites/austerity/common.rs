@@ -33,7 +33,7 @@ pub(crate) fn sigmoid(s: f64) -> f64 {
     }
 }
 
-/// Steps and per-datum evaluations of a chain run by [`run_until`].
+/// Steps and per-datum evaluations of a chain run to a stopping rule or a budget.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct ChainTotals {
     /// Transitions made.
@@ -163,7 +163,7 @@ const IS_BLOCK: usize = 64;
 
 impl ImportanceSample {
     /// `n` weighted draws from the Laplace approximation of `model`'s posterior; block b of
-    /// [`IS_BLOCK`] draws uses `chain_rng(seed, stream_base + b)`.
+    /// 64 draws uses `chain_rng(seed, stream_base + b)`.
     pub fn draw<M: Terms + LogPrior + Sync>(
         model: &M,
         laplace: &Laplace,

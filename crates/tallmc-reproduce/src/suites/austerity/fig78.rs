@@ -360,10 +360,11 @@ pub(crate) fn compute(sizes: GibbsSizes, ctx: &Context<'_>) -> Result<Fig78> {
         let k = setup.random_range(0..=j);
         candidates.swap(j, k);
     }
-    let mut taken = vec![0usize; s.pair_bins];
+    let bins = s.pair_bins.max(1);
+    let mut taken = vec![0usize; bins];
     let mut pairs = Vec::new();
     for &(c, k, i, p) in &candidates {
-        let b = ((p * s.pair_bins as f64) as usize).min(s.pair_bins - 1);
+        let b = ((p * bins as f64) as usize).min(bins - 1);
         if taken[b] < s.pairs_per_bin {
             taken[b] += 1;
             pairs.push((c, k, i, p));

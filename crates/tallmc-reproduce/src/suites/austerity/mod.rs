@@ -111,7 +111,7 @@ impl Sizes {
                 batch: 100,
                 reference_chains: 2,
                 reference_burn_in: 500,
-                reference_sweeps: 30_000,
+                reference_sweeps: 20_000,
                 kept_states: 200,
                 subsets: 100,
                 pair_bins: 20,
@@ -139,17 +139,17 @@ impl Sizes {
                 budget: 10_000_000_000,
             },
         };
-        let kdd_n = mode.pick(5_000, 50_000);
+        let kdd_n = mode.pick(5_000, 20_000);
         Sizes {
-            tune_warmup: mode.pick(500, 2_000),
+            tune_warmup: mode.pick(1_000, 4_000),
             fig2_chains: mode.pick(2, 8),
             fig2_steps: mode.pick(1_000, 10_000),
             mnist_truth_draws: mode.pick(4_000, 100_000),
             fig3_chains: mode.pick(4, 8),
-            fig3_budget: mode.pick(25_000_000, 1_000_000_000),
+            fig3_budget: mode.pick(40_000_000, 1_000_000_000),
             kdd_n,
             sgld_batch: kdd_n / 20,
-            kdd_truth_draws: mode.pick(10_000, 100_000),
+            kdd_truth_draws: mode.pick(10_000, 50_000),
             sgld_chains: mode.pick(2, 8),
             sgld_budget: mode.pick(30_000_000, 3_000_000_000),
             gibbs,
