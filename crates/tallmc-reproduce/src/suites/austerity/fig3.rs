@@ -51,6 +51,8 @@ pub struct RiskCurve {
     pub slope_last_decade: f64,
     /// Jackknife (leave one chain out) standard error of that slope.
     pub slope_jackknife_se: f64,
+    /// Jackknife standard error of the squared bias at the budget.
+    pub bias2_jackknife_se: f64,
     /// Transitions per chain at the budget (mean).
     pub steps: f64,
     /// Mean fraction of the data the test used.
@@ -78,7 +80,8 @@ pub struct Fig3 {
     /// that is the truth's own error.
     pub truth_risk_floor: f64,
     /// Draws used for the predictive means: one whenever at least this many evaluations were
-    /// made since the previous one (N/4).
+    /// made since the previous one (N: one draw per full-data pass or less often; the random
+    /// walk's autocorrelation time is ~100 steps, so this loses nothing).
     pub thin_evals: u64,
     /// One curve per ε.
     pub curves: Vec<RiskCurve>,
@@ -141,7 +144,7 @@ pub(crate) fn compute(
     let x = setup.test.x();
     let d = setup.laplace.mode.len();
     let n_test = p_true.len();
-    let thin = (setup.model.design().len() / 4) as u64;
+    let thin = setup.model.design().len() as u64;
     let grid = super::common::log_grid(budget as f64, DECADES, CHECKPOINTS);
     let total = (EPSILONS.len() * chains) as u64 * budget;
     let task = ctx.reporter.task("austerity (b): risk of the predictive mean (Fig. 3)", total);
@@ -194,9 +197,10 @@ pub(crate) fn compute(
             let mine: Vec<&ChainRisk> = runs[e * chains..(e + 1) * chains].iter().collect();
             let (evals, risk, bias2, variance) = risk_curve(&mine, p_true);
             let slope = last_decade_slope(&evals, &risk, budget);
-            // Jackknife over chains (leave one chain out) for the slope's standard error.
-            let slope_se = if chains > 2 {
-                let loo: Vec<f64> = (0..chains)
+            // Jackknife over chains (leave one chain out): standard errors of the slope and of
+            // the final squared bias.
+            let (slope_se, bias2_se) = if chains > 2 {
+                let loo: Vec<(f64, f64)> = (0..chains)
                     .map(|k| {
                         let rest: Vec<&ChainRisk> = mine
                             .iter()
@@ -204,16 +208,19 @@ pub(crate) fn compute(
                             .filter(|(j, _)| *j != k)
                             .map(|(_, r)| *r)
                             .collect();
-                        let (ev, rk, _, _) = risk_curve(&rest, p_true);
-                        last_decade_slope(&ev, &rk, budget)
+                        let (ev, rk, b2, _) = risk_curve(&rest, p_true);
+                        (last_decade_slope(&ev, &rk, budget), b2.last().copied().unwrap_or(0.0))
                     })
                     .collect();
-                let m = loo.iter().sum::<f64>() / chains as f64;
-                ((chains - 1) as f64 / chains as f64
-                    * loo.iter().map(|s| (s - m).powi(2)).sum::<f64>())
-                .sqrt()
+                let se = |f: &dyn Fn(&(f64, f64)) -> f64| {
+                    let m = loo.iter().map(f).sum::<f64>() / chains as f64;
+                    ((chains - 1) as f64 / chains as f64
+                        * loo.iter().map(|x| (f(x) - m).powi(2)).sum::<f64>())
+                    .sqrt()
+                };
+                (se(&|x| x.0), se(&|x| x.1))
             } else {
-                f64::NAN
+                (f64::NAN, f64::NAN)
             };
             let steps: u64 = mine.iter().map(|r| r.totals.steps).sum();
             RiskCurve {
@@ -224,6 +231,7 @@ pub(crate) fn compute(
                 variance,
                 slope_last_decade: slope,
                 slope_jackknife_se: slope_se,
+                bias2_jackknife_se: bias2_se,
                 steps: steps as f64 / chains as f64,
                 data_fraction: mine.iter().map(|r| r.fraction).sum::<f64>() / steps as f64,
                 accept: mine.iter().map(|r| r.accepted).sum::<u64>() as f64 / steps as f64,

@@ -471,7 +471,7 @@ fn claims(a: &Austerity) -> Vec<Vec<String>> {
         .collect();
     rows.push(vec![
         "Fig. 3: \"even after collecting a lot of samples, the risk is still dominated by the variance\"".into(),
-        format!("bias² / risk at the budget: {}", share.join("; ")),
+        format!("bias² / risk at the budget (± jackknife se over chains): {}", share.join("; ")),
     ]);
     if let Some(best) = f3.curves.iter().min_by(|x, y| {
         x.risk.last().unwrap_or(&f64::NAN).total_cmp(y.risk.last().unwrap_or(&f64::NAN))
@@ -676,7 +676,7 @@ fn fig3_section(a: &Austerity, r: &mut Report) {
                 pct(c.data_fraction),
                 pct(c.accept),
                 last(&c.risk),
-                last(&c.bias2),
+                format!("{} ± {}", last(&c.bias2), fmt_sig(c.bias2_jackknife_se, 2)),
                 last(&c.variance),
                 format!(
                     "{} ± {}",
@@ -693,7 +693,7 @@ fn fig3_section(a: &Austerity, r: &mut Report) {
             "data per test",
             "accept",
             "risk",
-            "bias²",
+            "bias² ± jackknife se",
             "variance",
             "slope (last decade) ± jackknife se",
         ],
