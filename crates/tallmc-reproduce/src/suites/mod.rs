@@ -1,5 +1,6 @@
 //! The reproduction suites.
 
+pub mod austerity;
 pub mod baseline;
 
 use serde_json::Value;
@@ -7,12 +8,13 @@ use serde_json::Value;
 use crate::{Context, Error, Result};
 
 /// Every suite, in the order `cargo xtask reproduce` runs them.
-pub const ALL: &[&str] = &["baseline"];
+pub const ALL: &[&str] = &["baseline", "austerity"];
 
 /// Runs the suite `name`, returning its summary.
 pub fn run(name: &str, ctx: &Context<'_>) -> Result<Value> {
     match name {
         "baseline" => baseline::run(ctx),
+        "austerity" => austerity::run(ctx),
         _ => Err(Error::UnknownSuite(name.into(), ALL.join(", "))),
     }
 }
