@@ -1,18 +1,20 @@
 //! The reproduction suites.
 
 pub mod baseline;
+pub mod confidence;
 
 use serde_json::Value;
 
 use crate::{Context, Error, Result};
 
 /// Every suite, in the order `cargo xtask reproduce` runs them.
-pub const ALL: &[&str] = &["baseline"];
+pub const ALL: &[&str] = &["baseline", "confidence"];
 
 /// Runs the suite `name`, returning its summary.
 pub fn run(name: &str, ctx: &Context<'_>) -> Result<Value> {
     match name {
         "baseline" => baseline::run(ctx),
+        "confidence" => confidence::run(ctx),
         _ => Err(Error::UnknownSuite(name.into(), ALL.join(", "))),
     }
 }
