@@ -119,7 +119,7 @@ fn report(c: &Confidence) -> Report {
     rows.extend(c.toy.claims());
     rows.extend(c.scaling.claims());
     rows.extend(c.logistic.claims());
-    r.table(&["paper (BDH 2014)", "measured here"], &rows);
+    r.table(&["paper (BDH 2014)", "measured here", "verdict"], &rows);
     c.toy.report(&mut r);
     c.scaling.report(&mut r);
     c.logistic.report(&mut r);
