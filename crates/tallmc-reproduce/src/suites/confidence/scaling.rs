@@ -257,8 +257,9 @@ impl Scaling {
              = 50 % (the paper: proposal covariance proportional to the target's, adaptive MH with \
              target 50 %). Confidence test: empirical Bernstein–Serfling, δ = {DELTA}, p = 2, \
              γ = 2, first batch 100. Exact MH costs N evaluations per iteration, this sampler 2 per \
-             value used: it wins only below a 50 % fraction. The paper goes to n = 10¹⁵ (6 runs, \
-             n = 10⁵ … 10¹⁵); we stop where memory (12n bytes per chain) and the time budget do."
+             value used: it wins only below a 50 % fraction. The paper shows 6 runs with n from 10⁵ \
+             to 10¹⁵; we stop where memory (8n bytes of data and 4n per chain for the \
+             subsampler's permutation) and the time budget do."
         ));
         let rows: Vec<Vec<String>> = self
             .runs
