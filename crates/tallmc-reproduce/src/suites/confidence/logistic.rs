@@ -560,7 +560,7 @@ impl Logistic {
              for exact MH, whose data fraction is 1 by construction). Exact MH costs N \
              evaluations per iteration; the confidence sampler 2 per value (range bound \
              2‖θ′ − θ‖·max_i‖x_i‖, max_i‖x_i‖ = {}).",
-            self.n,
+            super::scaling::fmt_n(self.n),
             self.mode.iter().map(|v| fmt_sig(*v, 5)).collect::<Vec<_>>().join(", "),
             self.sds.iter().map(|v| fmt_sig(*v, 3)).collect::<Vec<_>>().join(", "),
             fmt_sig(self.scale, 3),
@@ -641,10 +641,12 @@ impl Logistic {
 /// (right).
 pub fn figures(l: &Logistic, ctx: &Context<'_>) -> Result<()> {
     let mut left = Axes::new()
-        .with_title(format!("Error vs evaluations (n = {}): solid MH, dashed confidence", l.n))
+        .with_title(format!(
+            "Error vs evaluations (n = {}): solid MH, dashed confidence",
+            super::scaling::fmt_n(l.n)
+        ))
         .with_x_label("per-datum evaluations")
         .with_y_label("‖θ − θ̂‖ in posterior sds")
-        .with_log_x()
         .with_log_y()
         .with_legend(Legend::BottomLeft);
     for c in &l.chains {

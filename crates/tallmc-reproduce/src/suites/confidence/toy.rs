@@ -928,7 +928,7 @@ impl Toy {
     pub fn report(&self, r: &mut Report) {
         r.section("Fig. 4: N(μ, σ²) with flat priors, Austerity vs the confidence sampler");
         r.paragraph(&format!(
-            "n = {TOY_N} draws from N(0, 0.1²) and from logN(0, 2) (log-variance 2), model \
+            "n = {} draws from N(0, 0.1²) and from logN(0, 2) (log-variance 2), model \
              N(μ, σ²) with flat priors on μ and log σ. {} chains × ({} warmup + {} draws) per \
              sampler ({AUSTERITY_DRAWS_FACTOR} × the draws for Austerity on the log-normal data, where its \
              chains are cheap and mix far worse), from mode + 2 × a Laplace draw; random-walk proposal with the Laplace \
@@ -940,7 +940,10 @@ impl Toy {
              log-normal data use the master seed + 1000: the posterior depends on the data only \
              through (ȳ, S) and the set-up is equivariant, so with one seed the exact decisions \
              would trace the same standardized chain on both data sets.",
-            self.chains, self.warmup, self.draws
+            super::scaling::fmt_n(TOY_N),
+            self.chains,
+            self.warmup,
+            self.draws
         ));
         r.paragraph(
             "**Closed form.** With ȳ the sample mean and S = Σ(y_i − ȳ)², the flat-prior posterior \
