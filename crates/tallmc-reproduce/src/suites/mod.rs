@@ -2,19 +2,21 @@
 
 pub mod austerity;
 pub mod baseline;
+pub mod confidence;
 
 use serde_json::Value;
 
 use crate::{Context, Error, Result};
 
 /// Every suite, in the order `cargo xtask reproduce` runs them.
-pub const ALL: &[&str] = &["baseline", "austerity"];
+pub const ALL: &[&str] = &["baseline", "austerity", "confidence"];
 
 /// Runs the suite `name`, returning its summary.
 pub fn run(name: &str, ctx: &Context<'_>) -> Result<Value> {
     match name {
         "baseline" => baseline::run(ctx),
         "austerity" => austerity::run(ctx),
+        "confidence" => confidence::run(ctx),
         _ => Err(Error::UnknownSuite(name.into(), ALL.join(", "))),
     }
 }

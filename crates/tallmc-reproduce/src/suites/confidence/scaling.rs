@@ -1,0 +1,356 @@
+//! Fig. 7(b) of BDH 2014: how much of the data the confidence sampler needs at equilibrium, as
+//! n grows, on the Gaussian-mean example (§4.3).
+//!
+//! **Problem.** y_i ~ N(½, 0.1²) ([`synthetic::gaussian_mean_example`]), model N(μ, 1) with σ = 1
+//! known ([`GaussianMean`]) and a wide prior μ ~ N(0, 10²) (the paper's is flat). The posterior
+//! is Gaussian with sd ≈ 1/√n. The paper's analysis: |θ − θ′| is O(n^{−1/2}) at equilibrium, the
+//! leading term of the bound is σ̂_t √(log/t) with σ̂_t ∝ σ_X |θ − θ′|, and the gap |Λ − ψ| is
+//! O(1/n), so the test stops once t ≳ σ_X² n × const: the fraction of the data needed tends to a
+//! constant that is smaller when the data are clustered (σ_X small).
+//!
+//! **Runs.** As the paper: chains start at the posterior mode, with a proposal covariance
+//! proportional to the target's — here N(θ, (2 sd)²), the scale at which a random walk on a
+//! Gaussian target accepts exactly 50 % (acceptance = (2/π) arctan(2/s) for a step of s sds), so
+//! no tuning is needed. The confidence test is the one of Fig. 4 (empirical Bernstein–Serfling,
+//! δ = 0.01, p = 2, γ = 2, first batch 100) with the model's exact range bound. Reported per n:
+//! the running average of the fraction of the data used per iteration, and its mean with an
+//! MCSE. Memory: 8n bytes of data plus 4n bytes of the subsampler's permutation per chain.
+
+use serde_json::{Value, json};
+use tallmc_bounds::{BoundKind, ConfidenceConfig, ConfidenceTest};
+use tallmc_models::{GaussianMean, synthetic};
+use tallmc_samplers::{MinibatchMh, RandomWalkProposal, RandomWalkProposalConfig, RunConfig};
+
+use super::{DATA_SEED, bounds_error, mean_stat, run_driver, thin_indices};
+use crate::figure::{Axes, Figure, Legend, Line, Marker, PALETTE, RefLine};
+use crate::report::{Report, fmt_sig};
+use crate::{Context, Error, Result};
+
+/// The known σ of the model.
+pub const MODEL_SIGMA: f64 = 1.0;
+/// Prior sd (wide; the paper's prior is flat).
+pub const PRIOR_SD: f64 = 10.0;
+/// Random-walk step in posterior sds (acceptance exactly 50 % on a Gaussian target).
+pub const STEP_SDS: f64 = 2.0;
+/// The confidence test's δ.
+pub const DELTA: f64 = 0.01;
+/// Chains per n.
+pub const CHAINS: usize = 2;
+/// Points kept per running-average curve in the figure.
+const CURVE_POINTS: usize = 400;
+
+/// The confidence sampler at one n.
+#[derive(Debug, Clone)]
+pub struct ScalingRun {
+    /// Rows.
+    pub n: usize,
+    /// Iterations per chain (all at equilibrium: started at the mode, no warmup).
+    pub iterations: usize,
+    /// Exact posterior mean and sd.
+    pub posterior: (f64, f64),
+    /// Mean fraction of the data used per iteration, all chains.
+    pub mean_fraction: f64,
+    /// MCSE of `mean_fraction`.
+    pub mcse_fraction: f64,
+    /// Mean fraction per chain.
+    pub chain_fractions: Vec<f64>,
+    /// Acceptance rate.
+    pub accept: f64,
+    /// Mean number of looks per decision.
+    pub mean_looks: f64,
+    /// Running average of the fraction per iteration, averaged over chains.
+    pub running_average: Vec<f64>,
+    /// Posterior mean of μ from the chains, and its error in posterior sds.
+    pub mean_error_sds: f64,
+    /// Wall seconds of drawing (slowest chain).
+    pub sampling_seconds: f64,
+}
+
+/// Fig. 7(b).
+#[derive(Debug, Clone)]
+pub struct Scaling {
+    /// One run per n, increasing.
+    pub runs: Vec<ScalingRun>,
+}
+
+/// The sizes and iterations of each mode.
+fn plan(ctx: &Context<'_>) -> Vec<(usize, usize)> {
+    ctx.mode.pick(
+        vec![(100_000, 600), (300_000, 300), (1_000_000, 150)],
+        vec![(100_000, 4000), (1_000_000, 2000), (10_000_000, 1000), (100_000_000, 300)],
+    )
+}
+
+/// Runs the confidence sampler at every n of the mode's plan.
+pub fn compute(ctx: &Context<'_>) -> Result<Scaling> {
+    let mut runs = Vec::new();
+    for (n, iterations) in plan(ctx) {
+        ctx.reporter.note(&format!("confidence: Fig. 7(b), Gaussian-mean example n = {n}"));
+        let data = synthetic::gaussian_mean_example(n, DATA_SEED)?;
+        let model = GaussianMean::new(data, MODEL_SIGMA, 0.0, PRIOR_SD)?;
+        let (mean, sd) = model.posterior_mean_sd();
+        let walk = RandomWalkProposalConfig {
+            covariance: Some(vec![sd * sd]),
+            initial_scale: Some(STEP_SDS),
+            adapt_scale: false,
+            ..Default::default()
+        };
+        let config = RunConfig {
+            num_warmup: 0,
+            num_draws: iterations,
+            num_chains: CHAINS,
+            seed: ctx.seed,
+            save_warmup: false,
+        };
+        let out = run_driver(
+            &model,
+            &[vec![mean]],
+            config,
+            |_| {
+                let test = ConfidenceTest::new(ConfidenceConfig::new(
+                    BoundKind::EmpiricalBernsteinSerfling,
+                    DELTA,
+                ))
+                .map_err(bounds_error)?;
+                Ok(MinibatchMh::new(test, RandomWalkProposal::new(walk.clone())?)
+                    .with_term_bounds())
+            },
+            ctx.reporter,
+            &format!("Fig. 7(b): n = {n}"),
+        )?;
+        let fractions: Vec<Vec<f64>> =
+            out.iter().map(|c| c.sink.stat("data_fraction__").unwrap_or_default()).collect();
+        let chain_fractions: Vec<f64> =
+            fractions.iter().map(|f| f.iter().sum::<f64>() / f.len().max(1) as f64).collect();
+        let mut running = vec![0.0; iterations];
+        for f in &fractions {
+            let mut sum = 0.0;
+            for (i, v) in f.iter().enumerate() {
+                sum += v;
+                running[i] += sum / (i + 1) as f64 / fractions.len() as f64;
+            }
+        }
+        let draws: Vec<f64> = out.iter().flat_map(|c| c.sink.coordinate(0)).collect();
+        let chain_mean = draws.iter().sum::<f64>() / draws.len().max(1) as f64;
+        runs.push(ScalingRun {
+            n,
+            iterations,
+            posterior: (mean, sd),
+            mean_fraction: chain_fractions.iter().sum::<f64>() / chain_fractions.len() as f64,
+            mcse_fraction: tallmc_diagnostics::mcse_mean(&fractions)?,
+            chain_fractions,
+            accept: mean_stat(&out, "accept_stat__"),
+            mean_looks: mean_stat(&out, "looks__"),
+            running_average: running,
+            mean_error_sds: (chain_mean - mean) / sd,
+            sampling_seconds: out.iter().map(|c| c.report.sampling_seconds).fold(0.0, f64::max),
+        });
+    }
+    Ok(Scaling { runs })
+}
+
+impl Scaling {
+    /// The JSON summary of this part.
+    pub fn summary(&self) -> Value {
+        let runs: Vec<Value> = self
+            .runs
+            .iter()
+            .map(|r| {
+                json!({
+                    "n": r.n, "iterations_per_chain": r.iterations,
+                    "posterior_mean": r.posterior.0, "posterior_sd": r.posterior.1,
+                    "mean_fraction": r.mean_fraction, "mcse_fraction": r.mcse_fraction,
+                    "chain_fractions": r.chain_fractions,
+                    "evals_relative_to_exact_mh": 2.0 * r.mean_fraction,
+                    "accept": r.accept, "mean_looks": r.mean_looks,
+                    "mean_error_in_posterior_sds": r.mean_error_sds,
+                    "sampling_seconds": r.sampling_seconds,
+                })
+            })
+            .collect();
+        json!({
+            "data": "y ~ N(0.5, 0.1^2); model N(mu, 1), prior N(0, 10^2)",
+            "chains": CHAINS, "step_in_posterior_sds": STEP_SDS,
+            "confidence": {"bound": "empirical-bernstein-serfling", "delta": DELTA, "p": 2.0, "gamma": 2.0, "first_batch": 100},
+            "runs": runs,
+        })
+    }
+
+    /// Rows of the claims table: claim, measurement, verdict.
+    pub fn claims(&self) -> Vec<Vec<String>> {
+        let pct = |x: f64| format!("{} %", fmt_sig(100.0 * x, 3));
+        let list = self
+            .runs
+            .iter()
+            .map(|r| {
+                format!("n = {}: {} ± {}", fmt_n(r.n), pct(r.mean_fraction), pct(r.mcse_fraction))
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
+        let trend = match (self.runs.first(), self.runs.last()) {
+            (Some(a), Some(b)) if self.runs.len() > 1 => format!(
+                " — {} from n = {} to n = {}",
+                if b.mean_fraction < a.mean_fraction { "decreasing" } else { "not decreasing" },
+                fmt_n(a.n),
+                fmt_n(b.n)
+            ),
+            _ => String::new(),
+        };
+        let below_half = self.runs.iter().find(|r| r.mean_fraction < 0.5).map_or(
+            format!(
+                "above 50 % at every n tried (up to {}): no gain over exact MH yet",
+                self.runs.last().map_or("–".into(), |r| fmt_n(r.n))
+            ),
+            |r| format!("below 50 % from n = {} on (at the sizes tried)", fmt_n(r.n)),
+        );
+        let drop_z = match (self.runs.first(), self.runs.last()) {
+            (Some(a), Some(b)) if self.runs.len() > 1 => {
+                (a.mean_fraction - b.mean_fraction) / a.mcse_fraction.hypot(b.mcse_fraction)
+            }
+            _ => f64::NAN,
+        };
+        let largest = self.runs.last().map_or("–".into(), |r| fmt_n(r.n));
+        let trend_verdict = if drop_z > 2.0 {
+            format!(
+                "trend reproduced up to n = {largest} (drop {} combined MCSE); n = 10¹⁵ is out of reach (memory)",
+                fmt_sig(drop_z, 2)
+            )
+        } else {
+            format!(
+                "no significant drop up to n = {largest} ({} combined MCSE)",
+                fmt_sig(drop_z, 2)
+            )
+        };
+        let gain = self.runs.iter().find(|r| r.mean_fraction < 0.5).map_or(
+            "no gain over exact MH at the sizes tried".to_string(),
+            |r| {
+                format!(
+                    "consistent: the sampler starts to pay at n ≈ {} (cost {} × exact MH's)",
+                    fmt_n(r.n),
+                    fmt_sig(2.0 * r.mean_fraction, 2)
+                )
+            },
+        );
+        vec![
+            vec![
+                "Fig. 7(b): with increasing n, the number of samples needed at equilibrium progressively drops, to 25 % of n at n = 10¹⁵".into(),
+                format!("mean fraction of the data per iteration: {list}{trend}"),
+                trend_verdict,
+            ],
+            vec![
+                "§4.3: the fraction must be below 50 % to improve on exact MH (one full likelihood per iteration vs two evaluations per subsampled value)".into(),
+                below_half,
+                gain,
+            ],
+        ]
+    }
+
+    /// The report section of this part.
+    pub fn report(&self, r: &mut Report) {
+        r.section(
+            "Fig. 7(b): fraction of the data used at equilibrium vs n (Gaussian-mean example)",
+        );
+        r.paragraph(&format!(
+            "y_i ~ N(½, 0.1²), model N(μ, 1), prior N(0, {PRIOR_SD}²). {CHAINS} chains per n, \
+             started at the posterior mode, no warmup; random walk N(θ, ({STEP_SDS} posterior \
+             sds)²), whose acceptance on a Gaussian target is exactly (2/π)·arctan(2/{STEP_SDS}) \
+             = 50 % (the paper: proposal covariance proportional to the target's, adaptive MH with \
+             target 50 %). Confidence test: empirical Bernstein–Serfling, δ = {DELTA}, p = 2, \
+             γ = 2, first batch 100. Exact MH costs N evaluations per iteration, this sampler 2 per \
+             value used: it wins only below a 50 % fraction. The paper shows 6 runs with n from 10⁵ \
+             to 10¹⁵; we stop where memory (8n bytes of data and 4n per chain for the \
+             subsampler's permutation) and the time budget do."
+        ));
+        let rows: Vec<Vec<String>> = self
+            .runs
+            .iter()
+            .map(|x| {
+                vec![
+                    fmt_n(x.n),
+                    x.iterations.to_string(),
+                    fmt_sig(x.mean_fraction, 3),
+                    fmt_sig(x.mcse_fraction, 2),
+                    x.chain_fractions.iter().map(|f| fmt_sig(*f, 3)).collect::<Vec<_>>().join(", "),
+                    fmt_sig(2.0 * x.mean_fraction, 3),
+                    fmt_sig(x.accept, 2),
+                    fmt_sig(x.mean_looks, 3),
+                    fmt_sig(x.mean_error_sds, 2),
+                ]
+            })
+            .collect();
+        r.table(
+            &[
+                "n",
+                "iterations / chain",
+                "mean data fraction",
+                "MCSE",
+                "per chain",
+                "evals ÷ exact MH's",
+                "accept",
+                "looks / decision",
+                "chain mean − truth (post. sds)",
+            ],
+            &rows,
+        );
+        r.image("Fig. 7(b): data fraction vs n", "fig7b_fraction_vs_n.svg");
+    }
+}
+
+/// n in scientific notation with a superscript exponent (10⁵, 3·10⁵).
+pub fn fmt_n(n: usize) -> String {
+    const SUPERSCRIPT: [char; 10] = ['⁰', '¹', '²', '³', '⁴', '⁵', '⁶', '⁷', '⁸', '⁹'];
+    let e = (n.max(1) as f64).log10().floor() as i32;
+    let m = n as f64 / 10f64.powi(e);
+    let exp: String = e
+        .to_string()
+        .chars()
+        .filter_map(|c| c.to_digit(10))
+        .map(|d| SUPERSCRIPT[d as usize])
+        .collect();
+    if (m - 1.0).abs() < 1e-9 { format!("10{exp}") } else { format!("{}·10{exp}", fmt_sig(m, 2)) }
+}
+
+/// `fig7b_fraction_vs_n.svg`: running averages per n (left) and the equilibrium fraction
+/// against n on a log axis (right).
+pub fn figures(s: &Scaling, ctx: &Context<'_>) -> Result<()> {
+    let mut left = Axes::new()
+        .with_title("Running average of the fraction of data used")
+        .with_x_label("iteration")
+        .with_y_label("fraction of n")
+        .with_y_range(0.0, 1.05)
+        .with_legend(Legend::BottomRight);
+    for r in &s.runs {
+        let idx = thin_indices(r.running_average.len(), CURVE_POINTS);
+        let x: Vec<f64> = idx.iter().map(|&i| (i + 1) as f64).collect();
+        let y: Vec<f64> = idx.iter().map(|&i| r.running_average[i]).collect();
+        left.push(Line::new(&x, &y).with_label(format!("n = {}", fmt_n(r.n))));
+    }
+    left.push(RefLine::horizontal(0.5).with_label("break-even with exact MH"));
+    let x: Vec<f64> = s.runs.iter().map(|r| r.n as f64).collect();
+    let y: Vec<f64> = s.runs.iter().map(|r| r.mean_fraction).collect();
+    let e: Vec<f64> = s.runs.iter().map(|r| 2.0 * r.mcse_fraction).collect();
+    let right = Axes::new()
+        .with_title("Equilibrium fraction vs n (± 2 MCSE)")
+        .with_x_label("n")
+        .with_y_label("mean fraction of n per iteration")
+        .with_log_x()
+        .with_y_range(0.0, 1.05)
+        .with_legend(Legend::BottomLeft)
+        .with_series(
+            Line::new(&x, &y)
+                .with_marker(Marker::Circle)
+                .with_y_errors(&e)
+                .with_label("confidence sampler"),
+        )
+        .with_series(RefLine::horizontal(0.5).with_label("break-even with exact MH"))
+        .with_series(
+            RefLine::horizontal(0.25).with_color(PALETTE[1]).with_label("paper at n = 10¹⁵"),
+        );
+    let fig = Figure::new()
+        .with_title("Fig. 7(b): Gaussian-mean example, y ~ N(½, 0.1²), model N(μ, 1)")
+        .with_columns(2)
+        .with_panel(left)
+        .with_panel(right);
+    let path = ctx.out_dir.join("fig7b_fraction_vs_n.svg");
+    fig.save(&path).map_err(|source| Error::Write { path, source })
+}
