@@ -222,6 +222,7 @@ impl Fig2 {
                 ))
                 .with_x_label("ε")
                 .with_y_label("percentage")
+                .with_y_range(0.0, 100.0)
                 .with_legend(Legend::TopRight)
                 .with_series(
                     Line::new(&eps, &data)
