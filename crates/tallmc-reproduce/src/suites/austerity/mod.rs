@@ -145,7 +145,7 @@ impl Sizes {
             fig2_chains: mode.pick(2, 8),
             fig2_steps: mode.pick(1_000, 10_000),
             mnist_truth_draws: mode.pick(4_000, 100_000),
-            fig3_chains: mode.pick(4, 8),
+            fig3_chains: 8,
             fig3_budget: mode.pick(40_000_000, 1_000_000_000),
             kdd_n,
             sgld_batch: kdd_n / 20,
@@ -500,7 +500,7 @@ fn claims(a: &Austerity) -> Vec<Vec<String>> {
                 if all_negative && near_minus_one {
                     "reproduced (slopes within 2 se of −1)".into()
                 } else if all_negative {
-                    "straight and falling, but shallower than −1 at this budget (the chains' start is still in the risk)".into()
+                    "straight and falling, but shallower than −1 at this budget (the runs are not yet many autocorrelation times long, where the variance of a time average approaches τ/T)".into()
                 } else {
                     "not reproduced at this budget".into()
                 }
