@@ -38,6 +38,6 @@ pub use error::{Error, Result};
 pub use full_data::{FullData, Parallelism};
 pub use kernel::{ChainState, Kernel, StepStats};
 pub use model::{
-    BinaryFactors, LogPrior, LogPriorHessian, ParameterNames, TermBounds, TermGradients,
-    TermHessians, Terms,
+    BinaryFactors, LinearPredictor, LogPrior, LogPriorHessian, ParameterNames, TermBounds,
+    TermGradients, TermHessians, Terms,
 };

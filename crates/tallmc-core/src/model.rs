@@ -131,6 +131,38 @@ pub trait TermHessians: TermGradients {
     }
 }
 
+/// Terms that depend on θ through one linear predictor per datum (a generalized linear form):
+///
+/// ```text
+/// ℓ_i(θ) = φ_i(η_i),   η_i = x_iᵀθ,   x_i ∈ ℝ^d (d = [`Terms::dim`]),
+/// ∇ℓ_i(θ) = φ_i′(η_i) x_i,   ∇²ℓ_i(θ) = φ_i″(η_i) x_i x_iᵀ.
+/// ```
+///
+/// The rank-one structure lets an estimator keep per-datum *scalars* (η, φ, φ′, φ″) instead of
+/// d-vectors or d×d matrices: a Taylor control variate around θ* for datum i needs only
+/// η*_i = x_iᵀθ*, and a weighted sum of per-datum gradients Σ_k w_k ∇(·)_k is one call of
+/// [`LinearPredictor::add_weighted_rows`]. Every method is O(d) per index (the derivative method
+/// O(1)). Cost accounting belongs to the caller, who knows which of φ, φ′, φ″ it uses (see
+/// `tallmc-estimators`).
+pub trait LinearPredictor: Terms {
+    /// **Overwrites** `eta[k]` with x_{indices\[k\]}ᵀθ.
+    fn linear_predictors(&self, theta: &[f64], indices: &[u32], eta: &mut [f64]);
+
+    /// **Overwrites** `phi[k]`, `d1[k]`, `d2[k]` with φ_i(η), φ_i′(η), φ_i″(η) at
+    /// i = `indices[k]`, η = `eta[k]`.
+    fn predictor_derivatives(
+        &self,
+        indices: &[u32],
+        eta: &[f64],
+        phi: &mut [f64],
+        d1: &mut [f64],
+        d2: &mut [f64],
+    );
+
+    /// **Adds** Σ_k `weights[k]` · x_{indices\[k\]} into `out` (length d).
+    fn add_weighted_rows(&self, indices: &[u32], weights: &[f64], out: &mut [f64]);
+}
+
 /// A bound on how much any single term can change between two parameter values:
 ///
 /// ```text

@@ -3,7 +3,8 @@
 use std::sync::Arc;
 
 use tallmc_core::{
-    LogPrior, LogPriorHessian, ParameterNames, TermBounds, TermGradients, TermHessians, Terms,
+    LinearPredictor, LogPrior, LogPriorHessian, ParameterNames, TermBounds, TermGradients,
+    TermHessians, Terms,
 };
 
 use crate::data::{Dataset, deterministic_sum};
@@ -194,6 +195,35 @@ impl TermHessians for GaussianMean {
 
     fn sum_hessian(&self, _theta: &[f64], indices: &[u32], hess: &mut [f64]) {
         hess[0] -= indices.len() as f64 * self.inv_var;
+    }
+}
+
+/// x_i = 1 and η_i = μ: φ_i(η) = −½ log(2πσ²) − (y_i − η)²/(2σ²), φ_i′ = (y_i − η)/σ²,
+/// φ_i″ = −1/σ².
+impl LinearPredictor for GaussianMean {
+    fn linear_predictors(&self, theta: &[f64], indices: &[u32], eta: &mut [f64]) {
+        eta[..indices.len()].fill(theta[0]);
+    }
+
+    fn predictor_derivatives(
+        &self,
+        indices: &[u32],
+        eta: &[f64],
+        phi: &mut [f64],
+        d1: &mut [f64],
+        d2: &mut [f64],
+    ) {
+        let y = self.data.y();
+        for (k, &i) in indices.iter().enumerate() {
+            let v = y[i as usize];
+            phi[k] = self.ll(v, eta[k]);
+            d1[k] = (v - eta[k]) * self.inv_var;
+            d2[k] = -self.inv_var;
+        }
+    }
+
+    fn add_weighted_rows(&self, indices: &[u32], weights: &[f64], out: &mut [f64]) {
+        out[0] += weights[..indices.len()].iter().sum::<f64>();
     }
 }
 

@@ -4,7 +4,8 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 use tallmc_core::{
-    LogPrior, LogPriorHessian, ParameterNames, TermBounds, TermGradients, TermHessians, Terms,
+    LinearPredictor, LogPrior, LogPriorHessian, ParameterNames, TermBounds, TermGradients,
+    TermHessians, Terms,
 };
 
 use crate::data::{Dataset, DesignMatrix, DesignOptions, PASS_CHUNK_ROWS, Rows, with_rows};
@@ -311,6 +312,43 @@ impl TermHessians for LogisticRegression {
                     let a = -w * r.get(i, j);
                     r.add_row(i, a, &mut hess[j * d..(j + 1) * d]);
                 }
+            }
+        })
+    }
+}
+
+/// η_i = x̃_iᵀθ and φ_i(η) = y_i η − log(1 + e^η), φ_i′ = y_i − σ(η), φ_i″ = −σ(η)(1 − σ(η)),
+/// evaluated stably for any finite η (as the terms are).
+impl LinearPredictor for LogisticRegression {
+    fn linear_predictors(&self, theta: &[f64], indices: &[u32], eta: &mut [f64]) {
+        with_rows!(self.design, r => {
+            for (e, &i) in eta.iter_mut().zip(indices) {
+                *e = r.dot(i as usize, theta);
+            }
+        })
+    }
+
+    fn predictor_derivatives(
+        &self,
+        indices: &[u32],
+        eta: &[f64],
+        phi: &mut [f64],
+        d1: &mut [f64],
+        d2: &mut [f64],
+    ) {
+        let y = self.design.y();
+        for (k, &i) in indices.iter().enumerate() {
+            let (ll, resid, w) = logistic_parts(y[i as usize], eta[k]);
+            phi[k] = ll;
+            d1[k] = resid;
+            d2[k] = -w;
+        }
+    }
+
+    fn add_weighted_rows(&self, indices: &[u32], weights: &[f64], out: &mut [f64]) {
+        with_rows!(self.design, r => {
+            for (&w, &i) in weights.iter().zip(indices) {
+                r.add_row(i as usize, w, out);
             }
         })
     }

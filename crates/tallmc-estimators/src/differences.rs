@@ -1,0 +1,422 @@
+//! Engines that evaluate per-datum differences d_k(θ) = ℓ_k(θ) − q_k(θ) and their gradients
+//! for a subsample.
+//!
+//! Every estimator of this crate is built from the same two operations on a subsample
+//! (i_1, …, i_m):
+//!
+//! * the differences d_k = ℓ_{i_k}(θ) − q_{i_k}(θ) (and, when asked, the gradients ∇d_k);
+//! * weighted sums Σ_k w_k ∇d_k (the gradients of ℓ̂, σ̂², log|L̂_B| are all of this form once the
+//!   d_k are known).
+//!
+//! [`DifferenceTerms`] is that interface; two engines implement it:
+//!
+//! * [`RankOne`] for models with a [`LinearPredictor`] (logistic regression, Gaussian mean):
+//!   with η_k = x_kᵀθ, η*_k = x_kᵀθ* and δ_k = η_k − η*_k,
+//!   ```text
+//!   q_k = φ_k(η*_k) + φ′_k(η*_k) δ_k + ½ φ″_k(η*_k) δ_k²,    ∇d_k = r_k x_k,
+//!   r_k = φ′_k(η_k) − φ′_k(η*_k) − φ″_k(η*_k) δ_k
+//!   ```
+//!   so it stores four scalars per subsample slot (η*, φ*, φ′*, φ″*) and one (r_k) per slot
+//!   for the gradients — never a d-vector or a d×d matrix per datum.
+//! * [`HessianProducts`], the generic fallback for any [`TermHessians`] model: it caches
+//!   ℓ_k(θ*) and ∇ℓ_k(θ*) per slot (m d-vectors) and evaluates H_k(θ*)h by a Hessian-vector
+//!   product at every call (order 2).
+//!
+//! **Caching and cost accounting.** The quantities at θ* depend only on the index in a slot
+//! and on the control variate, so both engines keep them per slot and recompute only the
+//! slots whose index changed since the last call (or all of them after a re-centring). A
+//! pseudo-marginal kernel that keeps its subsample through a whole trajectory therefore pays
+//! for the control variates of a subsample once per refresh, not once per leapfrog step.
+//! Counts ([`EvalCounts`]), per call:
+//!
+//! * at θ: m **terms** (ℓ_k(θ); for [`RankOne`], the dot product x_kᵀθ and φ_k(η_k)); plus m
+//!   **gradients** when gradients are asked (∇ℓ_k(θ); for [`RankOne`], φ′_k(η_k), whose
+//!   contribution r_k x_k is added to the caller's sum);
+//! * at θ*, for each slot whose cache missed: one term, plus one gradient from order 1, plus one
+//!   Hessian at order 2 ([`CvOrder::counts_per_datum`]; for [`RankOne`], η*_k and φ*, φ′*, φ″*);
+//! * [`HessianProducts`] at order 2: m more **Hessians** per call (the products H_k(θ*)h).
+//!
+//! *Lanes.* An engine keeps independent caches in numbered lanes, so an estimator with several
+//! subsamples (block-Poisson: one lane per factor) does not thrash one cache.
+
+use tallmc_core::{EvalCounts, LinearPredictor, TermHessians};
+
+use crate::control_variate::{ControlVariate, CvOrder};
+
+/// Evaluates d_k(θ) = ℓ_k(θ) − q_k(θ) for a subsample and weighted sums of ∇d_k (see the
+/// module docs). Implementations own their scratch and allocate only when a lane or a
+/// subsample is larger than any seen before.
+pub trait DifferenceTerms<M: ?Sized> {
+    /// **Overwrites** `d[k]` with d_{indices\[k\]}(θ) for the control variate `cv`, using the
+    /// cache of `lane`. With `with_gradients`, also prepares ∇d_k for
+    /// [`DifferenceTerms::add_weighted_gradients`] on the same lane. Returns the evaluations made.
+    #[allow(clippy::too_many_arguments)]
+    fn differences(
+        &mut self,
+        model: &M,
+        cv: &ControlVariate,
+        theta: &[f64],
+        lane: usize,
+        indices: &[u32],
+        d: &mut [f64],
+        with_gradients: bool,
+    ) -> EvalCounts;
+
+    /// **Adds** Σ_k `weights[k]` ∇d_{indices\[k\]}(θ) into `out`, for the θ and `indices` of the
+    /// last [`DifferenceTerms::differences`] call with gradients on `lane`. No new evaluation.
+    fn add_weighted_gradients(
+        &mut self,
+        model: &M,
+        lane: usize,
+        indices: &[u32],
+        weights: &[f64],
+        out: &mut [f64],
+    );
+}
+
+/// Grows `v` to at least `n` entries (allocates only when it grows).
+fn grow<T: Clone + Default>(v: &mut Vec<T>, n: usize) {
+    if v.len() < n {
+        v.resize(n, T::default());
+    }
+}
+
+/// Per-lane cache of the [`RankOne`] engine.
+#[derive(Debug, Clone, Default)]
+struct RankOneLane {
+    cv_id: u64,
+    index: Vec<u32>,
+    valid: Vec<bool>,
+    eta_star: Vec<f64>,
+    phi_star: Vec<f64>,
+    d1_star: Vec<f64>,
+    d2_star: Vec<f64>,
+    /// r_k with ∇d_k = r_k x_k, from the last call with gradients.
+    r: Vec<f64>,
+}
+
+/// The rank-one engine for [`LinearPredictor`] models (see the module docs).
+///
+/// Memory per slot: 6 scalars and an index; scratch: 4 scalars per slot of the largest call.
+#[derive(Debug, Clone, Default)]
+pub struct RankOne {
+    lanes: Vec<RankOneLane>,
+    eta: Vec<f64>,
+    phi: Vec<f64>,
+    d1: Vec<f64>,
+    d2: Vec<f64>,
+    miss_pos: Vec<usize>,
+    miss_idx: Vec<u32>,
+}
+
+impl RankOne {
+    /// An engine with one lane sized for subsamples of `m` indices (it grows if needed).
+    pub fn new(m: usize) -> Self {
+        Self::with_lanes(1, m)
+    }
+
+    /// An engine with `lanes` lanes each sized for `m` indices.
+    pub fn with_lanes(lanes: usize, m: usize) -> Self {
+        let mut e = Self::default();
+        for l in 0..lanes {
+            e.prepare(l, m);
+        }
+        e
+    }
+
+    fn prepare(&mut self, lane: usize, m: usize) {
+        if self.lanes.len() <= lane {
+            self.lanes.resize_with(lane + 1, RankOneLane::default);
+        }
+        let l = &mut self.lanes[lane];
+        grow(&mut l.index, m);
+        grow(&mut l.valid, m);
+        grow(&mut l.eta_star, m);
+        grow(&mut l.phi_star, m);
+        grow(&mut l.d1_star, m);
+        grow(&mut l.d2_star, m);
+        grow(&mut l.r, m);
+        for v in [&mut self.eta, &mut self.phi, &mut self.d1, &mut self.d2] {
+            grow(v, m);
+        }
+        grow(&mut self.miss_pos, m);
+        grow(&mut self.miss_idx, m);
+    }
+}
+
+impl<M: LinearPredictor + ?Sized> DifferenceTerms<M> for RankOne {
+    fn differences(
+        &mut self,
+        model: &M,
+        cv: &ControlVariate,
+        theta: &[f64],
+        lane: usize,
+        indices: &[u32],
+        d: &mut [f64],
+        with_gradients: bool,
+    ) -> EvalCounts {
+        let m = indices.len();
+        self.prepare(lane, m);
+        let order = cv.order();
+        let l = &mut self.lanes[lane];
+        if l.cv_id != cv.id() {
+            l.valid.fill(false);
+            l.cv_id = cv.id();
+        }
+        // Cache misses: the slots whose index changed.
+        let mut misses = 0;
+        for (k, &i) in indices.iter().enumerate() {
+            if !l.valid[k] || l.index[k] != i {
+                self.miss_pos[misses] = k;
+                self.miss_idx[misses] = i;
+                misses += 1;
+            }
+        }
+        if misses > 0 {
+            let idx = &self.miss_idx[..misses];
+            model.linear_predictors(cv.center(), idx, &mut self.eta[..misses]);
+            model.predictor_derivatives(
+                idx,
+                &self.eta[..misses],
+                &mut self.phi[..misses],
+                &mut self.d1[..misses],
+                &mut self.d2[..misses],
+            );
+            for (j, &k) in self.miss_pos[..misses].iter().enumerate() {
+                l.index[k] = self.miss_idx[j];
+                l.valid[k] = true;
+                l.eta_star[k] = self.eta[j];
+                l.phi_star[k] = self.phi[j];
+                l.d1_star[k] = self.d1[j];
+                l.d2_star[k] = self.d2[j];
+            }
+        }
+        // At θ.
+        model.linear_predictors(theta, indices, &mut self.eta[..m]);
+        model.predictor_derivatives(
+            indices,
+            &self.eta[..m],
+            &mut self.phi[..m],
+            &mut self.d1[..m],
+            &mut self.d2[..m],
+        );
+        let (c1, c2) = match order {
+            CvOrder::Zero => (0.0, 0.0),
+            CvOrder::One => (1.0, 0.0),
+            CvOrder::Two => (1.0, 1.0),
+        };
+        for k in 0..m {
+            let delta = self.eta[k] - l.eta_star[k];
+            let slope = c1 * l.d1_star[k] + c2 * l.d2_star[k] * delta;
+            let q = l.phi_star[k] + (c1 * l.d1_star[k] + 0.5 * c2 * l.d2_star[k] * delta) * delta;
+            d[k] = self.phi[k] - q;
+            if with_gradients {
+                l.r[k] = self.d1[k] - slope;
+            }
+        }
+        let per = order.counts_per_datum();
+        let misses = misses as u64;
+        EvalCounts {
+            terms: m as u64 + misses * per.terms,
+            gradients: if with_gradients { m as u64 } else { 0 } + misses * per.gradients,
+            hessians: misses * per.hessians,
+        }
+    }
+
+    fn add_weighted_gradients(
+        &mut self,
+        model: &M,
+        lane: usize,
+        indices: &[u32],
+        weights: &[f64],
+        out: &mut [f64],
+    ) {
+        let m = indices.len();
+        let l = &self.lanes[lane];
+        for k in 0..m {
+            self.phi[k] = weights[k] * l.r[k];
+        }
+        model.add_weighted_rows(indices, &self.phi[..m], out);
+    }
+}
+
+/// Per-lane cache of the [`HessianProducts`] engine.
+#[derive(Debug, Clone, Default)]
+struct HessianLane {
+    cv_id: u64,
+    index: Vec<u32>,
+    valid: Vec<bool>,
+    l_star: Vec<f64>,
+    /// ∇ℓ_k(θ*), m × d.
+    g_star: Vec<f64>,
+    /// ∇d_k(θ), m × d, from the last call with gradients.
+    grad_d: Vec<f64>,
+}
+
+/// The generic engine for any [`TermHessians`] model (see the module docs): per slot it caches
+/// ℓ_k(θ*) and ∇ℓ_k(θ*) (m d-vectors), and at order 2 computes H_k(θ*)h with a
+/// Hessian-vector product at every call (m Hessians counted per call).
+#[derive(Debug, Clone, Default)]
+pub struct HessianProducts {
+    lanes: Vec<HessianLane>,
+    dim: usize,
+    h: Vec<f64>,
+    vals: Vec<f64>,
+    hv: Vec<f64>,
+    tmp_vals: Vec<f64>,
+    tmp_grads: Vec<f64>,
+    miss_pos: Vec<usize>,
+    miss_idx: Vec<u32>,
+}
+
+impl HessianProducts {
+    /// An engine for dimension `dim` with one lane sized for `m` indices.
+    pub fn new(dim: usize, m: usize) -> Self {
+        Self::with_lanes(dim, 1, m)
+    }
+
+    /// An engine for dimension `dim` with `lanes` lanes each sized for `m` indices.
+    pub fn with_lanes(dim: usize, lanes: usize, m: usize) -> Self {
+        let mut e = Self { dim, ..Self::default() };
+        for l in 0..lanes {
+            e.prepare(l, m);
+        }
+        e
+    }
+
+    fn prepare(&mut self, lane: usize, m: usize) {
+        let d = self.dim;
+        if self.lanes.len() <= lane {
+            self.lanes.resize_with(lane + 1, HessianLane::default);
+        }
+        let l = &mut self.lanes[lane];
+        grow(&mut l.index, m);
+        grow(&mut l.valid, m);
+        grow(&mut l.l_star, m);
+        grow(&mut l.g_star, m * d);
+        grow(&mut l.grad_d, m * d);
+        grow(&mut self.h, d);
+        grow(&mut self.vals, m);
+        grow(&mut self.hv, m * d);
+        grow(&mut self.tmp_vals, m);
+        grow(&mut self.tmp_grads, m * d);
+        grow(&mut self.miss_pos, m);
+        grow(&mut self.miss_idx, m);
+    }
+}
+
+impl<M: TermHessians + ?Sized> DifferenceTerms<M> for HessianProducts {
+    fn differences(
+        &mut self,
+        model: &M,
+        cv: &ControlVariate,
+        theta: &[f64],
+        lane: usize,
+        indices: &[u32],
+        d: &mut [f64],
+        with_gradients: bool,
+    ) -> EvalCounts {
+        if self.dim != cv.dim() {
+            // Built for another dimension: resize every buffer (allocates once).
+            *self = Self::with_lanes(cv.dim(), self.lanes.len().max(lane + 1), indices.len());
+        }
+        let m = indices.len();
+        let dim = self.dim;
+        self.prepare(lane, m);
+        let order = cv.order();
+        let l = &mut self.lanes[lane];
+        if l.cv_id != cv.id() {
+            l.valid.fill(false);
+            l.cv_id = cv.id();
+        }
+        let mut misses = 0;
+        for (k, &i) in indices.iter().enumerate() {
+            if !l.valid[k] || l.index[k] != i {
+                self.miss_pos[misses] = k;
+                self.miss_idx[misses] = i;
+                misses += 1;
+            }
+        }
+        if misses > 0 {
+            let idx = &self.miss_idx[..misses];
+            if order == CvOrder::Zero {
+                model.log_terms(cv.center(), idx, &mut self.tmp_vals[..misses]);
+            } else {
+                model.log_terms_grads(
+                    cv.center(),
+                    idx,
+                    &mut self.tmp_vals[..misses],
+                    &mut self.tmp_grads[..misses * dim],
+                );
+            }
+            for (j, &k) in self.miss_pos[..misses].iter().enumerate() {
+                l.index[k] = self.miss_idx[j];
+                l.valid[k] = true;
+                l.l_star[k] = self.tmp_vals[j];
+                if order != CvOrder::Zero {
+                    l.g_star[k * dim..(k + 1) * dim]
+                        .copy_from_slice(&self.tmp_grads[j * dim..(j + 1) * dim]);
+                }
+            }
+        }
+        for ((h, t), c) in self.h[..dim].iter_mut().zip(theta).zip(cv.center()) {
+            *h = t - c;
+        }
+        if order == CvOrder::Two {
+            model.hessian_vector_products(
+                cv.center(),
+                indices,
+                &self.h[..dim],
+                &mut self.hv[..m * dim],
+            );
+        }
+        if with_gradients {
+            model.log_terms_grads(theta, indices, &mut self.vals[..m], &mut l.grad_d[..m * dim]);
+        } else {
+            model.log_terms(theta, indices, &mut self.vals[..m]);
+        }
+        let h = &self.h[..dim];
+        for k in 0..m {
+            let mut q = l.l_star[k];
+            let gs = &l.g_star[k * dim..(k + 1) * dim];
+            let hv = &self.hv[k * dim..(k + 1) * dim];
+            if order >= CvOrder::One {
+                q += gs.iter().zip(h).map(|(a, b)| a * b).sum::<f64>();
+            }
+            if order == CvOrder::Two {
+                q += 0.5 * hv.iter().zip(h).map(|(a, b)| a * b).sum::<f64>();
+            }
+            d[k] = self.vals[k] - q;
+            if with_gradients && order >= CvOrder::One {
+                let row = &mut l.grad_d[k * dim..(k + 1) * dim];
+                for (j, r) in row.iter_mut().enumerate() {
+                    *r -= gs[j] + if order == CvOrder::Two { hv[j] } else { 0.0 };
+                }
+            }
+        }
+        let per = order.counts_per_datum();
+        let misses = misses as u64;
+        EvalCounts {
+            terms: m as u64 + misses * per.terms,
+            gradients: if with_gradients { m as u64 } else { 0 } + misses * per.gradients,
+            hessians: misses * per.hessians + if order == CvOrder::Two { m as u64 } else { 0 },
+        }
+    }
+
+    fn add_weighted_gradients(
+        &mut self,
+        _model: &M,
+        lane: usize,
+        indices: &[u32],
+        weights: &[f64],
+        out: &mut [f64],
+    ) {
+        let dim = self.dim;
+        let l = &self.lanes[lane];
+        for (k, &w) in weights[..indices.len()].iter().enumerate() {
+            for (o, g) in out.iter_mut().zip(&l.grad_d[k * dim..(k + 1) * dim]) {
+                *o += w * g;
+            }
+        }
+    }
+}
