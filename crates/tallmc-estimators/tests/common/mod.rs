@@ -74,3 +74,34 @@ pub fn assert_close(got: &[f64], want: &[f64], rel: f64, what: &str) {
         assert!((g - w).abs() <= rel * scale, "{what}[{j}]: got {g}, want {w} (scale {scale})");
     }
 }
+
+/// Running moments of a scalar sample, for z-tests.
+#[derive(Debug, Default, Clone)]
+pub struct Moments {
+    pub values: Vec<f64>,
+}
+
+impl Moments {
+    pub fn push(&mut self, x: f64) {
+        self.values.push(x);
+    }
+    pub fn mean(&self) -> f64 {
+        self.values.iter().sum::<f64>() / self.values.len() as f64
+    }
+    pub fn var(&self) -> f64 {
+        let m = self.mean();
+        self.values.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (self.values.len() - 1) as f64
+    }
+    /// z of the mean against `target`.
+    pub fn z_mean(&self, target: f64) -> f64 {
+        (self.mean() - target) / (self.var() / self.values.len() as f64).sqrt()
+    }
+    /// z of the sample variance against `target`, with the standard error from the fourth moment.
+    pub fn z_var(&self, target: f64) -> f64 {
+        let m = self.mean();
+        let n = self.values.len() as f64;
+        let s2 = self.var();
+        let m4 = self.values.iter().map(|x| (x - m).powi(4)).sum::<f64>() / n;
+        (s2 - target) / ((m4 - s2 * s2) / n).sqrt()
+    }
+}
