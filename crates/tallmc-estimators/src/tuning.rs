@@ -32,12 +32,12 @@ use crate::control_variate::ControlVariate;
 use crate::differences::DifferenceTerms;
 use crate::error::{Error, Result};
 
-/// ψ₀(x), the digamma function, for x > 0 (recurrence to x ≥ 6, then the asymptotic series;
+/// ψ₀(x), the digamma function, for x > 0 (recurrence to x ≥ 10, then the asymptotic series;
 /// absolute error < 10⁻¹³).
 pub fn digamma(x: f64) -> f64 {
     let mut x = x;
     let mut acc = 0.0;
-    while x < 6.0 {
+    while x < 10.0 {
         acc -= 1.0 / x;
         x += 1.0;
     }
@@ -47,12 +47,12 @@ pub fn digamma(x: f64) -> f64 {
         - r * (1.0 / 12.0 - r * (1.0 / 120.0 - r * (1.0 / 252.0 - r * (1.0 / 240.0 - r / 132.0))))
 }
 
-/// ψ₁(x), the trigamma function, for x > 0 (recurrence to x ≥ 6, then the asymptotic series;
+/// ψ₁(x), the trigamma function, for x > 0 (recurrence to x ≥ 10, then the asymptotic series;
 /// absolute error < 10⁻¹³).
 pub fn trigamma(x: f64) -> f64 {
     let mut x = x;
     let mut acc = 0.0;
-    while x < 6.0 {
+    while x < 10.0 {
         acc += 1.0 / (x * x);
         x += 1.0;
     }
