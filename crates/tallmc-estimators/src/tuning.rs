@@ -209,11 +209,13 @@ pub struct BlockPoissonTuning {
     pub moments: BlockPoissonMoments,
 }
 
-/// The smallest λ ≤ `max_lambda` for which some a gives V[log|L̂_B|] ≤ `target_var` with
-/// P(L̂_B ≥ 0) ≥ `min_prob_positive`, and that a (minimizing the variance over a grid of
-/// (μ − a)/σ in [0, 20λ]... restricted by the sign constraint). Returns `None` when no λ up to
-/// `max_lambda` reaches the target. μ, σ are the mean and sd of d̂ at θ* (d̂ = (n/m)Σ d_{u_i}:
-/// σ² = n²σ²_d/m).
+/// The smallest λ ≤ `max_lambda` for which some lower bound a gives V[log|L̂_B|] ≤ `target_var`
+/// with P(L̂_B ≥ 0) ≥ `min_prob_positive`, and, for that λ, the a of least variance among those
+/// meeting the sign constraint (searched on a grid of 401 values of t = (μ − a)/σ in
+/// [0, 4λ/min(σ, 1) + 10]). Returns `None` when no λ up to `max_lambda` reaches the target.
+/// μ and σ are the mean and sd of a block estimate d̂ at θ* (d̂ = (n/m)Σ_i d_{u_i}, so
+/// μ = Σ_k d_k and σ² = n²σ²_d/m; see [`population_differences`]). Cost: O(λ_max · 401) moment
+/// evaluations, no data.
 ///
 /// Errors: as [`block_poisson_moments`]; `min_prob_positive` outside [0.5, 1); target ≤ 0.
 pub fn tune_block_poisson(

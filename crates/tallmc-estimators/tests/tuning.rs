@@ -2,6 +2,9 @@
 //! the block-Poisson V[log|L̂_B|], E log|L̂_B| and P(L̂_B ≥ 0) under d̂ ~ N(μ, σ²), and the
 //! perturbed-estimator variance γ/m + γ²/(2m³) under normal differences.
 
+// The tests print the measured numbers they check (shown with --nocapture).
+#![allow(clippy::print_stderr)]
+
 mod common;
 
 use common::*;
@@ -77,7 +80,7 @@ fn block_poisson_variance_mean_and_sign_formulas_hold_for_normal_blocks() {
         let z_var = logs.z_var(mo.var_log_abs);
         let se_p = (mo.prob_positive * (1.0 - mo.prob_positive) / REPS as f64).sqrt().max(1e-9);
         let z_p = (p_pos - mo.prob_positive) / se_p;
-        println!(
+        eprintln!(
             "μ={mu} σ={sd} λ={lambda} a={a}: V pred {:.4} sim {:.4} (z {z_var:.2}); E pred {mean_pred:.4} sim {:.4} (z {z_mean:.2}); P+ pred {:.5} sim {p_pos:.5} (z {z_p:.2})",
             mo.var_log_abs,
             logs.var(),
@@ -114,7 +117,7 @@ fn perturbed_variance_formula_under_normal_differences() {
         let exact = gamma / mf + gamma * gamma * (mf - 1.0) / (2.0 * mf.powi(4));
         let approx = perturbed_variance(gamma, m);
         let z = est.z_var(exact);
-        println!(
+        eprintln!(
             "m={m} γ={gamma}: V sim {:.4}, normal-theory {exact:.4} (z {z:.2}), approximation {approx:.4} (z {:.2})",
             est.var(),
             est.z_var(approx)
@@ -139,7 +142,7 @@ fn subsample_size_and_block_poisson_tuning_helpers() {
         let smaller = tune_block_poisson(0.2, 1.0, 1.0, 0.99, t.lambda - 1).unwrap();
         assert!(smaller.is_none());
     }
-    println!(
+    eprintln!(
         "tuned for σ = 1: λ = {}, a = {:.3}, V = {:.3}, P+ = {:.5}",
         t.lambda, t.a, t.moments.var_log_abs, t.moments.prob_positive
     );

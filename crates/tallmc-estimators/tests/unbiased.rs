@@ -1,6 +1,9 @@
 //! Monte Carlo checks (10⁵ replications, z-tests with |z| < Z_MAX) that ℓ̂, ∇ℓ̂ and L̂_B are
 //! unbiased, and that E σ̂² = ((m − 1)/m) V[ℓ̂] (divisor m).
 
+// The tests print the measured numbers they check (shown with --nocapture).
+#![allow(clippy::print_stderr)]
+
 mod common;
 
 use common::*;
@@ -48,20 +51,20 @@ fn difference_estimator_and_its_gradient_are_unbiased() {
             }
         }
         let z = l_hat.z_mean(ll);
-        println!("order {order:?}: ℓ̂ z = {z:.2}, sd(ℓ̂) = {:.3}", l_hat.var().sqrt());
+        eprintln!("order {order:?}: ℓ̂ z = {z:.2}, sd(ℓ̂) = {:.3}", l_hat.var().sqrt());
         assert!(z.abs() < Z_MAX, "order {order:?}: ℓ̂ biased, z = {z}");
         let zv = l_hat.z_var(v_true);
-        println!(
+        eprintln!(
             "order {order:?}: V[ℓ̂] sample {:.4} vs n²σ²_d/m {v_true:.4}, z = {zv:.2}",
             l_hat.var()
         );
         assert!(zv.abs() < Z_MAX, "V[ℓ̂] ≠ n²σ²_d/m, z = {zv}");
         let zs = s2.z_mean(v_true * (m - 1) as f64 / m as f64);
-        println!("order {order:?}: E σ̂² z against (m−1)/m · V[ℓ̂] = {zs:.2}");
+        eprintln!("order {order:?}: E σ̂² z against (m−1)/m · V[ℓ̂] = {zs:.2}");
         assert!(zs.abs() < Z_MAX, "E σ̂² ≠ (m−1)/m V[ℓ̂], z = {zs}");
         for (j, g) in grads.iter().enumerate() {
             let z = g.z_mean(g_true[j]);
-            println!("order {order:?}: ∇ℓ̂[{j}] z = {z:.2}");
+            eprintln!("order {order:?}: ∇ℓ̂[{j}] z = {z:.2}");
             assert!(z.abs() < Z_MAX, "order {order:?}: ∇ℓ̂[{j}] biased, z = {z}");
         }
     }
@@ -85,7 +88,7 @@ fn block_poisson_estimator_is_unbiased_for_the_likelihood() {
     // so negative estimates occur (the sign matters) and the ratio's variance is small.
     let a = mu - 2.5 * sd;
     let pred = block_poisson_moments(mu, sd, lambda, a).unwrap();
-    println!(
+    eprintln!(
         "μ = {mu:.3}, σ_d̂ = {sd:.3}, predicted V[log|L̂|] = {:.3}, P(L̂ ≥ 0) = {:.4}",
         pred.var_log_abs, pred.prob_positive
     );
@@ -101,7 +104,7 @@ fn block_poisson_estimator_is_unbiased_for_the_likelihood() {
     }
     let z = ratio.z_mean(1.0);
     let p = pos as f64 / REPS as f64;
-    println!(
+    eprintln!(
         "E[sign · L̂_B / L] = {:.4} ± {:.4} (z = {z:.2}); P(L̂ ≥ 0) = {p:.4}",
         ratio.mean(),
         (ratio.var() / REPS as f64).sqrt()
