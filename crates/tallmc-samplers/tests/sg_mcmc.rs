@@ -11,6 +11,8 @@
 //! posterior, is what passes). Tolerances: 4 MCSE (ESS-based, tallmc-diagnostics), seeds
 //! shifted by TALLMC_SEED_OFFSET.
 
+#![allow(clippy::print_stderr)] // the measured numbers are part of the output
+
 mod common;
 
 use rand_distr::{Distribution, StandardNormal};
