@@ -17,10 +17,17 @@
 //! **Properties.** Biased, no MH correction. The continuous dynamics with B̂ = 0 and gradient
 //! noise of covariance V have the stationary law π(θ) N(p; 0, M) only when the noise term
 //! (ε/2)V is negligible against C: the friction must dominate the minibatch noise (Chen et al.
-//! §3.2). Discretization adds O(ε) bias. On a Gaussian target (precision λ, M = 1) with additive
-//! θ-independent gradient noise of variance V the discrete chain is linear, and its stationary
-//! variance is computed exactly in `tests/sg_mcmc.rs` (its leading terms are the O(ε) terms
-//! ελ-discretization and εV/(2c) gradient noise: var ≈ (1 + εV/(2c) + O(ε))/λ).
+//! §3.2). The integrator is first order: on a Gaussian target (precision λ, M = 1, C = I,
+//! noise-free gradient) the stationary variance of θ is (1/λ)·0.883, 0.936, 0.967, 0.983 at
+//! ε√λ = 0.126, 0.063, 0.032, 0.016 with the trajectory length εL fixed — an O(ε√λ) bias. At
+//! a fixed L and ε → 0 it tends to (1/λ)·L/(L − 1) instead: within a trajectory the gradient
+//! reaches θ only through the *next* step's momentum, and the refresh discards the last one, so
+//! **L = 1 is a pure random walk** (θ never feels the target) and short trajectories are biased
+//! by O(1/L). With gradient noise of variance V (θ-independent), the variance grows (towards
+//! (1 + εV/(2c))/λ for long trajectories; ×1.82 for the plain minibatch in the test, where
+//! εV/2 = 4.5c). All these
+//! values come from the exact stationary solution of the linear chain, checked by simulation
+//! in `tests/sg_mcmc.rs`.
 //!
 //! **Cost** per kernel step: L gradient estimates — for the plain estimator L·n terms and L·n
 //! gradients (the counts the estimator returns), plus O(L d) arithmetic (O(L d²) with a dense
