@@ -10,6 +10,18 @@
 //! * [`Hmc`] — Hamiltonian Monte Carlo with dual-averaging step size, diagonal or dense metric
 //!   adapted in Stan's windows, divergence detection.
 //!
+//! Stochastic-gradient kernels (uncorrected, fixed step size, a fresh minibatch for every
+//! gradient; biased by O(h) — each module documents by how much), generic over the
+//! [`GradientEstimator`](tallmc_estimators::GradientEstimator) so that the control-variate
+//! versions are the same kernels with another estimator:
+//!
+//! * [`Sgld`] — stochastic-gradient Langevin dynamics (Welling & Teh 2011), optionally
+//!   preconditioned;
+//! * [`SgHmc`] — stochastic-gradient HMC (Chen et al. 2014) with friction C and mass matrix M,
+//!   momentum redrawn every trajectory of L steps;
+//! * [`Sgnht`] — stochastic-gradient Nosé–Hoover thermostat (Ding et al. 2014) and its
+//!   element-wise variant mSGNHT ([`Thermostat`]).
+//!
 //! The [`Driver`] runs warmup (calling the kernels' adaptation hooks) and draws for several
 //! chains in parallel, one ChaCha8 stream per chain, and streams every draw with its typed stats
 //! to a [`sink::DrawSink`] (memory or CmdStan CSV). [`init`] finds the posterior mode and the
@@ -67,7 +79,10 @@ pub mod mh;
 pub mod minibatch_mh;
 pub mod proposal;
 pub mod rwm;
+pub mod sg;
+pub mod sghmc;
 pub mod sgld;
+pub mod sgnht;
 pub mod sink;
 
 pub use adaptive_mh::{AdaptiveMetropolis, AdaptiveMetropolisConfig};
@@ -92,4 +107,7 @@ pub use proposal::{
     Proposal, RandomWalkProposal, RandomWalkProposalConfig, SgldProposal, SgldProposalConfig,
 };
 pub use rwm::{RandomWalkConfig, RandomWalkMetropolis};
+pub use sg::Subsampling;
+pub use sghmc::{SgHmc, SgHmcConfig, SgHmcState, SgHmcStats};
 pub use sgld::{Sgld, SgldConfig, SgldStats};
+pub use sgnht::{Sgnht, SgnhtConfig, SgnhtState, SgnhtStats, Thermostat};

@@ -1,32 +1,86 @@
-//! Stochastic-gradient Langevin dynamics (Welling & Teh 2011), uncorrected:
+//! Stochastic-gradient Langevin dynamics (Welling & Teh 2011), uncorrected, with a fixed step
+//! size as in the HMC-ECS paper's baseline (Dang et al. 2019, §6.2; REFERENCES §4):
 //!
 //! ```text
-//! θ ← θ + (h/2)[∇log p(θ) + (N/n) Σ_{i∈S} ∇ℓ_i(θ)] + N(0, h I),
+//! θ ← θ + (h/2) Σ [∇log p(θ) + ĝ(θ)] + N(0, h Σ),
 //! ```
 //!
-//! with a fresh minibatch S of n indices (without replacement) every step and a fixed step size
-//! h (REFERENCES §4). Without an MH correction the chain is biased for any h > 0: the bias grows
-//! with h (and with the gradient noise), which is what corrected variants (minibatch MH with an
-//! [`SgldProposal`](crate::SgldProposal)) trade against cost.
+//! where ĝ(θ) is an unbiased estimate of Σ_{i<N} ∇ℓ_i(θ) from a fresh minibatch S of n indices
+//! every step, computed by the kernel's [`GradientEstimator`] `G` (plain: (N/n) Σ_{i∈S} ∇ℓ_i(θ);
+//! with control variates: Baker et al. 2017 — the same kernel with another `G`), and Σ is an
+//! optional constant preconditioner (identity by default; a diagonal or dense [`Metric`], e.g.
+//! the Laplace covariance at the mode). The minibatch is drawn without replacement by default
+//! ([`Subsampling`]).
 //!
-//! Cost: n terms and n gradients per step. A non-finite gradient is reported as a divergence and
-//! the chain stays where it was.
+//! **Properties.** Biased for every h > 0: there is no MH correction. Two sources:
+//!
+//! * the Euler–Maruyama discretization. On a Gaussian target with precision λ (Σ = I), exact
+//!   gradients give the stationary law N(mean, 1/(λ(1 − hλ/4))) — variance inflated by a factor
+//!   1/(1 − hλ/4) = 1 + hλ/4 + O(h²);
+//! * the gradient noise. If ĝ has variance V per coordinate (independent of θ, as on a Gaussian
+//!   mean model), the stationary variance is (1 + hV/4)/(λ(1 − hλ/4)): the minibatch adds
+//!   hV/4, which is O(h) but with V ∝ N²/n it usually dominates (tested exactly in
+//!   `tests/sg_mcmc.rs`). Stable only for hλ_max < 4.
+//!
+//! **Cost** per step: one gradient estimate — for the plain estimator n terms and n gradients
+//! (counted from the [`EvalCounts`] the estimator returns, so a control-variate estimator reports
+//! what it evaluated), plus O(d) (O(d²) with a dense Σ) arithmetic.
+//!
+//! A non-finite gradient or position is a divergence: the chain stays where it was. `lp__` is
+//! NaN: the full log density is never evaluated. The step allocates nothing.
 
 use rand::Rng;
 use rand_distr::{Distribution, StandardNormal};
 use serde::Serialize;
-use tallmc_core::subsample::WithoutReplacement;
 use tallmc_core::{Error, EvalCounts, Kernel, LogPrior, Result, StepStats, TermGradients};
+use tallmc_estimators::{GradientEstimator, MinibatchGradient};
+use tallmc_integrators::Metric;
 
 use crate::MinibatchState;
+use crate::sg::{
+    BatchSampler, Subsampling, all_finite, check_batch, check_metric, check_step_size,
+    log_posterior_gradient,
+};
 
 /// Settings of [`Sgld`].
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SgldConfig {
-    /// Step size h > 0.
+    /// Step size h, finite and > 0.
     pub step_size: f64,
-    /// Minibatch size n, 1 ≤ n ≤ N.
+    /// Minibatch size n, 1 ≤ n ≤ N (checked against the model at `init`).
     pub batch: usize,
+    /// How minibatches are drawn (default without replacement).
+    pub subsampling: Subsampling,
+    /// Constant preconditioner Σ (None: identity), dimension checked at `init`.
+    pub preconditioner: Option<Metric>,
+}
+
+impl Default for SgldConfig {
+    /// h = 10⁻⁴, n = 100, without replacement, no preconditioner.
+    fn default() -> Self {
+        Self {
+            step_size: 1e-4,
+            batch: 100,
+            subsampling: Subsampling::WithoutReplacement,
+            preconditioner: None,
+        }
+    }
+}
+
+impl SgldConfig {
+    /// Settings with step size `step_size` and minibatch size `batch`, the rest default,
+    /// validated.
+    pub fn new(step_size: f64, batch: usize) -> Result<Self> {
+        let c = Self { step_size, batch, ..Self::default() };
+        c.validate()?;
+        Ok(c)
+    }
+
+    /// Checks h finite and > 0 and n ≥ 1 (n ≤ N is checked at `init`).
+    pub fn validate(&self) -> Result<()> {
+        check_step_size("SGLD step size h", self.step_size)?;
+        check_batch("SGLD batch size n", self.batch, None)
+    }
 }
 
 /// Stats of one SGLD step.
@@ -36,7 +90,7 @@ pub struct SgldStats {
     pub step_size: f64,
     /// A non-finite gradient or position (the chain did not move).
     pub divergent: bool,
-    /// n terms and n gradients.
+    /// What the gradient estimator evaluated (plain: n terms and n gradients).
     pub evals: EvalCounts,
     /// Minibatch size n.
     pub batch: usize,
@@ -69,31 +123,54 @@ impl StepStats for SgldStats {
 
 #[derive(Debug, Clone)]
 struct Running {
-    sampler: WithoutReplacement,
+    sampler: BatchSampler,
     grad: Vec<f64>,
-    values: Vec<f64>,
     next: Vec<f64>,
+    drift: Vec<f64>,
+    z: Vec<f64>,
 }
 
-/// Uncorrected SGLD (see the module docs).
+/// Uncorrected SGLD with a fixed step size (see the module docs), generic over the gradient
+/// estimator `G` (default: the plain minibatch gradient).
 #[derive(Debug, Clone)]
-pub struct Sgld {
+pub struct Sgld<G = MinibatchGradient> {
     config: SgldConfig,
+    estimator: G,
     running: Option<Running>,
 }
 
 impl Sgld {
-    /// A kernel with validated settings (the batch is checked against N in `init`).
+    /// Plain SGLD ((N/n) Σ_{i∈S} ∇ℓ_i) with validated settings (n ≤ N is checked in `init`).
     pub fn new(config: SgldConfig) -> Result<Self> {
-        tallmc_core::error::check_positive("SGLD step size", config.step_size)?;
-        if config.batch == 0 {
-            return Err(Error::invalid("SGLD batch size", 0, "at least 1"));
-        }
-        Ok(Self { config, running: None })
+        let estimator = MinibatchGradient::new(config.batch);
+        Self::with_estimator(config, estimator)
     }
 }
 
-impl<M: TermGradients + LogPrior + ?Sized> Kernel<M> for Sgld {
+impl<G> Sgld<G> {
+    /// SGLD with the gradient estimator `estimator` (e.g. a control-variate estimator), with
+    /// validated settings.
+    pub fn with_estimator(config: SgldConfig, estimator: G) -> Result<Self> {
+        config.validate()?;
+        Ok(Self { config, estimator, running: None })
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &SgldConfig {
+        &self.config
+    }
+
+    /// The gradient estimator.
+    pub fn estimator(&self) -> &G {
+        &self.estimator
+    }
+}
+
+impl<M, G> Kernel<M> for Sgld<G>
+where
+    M: TermGradients + LogPrior + ?Sized,
+    G: GradientEstimator<M>,
+{
     type State = MinibatchState;
     type Stats = SgldStats;
 
@@ -105,18 +182,14 @@ impl<M: TermGradients + LogPrior + ?Sized> Kernel<M> for Sgld {
     ) -> Result<MinibatchState> {
         let (d, n) = (model.dim(), model.num_terms());
         tallmc_core::error::check_finite_vector("initial position", position, d)?;
-        if self.config.batch > n {
-            return Err(Error::invalid(
-                "SGLD batch size",
-                self.config.batch,
-                format!("at most the number of data points N = {n}"),
-            ));
-        }
+        check_batch("SGLD batch size n", self.config.batch, Some(n))?;
+        check_metric(self.config.preconditioner.as_ref(), d)?;
         self.running = Some(Running {
-            sampler: WithoutReplacement::new(n)?,
+            sampler: BatchSampler::new(self.config.subsampling, n, self.config.batch)?,
             grad: vec![0.0; d],
-            values: vec![0.0; self.config.batch],
             next: vec![0.0; d],
+            drift: vec![0.0; d],
+            z: vec![0.0; d],
         });
         Ok(MinibatchState { position: position.to_vec() })
     }
@@ -131,34 +204,64 @@ impl<M: TermGradients + LogPrior + ?Sized> Kernel<M> for Sgld {
             return Err(Error::Other("Sgld::step called before init".into()));
         };
         let h = self.config.step_size;
-        r.sampler.reset();
-        let idx = r.sampler.draw(self.config.batch, rng);
-        r.grad.fill(0.0);
-        model.log_terms_grad_sum(&state.position, idx, &mut r.values, &mut r.grad);
-        let scale = model.num_terms() as f64 / idx.len() as f64;
-        r.grad.iter_mut().for_each(|g| *g *= scale);
-        model.log_prior_grad(&state.position, &mut r.grad);
+        let batch = self.config.batch;
+        let evals = log_posterior_gradient(
+            &mut self.estimator,
+            &mut r.sampler,
+            batch,
+            model,
+            &state.position,
+            &mut r.grad,
+            rng,
+        );
         let sd = h.sqrt();
-        for ((n, t), g) in r.next.iter_mut().zip(&state.position).zip(&r.grad) {
-            let z: f64 = StandardNormal.sample(rng);
-            *n = t + 0.5 * h * g + sd * z;
+        match &self.config.preconditioner {
+            None => {
+                for ((n, t), g) in r.next.iter_mut().zip(&state.position).zip(&r.grad) {
+                    let z: f64 = StandardNormal.sample(rng);
+                    *n = t + 0.5 * h * g + sd * z;
+                }
+            }
+            Some(metric) => {
+                // Drift (h/2) Σ g; noise √h L z with Σ = L Lᵀ (diagonal: √(h Σ_jj) z_j).
+                metric.velocity(&r.grad, &mut r.drift);
+                r.z.iter_mut().for_each(|z| *z = StandardNormal.sample(rng));
+                match metric {
+                    Metric::Identity(_) => {}
+                    Metric::Diagonal { inverse_mass, .. } => {
+                        r.z.iter_mut().zip(inverse_mass).for_each(|(z, s)| *z *= s.sqrt());
+                    }
+                    Metric::Dense { factor, .. } => {
+                        factor.mul_lower(&r.z, &mut r.next);
+                        r.z.copy_from_slice(&r.next);
+                    }
+                }
+                for (((n, t), g), z) in
+                    r.next.iter_mut().zip(&state.position).zip(&r.drift).zip(&r.z)
+                {
+                    *n = t + 0.5 * h * g + sd * z;
+                }
+            }
         }
-        let divergent = r.next.iter().any(|x| !x.is_finite());
+        let divergent = !all_finite(&r.grad) || !all_finite(&r.next);
         if !divergent {
             state.position.copy_from_slice(&r.next);
         }
-        Ok(SgldStats {
-            step_size: h,
-            divergent,
-            evals: EvalCounts::terms_and_gradients(self.config.batch),
-            batch: self.config.batch,
-        })
+        Ok(SgldStats { step_size: h, divergent, evals, batch })
     }
 
     fn adaptation_report(&self) -> Vec<String> {
-        vec![
+        let mut lines = vec![
             format!("Step size = {}", self.config.step_size),
             format!("SGLD (uncorrected): minibatch n = {}", self.config.batch),
-        ]
+        ];
+        if self.config.subsampling == Subsampling::WithReplacement {
+            lines.push("Minibatches drawn with replacement".into());
+        }
+        if let Some(m) = &self.config.preconditioner {
+            lines.push("Preconditioner:".into());
+            lines.extend(m.describe());
+        }
+        lines
     }
 }

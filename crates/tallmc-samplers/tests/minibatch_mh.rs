@@ -72,8 +72,8 @@ fn mh_corrected_sgld_is_exact_and_uncorrected_sgld_is_biased() {
     for (j, (zm, zs)) in z.iter().enumerate() {
         assert!(zm.abs() < 4.0 && zs.abs() < 4.0, "corrected SGLD θ{j}: z = ({zm:.2}, {zs:.2})");
     }
-    let plain = SgldConfig { step_size: 2e-3, batch: 50 };
-    let z = z_scores(&model, 4000, 3 + offset(), |_| Sgld::new(plain));
+    let plain = SgldConfig::new(2e-3, 50).unwrap();
+    let z = z_scores(&model, 4000, 3 + offset(), |_| Sgld::new(plain.clone()));
     assert!(z.iter().any(|(_, zs)| zs.abs() > 10.0), "plain SGLD should be visibly biased: {z:?}");
 }
 
@@ -170,5 +170,5 @@ fn bad_settings_are_errors_at_init() {
     .unwrap_err();
     assert!(e.to_string().contains("SGLD batch size = 101"), "{e}");
     assert!(SgldProposal::new(SgldProposalConfig { step_size: -1.0, batch: 5 }).is_err());
-    assert!(Sgld::new(SgldConfig { step_size: 1e-3, batch: 0 }).is_err());
+    assert!(Sgld::new(SgldConfig { step_size: 1e-3, batch: 0, ..Default::default() }).is_err());
 }

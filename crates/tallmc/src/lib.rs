@@ -11,6 +11,7 @@
 pub use tallmc_bounds as bounds;
 pub use tallmc_core as core;
 pub use tallmc_diagnostics as diagnostics;
+pub use tallmc_estimators as estimators;
 pub use tallmc_integrators as integrators;
 pub use tallmc_models as models;
 pub use tallmc_samplers as samplers;
@@ -29,6 +30,7 @@ pub mod prelude {
     pub use tallmc_diagnostics::{
         Draws, Summary, ess_bulk, ess_tail, inefficiency_factor, mcse_mean, rhat, summarize,
     };
+    pub use tallmc_estimators::{GradientEstimator, MinibatchGradient};
     pub use tallmc_integrators::{Metric, MetricKind};
     pub use tallmc_models::{
         Dataset, DesignOptions, Gaussian, GaussianMean, LinearRegression, LoadOptions,
@@ -38,7 +40,8 @@ pub mod prelude {
     pub use tallmc_samplers::{
         AdaptiveMetropolis, AdaptiveMetropolisConfig, ApproximateGibbs, Driver, GibbsConfig, Hmc,
         HmcConfig, InitStrategy, Laplace, MinibatchMh, NewtonOptions, Proposal, RandomWalkConfig,
-        RandomWalkMetropolis, RandomWalkProposal, RandomWalkProposalConfig, RunConfig, Sgld,
-        SgldConfig, SgldProposal, SgldProposalConfig, laplace_approximation, sample_in_memory,
+        RandomWalkMetropolis, RandomWalkProposal, RandomWalkProposalConfig, RunConfig, SgHmc,
+        SgHmcConfig, Sgld, SgldConfig, SgldProposal, SgldProposalConfig, Sgnht, SgnhtConfig,
+        Subsampling, Thermostat, laplace_approximation, sample_in_memory,
     };
 }

@@ -240,7 +240,7 @@ pub(crate) fn compute(
             match methods[m] {
                 Method::Sgld => run_chain(
                     model,
-                    Sgld::new(SgldConfig { step_size: h, batch })?,
+                    Sgld::new(SgldConfig { step_size: h, batch, ..Default::default() })?,
                     init,
                     seed,
                     stream,
