@@ -62,6 +62,7 @@ pub mod driver;
 pub mod error;
 pub mod gibbs;
 pub mod hmc;
+pub mod hmc_ecs;
 pub mod init;
 pub mod mh;
 pub mod minibatch_mh;
@@ -80,6 +81,7 @@ pub use gibbs::{
     empirical_conditional,
 };
 pub use hmc::{Hmc, HmcConfig, HmcState, HmcStats};
+pub use hmc_ecs::{EcsDynamics, HmcEcs, HmcEcsConfig, HmcEcsState, HmcEcsStats, RecenterSchedule};
 pub use init::{
     InitStrategy, Initialization, Laplace, NewtonOptions, initialize, laplace_approximation,
     uniform_positions,
