@@ -898,6 +898,9 @@ where
                     &mut r.dynamics.unreported,
                     &mut last,
                 );
+                if let Some(e) = last {
+                    state.estimate = e;
+                }
             }
         }
         Ok(())

@@ -16,14 +16,15 @@ use tallmc_core::{
     Kernel, LinearPredictor, LogPrior, LogPriorHessian, Parallelism, TermGradients, TermHessians,
     Terms,
 };
+use tallmc_diagnostics::mcse::mcse_mean;
 use tallmc_diagnostics::summary::{Draws, summarize};
 use tallmc_estimators::CvOrder;
 use tallmc_integrators::Metric;
 use tallmc_models::synthetic::{HIGGS_LIKE_PRIOR_SD, higgs_like, normal_sample};
 use tallmc_models::{DesignOptions, GaussianMean, LogisticRegression};
 use tallmc_samplers::{
-    EcsDynamics, Hmc, HmcConfig, HmcEcs, HmcEcsConfig, NewtonOptions, RunConfig,
-    laplace_approximation, sample_in_memory,
+    EcsDynamics, Hmc, HmcConfig, HmcEcs, HmcEcsConfig, NewtonOptions, RunConfig, SignedHmcEcs,
+    SignedHmcEcsConfig, laplace_approximation, sample_in_memory, sign_corrected_mean,
 };
 use tallmc_testkit::{CountingAllocator, Z_MAX, allocations, seed};
 
@@ -198,6 +199,84 @@ fn perturbed_matches_full_data_hmc_on_logistic_regression() {
     );
     for c in &out {
         assert_eq!(c.report.divergences, 0);
+    }
+}
+
+/// Signed HMC-ECS: the sign-corrected means R_j = Σ_t θ_{tj} s_t / Σ_t s_t must be within 4 MCSE
+/// of the full-data HMC means. MCSE of the ratio by the delta method: with
+/// w_t = s_t (θ_{tj} − R_j), R̂_j − R_j ≈ w̄ / s̄, so MCSE(R̂_j) = MCSE(w̄) / |s̄|, where MCSE(w̄) is
+/// the ESS-based MCSE of the sign-weighted series (its autocorrelation included).
+#[test]
+fn signed_sign_corrected_means_match_full_data_hmc_on_logistic_regression() {
+    let model = logistic();
+    let d = model.dim();
+    let r = reference();
+    let cfg = SignedHmcEcsConfig { lambda: 20, center: Some(r.mode.clone()), ..Default::default() };
+    let config = RunConfig {
+        num_warmup: 1000,
+        num_draws: 2500,
+        num_chains: 4,
+        seed: seed(31),
+        save_warmup: false,
+    };
+    let inits = vec![r.mode.clone(); 4];
+    let out = sample_in_memory(model, config, &inits, |_| SignedHmcEcs::new(cfg.clone())).unwrap();
+    let signs: Vec<Vec<f64>> = out.iter().map(|c| c.sink.stat("sign__").unwrap()).collect();
+    let all_signs: Vec<f64> = signs.concat();
+    let s_bar = all_signs.iter().sum::<f64>() / all_signs.len() as f64;
+    let (mut worst_z, mut worst_sd_units) = (0.0f64, 0.0f64);
+    let mut tau = 0.0;
+    for j in 0..d {
+        let coord: Vec<Vec<f64>> = out.iter().map(|c| c.sink.coordinate(j)).collect();
+        let (ratio, t) = sign_corrected_mean(&coord.concat(), &all_signs);
+        tau = t;
+        let w: Vec<Vec<f64>> = coord
+            .iter()
+            .zip(&signs)
+            .map(|(x, s)| x.iter().zip(s).map(|(x, s)| s * (x - ratio)).collect())
+            .collect();
+        let mcse = mcse_mean(&w).unwrap() / s_bar.abs();
+        let se = (mcse * mcse + r.mcse_mean[j].powi(2)).sqrt();
+        let z = (ratio - r.mean[j]) / se;
+        worst_z = worst_z.max(z.abs());
+        worst_sd_units = worst_sd_units.max(((ratio - r.mean[j]) / r.sd[j]).abs());
+        assert!(
+            z.abs() < Z_MAX,
+            "coordinate {j}: {ratio} vs {} (z = {z:.2}, MCSE {mcse})",
+            r.mean[j]
+        );
+    }
+    let draws = all_signs.len() as f64;
+    let evals: u64 = out.iter().map(|c| c.report.sampling_evals.terms).sum();
+    let acc: f64 = out.iter().map(|c| c.report.mean_accept_stat).sum::<f64>() / 4.0;
+    let a = out[0].report.adaptation.iter().find(|l| l.starts_with("Block-Poisson")).cloned();
+    eprintln!(
+        "signed HMC-ECS, n = {LOGISTIC_N}, d = {d}: {a:?}, tau = {tau:.4}, max |z| = {worst_z:.2}, max |Δmean| = {worst_sd_units:.4} sd, θ-accept {acc:.3}, data per iteration {:.2}%",
+        100.0 * evals as f64 / draws / LOGISTIC_N as f64
+    );
+    for c in &out {
+        assert_eq!(c.report.divergences, 0);
+    }
+}
+
+#[test]
+fn signed_bad_input_is_rejected_with_a_message_naming_the_parameter() {
+    let base = SignedHmcEcsConfig::default();
+    let cases: Vec<(SignedHmcEcsConfig, &str)> = vec![
+        (SignedHmcEcsConfig { block_size: 0, ..base.clone() }, "block size m"),
+        (SignedHmcEcsConfig { lambda: 0, ..base.clone() }, "λ"),
+        (SignedHmcEcsConfig { kappa: 0, ..base.clone() }, "κ"),
+        (SignedHmcEcsConfig { lambda: 5, kappa: 6, ..base.clone() }, "κ"),
+        (
+            SignedHmcEcsConfig { lower_bound: Some(f64::NEG_INFINITY), ..base.clone() },
+            "lower bound a",
+        ),
+        (SignedHmcEcsConfig { min_prob_positive: 1.0, ..base.clone() }, "min_prob_positive"),
+        (SignedHmcEcsConfig { center: Some(vec![f64::INFINITY]), ..base.clone() }, "center"),
+    ];
+    for (cfg, name) in cases {
+        let err = SignedHmcEcs::new(cfg).unwrap_err().to_string();
+        assert!(err.contains(name), "{err:?} should name {name}");
     }
 }
 
@@ -383,6 +462,25 @@ fn steps_allocate_nothing() {
         k.step(model, &mut state, &mut rng).unwrap();
     }
     assert_eq!(allocations() - before, 0, "HMC-ECS steps allocated");
+
+    let cfg = SignedHmcEcsConfig {
+        center: Some(r.clone()),
+        lambda: 10,
+        dynamics: EcsDynamics { parallelism: Parallelism::Sequential, ..Default::default() },
+        ..Default::default()
+    };
+    let mut k = SignedHmcEcs::new(cfg).unwrap();
+    let mut state = k.init(model, &r, &mut rng).unwrap();
+    Kernel::<LogisticRegression>::begin_warmup(&mut k, 0);
+    Kernel::<LogisticRegression>::end_warmup(&mut k);
+    for _ in 0..5 {
+        k.step(model, &mut state, &mut rng).unwrap();
+    }
+    let before = allocations();
+    for _ in 0..50 {
+        k.step(model, &mut state, &mut rng).unwrap();
+    }
+    assert_eq!(allocations() - before, 0, "signed HMC-ECS steps allocated");
 }
 
 fn reference_mode() -> Vec<f64> {
