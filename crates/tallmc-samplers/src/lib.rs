@@ -74,6 +74,8 @@ pub mod driver;
 pub mod error;
 pub mod gibbs;
 pub mod hmc;
+pub mod hmc_ecs;
+pub mod hmc_ecs_signed;
 pub mod init;
 pub mod mh;
 pub mod minibatch_mh;
@@ -95,6 +97,10 @@ pub use gibbs::{
     empirical_conditional,
 };
 pub use hmc::{Hmc, HmcConfig, HmcState, HmcStats};
+pub use hmc_ecs::{EcsDynamics, HmcEcs, HmcEcsConfig, HmcEcsState, HmcEcsStats, RecenterSchedule};
+pub use hmc_ecs_signed::{
+    SignedHmcEcs, SignedHmcEcsConfig, SignedHmcEcsState, SignedHmcEcsStats, sign_corrected_mean,
+};
 pub use init::{
     InitStrategy, Initialization, Laplace, NewtonOptions, initialize, laplace_approximation,
     uniform_positions,

@@ -1,0 +1,929 @@
+//! Perturbed HMC-ECS: energy-conserving subsampling HMC (Dang, Quiroz, Kohn, Tran & Villani
+//! 2019, §3–4, Algorithm 1 with the perturbed likelihood estimator of §4.2).
+//!
+//! **Target.** The chain moves (θ, u), u = (u_1, …, u_m) i.i.d. uniform indices into the data
+//! (with replacement, in G blocks), and targets the extended density
+//!
+//! ```text
+//! π̄_m(θ, u) ∝ exp(ℓ̂_m(θ; u) − σ̂²_m(θ; u)/2) p(θ) p(u)
+//! ```
+//!
+//! with the difference estimator ℓ̂_m = Σ_k q_k(θ) + (n/m)Σ_i d_{u_i} and its variance estimate
+//! σ̂²_m (Taylor control variates q_k around θ*, see `tallmc_estimators::DifferenceEstimator`).
+//! Each iteration is HMC-within-Gibbs:
+//!
+//! 1. **u-step.** Redraw one of the G blocks of u (correlation ≈ 1 − 1/G between successive
+//!    log-likelihood estimates) and accept with
+//!    min{1, exp([ℓ̂ − σ̂²/2](θ, u′) − [ℓ̂ − σ̂²/2](θ, u))}.
+//! 2. **θ-step.** HMC with u fixed: momentum p ~ N(0, M), L = ⌈εL/ε⌉ leapfrog steps on the
+//!    potential U(θ) = −(ℓ̂_m − σ̂²_m/2)(θ; u) − log p(θ) (gradient ∇ℓ̂ − ½∇σ̂², both exact for
+//!    the fixed u), accepted with min{1, exp(−ΔH)}. Because the dynamics and the acceptance use
+//!    the *same* Û, the energy is conserved up to the O(ε²) leapfrog error and the θ-step has an
+//!    acceptance rate like full-data HMC.
+//!
+//! **Exact vs perturbed.** Both Gibbs steps leave π̄_m invariant exactly; its θ-marginal is the
+//! *perturbed* posterior π̄_m(θ) ∝ E_u[exp(ℓ̂ − σ̂²/2)] p(θ), not π(θ), because exp(ℓ̂ − σ̂²/2)
+//! is only approximately unbiased for L(θ). Dang et al. (eq. 4.6, from Quiroz et al. 2019,
+//! JASA) state ∫|π̄_m − π| = O(1/(n m²)) and the same order for posterior expectations when θ*
+//! is the full-data posterior mode (O(1/√n) rates when θ* is the mode of a subset of size
+//! O(√n)). When the control variates are exact (order 2 on a Gaussian model, so σ̂² = 0 and
+//! ℓ̂ = ℓ) the chain is exactly π-invariant. For an exact (sign-corrected) alternative see
+//! signed HMC-ECS (`hmc_ecs_signed`).
+//!
+//! **Tuning (what this implementation does).**
+//! * θ*: given in the config, or the full-data posterior mode found by Newton's method from the
+//!   chain's initial position ([`crate::init::laplace_approximation`]).
+//! * Mass matrix: M = −∇²log π(θ*) (the inverse Laplace covariance, paper §6.3), so the
+//!   metric's inverse mass is the Laplace covariance; or a metric given in the config.
+//! * m: given, or the smallest m with γ/m ≤ `target_variance` (default 1, Pitt et al. 2012),
+//!   γ = n²σ²_d averaged over 4 draws from the Laplace approximation N(θ*, Σ) (at θ* itself
+//!   every d_k is 0, so γ is measured where the chain will be), but at least
+//!   `min_subsample_size` (default 100; see its docs); G is capped at m.
+//! * Trajectory length εL fixed (default 1.2, the paper's value); ε by dual averaging to a
+//!   target acceptance statistic of the θ-step (default 0.8) during warmup, then fixed at the
+//!   averaged value. The initial ε is 0.5·d^{−1/4} unless given (dual averaging moves it).
+//! * Re-centring (paper §6.3: "during a burn-in period of 1,000 iterations, update M every 200
+//!   iterations based on the new θ*"): with the default [`RecenterSchedule`], at warmup
+//!   iterations 200, 400, …, 1000 (only those followed by at least 100 more warmup
+//!   iterations) θ* is set to the mean of the positions of the preceding window (the running
+//!   posterior-mean estimate), the control variates are rebuilt there (one full pass), M is
+//!   re-set from the Hessian at the new θ*, the cached potential is recomputed, and dual
+//!   averaging restarts from the current ε. If the new Hessian is not negative definite the
+//!   old metric is kept.
+//!
+//! **Cost** (per-datum evaluations, as `tallmc_estimators` counts them): per iteration
+//! m terms + m gradients for the u-step (plus the control variates of the m/G refreshed
+//! indices: 1 term, 1 gradient, 1 Hessian each at order 2 with `RankOne`) and m terms +
+//! m gradients per leapfrog step, so about (L + 1)·m of each in total, against N·L for
+//! full-data HMC. Setup: Newton (if θ* is not given), one full pass for the control variates,
+//! a Hessian pass for M at order < 2, and 4 passes of N terms to tune m (if not given); each
+//! re-centring costs one full pass. All of this is reported in the stats of the next step.
+//!
+//! **Divergences.** A non-finite estimate or gradient (the estimators' `NonFinite` errors) or
+//! an energy error above `max_energy_error` (default 1000) rejects the trajectory and flags it
+//! as divergent; the chain stays put.
+
+use rand::{Rng, RngExt};
+use rand_distr::{Distribution, StandardNormal};
+use serde::Serialize;
+use tallmc_core::subsample::BlockSubsample;
+use tallmc_core::{
+    ChainState, Error, EvalCounts, FullData, Kernel, LogPriorHessian, Parallelism, Result,
+    StepStats, TermHessians,
+};
+use tallmc_estimators::tuning::{population_differences, subsample_size_for_variance};
+use tallmc_estimators::{
+    ControlVariate, CvOrder, DifferenceEstimate, DifferenceEstimator, DifferenceTerms, RankOne,
+};
+use tallmc_integrators::{
+    DualAveraging, DualAveragingConfig, LeapfrogOutcome, Metric, PhasePoint, leapfrog,
+};
+
+use crate::init::{NewtonOptions, laplace_approximation};
+
+/// Number of Laplace draws at which the subsample tuning measures the differences' variance.
+pub(crate) const TUNING_DRAWS: usize = 4;
+
+/// When θ* and M are re-set during warmup: at warmup iterations `interval`, 2·`interval`, …
+/// up to `until`, each followed by at least `min_remaining` more warmup iterations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct RecenterSchedule {
+    /// Iterations between re-centrings (≥ 1).
+    pub interval: usize,
+    /// Last warmup iteration at which a re-centring may happen.
+    pub until: usize,
+    /// Warmup iterations that must remain after a re-centring (for dual averaging to settle).
+    pub min_remaining: usize,
+}
+
+impl Default for RecenterSchedule {
+    /// The paper's §6.3 schedule: every 200 iterations during the first 1,000.
+    fn default() -> Self {
+        Self { interval: 200, until: 1000, min_remaining: 100 }
+    }
+}
+
+impl RecenterSchedule {
+    /// Whether a re-centring happens after warmup iteration `done` (1-based count of completed
+    /// warmup iterations) of `num_warmup`.
+    pub fn due(&self, done: usize, num_warmup: usize) -> bool {
+        done > 0
+            && done.is_multiple_of(self.interval)
+            && done <= self.until
+            && done + self.min_remaining <= num_warmup
+    }
+}
+
+/// Settings of the θ-step shared by perturbed and signed HMC-ECS.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EcsDynamics {
+    /// Trajectory length εL (> 0; the paper uses 1.2).
+    pub trajectory_length: f64,
+    /// Initial step size ε (> 0); 0.5·d^{−1/4} if `None`.
+    pub initial_step_size: Option<f64>,
+    /// Tune ε by dual averaging during warmup.
+    pub adapt_step_size: bool,
+    /// Dual-averaging settings (target acceptance statistic δ, default 0.8).
+    pub dual_averaging: DualAveragingConfig,
+    /// Upper bound on leapfrog steps per θ-step.
+    pub max_leapfrog_steps: usize,
+    /// Energy error above which a trajectory is divergent.
+    pub max_energy_error: f64,
+    /// Re-centring of θ* and M during warmup (`None`: never).
+    pub recenter: Option<RecenterSchedule>,
+    /// Metric to use instead of the Laplace covariance at θ* (then never re-set).
+    pub initial_metric: Option<Metric>,
+    /// Newton settings for finding θ* when it is not given.
+    pub newton: NewtonOptions,
+    /// Threads for the full-data passes of the setup and of re-centring.
+    pub parallelism: Parallelism,
+}
+
+impl Default for EcsDynamics {
+    fn default() -> Self {
+        Self {
+            trajectory_length: 1.2,
+            initial_step_size: None,
+            adapt_step_size: true,
+            dual_averaging: DualAveragingConfig::default(),
+            max_leapfrog_steps: 1024,
+            max_energy_error: 1000.0,
+            recenter: Some(RecenterSchedule::default()),
+            initial_metric: None,
+            newton: NewtonOptions::default(),
+            parallelism: Parallelism::Rayon,
+        }
+    }
+}
+
+impl EcsDynamics {
+    /// Checks every setting's range.
+    pub fn validate(&self) -> Result<()> {
+        check_positive_finite("trajectory_length", self.trajectory_length)?;
+        if let Some(e) = self.initial_step_size {
+            check_positive_finite("initial_step_size", e)?;
+        }
+        self.dual_averaging.validate()?;
+        if self.max_leapfrog_steps == 0 {
+            return Err(Error::invalid("max_leapfrog_steps", 0, "at least 1"));
+        }
+        check_positive_finite("max_energy_error", self.max_energy_error)?;
+        if let Some(s) = self.recenter
+            && s.interval == 0
+        {
+            return Err(Error::invalid("recenter interval", 0, "at least 1 iteration"));
+        }
+        Ok(())
+    }
+}
+
+fn check_positive_finite(name: &'static str, value: f64) -> Result<()> {
+    if value.is_finite() && value > 0.0 {
+        Ok(())
+    } else {
+        Err(Error::invalid(name, value, "a finite number > 0"))
+    }
+}
+
+/// Validates an optional θ* (finite; its length is checked at `init`).
+pub(crate) fn check_center(center: Option<&[f64]>) -> Result<()> {
+    if let Some(c) = center
+        && let Some((j, v)) = c.iter().enumerate().find(|(_, v)| !v.is_finite())
+    {
+        return Err(Error::invalid(
+            "center θ*",
+            format!("{v} (coordinate {j})"),
+            "a finite vector of length d",
+        ));
+    }
+    Ok(())
+}
+
+/// Converts an estimator error into a core error (configuration errors at setup).
+pub(crate) fn est_err(e: tallmc_estimators::Error) -> Error {
+    match e {
+        tallmc_estimators::Error::Core(c) => c,
+        other => Error::Other(other.to_string()),
+    }
+}
+
+/// θ* (given or the Newton mode from `position`), with the evaluations made.
+pub(crate) fn find_center<M>(
+    model: &M,
+    given: Option<&[f64]>,
+    position: &[f64],
+    dyn_: &EcsDynamics,
+) -> Result<(Vec<f64>, EvalCounts)>
+where
+    M: TermHessians + LogPriorHessian + ?Sized,
+{
+    let d = model.dim();
+    match given {
+        Some(c) => {
+            if c.len() != d {
+                return Err(Error::dimension("center θ*", d, c.len()));
+            }
+            Ok((c.to_vec(), EvalCounts::ZERO))
+        }
+        None => {
+            let options = NewtonOptions { parallelism: dyn_.parallelism, ..dyn_.newton };
+            let lap = laplace_approximation(model, position, options)?;
+            Ok((lap.mode, lap.evals))
+        }
+    }
+}
+
+/// The Laplace covariance Σ = (−∇²log π(θ*))⁻¹ at the control variate's centre, reusing the
+/// control variate's Hessian sum at order 2 (else one Hessian pass, counted).
+pub(crate) fn laplace_covariance<M>(
+    model: &M,
+    cv: &ControlVariate,
+    parallelism: Parallelism,
+) -> Result<(Vec<f64>, EvalCounts)>
+where
+    M: TermHessians + LogPriorHessian + ?Sized,
+{
+    let d = model.dim();
+    let center = cv.center();
+    let mut counts = EvalCounts::ZERO;
+    let mut h = if cv.order() == CvOrder::Two {
+        cv.hessian_sum().to_vec()
+    } else {
+        let mut h = vec![0.0; d * d];
+        FullData::for_model(model, parallelism).hessian(model, center, &mut h);
+        counts += EvalCounts::hessians(model.num_terms());
+        h
+    };
+    model.add_log_prior_hessian(center, &mut h);
+    h.iter_mut().for_each(|x| *x = -*x);
+    let chol = tallmc_core::linalg::Cholesky::new(&h, d, "negative Hessian of log π at θ*")?;
+    Ok((chol.inverse(), counts))
+}
+
+/// `TUNING_DRAWS` draws from N(θ*, Σ), row-major.
+pub(crate) fn laplace_draws<R: Rng + ?Sized>(
+    center: &[f64],
+    cov: &[f64],
+    rng: &mut R,
+) -> Result<Vec<f64>> {
+    let d = center.len();
+    let chol = tallmc_core::linalg::Cholesky::new(cov, d, "Laplace covariance")?;
+    let mut z = vec![0.0; d];
+    let mut x = vec![0.0; d];
+    let mut out = Vec::with_capacity(TUNING_DRAWS * d);
+    for _ in 0..TUNING_DRAWS {
+        for zj in &mut z {
+            *zj = StandardNormal.sample(rng);
+        }
+        chol.mul_lower(&z, &mut x);
+        out.extend(center.iter().zip(&x).map(|(c, v)| c + v));
+    }
+    Ok(out)
+}
+
+/// Mean over Laplace draws of the population mean and variance of d_k (one pass each).
+pub(crate) fn tuning_differences<M: ?Sized, E: DifferenceTerms<M>>(
+    model: &M,
+    cv: &ControlVariate,
+    engine: &mut E,
+    draws: &[f64],
+) -> Result<(f64, f64, EvalCounts)> {
+    let d = cv.dim();
+    let (mut mean, mut var, mut counts) = (0.0, 0.0, EvalCounts::ZERO);
+    for theta in draws.chunks_exact(d) {
+        let (mu, v, c) = population_differences(model, cv, engine, theta).map_err(est_err)?;
+        mean += mu;
+        var += v;
+        counts += c;
+    }
+    let k = (draws.len() / d) as f64;
+    Ok((mean / k, var / k, counts))
+}
+
+/// The outcome of one θ-step.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ThetaStep {
+    pub accept_stat: f64,
+    pub accepted: bool,
+    pub divergent: bool,
+    pub n_leapfrog: usize,
+    pub energy: f64,
+    pub energy_error: f64,
+}
+
+/// Scratch and adaptation state of the θ-step, shared by both kernels.
+#[derive(Debug, Clone)]
+pub(crate) struct Dynamics {
+    pub config: EcsDynamics,
+    pub metric: Metric,
+    pub metric_fixed: bool,
+    pub proposal: PhasePoint,
+    pub velocity: Vec<f64>,
+    pub z: Vec<f64>,
+    pub step_size: f64,
+    pub tuner: Option<DualAveraging>,
+    pub num_warmup: usize,
+    pub warmup_done: usize,
+    pub window_sum: Vec<f64>,
+    pub window_count: usize,
+    pub unreported: EvalCounts,
+    pub recenterings: usize,
+}
+
+impl Dynamics {
+    pub fn new(config: &EcsDynamics, cov: Vec<f64>, setup: EvalCounts) -> Result<Self> {
+        let d = (cov.len() as f64).sqrt() as usize;
+        let (metric, metric_fixed) = match &config.initial_metric {
+            Some(m) if m.dim() != d => return Err(Error::dimension("initial metric", d, m.dim())),
+            Some(m) => (m.clone(), true),
+            None => (Metric::dense(cov, d)?, false),
+        };
+        let step_size = config.initial_step_size.unwrap_or_else(|| 0.5 * (d as f64).powf(-0.25));
+        Ok(Self {
+            config: config.clone(),
+            metric,
+            metric_fixed,
+            proposal: PhasePoint::zeros(d),
+            velocity: vec![0.0; d],
+            z: vec![0.0; d],
+            step_size,
+            tuner: None,
+            num_warmup: 0,
+            warmup_done: 0,
+            window_sum: vec![0.0; d],
+            window_count: 0,
+            unreported: setup,
+            recenterings: 0,
+        })
+    }
+
+    /// One HMC θ-step from `point` with the potential `log_density_grad` (u fixed); on
+    /// acceptance `point` holds the end point.
+    pub fn theta_step<R, F>(&mut self, point: &mut PhasePoint, rng: &mut R, f: F) -> ThetaStep
+    where
+        R: Rng + ?Sized,
+        F: FnMut(&[f64], &mut [f64]) -> f64,
+    {
+        self.metric.sample_momentum(rng, &mut point.momentum, &mut self.z);
+        let h0 =
+            -point.log_density + self.metric.kinetic_energy(&point.momentum, &mut self.velocity);
+        self.proposal.copy_from(point);
+        let eps = self.step_size;
+        let steps = ((self.config.trajectory_length / eps).ceil() as usize)
+            .clamp(1, self.config.max_leapfrog_steps);
+        let outcome = leapfrog(&mut self.proposal, &self.metric, eps, steps, &mut self.velocity, f);
+        let (energy_error, divergent) = match outcome {
+            LeapfrogOutcome::NonFinite { .. } => (f64::NAN, true),
+            LeapfrogOutcome::Completed { .. } => {
+                let h1 = -self.proposal.log_density
+                    + self.metric.kinetic_energy(&self.proposal.momentum, &mut self.velocity);
+                let dh = h1 - h0;
+                (dh, !dh.is_finite() || dh > self.config.max_energy_error)
+            }
+        };
+        let accept_stat = if divergent { 0.0 } else { (-energy_error).min(0.0).exp() };
+        let accepted = !divergent && rng.random::<f64>() < accept_stat;
+        let energy = if accepted {
+            point.copy_from(&self.proposal);
+            h0 + energy_error
+        } else {
+            h0
+        };
+        ThetaStep {
+            accept_stat,
+            accepted,
+            divergent,
+            n_leapfrog: outcome.gradient_evaluations(),
+            energy,
+            energy_error,
+        }
+    }
+
+    pub fn begin_warmup(&mut self, num_warmup: usize) {
+        self.num_warmup = num_warmup;
+        self.warmup_done = 0;
+        self.window_sum.fill(0.0);
+        self.window_count = 0;
+        if self.config.adapt_step_size {
+            self.tuner = DualAveraging::new(self.config.dual_averaging, self.step_size).ok();
+        }
+    }
+
+    /// Records one warmup iteration; returns whether θ* should be re-set now (at the window
+    /// mean, left in `window_sum`).
+    pub fn adapt(&mut self, accept_stat: f64, position: &[f64]) -> bool {
+        self.warmup_done += 1;
+        if let Some(t) = self.tuner.as_mut() {
+            t.update(accept_stat);
+            self.step_size = t.step_size();
+        }
+        for (s, x) in self.window_sum.iter_mut().zip(position) {
+            *s += x;
+        }
+        self.window_count += 1;
+        let due = self.config.recenter.is_some_and(|s| s.due(self.warmup_done, self.num_warmup));
+        if due {
+            let k = self.window_count as f64;
+            self.window_sum.iter_mut().for_each(|s| *s /= k);
+            self.window_count = 0;
+        }
+        due
+    }
+
+    /// After a re-centring: new metric (unless fixed or not positive definite) and a dual
+    /// averaging restart from the current ε.
+    pub fn recentered(&mut self, cov: Result<Vec<f64>>) {
+        self.recenterings += 1;
+        self.window_sum.fill(0.0);
+        if !self.metric_fixed
+            && let Ok(cov) = cov
+            && let Ok(m) = Metric::dense(cov, self.metric.dim())
+        {
+            self.metric = m;
+        }
+        if let Some(t) = self.tuner.as_mut() {
+            t.restart(self.step_size);
+        }
+    }
+
+    pub fn end_warmup(&mut self) {
+        if let Some(t) = self.tuner.take() {
+            self.step_size = t.final_step_size();
+        }
+    }
+
+    pub fn report(&self) -> Vec<String> {
+        let mut lines = vec![
+            format!("Step size = {}", self.step_size),
+            format!("Trajectory length = {}", self.config.trajectory_length),
+            format!("Re-centrings of theta* during warmup = {}", self.recenterings),
+        ];
+        lines.extend(self.metric.describe());
+        lines
+    }
+}
+
+/// Settings of [`HmcEcs`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct HmcEcsConfig {
+    /// Subsample size m ≥ 1; tuned at θ* for V[ℓ̂] ≈ `target_variance` if `None`.
+    pub subsample_size: Option<usize>,
+    /// Number of blocks G of u, 1 ≤ G ≤ m (one block is refreshed per iteration; the paper uses
+    /// G = 100, correlation ≈ 0.99). Capped at a tuned m.
+    pub blocks: usize,
+    /// Order of the Taylor control variates (default 2).
+    pub cv_order: CvOrder,
+    /// Expansion point θ* (finite, length d); the Newton posterior mode if `None`.
+    pub center: Option<Vec<f64>>,
+    /// Target V[ℓ̂_m] when tuning m (> 0; default 1).
+    pub target_variance: f64,
+    /// Lower bound on a tuned m (≥ 1; default 100). With very good control variates the
+    /// variance rule can ask for m = 1 or 2, but the perturbed target is then improper far from
+    /// θ* (σ̂² needs m ≥ 2 to be non-zero, and with few data its penalty does not dominate
+    /// the tails of ℓ̂), so m is kept at least this large.
+    pub min_subsample_size: usize,
+    /// θ-step settings.
+    pub dynamics: EcsDynamics,
+}
+
+impl Default for HmcEcsConfig {
+    fn default() -> Self {
+        Self {
+            subsample_size: None,
+            blocks: 100,
+            cv_order: CvOrder::Two,
+            center: None,
+            target_variance: 1.0,
+            min_subsample_size: 100,
+            dynamics: EcsDynamics::default(),
+        }
+    }
+}
+
+impl HmcEcsConfig {
+    /// Checks every setting's range (θ*'s length is checked at `init`).
+    pub fn validate(&self) -> Result<()> {
+        if self.blocks == 0 {
+            return Err(Error::invalid("number of blocks G", 0, "an integer in [1, m]"));
+        }
+        if let Some(m) = self.subsample_size {
+            if m == 0 {
+                return Err(Error::invalid("subsample size m", 0, "at least 1"));
+            }
+            if self.blocks > m {
+                return Err(Error::invalid(
+                    "number of blocks G",
+                    self.blocks,
+                    format!("an integer in [1, m = {m}]"),
+                ));
+            }
+        }
+        check_positive_finite("target_variance", self.target_variance)?;
+        if self.min_subsample_size == 0 {
+            return Err(Error::invalid("min_subsample_size", 0, "at least 1"));
+        }
+        check_center(self.center.as_deref())?;
+        self.dynamics.validate()
+    }
+}
+
+/// State of an HMC-ECS chain: θ with the cached perturbed log density and its gradient at
+/// (θ, u), the subsample u and the estimate there.
+#[derive(Debug, Clone)]
+pub struct HmcEcsState {
+    /// θ, ∇ and log π̄ = ℓ̂ − σ̂²/2 + log p(θ) at (θ, u) (the momentum is scratch).
+    pub point: PhasePoint,
+    /// The subsample u.
+    pub subsample: BlockSubsample,
+    /// The difference estimate at (θ, u).
+    pub estimate: DifferenceEstimate,
+}
+
+impl ChainState for HmcEcsState {
+    fn position(&self) -> &[f64] {
+        &self.point.position
+    }
+    fn log_density(&self) -> f64 {
+        self.point.log_density
+    }
+}
+
+/// Stats of one HMC-ECS iteration.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct HmcEcsStats {
+    /// min{1, exp(−ΔH)} of the θ-step (0 when divergent).
+    pub accept_stat: f64,
+    /// Whether the θ-step accepted.
+    pub accepted: bool,
+    /// Whether the θ-step diverged.
+    pub divergent: bool,
+    /// min{1, exp(Δ(ℓ̂ − σ̂²/2))} of the u-step.
+    pub u_accept_stat: f64,
+    /// Whether the u-step accepted.
+    pub u_accepted: bool,
+    /// Step size ε.
+    pub step_size: f64,
+    /// Leapfrog steps taken.
+    pub n_leapfrog: usize,
+    /// Hamiltonian at the new state.
+    pub energy: f64,
+    /// ΔH of the θ-proposal (NaN when divergent).
+    pub energy_error: f64,
+    /// ℓ̂_m at the new state.
+    pub log_likelihood: f64,
+    /// σ̂²_m at the new state.
+    pub variance: f64,
+    /// Per-datum evaluations as the estimator reports them (plus setup/re-centring passes).
+    pub evals: EvalCounts,
+    /// Subsample size m.
+    pub batch_size: u64,
+}
+
+impl StepStats for HmcEcsStats {
+    const COLUMNS: &'static [&'static str] = &[
+        "accept_stat__",
+        "stepsize__",
+        "n_leapfrog__",
+        "divergent__",
+        "energy__",
+        "u_accept_stat__",
+        "sigma2__",
+        "n_terms__",
+        "n_grads__",
+        "n_hessians__",
+    ];
+    fn write_columns(&self, out: &mut [f64]) {
+        out[0] = self.accept_stat;
+        out[1] = self.step_size;
+        out[2] = self.n_leapfrog as f64;
+        out[3] = f64::from(u8::from(self.divergent));
+        out[4] = self.energy;
+        out[5] = self.u_accept_stat;
+        out[6] = self.variance;
+        out[7] = self.evals.terms as f64;
+        out[8] = self.evals.gradients as f64;
+        out[9] = self.evals.hessians as f64;
+    }
+    fn evals(&self) -> EvalCounts {
+        self.evals
+    }
+    fn accept_stat(&self) -> f64 {
+        self.accept_stat
+    }
+    fn divergent(&self) -> bool {
+        self.divergent
+    }
+    fn batch_size(&self) -> u64 {
+        self.batch_size
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Running<E> {
+    estimator: DifferenceEstimator<E>,
+    dynamics: Dynamics,
+    m: usize,
+    /// Gradient scratch of the u-step proposal.
+    grad: Vec<f64>,
+}
+
+/// Perturbed HMC-ECS (see the module docs), generic over the difference engine `E`
+/// ([`RankOne`] for `LinearPredictor` models via [`HmcEcs::new`],
+/// `HessianProducts` for any model with Hessians via [`HmcEcs::with_engine`]).
+#[derive(Debug, Clone)]
+pub struct HmcEcs<E = RankOne> {
+    config: HmcEcsConfig,
+    engine: E,
+    running: Option<Running<E>>,
+}
+
+impl HmcEcs<RankOne> {
+    /// A kernel with validated settings and the rank-one engine (models implementing
+    /// `LinearPredictor`: logistic regression, Gaussian mean).
+    pub fn new(config: HmcEcsConfig) -> Result<Self> {
+        let m = config.subsample_size.unwrap_or(1);
+        Self::with_engine(config, RankOne::new(m))
+    }
+}
+
+impl<E> HmcEcs<E> {
+    /// A kernel with validated settings and the difference engine `engine` (e.g.
+    /// `HessianProducts::new(d, m)` for models without a linear predictor).
+    pub fn with_engine(config: HmcEcsConfig, engine: E) -> Result<Self> {
+        config.validate()?;
+        Ok(Self { config, engine, running: None })
+    }
+
+    /// The subsample size m (after `init`).
+    pub fn subsample_size(&self) -> Option<usize> {
+        self.running.as_ref().map(|r| r.m)
+    }
+
+    /// The current step size (after warmup: the adapted one).
+    pub fn step_size(&self) -> Option<f64> {
+        self.running.as_ref().map(|r| r.dynamics.step_size)
+    }
+
+    /// The current metric.
+    pub fn metric(&self) -> Option<&Metric> {
+        self.running.as_ref().map(|r| &r.dynamics.metric)
+    }
+
+    /// The current expansion point θ*.
+    pub fn center(&self) -> Option<&[f64]> {
+        self.running.as_ref().map(|r| r.estimator.control_variate().center())
+    }
+}
+
+/// log p(θ) + the estimator's perturbed value, overwriting `grad`; NaN on estimator errors.
+fn perturbed_log_density<M, E>(
+    est: &mut DifferenceEstimator<E>,
+    model: &M,
+    theta: &[f64],
+    indices: &[u32],
+    grad: &mut [f64],
+    counts: &mut EvalCounts,
+    last: &mut Option<DifferenceEstimate>,
+) -> f64
+where
+    M: LogPriorHessian + ?Sized,
+    E: DifferenceTerms<M>,
+{
+    match est.perturbed_grad(model, theta, indices, grad) {
+        Ok(e) => {
+            *counts += e.counts;
+            *last = Some(e);
+            e.perturbed() + model.log_prior_grad(theta, grad)
+        }
+        Err(_) => {
+            *last = None;
+            f64::NAN
+        }
+    }
+}
+
+impl<M, E> Kernel<M> for HmcEcs<E>
+where
+    M: TermHessians + LogPriorHessian + ?Sized,
+    E: DifferenceTerms<M> + Clone,
+{
+    type State = HmcEcsState;
+    type Stats = HmcEcsStats;
+
+    fn init<R: Rng + ?Sized>(
+        &mut self,
+        model: &M,
+        position: &[f64],
+        rng: &mut R,
+    ) -> Result<HmcEcsState> {
+        let d = model.dim();
+        let n = model.num_terms();
+        if d == 0 {
+            return Err(Error::invalid("model dimension", 0, "at least 1"));
+        }
+        tallmc_core::error::check_finite_vector("initial position", position, d)?;
+        let cfg = &self.config;
+        let (center, mut setup) =
+            find_center(model, cfg.center.as_deref(), position, &cfg.dynamics)?;
+        let (cv, c) = ControlVariate::new(model, &center, cfg.cv_order).map_err(est_err)?;
+        setup += c;
+        let (cov, c) = laplace_covariance(model, &cv, cfg.dynamics.parallelism)?;
+        setup += c;
+        let mut engine = self.engine.clone();
+        let (m, blocks) = match cfg.subsample_size {
+            Some(m) => (m, cfg.blocks),
+            None => {
+                let draws = laplace_draws(&center, &cov, rng)?;
+                let (_, var, c) = tuning_differences(model, &cv, &mut engine, &draws)?;
+                setup += c;
+                let gamma = (n as f64) * (n as f64) * var;
+                let m = subsample_size_for_variance(gamma, cfg.target_variance)
+                    .map_err(est_err)?
+                    .max(cfg.min_subsample_size);
+                (m, cfg.blocks.min(m))
+            }
+        };
+        let mut subsample = BlockSubsample::new(n, m, blocks)?;
+        subsample.draw_all(rng);
+        let mut estimator = DifferenceEstimator::new(model, cv, engine, m).map_err(est_err)?;
+        let mut point = PhasePoint::zeros(d);
+        point.position.copy_from_slice(position);
+        let mut last = None;
+        point.log_density = perturbed_log_density(
+            &mut estimator,
+            model,
+            position,
+            subsample.indices(),
+            &mut point.grad,
+            &mut setup,
+            &mut last,
+        );
+        let Some(estimate) = last.filter(|_| point.log_density.is_finite()) else {
+            return Err(Error::NonFiniteLogDensity {
+                what: format!("the initial position {position:?} (perturbed estimate)"),
+                value: point.log_density,
+            });
+        };
+        let dynamics = Dynamics::new(&cfg.dynamics, cov, setup)?;
+        self.running = Some(Running { estimator, dynamics, m, grad: vec![0.0; d] });
+        Ok(HmcEcsState { point, subsample, estimate })
+    }
+
+    fn step<R: Rng + ?Sized>(
+        &mut self,
+        model: &M,
+        state: &mut HmcEcsState,
+        rng: &mut R,
+    ) -> Result<HmcEcsStats> {
+        let Some(r) = self.running.as_mut() else {
+            return Err(Error::Other("HmcEcs::step called before init".into()));
+        };
+        let mut evals = std::mem::take(&mut r.dynamics.unreported);
+        // u-step: refresh one block, accept on the perturbed log-likelihood (the prior cancels).
+        state.subsample.propose_refresh(rng);
+        let mut last = None;
+        let lp = perturbed_log_density(
+            &mut r.estimator,
+            model,
+            &state.point.position,
+            state.subsample.indices(),
+            &mut r.grad,
+            &mut evals,
+            &mut last,
+        );
+        let log_ratio =
+            if lp.is_finite() { lp - state.point.log_density } else { f64::NEG_INFINITY };
+        let u_accept_stat = log_ratio.min(0.0).exp();
+        let u_accepted = rng.random::<f64>() < u_accept_stat;
+        match last {
+            Some(e) if u_accepted => {
+                state.subsample.accept();
+                state.point.log_density = lp;
+                state.point.grad.copy_from_slice(&r.grad);
+                state.estimate = e;
+            }
+            _ => state.subsample.reject(),
+        }
+        // θ-step: HMC on the same perturbed potential with u fixed.
+        let est = &mut r.estimator;
+        let indices = state.subsample.indices();
+        let mut last = None;
+        let mut traj_evals = EvalCounts::ZERO;
+        let theta = r.dynamics.theta_step(&mut state.point, rng, |t, g| {
+            perturbed_log_density(est, model, t, indices, g, &mut traj_evals, &mut last)
+        });
+        evals += traj_evals;
+        if theta.accepted
+            && let Some(e) = last
+        {
+            state.estimate = e;
+        }
+        Ok(HmcEcsStats {
+            accept_stat: theta.accept_stat,
+            accepted: theta.accepted,
+            divergent: theta.divergent,
+            u_accept_stat,
+            u_accepted,
+            step_size: r.dynamics.step_size,
+            n_leapfrog: theta.n_leapfrog,
+            energy: theta.energy,
+            energy_error: theta.energy_error,
+            log_likelihood: state.estimate.log_likelihood,
+            variance: state.estimate.variance,
+            evals,
+            batch_size: r.m as u64,
+        })
+    }
+
+    fn begin_warmup(&mut self, num_warmup: usize) {
+        if let Some(r) = self.running.as_mut() {
+            r.dynamics.begin_warmup(num_warmup);
+        }
+    }
+
+    fn adapt<R: Rng + ?Sized>(
+        &mut self,
+        model: &M,
+        state: &mut HmcEcsState,
+        stats: &HmcEcsStats,
+        _rng: &mut R,
+    ) -> Result<()> {
+        let Some(r) = self.running.as_mut() else { return Ok(()) };
+        if !r.dynamics.adapt(stats.accept_stat, &state.point.position) {
+            return Ok(());
+        }
+        let center = r.dynamics.window_sum.clone();
+        let cv = r.estimator.control_variate_mut();
+        let previous = cv.center().to_vec();
+        match cv.recenter(model, &center) {
+            Ok(c) => r.dynamics.unreported += c,
+            Err(_) => return Ok(()), // keep the old θ* if the window mean is unusable
+        }
+        let cov =
+            laplace_covariance(model, r.estimator.control_variate(), r.dynamics.config.parallelism)
+                .map(|(cov, c)| {
+                    r.dynamics.unreported += c;
+                    cov
+                });
+        r.dynamics.recentered(cov);
+        // The potential changed: recompute the cached value and gradient at (θ, u).
+        let mut last = None;
+        let mut counts = EvalCounts::ZERO;
+        let lp = perturbed_log_density(
+            &mut r.estimator,
+            model,
+            &state.point.position,
+            state.subsample.indices(),
+            &mut state.point.grad,
+            &mut counts,
+            &mut last,
+        );
+        r.dynamics.unreported += counts;
+        match last {
+            Some(e) if lp.is_finite() => {
+                state.point.log_density = lp;
+                state.estimate = e;
+            }
+            _ => {
+                // Undo: back to the previous centre, whose potential was finite here.
+                let cv = r.estimator.control_variate_mut();
+                r.dynamics.unreported += cv.recenter(model, &previous).map_err(est_err)?;
+                let mut last = None;
+                state.point.log_density = perturbed_log_density(
+                    &mut r.estimator,
+                    model,
+                    &state.point.position,
+                    state.subsample.indices(),
+                    &mut state.point.grad,
+                    &mut r.dynamics.unreported,
+                    &mut last,
+                );
+                if let Some(e) = last {
+                    state.estimate = e;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn end_warmup(&mut self) {
+        if let Some(r) = self.running.as_mut() {
+            r.dynamics.end_warmup();
+        }
+    }
+
+    fn adaptation_report(&self) -> Vec<String> {
+        match &self.running {
+            None => Vec::new(),
+            Some(r) => {
+                let mut lines = vec![
+                    format!("Subsample size m = {}", r.m),
+                    format!("Control-variate order = {}", self.config.cv_order.number()),
+                    format!("theta* = {:?}", r.estimator.control_variate().center()),
+                ];
+                lines.extend(r.dynamics.report());
+                lines
+            }
+        }
+    }
+}

@@ -1,0 +1,562 @@
+//! Signed HMC-ECS: energy-conserving subsampling HMC on the absolute value of the unbiased
+//! block-Poisson likelihood estimator, with a sign correction (Dang et al. 2019, §5; the
+//! estimator of Quiroz, Tran, Villani, Kohn & Dang 2021; REFERENCES §3).
+//!
+//! **Target.** With u the block-Poisson random numbers (λ factors, factor l holding
+//! χ_l ~ Poisson(1) blocks of m indices drawn with replacement) and
+//!
+//! ```text
+//! L̂_B(θ; u) = exp(Σ_k q_k(θ)) Π_l ξ_l,   ξ_l = exp((a + λ)/λ) Π_{h≤χ_l} (d̂^{(h,l)} − a)/λ,
+//! ```
+//!
+//! E_u L̂_B = L(θ) exactly, but L̂_B can be negative. The chain targets
+//! π̃(θ, u) ∝ |L̂_B(θ; u)| p(θ) p(u) with the same HMC-within-Gibbs scheme as
+//! [`crate::hmc_ecs`]:
+//!
+//! 1. **u-step.** Redraw κ of the λ factors (correlation ≈ 1 − κ/λ) and accept with
+//!    min{1, |L̂_B(θ; u′)| / |L̂_B(θ; u)|}, computed in log space.
+//! 2. **θ-step.** HMC with u fixed on U(θ) = −log|L̂_B(θ; u)| − log p(θ), gradient
+//!    ∇Σq + Σ_{l,h} ∇d̂^{(h,l)}/(d̂^{(h,l)} − a) (exact for the fixed u), so the energy is
+//!    conserved as in perturbed HMC-ECS.
+//!
+//! Each draw records s = sign L̂_B(θ; u) (the `sign__` column). Posterior expectations are
+//! estimated by the **sign-corrected** ratio E_π(ψ) ≈ Σ_j ψ(θ_j)s_j / Σ_j s_j, which is
+//! consistent for the exact posterior π (no perturbation: the estimator is unbiased);
+//! τ̂ = fraction of positive signs estimates τ = P(L̂_B ≥ 0), and the efficiency is divided by
+//! about (2τ − 1)² relative to a chain on a positive estimator.
+//!
+//! **Tuning.** m = 30 and λ = 100 by default (the paper's HIGGS setting), κ = 1 (ρ ≈ 0.99). The
+//! lower bound a, when not given, is chosen at initialization by the normal-theory formulas of
+//! `tallmc_estimators::tuning::block_poisson_moments`: with μ and σ² the mean and variance of a
+//! block estimate d̂ (μ = Σ_k d_k, σ² = n²σ²_d/m, averaged over 4 draws from the Laplace
+//! approximation N(θ*, Σ)), a = μ − tσ with t on a grid minimizing V[log|L̂_B|] subject to
+//! P(L̂_B ≥ 0) ≥ `min_prob_positive` (default 0.99); if σ = 0 (exact control variates),
+//! a = μ − λ (the paper's a = −λ when μ ≈ 0). a is then kept fixed (re-centring θ* during
+//! warmup does not re-tune it). θ*, M, ε and the re-centring schedule are as in
+//! [`crate::hmc_ecs`].
+//!
+//! **Cost** per iteration: Σ_l χ_l·m (mean λm) terms + as many gradients per leapfrog step, and
+//! the same for the u-step, plus the control variates of the κ refreshed factors (on average
+//! κm indices). The setup costs are those of perturbed HMC-ECS (Newton, control variates,
+//! 4 passes of N terms for the tuning of a when it is not given).
+//!
+//! **Divergences.** A non-finite estimate or gradient or an energy error above
+//! `max_energy_error` rejects the trajectory and flags it; the chain stays put. An estimate
+//! with log|L̂_B| = −∞ (some d̂ = a exactly) is rejected in the u-step.
+
+use rand::{Rng, RngExt};
+use serde::Serialize;
+use tallmc_core::{
+    ChainState, Error, EvalCounts, Kernel, LogPriorHessian, Result, StepStats, TermHessians,
+};
+use tallmc_estimators::tuning::block_poisson_moments;
+use tallmc_estimators::{
+    BlockPoissonEstimate, BlockPoissonEstimator, BlockPoissonSubsample, ControlVariate, CvOrder,
+    DifferenceTerms, RankOne,
+};
+use tallmc_integrators::{Metric, PhasePoint};
+
+use crate::hmc_ecs::{
+    Dynamics, EcsDynamics, check_center, est_err, find_center, laplace_covariance, laplace_draws,
+    tuning_differences,
+};
+
+/// Settings of [`SignedHmcEcs`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct SignedHmcEcsConfig {
+    /// Block size m ≥ 1 (indices per block estimate d̂; default 30).
+    pub block_size: usize,
+    /// Number of factors λ ≥ 1 (default 100).
+    pub lambda: usize,
+    /// Factors refreshed per u-step, 1 ≤ κ ≤ λ (default 1).
+    pub kappa: usize,
+    /// Lower bound a (finite); tuned at initialization if `None` (module docs).
+    pub lower_bound: Option<f64>,
+    /// Minimum predicted P(L̂_B ≥ 0) when tuning a, in [0.5, 1) (default 0.99).
+    pub min_prob_positive: f64,
+    /// Order of the Taylor control variates (default 2).
+    pub cv_order: CvOrder,
+    /// Expansion point θ* (finite, length d); the Newton posterior mode if `None`.
+    pub center: Option<Vec<f64>>,
+    /// θ-step settings.
+    pub dynamics: EcsDynamics,
+}
+
+impl Default for SignedHmcEcsConfig {
+    fn default() -> Self {
+        Self {
+            block_size: 30,
+            lambda: 100,
+            kappa: 1,
+            lower_bound: None,
+            min_prob_positive: 0.99,
+            cv_order: CvOrder::Two,
+            center: None,
+            dynamics: EcsDynamics::default(),
+        }
+    }
+}
+
+impl SignedHmcEcsConfig {
+    /// Checks every setting's range (θ*'s length is checked at `init`).
+    pub fn validate(&self) -> Result<()> {
+        if self.block_size == 0 {
+            return Err(Error::invalid("block size m", 0, "at least 1"));
+        }
+        if self.lambda == 0 {
+            return Err(Error::invalid("number of factors λ", 0, "at least 1"));
+        }
+        if self.kappa == 0 || self.kappa > self.lambda {
+            return Err(Error::invalid(
+                "refreshed factors κ",
+                self.kappa,
+                format!("an integer in [1, λ = {}]", self.lambda),
+            ));
+        }
+        if let Some(a) = self.lower_bound
+            && !a.is_finite()
+        {
+            return Err(Error::invalid("lower bound a", a, "a finite number"));
+        }
+        if !(0.5..1.0).contains(&self.min_prob_positive) {
+            return Err(Error::invalid(
+                "min_prob_positive",
+                self.min_prob_positive,
+                "a number in [0.5, 1)",
+            ));
+        }
+        check_center(self.center.as_deref())?;
+        self.dynamics.validate()
+    }
+}
+
+/// State of a signed HMC-ECS chain.
+#[derive(Debug, Clone)]
+pub struct SignedHmcEcsState {
+    /// θ, ∇ and log|L̂_B| + log p(θ) at (θ, u) (the momentum is scratch).
+    pub point: PhasePoint,
+    /// The block-Poisson random numbers u.
+    pub subsample: BlockPoissonSubsample,
+    /// The estimate at (θ, u), with its sign.
+    pub estimate: BlockPoissonEstimate,
+}
+
+impl ChainState for SignedHmcEcsState {
+    fn position(&self) -> &[f64] {
+        &self.point.position
+    }
+    fn log_density(&self) -> f64 {
+        self.point.log_density
+    }
+}
+
+/// Stats of one signed HMC-ECS iteration.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SignedHmcEcsStats {
+    /// min{1, exp(−ΔH)} of the θ-step (0 when divergent).
+    pub accept_stat: f64,
+    /// Whether the θ-step accepted.
+    pub accepted: bool,
+    /// Whether the θ-step diverged.
+    pub divergent: bool,
+    /// min{1, |L̂_B(θ; u′)|/|L̂_B(θ; u)|} of the u-step.
+    pub u_accept_stat: f64,
+    /// Whether the u-step accepted.
+    pub u_accepted: bool,
+    /// Step size ε.
+    pub step_size: f64,
+    /// Leapfrog steps taken.
+    pub n_leapfrog: usize,
+    /// Hamiltonian at the new state.
+    pub energy: f64,
+    /// ΔH of the θ-proposal (NaN when divergent).
+    pub energy_error: f64,
+    /// Sign of L̂_B at the new state (+1, −1; 0 if some d̂ = a exactly).
+    pub sign: f64,
+    /// log|L̂_B| at the new state.
+    pub log_abs_likelihood: f64,
+    /// Number of data looked at per estimate at the new state (Σ_l χ_l · m).
+    pub batch_size: u64,
+    /// Per-datum evaluations as the estimator reports them (plus setup/re-centring passes).
+    pub evals: EvalCounts,
+}
+
+impl StepStats for SignedHmcEcsStats {
+    const COLUMNS: &'static [&'static str] = &[
+        "accept_stat__",
+        "stepsize__",
+        "n_leapfrog__",
+        "divergent__",
+        "energy__",
+        "u_accept_stat__",
+        "sign__",
+        "n_terms__",
+        "n_grads__",
+        "n_hessians__",
+    ];
+    fn write_columns(&self, out: &mut [f64]) {
+        out[0] = self.accept_stat;
+        out[1] = self.step_size;
+        out[2] = self.n_leapfrog as f64;
+        out[3] = f64::from(u8::from(self.divergent));
+        out[4] = self.energy;
+        out[5] = self.u_accept_stat;
+        out[6] = self.sign;
+        out[7] = self.evals.terms as f64;
+        out[8] = self.evals.gradients as f64;
+        out[9] = self.evals.hessians as f64;
+    }
+    fn evals(&self) -> EvalCounts {
+        self.evals
+    }
+    fn accept_stat(&self) -> f64 {
+        self.accept_stat
+    }
+    fn divergent(&self) -> bool {
+        self.divergent
+    }
+    fn batch_size(&self) -> u64 {
+        self.batch_size
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Running<E> {
+    estimator: BlockPoissonEstimator<E>,
+    dynamics: Dynamics,
+    grad: Vec<f64>,
+}
+
+/// Signed HMC-ECS (see the module docs), generic over the difference engine `E`.
+#[derive(Debug, Clone)]
+pub struct SignedHmcEcs<E = RankOne> {
+    config: SignedHmcEcsConfig,
+    engine: E,
+    running: Option<Running<E>>,
+}
+
+impl SignedHmcEcs<RankOne> {
+    /// A kernel with validated settings and the rank-one engine (one lane per factor).
+    pub fn new(config: SignedHmcEcsConfig) -> Result<Self> {
+        let engine = RankOne::with_lanes(config.lambda, 8 * config.block_size);
+        Self::with_engine(config, engine)
+    }
+}
+
+impl<E> SignedHmcEcs<E> {
+    /// A kernel with validated settings and the difference engine `engine` (e.g.
+    /// `HessianProducts::with_lanes(d, λ, 8m)` for models without a linear predictor).
+    pub fn with_engine(config: SignedHmcEcsConfig, engine: E) -> Result<Self> {
+        config.validate()?;
+        Ok(Self { config, engine, running: None })
+    }
+
+    /// The lower bound a in use (after `init`).
+    pub fn lower_bound(&self) -> Option<f64> {
+        self.running.as_ref().map(|r| r.estimator.lower_bound())
+    }
+
+    /// The current step size (after warmup: the adapted one).
+    pub fn step_size(&self) -> Option<f64> {
+        self.running.as_ref().map(|r| r.dynamics.step_size)
+    }
+
+    /// The current metric.
+    pub fn metric(&self) -> Option<&Metric> {
+        self.running.as_ref().map(|r| &r.dynamics.metric)
+    }
+}
+
+/// The sign-corrected estimate Σ_j ψ_j s_j / Σ_j s_j of E_π(ψ) from draws ψ_j with signs s_j,
+/// and τ̂, the fraction of positive signs. Returns NaN for the estimate when Σ s_j = 0.
+///
+/// ```
+/// let (est, tau) = tallmc_samplers::sign_corrected_mean(&[1.0, 2.0, 3.0], &[1.0, 1.0, -1.0]);
+/// assert_eq!(est, 0.0); // (1 + 2 − 3) / (1 + 1 − 1)
+/// assert!((tau - 2.0 / 3.0).abs() < 1e-15);
+/// ```
+pub fn sign_corrected_mean(values: &[f64], signs: &[f64]) -> (f64, f64) {
+    let s: f64 = signs.iter().sum();
+    let num: f64 = values.iter().zip(signs).map(|(v, s)| v * s).sum();
+    let positive = signs.iter().filter(|s| **s > 0.0).count();
+    let est = if s == 0.0 { f64::NAN } else { num / s };
+    (est, positive as f64 / signs.len().max(1) as f64)
+}
+
+/// a minimizing V[log|L̂_B|] subject to P(L̂_B ≥ 0) ≥ `min_prob` for d̂ ~ N(μ, σ²).
+fn tune_lower_bound(mu: f64, sd: f64, lambda: usize, min_prob: f64) -> f64 {
+    if !(sd.is_finite() && sd > 0.0) {
+        return mu - lambda as f64;
+    }
+    let t_max = 4.0 * lambda as f64 / sd.min(1.0) + 10.0;
+    let mut best = (f64::INFINITY, mu - lambda as f64);
+    for s in 0..=2000 {
+        let a = mu - t_max * f64::from(s) / 2000.0 * sd;
+        if let Ok(mo) = block_poisson_moments(mu, sd, lambda, a)
+            && mo.prob_positive >= min_prob
+            && mo.var_log_abs < best.0
+        {
+            best = (mo.var_log_abs, a);
+        }
+    }
+    best.1
+}
+
+/// log p(θ) + log|L̂_B|, overwriting `grad`; NaN on estimator errors.
+fn signed_log_density<M, E>(
+    est: &mut BlockPoissonEstimator<E>,
+    model: &M,
+    theta: &[f64],
+    sub: &BlockPoissonSubsample,
+    grad: &mut [f64],
+    counts: &mut EvalCounts,
+    last: &mut Option<BlockPoissonEstimate>,
+) -> f64
+where
+    M: LogPriorHessian + ?Sized,
+    E: DifferenceTerms<M>,
+{
+    match est.estimate_grad(model, theta, sub, grad) {
+        Ok(e) => {
+            *counts += e.counts;
+            *last = Some(e);
+            e.log_abs_likelihood + model.log_prior_grad(theta, grad)
+        }
+        Err(_) => {
+            *last = None;
+            f64::NAN
+        }
+    }
+}
+
+impl<M, E> Kernel<M> for SignedHmcEcs<E>
+where
+    M: TermHessians + LogPriorHessian + ?Sized,
+    E: DifferenceTerms<M> + Clone,
+{
+    type State = SignedHmcEcsState;
+    type Stats = SignedHmcEcsStats;
+
+    fn init<R: Rng + ?Sized>(
+        &mut self,
+        model: &M,
+        position: &[f64],
+        rng: &mut R,
+    ) -> Result<SignedHmcEcsState> {
+        let d = model.dim();
+        let n = model.num_terms();
+        if d == 0 {
+            return Err(Error::invalid("model dimension", 0, "at least 1"));
+        }
+        tallmc_core::error::check_finite_vector("initial position", position, d)?;
+        let cfg = &self.config;
+        let (center, mut setup) =
+            find_center(model, cfg.center.as_deref(), position, &cfg.dynamics)?;
+        let (cv, c) = ControlVariate::new(model, &center, cfg.cv_order).map_err(est_err)?;
+        setup += c;
+        let (cov, c) = laplace_covariance(model, &cv, cfg.dynamics.parallelism)?;
+        setup += c;
+        let mut engine = self.engine.clone();
+        let a = match cfg.lower_bound {
+            Some(a) => a,
+            None => {
+                let draws = laplace_draws(&center, &cov, rng)?;
+                let (mean, var, c) = tuning_differences(model, &cv, &mut engine, &draws)?;
+                setup += c;
+                let nf = n as f64;
+                let sd = (nf * nf * var / cfg.block_size as f64).sqrt();
+                tune_lower_bound(nf * mean, sd, cfg.lambda, cfg.min_prob_positive)
+            }
+        };
+        let mut subsample = BlockPoissonSubsample::new(n, cfg.block_size, cfg.lambda, cfg.kappa)
+            .map_err(est_err)?;
+        subsample.draw_all(rng);
+        let mut estimator =
+            BlockPoissonEstimator::new(model, cv, engine, cfg.block_size, cfg.lambda, a)
+                .map_err(est_err)?;
+        let mut point = PhasePoint::zeros(d);
+        point.position.copy_from_slice(position);
+        let mut last = None;
+        point.log_density = signed_log_density(
+            &mut estimator,
+            model,
+            position,
+            &subsample,
+            &mut point.grad,
+            &mut setup,
+            &mut last,
+        );
+        let Some(estimate) = last.filter(|_| point.log_density.is_finite()) else {
+            return Err(Error::NonFiniteLogDensity {
+                what: format!("the initial position {position:?} (block-Poisson estimate)"),
+                value: point.log_density,
+            });
+        };
+        let dynamics = Dynamics::new(&cfg.dynamics, cov, setup)?;
+        self.running = Some(Running { estimator, dynamics, grad: vec![0.0; d] });
+        Ok(SignedHmcEcsState { point, subsample, estimate })
+    }
+
+    fn step<R: Rng + ?Sized>(
+        &mut self,
+        model: &M,
+        state: &mut SignedHmcEcsState,
+        rng: &mut R,
+    ) -> Result<SignedHmcEcsStats> {
+        let Some(r) = self.running.as_mut() else {
+            return Err(Error::Other("SignedHmcEcs::step called before init".into()));
+        };
+        let mut evals = std::mem::take(&mut r.dynamics.unreported);
+        // u-step: refresh κ factors, accept on |L̂_B| (the prior cancels).
+        state.subsample.propose_refresh(rng);
+        let mut last = None;
+        let lp = signed_log_density(
+            &mut r.estimator,
+            model,
+            &state.point.position,
+            &state.subsample,
+            &mut r.grad,
+            &mut evals,
+            &mut last,
+        );
+        let log_ratio =
+            if lp.is_finite() { lp - state.point.log_density } else { f64::NEG_INFINITY };
+        let u_accept_stat = log_ratio.min(0.0).exp();
+        let u_accepted = rng.random::<f64>() < u_accept_stat;
+        match last {
+            Some(e) if u_accepted => {
+                state.subsample.accept();
+                state.point.log_density = lp;
+                state.point.grad.copy_from_slice(&r.grad);
+                state.estimate = e;
+            }
+            _ => state.subsample.reject(),
+        }
+        // θ-step on −log|L̂_B| − log p with u fixed.
+        let est = &mut r.estimator;
+        let sub = &state.subsample;
+        let mut last = None;
+        let mut traj_evals = EvalCounts::ZERO;
+        let theta = r.dynamics.theta_step(&mut state.point, rng, |t, g| {
+            signed_log_density(est, model, t, sub, g, &mut traj_evals, &mut last)
+        });
+        evals += traj_evals;
+        if theta.accepted
+            && let Some(e) = last
+        {
+            state.estimate = e;
+        }
+        Ok(SignedHmcEcsStats {
+            accept_stat: theta.accept_stat,
+            accepted: theta.accepted,
+            divergent: theta.divergent,
+            u_accept_stat,
+            u_accepted,
+            step_size: r.dynamics.step_size,
+            n_leapfrog: theta.n_leapfrog,
+            energy: theta.energy,
+            energy_error: theta.energy_error,
+            sign: state.estimate.sign,
+            log_abs_likelihood: state.estimate.log_abs_likelihood,
+            batch_size: (state.subsample.total_blocks() * state.subsample.block_size()) as u64,
+            evals,
+        })
+    }
+
+    fn begin_warmup(&mut self, num_warmup: usize) {
+        if let Some(r) = self.running.as_mut() {
+            r.dynamics.begin_warmup(num_warmup);
+        }
+    }
+
+    fn adapt<R: Rng + ?Sized>(
+        &mut self,
+        model: &M,
+        state: &mut SignedHmcEcsState,
+        stats: &SignedHmcEcsStats,
+        _rng: &mut R,
+    ) -> Result<()> {
+        let Some(r) = self.running.as_mut() else { return Ok(()) };
+        if !r.dynamics.adapt(stats.accept_stat, &state.point.position) {
+            return Ok(());
+        }
+        let center = r.dynamics.window_sum.clone();
+        let cv = r.estimator.control_variate_mut();
+        let previous = cv.center().to_vec();
+        match cv.recenter(model, &center) {
+            Ok(c) => r.dynamics.unreported += c,
+            Err(_) => return Ok(()),
+        }
+        let parallelism = r.dynamics.config.parallelism;
+        let cov = laplace_covariance(model, r.estimator.control_variate(), parallelism).map(
+            |(cov, c)| {
+                r.dynamics.unreported += c;
+                cov
+            },
+        );
+        r.dynamics.recentered(cov);
+        let mut last = None;
+        let mut counts = EvalCounts::ZERO;
+        let lp = signed_log_density(
+            &mut r.estimator,
+            model,
+            &state.point.position,
+            &state.subsample,
+            &mut state.point.grad,
+            &mut counts,
+            &mut last,
+        );
+        r.dynamics.unreported += counts;
+        match last {
+            Some(e) if lp.is_finite() => {
+                state.point.log_density = lp;
+                state.estimate = e;
+            }
+            _ => {
+                let cv = r.estimator.control_variate_mut();
+                r.dynamics.unreported += cv.recenter(model, &previous).map_err(est_err)?;
+                let mut last = None;
+                state.point.log_density = signed_log_density(
+                    &mut r.estimator,
+                    model,
+                    &state.point.position,
+                    &state.subsample,
+                    &mut state.point.grad,
+                    &mut r.dynamics.unreported,
+                    &mut last,
+                );
+                if let Some(e) = last {
+                    state.estimate = e;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn end_warmup(&mut self) {
+        if let Some(r) = self.running.as_mut() {
+            r.dynamics.end_warmup();
+        }
+    }
+
+    fn adaptation_report(&self) -> Vec<String> {
+        match &self.running {
+            None => Vec::new(),
+            Some(r) => {
+                let mut lines = vec![
+                    format!(
+                        "Block-Poisson: m = {}, lambda = {}, kappa = {}, a = {}",
+                        self.config.block_size,
+                        self.config.lambda,
+                        self.config.kappa,
+                        r.estimator.lower_bound()
+                    ),
+                    format!("Control-variate order = {}", self.config.cv_order.number()),
+                    format!("theta* = {:?}", r.estimator.control_variate().center()),
+                ];
+                lines.extend(r.dynamics.report());
+                lines
+            }
+        }
+    }
+}

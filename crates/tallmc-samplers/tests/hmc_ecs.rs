@@ -1,0 +1,490 @@
+//! HMC-ECS (perturbed and signed): exactness on a conjugate model, accuracy on logistic
+//! regression against full-data HMC, bad input, determinism, divergences, no allocation.
+//!
+//! Tolerances: |estimate − truth| < 4 MCSE (ArviZ-style MCSE from ESS) where the target is
+//! exact; for the perturbed kernel on logistic regression the accuracy criterion
+//! (means within 0.1 posterior sd, sds within 10%) with a check that the Monte Carlo error of
+//! the comparison is small enough (4 combined MCSE < the tolerance) for the test to be
+//! meaningful and stable across seeds.
+
+#![allow(clippy::print_stderr)] // measured numbers are reported with --nocapture
+
+use std::sync::OnceLock;
+
+use tallmc_core::rng::chain_rng;
+use tallmc_core::{
+    Kernel, LinearPredictor, LogPrior, LogPriorHessian, Parallelism, TermGradients, TermHessians,
+    Terms,
+};
+use tallmc_diagnostics::mcse::mcse_mean;
+use tallmc_diagnostics::summary::{Draws, summarize};
+use tallmc_estimators::CvOrder;
+use tallmc_integrators::Metric;
+use tallmc_models::synthetic::{HIGGS_LIKE_PRIOR_SD, higgs_like, normal_sample};
+use tallmc_models::{DesignOptions, GaussianMean, LogisticRegression};
+use tallmc_samplers::{
+    EcsDynamics, Hmc, HmcConfig, HmcEcs, HmcEcsConfig, NewtonOptions, RunConfig, SignedHmcEcs,
+    SignedHmcEcsConfig, laplace_approximation, sample_in_memory, sign_corrected_mean,
+};
+use tallmc_testkit::{CountingAllocator, Z_MAX, allocations, seed};
+
+#[global_allocator]
+static GLOBAL: CountingAllocator = CountingAllocator;
+
+fn gaussian_model(n: usize) -> GaussianMean {
+    let data = normal_sample(n, 1.3, 2.0, seed(5)).unwrap();
+    GaussianMean::new(data, 2.0, 0.0, 10.0).unwrap()
+}
+
+fn small_config(m: usize, blocks: usize) -> HmcEcsConfig {
+    HmcEcsConfig {
+        subsample_size: Some(m),
+        blocks,
+        dynamics: EcsDynamics { parallelism: Parallelism::Sequential, ..Default::default() },
+        ..Default::default()
+    }
+}
+
+/// With 2nd-order control variates the Gaussian mean's ℓ_k is quadratic, so ℓ̂ = ℓ and σ̂² = 0:
+/// perturbed HMC-ECS is exact and must match the closed-form posterior.
+#[test]
+fn perturbed_is_exact_on_the_gaussian_mean_with_second_order_control_variates() {
+    let model = gaussian_model(20_000);
+    let (mean, sd) = model.posterior_mean_sd();
+    for s in [1, 2, 3] {
+        let config = RunConfig {
+            num_warmup: 500,
+            num_draws: 2000,
+            num_chains: 4,
+            seed: seed(s),
+            save_warmup: false,
+        };
+        // Over-dispersed starts; θ* is found by Newton from each.
+        let inits: Vec<Vec<f64>> =
+            (0..4).map(|c| vec![mean + 3.0 * sd * (c as f64 - 1.5)]).collect();
+        let out = sample_in_memory(&model, config, &inits, |_| HmcEcs::new(small_config(50, 10)))
+            .unwrap();
+        let chains: Vec<&[f64]> = out.iter().map(|c| c.sink.draws.as_slice()).collect();
+        let summary = summarize(&["mu"], &Draws::new(&chains, 1).unwrap()).unwrap();
+        let s0 = &summary[0];
+        let (z_mean, z_sd) = ((s0.mean - mean) / s0.mcse_mean, (s0.sd - sd) / s0.mcse_sd);
+        eprintln!(
+            "gaussian seed {s}: mean {:.6} vs {mean:.6} (z {z_mean:.2}), sd {:.6} vs {sd:.6} (z {z_sd:.2}), ess {:.0}",
+            s0.mean, s0.sd, s0.ess_bulk
+        );
+        assert!(
+            z_mean.abs() < Z_MAX && z_sd.abs() < Z_MAX,
+            "seed {s}: z_mean {z_mean}, z_sd {z_sd}"
+        );
+        for c in &out {
+            let var = c.sink.stat("sigma2__").unwrap();
+            assert!(
+                var.iter().all(|v| v.abs() < 1e-9),
+                "σ̂² not 0: {:?}",
+                var.iter().fold(0.0f64, |a, b| a.max(*b))
+            );
+            assert_eq!(c.report.divergences, 0);
+            assert!(c.report.mean_accept_stat > 0.6);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Logistic regression, higgs-like d = 29.
+
+const LOGISTIC_N: usize = 10_000;
+
+struct Reference {
+    mode: Vec<f64>,
+    mean: Vec<f64>,
+    sd: Vec<f64>,
+    mcse_mean: Vec<f64>,
+    mcse_sd: Vec<f64>,
+}
+
+fn logistic() -> &'static LogisticRegression {
+    static MODEL: OnceLock<LogisticRegression> = OnceLock::new();
+    MODEL.get_or_init(|| {
+        let syn = higgs_like(LOGISTIC_N, 11).unwrap();
+        LogisticRegression::new(syn.data, DesignOptions::default(), HIGGS_LIKE_PRIOR_SD).unwrap()
+    })
+}
+
+/// Full-data HMC with the Laplace covariance as (fixed) dense metric: 4 chains × 2,000 draws.
+fn reference() -> &'static Reference {
+    static REF: OnceLock<Reference> = OnceLock::new();
+    REF.get_or_init(|| {
+        let model = logistic();
+        let d = model.dim();
+        let lap = laplace_approximation(model, &vec![0.0; d], NewtonOptions::default()).unwrap();
+        let cfg = HmcConfig {
+            initial_metric: Some(Metric::dense(lap.covariance.clone(), d).unwrap()),
+            adapt_metric: false,
+            ..Default::default()
+        };
+        let config = RunConfig {
+            num_warmup: 300,
+            num_draws: 2000,
+            num_chains: 4,
+            seed: 1,
+            save_warmup: false,
+        };
+        let inits = vec![lap.mode.clone(); 4];
+        let out = sample_in_memory(model, config, &inits, |_| Hmc::new(cfg.clone())).unwrap();
+        let chains: Vec<&[f64]> = out.iter().map(|c| c.sink.draws.as_slice()).collect();
+        let names: Vec<String> = (0..d).map(|j| format!("theta.{j}")).collect();
+        let s = summarize(&names, &Draws::new(&chains, d).unwrap()).unwrap();
+        let min_ess = s.iter().map(|x| x.ess_bulk).fold(f64::INFINITY, f64::min);
+        eprintln!("reference: full-data HMC, min bulk ESS {min_ess:.0}");
+        Reference {
+            mode: lap.mode,
+            mean: s.iter().map(|x| x.mean).collect(),
+            sd: s.iter().map(|x| x.sd).collect(),
+            mcse_mean: s.iter().map(|x| x.mcse_mean).collect(),
+            mcse_sd: s.iter().map(|x| x.mcse_sd).collect(),
+        }
+    })
+}
+
+#[test]
+fn perturbed_matches_full_data_hmc_on_logistic_regression() {
+    let model = logistic();
+    let d = model.dim();
+    let r = reference();
+    let cfg = HmcEcsConfig { center: Some(r.mode.clone()), ..Default::default() };
+    let config = RunConfig {
+        num_warmup: 1000,
+        num_draws: 2500,
+        num_chains: 4,
+        seed: seed(21),
+        save_warmup: false,
+    };
+    let inits = vec![r.mode.clone(); 4];
+    let out = sample_in_memory(model, config, &inits, |_| HmcEcs::new(cfg.clone())).unwrap();
+    let chains: Vec<&[f64]> = out.iter().map(|c| c.sink.draws.as_slice()).collect();
+    let names: Vec<String> = (0..d).map(|j| format!("theta.{j}")).collect();
+    let s = summarize(&names, &Draws::new(&chains, d).unwrap()).unwrap();
+    let draws: usize = out.iter().map(|c| c.sink.num_draws()).sum();
+    let evals: u64 = out.iter().map(|c| c.report.sampling_evals.terms).sum();
+    let m = out[0].report.mean_batch_size;
+    let fraction = evals as f64 / draws as f64 / LOGISTIC_N as f64;
+    let (mut worst_mean, mut worst_sd, mut worst_z) = (0.0f64, 0.0f64, 0.0f64);
+    for j in 0..d {
+        let dm = (s[j].mean - r.mean[j]) / r.sd[j];
+        let ds = s[j].sd / r.sd[j] - 1.0;
+        let se_mean = (s[j].mcse_mean.powi(2) + r.mcse_mean[j].powi(2)).sqrt();
+        let se_sd = (s[j].mcse_sd.powi(2) + r.mcse_sd[j].powi(2)).sqrt();
+        // The comparison must be resolved well enough for the 0.1 sd / 10% criterion.
+        assert!(Z_MAX * se_mean < 0.1 * r.sd[j], "coordinate {j}: MCSE too large ({se_mean})");
+        assert!(Z_MAX * se_sd < 0.1 * r.sd[j], "coordinate {j}: MCSE of sd too large ({se_sd})");
+        worst_mean = worst_mean.max(dm.abs());
+        worst_sd = worst_sd.max(ds.abs());
+        worst_z = worst_z.max(((s[j].mean - r.mean[j]) / se_mean).abs());
+        assert!(dm.abs() < 0.1, "coordinate {j}: mean {} vs {} ({dm:.3} sd)", s[j].mean, r.mean[j]);
+        assert!(ds.abs() < 0.1, "coordinate {j}: sd {} vs {} ({ds:.3})", s[j].sd, r.sd[j]);
+    }
+    let min_ess = s.iter().map(|x| x.ess_bulk).fold(f64::INFINITY, f64::min);
+    let acc: f64 = out.iter().map(|c| c.report.mean_accept_stat).sum::<f64>() / 4.0;
+    let u_acc: f64 = out
+        .iter()
+        .map(|c| {
+            let u = c.sink.stat("u_accept_stat__").unwrap();
+            u.iter().sum::<f64>() / u.len() as f64
+        })
+        .sum::<f64>()
+        / 4.0;
+    eprintln!(
+        "perturbed HMC-ECS, n = {LOGISTIC_N}, d = {d}, m = {m}: max |Δmean| = {worst_mean:.4} sd, max |Δsd|/sd = {worst_sd:.4}, max |z| = {worst_z:.2}, min ESS {min_ess:.0}, θ-accept {acc:.3}, u-accept {u_acc:.3}, data per iteration {:.2}% (terms / draw / n)",
+        100.0 * fraction
+    );
+    for c in &out {
+        assert_eq!(c.report.divergences, 0);
+    }
+}
+
+/// Signed HMC-ECS: the sign-corrected means R_j = Σ_t θ_{tj} s_t / Σ_t s_t must be within 4 MCSE
+/// of the full-data HMC means. MCSE of the ratio by the delta method: with
+/// w_t = s_t (θ_{tj} − R_j), R̂_j − R_j ≈ w̄ / s̄, so MCSE(R̂_j) = MCSE(w̄) / |s̄|, where MCSE(w̄) is
+/// the ESS-based MCSE of the sign-weighted series (its autocorrelation included).
+#[test]
+fn signed_sign_corrected_means_match_full_data_hmc_on_logistic_regression() {
+    let model = logistic();
+    let d = model.dim();
+    let r = reference();
+    let cfg = SignedHmcEcsConfig { lambda: 20, center: Some(r.mode.clone()), ..Default::default() };
+    let config = RunConfig {
+        num_warmup: 1000,
+        num_draws: 2500,
+        num_chains: 4,
+        seed: seed(31),
+        save_warmup: false,
+    };
+    let inits = vec![r.mode.clone(); 4];
+    let out = sample_in_memory(model, config, &inits, |_| SignedHmcEcs::new(cfg.clone())).unwrap();
+    let signs: Vec<Vec<f64>> = out.iter().map(|c| c.sink.stat("sign__").unwrap()).collect();
+    let all_signs: Vec<f64> = signs.concat();
+    let s_bar = all_signs.iter().sum::<f64>() / all_signs.len() as f64;
+    let (mut worst_z, mut worst_sd_units) = (0.0f64, 0.0f64);
+    let mut tau = 0.0;
+    for j in 0..d {
+        let coord: Vec<Vec<f64>> = out.iter().map(|c| c.sink.coordinate(j)).collect();
+        let (ratio, t) = sign_corrected_mean(&coord.concat(), &all_signs);
+        tau = t;
+        let w: Vec<Vec<f64>> = coord
+            .iter()
+            .zip(&signs)
+            .map(|(x, s)| x.iter().zip(s).map(|(x, s)| s * (x - ratio)).collect())
+            .collect();
+        let mcse = mcse_mean(&w).unwrap() / s_bar.abs();
+        let se = (mcse * mcse + r.mcse_mean[j].powi(2)).sqrt();
+        let z = (ratio - r.mean[j]) / se;
+        worst_z = worst_z.max(z.abs());
+        worst_sd_units = worst_sd_units.max(((ratio - r.mean[j]) / r.sd[j]).abs());
+        assert!(
+            z.abs() < Z_MAX,
+            "coordinate {j}: {ratio} vs {} (z = {z:.2}, MCSE {mcse})",
+            r.mean[j]
+        );
+    }
+    let draws = all_signs.len() as f64;
+    let evals: u64 = out.iter().map(|c| c.report.sampling_evals.terms).sum();
+    let acc: f64 = out.iter().map(|c| c.report.mean_accept_stat).sum::<f64>() / 4.0;
+    let a = out[0].report.adaptation.iter().find(|l| l.starts_with("Block-Poisson")).cloned();
+    eprintln!(
+        "signed HMC-ECS, n = {LOGISTIC_N}, d = {d}: {a:?}, tau = {tau:.4}, max |z| = {worst_z:.2}, max |Δmean| = {worst_sd_units:.4} sd, θ-accept {acc:.3}, data per iteration {:.2}%",
+        100.0 * evals as f64 / draws / LOGISTIC_N as f64
+    );
+    for c in &out {
+        assert_eq!(c.report.divergences, 0);
+    }
+}
+
+#[test]
+fn signed_bad_input_is_rejected_with_a_message_naming_the_parameter() {
+    let base = SignedHmcEcsConfig::default();
+    let cases: Vec<(SignedHmcEcsConfig, &str)> = vec![
+        (SignedHmcEcsConfig { block_size: 0, ..base.clone() }, "block size m"),
+        (SignedHmcEcsConfig { lambda: 0, ..base.clone() }, "λ"),
+        (SignedHmcEcsConfig { kappa: 0, ..base.clone() }, "κ"),
+        (SignedHmcEcsConfig { lambda: 5, kappa: 6, ..base.clone() }, "κ"),
+        (
+            SignedHmcEcsConfig { lower_bound: Some(f64::NEG_INFINITY), ..base.clone() },
+            "lower bound a",
+        ),
+        (SignedHmcEcsConfig { min_prob_positive: 1.0, ..base.clone() }, "min_prob_positive"),
+        (SignedHmcEcsConfig { center: Some(vec![f64::INFINITY]), ..base.clone() }, "center"),
+    ];
+    for (cfg, name) in cases {
+        let err = SignedHmcEcs::new(cfg).unwrap_err().to_string();
+        assert!(err.contains(name), "{err:?} should name {name}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bad input, determinism, divergence, allocation.
+
+#[test]
+fn bad_input_is_rejected_with_a_message_naming_the_parameter() {
+    let cases: Vec<(HmcEcsConfig, &str)> = vec![
+        (HmcEcsConfig { subsample_size: Some(0), ..small_config(1, 1) }, "subsample size m"),
+        (small_config(10, 0), "number of blocks G"),
+        (small_config(10, 11), "number of blocks G"),
+        (HmcEcsConfig { center: Some(vec![0.0, f64::NAN]), ..small_config(10, 2) }, "center"),
+        (HmcEcsConfig { target_variance: 0.0, ..small_config(10, 2) }, "target_variance"),
+        (
+            HmcEcsConfig {
+                dynamics: EcsDynamics { trajectory_length: f64::INFINITY, ..Default::default() },
+                ..small_config(10, 2)
+            },
+            "trajectory_length",
+        ),
+        (
+            HmcEcsConfig {
+                dynamics: EcsDynamics { initial_step_size: Some(-1.0), ..Default::default() },
+                ..small_config(10, 2)
+            },
+            "initial_step_size",
+        ),
+    ];
+    for (cfg, name) in cases {
+        let err = HmcEcs::new(cfg).unwrap_err().to_string();
+        assert!(err.contains(name), "{err:?} should name {name}");
+    }
+    let mut cfg = small_config(10, 2);
+    cfg.dynamics.dual_averaging.target_accept = 1.0;
+    let err = HmcEcs::new(cfg).unwrap_err().to_string();
+    assert!(err.contains("target_accept"), "{err}");
+    // θ* of the wrong length is caught at init.
+    let model = gaussian_model(100);
+    let mut k =
+        HmcEcs::new(HmcEcsConfig { center: Some(vec![0.0, 1.0]), ..small_config(10, 2) }).unwrap();
+    let err = k.init(&model, &[0.0], &mut chain_rng(1, 0)).unwrap_err().to_string();
+    assert!(err.contains("θ*"), "{err}");
+}
+
+#[test]
+fn same_seed_gives_identical_draws() {
+    let model = gaussian_model(2_000);
+    let run = || {
+        let config = RunConfig {
+            num_warmup: 100,
+            num_draws: 100,
+            num_chains: 2,
+            seed: 9,
+            save_warmup: false,
+        };
+        let out = sample_in_memory(&model, config, &[vec![0.0], vec![2.0]], |_| {
+            HmcEcs::new(HmcEcsConfig { cv_order: CvOrder::One, ..small_config(40, 4) })
+        })
+        .unwrap();
+        out.into_iter().flat_map(|c| c.sink.draws).collect::<Vec<f64>>()
+    };
+    let (a, b) = (run(), run());
+    assert_eq!(a, b);
+    assert!(a.iter().any(|x| *x != a[0]));
+}
+
+/// A Gaussian mean whose prior gradient is NaN above a threshold: trajectories that reach it
+/// must be divergent and leave the chain where it was.
+struct NanAbove {
+    inner: GaussianMean,
+    threshold: f64,
+}
+
+impl Terms for NanAbove {
+    fn dim(&self) -> usize {
+        1
+    }
+    fn num_terms(&self) -> usize {
+        self.inner.num_terms()
+    }
+    fn log_terms(&self, t: &[f64], idx: &[u32], out: &mut [f64]) {
+        self.inner.log_terms(t, idx, out);
+    }
+}
+impl TermGradients for NanAbove {
+    fn log_terms_grad_sum(&self, t: &[f64], idx: &[u32], out: &mut [f64], g: &mut [f64]) -> f64 {
+        self.inner.log_terms_grad_sum(t, idx, out, g)
+    }
+    fn log_terms_grads(&self, t: &[f64], idx: &[u32], out: &mut [f64], g: &mut [f64]) {
+        self.inner.log_terms_grads(t, idx, out, g);
+    }
+}
+impl TermHessians for NanAbove {
+    fn hessian_vector_products(&self, t: &[f64], idx: &[u32], v: &[f64], out: &mut [f64]) {
+        self.inner.hessian_vector_products(t, idx, v, out);
+    }
+    fn sum_hessian(&self, t: &[f64], idx: &[u32], h: &mut [f64]) {
+        self.inner.sum_hessian(t, idx, h);
+    }
+}
+impl LinearPredictor for NanAbove {
+    fn linear_predictors(&self, t: &[f64], idx: &[u32], eta: &mut [f64]) {
+        self.inner.linear_predictors(t, idx, eta);
+    }
+    fn predictor_derivatives(
+        &self,
+        idx: &[u32],
+        eta: &[f64],
+        phi: &mut [f64],
+        d1: &mut [f64],
+        d2: &mut [f64],
+    ) {
+        self.inner.predictor_derivatives(idx, eta, phi, d1, d2);
+    }
+    fn add_weighted_rows(&self, idx: &[u32], w: &[f64], out: &mut [f64]) {
+        self.inner.add_weighted_rows(idx, w, out);
+    }
+}
+impl LogPrior for NanAbove {
+    fn log_prior(&self, t: &[f64]) -> f64 {
+        self.inner.log_prior(t)
+    }
+    fn log_prior_grad(&self, t: &[f64], g: &mut [f64]) -> f64 {
+        let lp = self.inner.log_prior_grad(t, g);
+        if t[0] > self.threshold {
+            g[0] = f64::NAN;
+        }
+        lp
+    }
+}
+impl LogPriorHessian for NanAbove {
+    fn add_log_prior_hessian(&self, t: &[f64], h: &mut [f64]) {
+        self.inner.add_log_prior_hessian(t, h);
+    }
+}
+
+#[test]
+fn non_finite_gradient_is_a_divergence_and_the_chain_stays_put() {
+    let inner = gaussian_model(5_000);
+    let (mean, sd) = inner.posterior_mean_sd();
+    let model = NanAbove { inner, threshold: mean + 0.5 * sd };
+    let cfg = HmcEcsConfig { center: Some(vec![mean]), ..small_config(50, 5) };
+    let mut k = HmcEcs::new(cfg).unwrap();
+    let mut rng = chain_rng(seed(3), 0);
+    let mut state = k.init(&model, &[mean], &mut rng).unwrap();
+    let (mut divergent, mut steps) = (0, 0);
+    for _ in 0..300 {
+        let before = state.point.position[0];
+        let st = k.step(&model, &mut state, &mut rng).unwrap();
+        steps += 1;
+        if st.divergent {
+            divergent += 1;
+            assert_eq!(state.point.position[0], before, "a divergent step moved the chain");
+            assert!(!st.accepted && st.accept_stat == 0.0);
+        }
+        assert!(state.point.position[0] <= model.threshold);
+    }
+    assert!(divergent > 10, "{divergent} divergences in {steps} steps");
+}
+
+#[test]
+fn steps_allocate_nothing() {
+    let model = logistic();
+    let r = reference_mode();
+    let cfg = HmcEcsConfig {
+        center: Some(r.clone()),
+        subsample_size: Some(200),
+        blocks: 20,
+        dynamics: EcsDynamics { parallelism: Parallelism::Sequential, ..Default::default() },
+        ..Default::default()
+    };
+    let mut k = HmcEcs::new(cfg).unwrap();
+    let mut rng = chain_rng(1, 0);
+    let mut state = k.init(model, &r, &mut rng).unwrap();
+    Kernel::<LogisticRegression>::begin_warmup(&mut k, 0);
+    Kernel::<LogisticRegression>::end_warmup(&mut k);
+    for _ in 0..5 {
+        k.step(model, &mut state, &mut rng).unwrap();
+    }
+    let before = allocations();
+    for _ in 0..50 {
+        k.step(model, &mut state, &mut rng).unwrap();
+    }
+    assert_eq!(allocations() - before, 0, "HMC-ECS steps allocated");
+
+    let cfg = SignedHmcEcsConfig {
+        center: Some(r.clone()),
+        lambda: 10,
+        dynamics: EcsDynamics { parallelism: Parallelism::Sequential, ..Default::default() },
+        ..Default::default()
+    };
+    let mut k = SignedHmcEcs::new(cfg).unwrap();
+    let mut state = k.init(model, &r, &mut rng).unwrap();
+    Kernel::<LogisticRegression>::begin_warmup(&mut k, 0);
+    Kernel::<LogisticRegression>::end_warmup(&mut k);
+    for _ in 0..5 {
+        k.step(model, &mut state, &mut rng).unwrap();
+    }
+    let before = allocations();
+    for _ in 0..50 {
+        k.step(model, &mut state, &mut rng).unwrap();
+    }
+    assert_eq!(allocations() - before, 0, "signed HMC-ECS steps allocated");
+}
+
+fn reference_mode() -> Vec<f64> {
+    let model = logistic();
+    let opts = NewtonOptions { parallelism: Parallelism::Sequential, ..Default::default() };
+    laplace_approximation(model, &vec![0.0; model.dim()], opts).unwrap().mode
+}
