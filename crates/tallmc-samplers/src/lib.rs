@@ -10,6 +10,18 @@
 //! * [`Hmc`] — Hamiltonian Monte Carlo with dual-averaging step size, diagonal or dense metric
 //!   adapted in Stan's windows, divergence detection.
 //!
+//! Subsampling kernels with an accept/reject step:
+//!
+//! * [`MinibatchMh`] — Metropolis–Hastings whose accept test is a sequential
+//!   [`MeanTest`](tallmc_bounds::MeanTest) on minibatches drawn without replacement: exact,
+//!   Austerity (Korattikara et al. 2014) or the confidence sampler (Bardenet et al. 2014), with
+//!   random-walk or SGLD proposals;
+//! * [`ApproximateGibbs`] — Gibbs on binary factor models with the same tests;
+//! * [`HmcEcs`] — perturbed HMC with energy-conserving subsampling (Dang et al. 2019):
+//!   HMC-within-Gibbs on the bias-corrected difference estimator with Taylor control variates;
+//! * [`SignedHmcEcs`] — the signed variant on the block-Poisson estimator, with sign-corrected
+//!   averages ([`sign_corrected_mean`]).
+//!
 //! Stochastic-gradient kernels (uncorrected, fixed step size, a fresh minibatch for every
 //! gradient; biased by O(h) — each module documents by how much), generic over the
 //! [`GradientEstimator`](tallmc_estimators::GradientEstimator) so that the control-variate

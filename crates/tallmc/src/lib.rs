@@ -24,13 +24,17 @@ pub mod prelude {
     };
     pub use tallmc_core::rng::{chain_rng, setup_rng};
     pub use tallmc_core::{
-        BinaryFactors, ChainState, EvalCounts, FullData, Kernel, LogPrior, LogPriorHessian,
-        Parallelism, ParameterNames, StepStats, TermBounds, TermGradients, TermHessians, Terms,
+        BinaryFactors, ChainState, EvalCounts, FullData, Kernel, LinearPredictor, LogPrior,
+        LogPriorHessian, Parallelism, ParameterNames, StepStats, TermBounds, TermGradients,
+        TermHessians, Terms,
     };
     pub use tallmc_diagnostics::{
         Draws, Summary, ess_bulk, ess_tail, inefficiency_factor, mcse_mean, rhat, summarize,
     };
-    pub use tallmc_estimators::{GradientEstimator, MinibatchGradient};
+    pub use tallmc_estimators::{
+        ControlVariate, ControlVariateGradient, CvOrder, DifferenceEstimator, GradientEstimator,
+        HessianProducts, MinibatchGradient, RankOne,
+    };
     pub use tallmc_integrators::{Metric, MetricKind};
     pub use tallmc_models::{
         Dataset, DesignOptions, Gaussian, GaussianMean, LinearRegression, LoadOptions,
@@ -39,9 +43,10 @@ pub mod prelude {
     pub use tallmc_samplers::sink::{CsvSink, DrawSink, MemorySink, Tee};
     pub use tallmc_samplers::{
         AdaptiveMetropolis, AdaptiveMetropolisConfig, ApproximateGibbs, Driver, GibbsConfig, Hmc,
-        HmcConfig, InitStrategy, Laplace, MinibatchMh, NewtonOptions, Proposal, RandomWalkConfig,
-        RandomWalkMetropolis, RandomWalkProposal, RandomWalkProposalConfig, RunConfig, SgHmc,
-        SgHmcConfig, Sgld, SgldConfig, SgldProposal, SgldProposalConfig, Sgnht, SgnhtConfig,
-        Subsampling, Thermostat, laplace_approximation, sample_in_memory,
+        HmcConfig, HmcEcs, HmcEcsConfig, InitStrategy, Laplace, MinibatchMh, NewtonOptions,
+        Proposal, RandomWalkConfig, RandomWalkMetropolis, RandomWalkProposal,
+        RandomWalkProposalConfig, RunConfig, SgHmc, SgHmcConfig, Sgld, SgldConfig, SgldProposal,
+        SgldProposalConfig, Sgnht, SgnhtConfig, SignedHmcEcs, SignedHmcEcsConfig, Subsampling,
+        Thermostat, laplace_approximation, sample_in_memory,
     };
 }
