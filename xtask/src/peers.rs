@@ -274,11 +274,7 @@ const PEER_PACKAGES: &[&str] =
 
 /// Environment for every timed process: one thread, one JAX device.
 const ONE_THREAD_ENV: &[(&str, &str)] = &[
-    (
-        "XLA_FLAGS",
-        "--xla_force_host_platform_device_count=1 --xla_cpu_multi_thread_eigen=false \
-         intra_op_parallelism_threads=1",
-    ),
+    ("XLA_FLAGS", "--xla_force_host_platform_device_count=1 --xla_cpu_multi_thread_eigen=false"),
     ("OMP_NUM_THREADS", "1"),
     ("OPENBLAS_NUM_THREADS", "1"),
     ("MKL_NUM_THREADS", "1"),
@@ -387,7 +383,15 @@ pub fn run(root: &Path, c: &PeerArgs) -> Result<()> {
         .with_context(|| format!("cannot write {}", json_path.display()))?;
     let md_path = p.base.join("report.md");
     std::fs::write(&md_path, &md).with_context(|| format!("cannot write {}", md_path.display()))?;
-    println!("wrote {} and {}", md_path.display(), json_path.display());
+    // A copy beside the runs, so that reports of several n are kept.
+    std::fs::write(p.runs.join("report.md"), &md)?;
+    std::fs::write(p.runs.join("report.json"), serde_json::to_string_pretty(&report)? + "\n")?;
+    println!(
+        "wrote {} and {} (copies in {})",
+        md_path.display(),
+        json_path.display(),
+        p.runs.display()
+    );
     Ok(())
 }
 
@@ -575,12 +579,14 @@ fn run_peer(p: &Paths, c: &PeerArgs, pin: &[String], side: &PeerSide, tag: &str)
         .arg(&p.runs)
         .args((side.args)(c));
     let t = Instant::now();
+    let load_before = load_average();
     run_logged(cmd, &format!("peer run {tag} (run_numpyro.py)"), &p.runs.join(tag))?;
     let path = p.runs.join(format!("{tag}.json"));
-    let v: Value = serde_json::from_str(
+    let mut v: Value = serde_json::from_str(
         &std::fs::read_to_string(&path)
             .with_context(|| format!("cannot read {}", path.display()))?,
     )?;
+    v["load_average"] = json!([load_before, load_average()]);
     println!(
         "{tag}: {:.0} s in all; min bulk ESS {:.0} in {:.2} s of sampling",
         t.elapsed().as_secs_f64(),
@@ -638,7 +644,16 @@ fn tallmc_once(
     args: &[String],
     step: Option<f64>,
 ) -> Result<Value> {
-    let mut cmd = command(pin, exe);
+    let time_file = out.with_extension("time");
+    let timed = Path::new("/usr/bin/time").exists();
+    let mut cmd = if timed {
+        // Whole-process CPU / wall: how much of its core the run got.
+        let mut cmd = command(&[], Path::new("/usr/bin/time"));
+        cmd.arg("-o").arg(&time_file).args(["-f", "%e %U %S"]).args(pin).arg(exe);
+        cmd
+    } else {
+        command(pin, exe)
+    };
     cmd.args(["sample", "--model", "logistic", "--data"])
         .arg(bin)
         .args(["--chains", "1", "--threads", "1", "--init", "mode", "--seed", &c.rng.to_string()])
@@ -649,12 +664,23 @@ fn tallmc_once(
         cmd.args(["--step-size", &format!("{h:e}")]);
     }
     let _ = p;
+    let load_before = load_average();
     run_logged(cmd, &format!("tallmc sample ({})", out.display()), &out.with_extension("log"))?;
     let path = out.join("summary.json");
-    Ok(serde_json::from_str(
+    let mut v: Value = serde_json::from_str(
         &std::fs::read_to_string(&path)
             .with_context(|| format!("cannot read {}", path.display()))?,
-    )?)
+    )?;
+    v["load_average"] = json!([load_before, load_average()]);
+    let times: Vec<f64> = std::fs::read_to_string(&time_file)
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    if let [e, u, s] = times[..] {
+        v["process_cpu_over_wall"] = json!((u + s) / e);
+    }
+    Ok(v)
 }
 
 /// The peer's scan, on tallmc: short runs over the grid, scored against the Laplace
@@ -742,6 +768,8 @@ fn peer_row(cmp: &Comparison, v: &Value) -> Result<Value> {
         "step_size": v["step_size"], "mean_accept_prob": v["mean_accept_prob"],
         "divergences": v["divergences_sampling"], "command": v["command"],
         "grad_eval_unit": v["grad_eval_unit"],
+        "load_average": v["load_average"],
+        "cpu_over_wall": num(v, "sampling_cpu_s").ok().zip(num(v, "sampling_wall_s").ok()).map(|(a, b)| a / b),
     }))
 }
 
@@ -766,6 +794,8 @@ fn tallmc_row(label: &str, v: &Value) -> Result<Value> {
         "evals_per_draw_all_kinds": t["evals_per_draw"],
         "mean_accept_prob": t["mean_accept_stat"], "divergences": t["divergences"],
         "adaptation": v["adaptation"],
+        "load_average": v["load_average"],
+        "cpu_over_wall": v["process_cpu_over_wall"],
     }))
 }
 
@@ -800,6 +830,11 @@ fn machine(c: &PeerArgs) -> Value {
         "threads": "1 on both sides (tallmc --threads 1; XLA one device, Eigen single-threaded)",
         "env": ONE_THREAD_ENV.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>(),
     })
+}
+
+/// The 1-minute load average (other processes on the machine slow both sides down).
+fn load_average() -> Option<f64> {
+    std::fs::read_to_string("/proc/loadavg").ok()?.split_whitespace().next()?.parse().ok()
 }
 
 fn today() -> String {
@@ -839,13 +874,16 @@ fn markdown(r: &Value) -> String {
         m,
         "ESS = min over the 29 coordinates of bulk ESS (arviz, both sides). Seconds = sampling \
          phase only: peers minus JAX compilation, tallmc without data loading, Newton or warmup. \
-         Evaluations = per-datum gradient evaluations ∇ℓ_i in the sampling phase.\n"
+         Evaluations = per-datum gradient evaluations ∇ℓ_i in the sampling phase. Load = the \
+         machine's 1-minute load average before–after the run, CPU/wall = the share of its core the \
+         run got (peers: sampling phase; tallmc: whole process): other work on the machine slows \
+         both sides, so compare within a run.\n"
     );
     let _ = writeln!(
         m,
-        "| comparison | side | method | draws | ESS | seconds | ESS/s | evals/draw | ESS per 1,000 evals | tallmc/peer ESS/s | tallmc/peer ESS/1k evals |"
+        "| comparison | side | method | draws | ESS | seconds | ESS/s | evals/draw | ESS per 1,000 evals | tallmc/peer ESS/s | tallmc/peer ESS/1k evals | load | CPU/wall |"
     );
-    let _ = writeln!(m, "|---|---|---|---|---|---|---|---|---|---|---|");
+    let _ = writeln!(m, "|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for c in r["comparisons"].as_array().into_iter().flatten() {
         for side in ["tallmc", "peer"] {
             let v = &c[side];
@@ -856,7 +894,7 @@ fn markdown(r: &Value) -> String {
             };
             let _ = writeln!(
                 m,
-                "| {} | {side} | {} | {} | {} | {} | {} | {} | {} | {r1} | {r2} |",
+                "| {} | {side} | {} | {} | {} | {} | {} | {} | {} | {r1} | {r2} | {}–{} | {} |",
                 c["key"].as_str().unwrap_or(""),
                 v["label"].as_str().unwrap_or(""),
                 f(&v["draws"], 0),
@@ -865,13 +903,16 @@ fn markdown(r: &Value) -> String {
                 f(&v["ess_per_s"], 1),
                 f(&v["evals_per_draw"], 0),
                 f(&v["ess_per_1000_evals"], 5),
+                f(&v["load_average"][0], 1),
+                f(&v["load_average"][1], 1),
+                f(&v["cpu_over_wall"], 2),
             );
         }
     }
     for c in r["pending"].as_array().into_iter().flatten() {
         let _ = writeln!(
             m,
-            "| {} | tallmc | {} — **pending** (`{}`) | | | | | | | | |",
+            "| {} | tallmc | {} — **pending** (`{}`) | | | | | | | | | | |",
             c["key"].as_str().unwrap_or(""),
             c["tallmc"].as_str().unwrap_or(""),
             c["planned"].as_str().unwrap_or("")
@@ -879,7 +920,7 @@ fn markdown(r: &Value) -> String {
         let v = &c["peer"];
         let _ = writeln!(
             m,
-            "| {} | peer | {} | {} | {} | {} | {} | {} | {} | | |",
+            "| {} | peer | {} | {} | {} | {} | {} | {} | {} | | | | |",
             c["key"].as_str().unwrap_or(""),
             v["label"].as_str().unwrap_or(""),
             f(&v["draws"], 0),
