@@ -3,11 +3,13 @@
 //! ```text
 //! cargo xtask reproduce [SUITE] [--quick|--full] [--seed S]   # default: every suite, quick
 //! cargo xtask bench                                           # per-datum evaluation throughput
+//! cargo xtask bench --peers [--n N] [--methods hmc,sgld]      # tallmc vs NumPyro / BlackJAX
 //! cargo xtask reference                                       # regenerate the long reference runs
 //! ```
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod peers;
 mod progress;
 
 use std::path::{Path, PathBuf};
@@ -40,8 +42,17 @@ enum Cmd {
         #[arg(long, default_value_t = 1)]
         seed: u64,
     },
-    /// Benchmarks: per-datum evaluation throughput of the models (ratios to a plain dot product).
-    Bench,
+    /// Benchmarks: per-datum evaluation throughput of the models (ratios to a plain dot product);
+    /// with --peers, tallmc against the NumPyro / BlackJAX scripts of bench/peers/ on the same
+    /// data file (see docs/benchmarks.md).
+    Bench {
+        /// Compare with the peer scripts (installs Python packages into target/peers/venv).
+        #[arg(long)]
+        peers: bool,
+        /// Options of --peers.
+        #[command(flatten)]
+        peer: peers::PeerArgs,
+    },
     /// Regenerate the long exact reference runs committed as fixtures (about an hour on 2 cores).
     Reference {
         /// Chains.
@@ -94,7 +105,8 @@ fn main() -> Result<()> {
                 );
             }
         }
-        Cmd::Bench => {
+        Cmd::Bench { peers: true, peer } => peers::run(&root, &peer)?,
+        Cmd::Bench { peers: false, .. } => {
             let status = Command::new(env!("CARGO"))
                 .current_dir(&root)
                 .args(["bench", "-p", "tallmc-models", "--bench", "term_throughput"])

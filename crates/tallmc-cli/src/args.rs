@@ -54,6 +54,11 @@ pub enum SamplerKind {
     /// concentration bounds for sampling without replacement (--bound, --delta, --gamma); each
     /// decision differs from exact MH with probability ≤ δ. Needs term bounds (not --model linear).
     Confidence,
+    /// Stochastic-gradient Langevin dynamics (Welling & Teh 2011), uncorrected and without
+    /// control variates: θ ← θ + (h/2)·ĝ(θ) + N(0, h I), ĝ from a fresh minibatch of --batch
+    /// points drawn without replacement, fixed step size h (--step-size). Approximate: biased for
+    /// any h > 0. Warmup iterations are burn-in only (nothing is adapted).
+    Sgld,
 }
 
 /// Concentration bound of the confidence sampler.
@@ -172,8 +177,14 @@ pub struct SampleArgs {
     pub epsilon: Option<f64>,
 
     /// Austerity: minibatch size m added at each look, 1 ≤ m ≤ N. [default: min(500, N)]
+    /// SGLD: minibatch size per step, 1 ≤ m ≤ N. [default: min(500, N)]
     #[arg(long, value_name = "M")]
     pub batch: Option<usize>,
+
+    /// SGLD: step size h > 0 (in θ units: the injected noise has variance h per coordinate).
+    /// Required with --sampler sgld.
+    #[arg(long, value_name = "H")]
+    pub step_size: Option<f64>,
 
     /// Austerity / confidence: size of the first look (Austerity ≥ 2). [default: the batch
     /// (Austerity); 100 (confidence)]

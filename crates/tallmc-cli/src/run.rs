@@ -21,7 +21,8 @@ use tallmc_samplers::sink::{CsvSink, MemorySink, Tee};
 use tallmc_samplers::{
     AdaptiveMetropolis, AdaptiveMetropolisConfig, ChainOutput, Driver, Hmc, HmcConfig, Laplace,
     MinibatchMh, NewtonOptions, RandomWalkConfig, RandomWalkMetropolis, RandomWalkProposal,
-    RandomWalkProposalConfig, RunConfig, laplace_approximation, uniform_positions,
+    RandomWalkProposalConfig, RunConfig, Sgld, SgldConfig, laplace_approximation,
+    uniform_positions,
 };
 
 use crate::args::{BoundArg, InitKind, MetricArg, ModelKind, SampleArgs, SamplerKind};
@@ -76,18 +77,29 @@ fn check_flags(a: &SampleArgs) -> Result<()> {
     if a.threads == Some(0) {
         bail!("--threads 0: expected at least 1 thread");
     }
-    let austerity_flags = [("--epsilon", a.epsilon.is_some()), ("--batch", a.batch.is_some())];
+    if a.epsilon.is_some() && a.sampler != SamplerKind::Austerity {
+        bail!("--epsilon applies only to --sampler austerity");
+    }
+    if a.batch.is_some() && !matches!(a.sampler, SamplerKind::Austerity | SamplerKind::Sgld) {
+        bail!("--batch applies only to --sampler austerity or sgld");
+    }
+    if a.step_size.is_some() && a.sampler != SamplerKind::Sgld {
+        bail!("--step-size applies only to --sampler sgld");
+    }
+    if let Some(h) = a.step_size
+        && !(h.is_finite() && h > 0.0)
+    {
+        bail!("--step-size {h}: expected a finite number > 0");
+    }
+    if a.sampler == SamplerKind::Sgld && a.step_size.is_none() {
+        bail!("--sampler sgld needs --step-size H (there is no default: it sets the bias)");
+    }
     let confidence_flags = [
         ("--bound", a.bound.is_some()),
         ("--delta", a.delta.is_some()),
         ("--gamma", a.gamma.is_some()),
         ("--p", a.p.is_some()),
     ];
-    for (flag, given) in austerity_flags {
-        if given && a.sampler != SamplerKind::Austerity {
-            bail!("{flag} applies only to --sampler austerity");
-        }
-    }
     for (flag, given) in confidence_flags {
         if given && a.sampler != SamplerKind::Confidence {
             bail!("{flag} applies only to --sampler confidence");
@@ -145,6 +157,18 @@ fn confidence_test(a: &SampleArgs, n: usize) -> Result<ConfidenceTest> {
     let test = ConfidenceTest::new(cfg)?;
     test.check_population_size(n)?;
     Ok(test)
+}
+
+/// The SGLD settings of the arguments, checked against N.
+fn sgld_config(a: &SampleArgs, n: usize) -> Result<SgldConfig> {
+    let batch = a.batch.unwrap_or(n.min(500));
+    if batch == 0 || batch > n {
+        bail!("--batch {batch}: expected 1 ≤ m ≤ N = {n}");
+    }
+    let step_size = a.step_size.context("--sampler sgld needs --step-size H")?;
+    let cfg = SgldConfig { step_size, batch };
+    Sgld::new(cfg)?;
+    Ok(cfg)
 }
 
 type Outputs = Vec<ChainOutput<Tee<MemorySink, CsvSink>>>;
@@ -266,6 +290,10 @@ fn run_model<M: RunConfidence>(
         SamplerKind::Confidence => Some(confidence_test(args, n)?),
         _ => None,
     };
+    let sgld = match args.sampler {
+        SamplerKind::Sgld => Some(sgld_config(args, n)?),
+        _ => None,
+    };
     let laplace = laplace_approximation(model, &vec![0.0; d], NewtonOptions::default())
         .context("cannot find the posterior mode to start from (Newton's method)")?;
     let inits = match args.init {
@@ -349,6 +377,10 @@ fn run_model<M: RunConfidence>(
             let test = confidence.context("confidence test")?;
             model.run_confidence(&driver, &inits, &test, &walk, sinks)?
         }
+        SamplerKind::Sgld => {
+            let cfg = sgld.context("SGLD settings")?;
+            driver.run(model, &inits, |_| Sgld::new(cfg), sinks)?
+        }
     };
     write_summary(args, model, n, &names, &laplace, setup_seconds, &test_description, &outputs)
 }
@@ -381,6 +413,10 @@ fn config_comments(a: &SampleArgs, n: usize, d: usize) -> Vec<(String, String)> 
     }
     if let Some(m) = a.prior_mean {
         c.push(("prior_mean".into(), m.to_string()));
+    }
+    if a.sampler == SamplerKind::Sgld {
+        c.push(("step_size".into(), a.step_size.unwrap_or(f64::NAN).to_string()));
+        c.push(("batch".into(), a.batch.unwrap_or(n.min(500)).to_string()));
     }
     if a.sampler == SamplerKind::Hmc {
         c.push(("metric".into(), format!("{:?}", a.metric).to_lowercase()));

@@ -277,3 +277,58 @@ fn minibatch_samplers_report_their_test_and_data_fraction() {
         }
     }
 }
+
+#[test]
+fn sgld_runs_with_its_step_size_and_reports_minibatch_costs() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("y.csv");
+    let ys = write_gaussian_csv(&data, 20_000);
+    let precision = 1.0 / 100.0 + ys.len() as f64 / 4.0;
+    let (mean, sd) = (ys.iter().sum::<f64>() / 4.0 / precision, precision.sqrt().recip());
+    let out = dir.path().join("sgld");
+    let (d, o) = (data.to_str().unwrap(), out.to_str().unwrap());
+    let base = ["sample", "--model", "gaussian-mean", "--sigma", "2", "--data", d, "--out", o];
+    let h = format!("{}", 0.05 * sd * sd);
+    let mut args = base.to_vec();
+    args.extend([
+        "--sampler",
+        "sgld",
+        "--step-size",
+        &h,
+        "--batch",
+        "500",
+        "--chains",
+        "1",
+        "--warmup",
+        "200",
+        "--draws",
+        "2000",
+    ]);
+    let r = tallmc(&args);
+    assert!(r.status.success(), "sgld: {}", stderr(&r));
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let totals = &summary["totals"];
+    assert_eq!(totals["evals_sampling"]["gradients"].as_u64(), Some(500 * 2000));
+    let fraction = totals["data_fraction_per_iteration"].as_f64().unwrap();
+    assert!((fraction - 500.0 / 20_000.0).abs() < 1e-12, "fraction {fraction}");
+    // SGLD is biased, but at h = 0.05 sd² it stays near the posterior.
+    let m = summary["parameters"][0]["mean"].as_f64().unwrap();
+    assert!((m - mean).abs() < 5.0 * sd, "sgld mean {m} vs {mean} (posterior sd {sd})");
+    let csv = std::fs::read_to_string(out.join("chain_1.csv")).unwrap();
+    assert!(csv.contains(&format!("# step_size = {h}")), "the step size is in the CSV comments");
+
+    for (extra, needle) in [
+        (vec!["--sampler", "sgld"], "--step-size"),
+        (vec!["--sampler", "sgld", "--step-size", "0"], "--step-size 0"),
+        (vec!["--sampler", "hmc", "--step-size", "0.1"], "--step-size applies only"),
+        (vec!["--sampler", "sgld", "--step-size", "0.1", "--batch", "30000"], "--batch 30000"),
+    ] {
+        let mut all = base.to_vec();
+        all.extend(extra.iter());
+        let r = tallmc(&all);
+        let err = stderr(&r);
+        assert!(!r.status.success(), "{all:?} should fail");
+        assert!(err.contains(needle), "{all:?}: stderr {err:?} should mention {needle:?}");
+    }
+}

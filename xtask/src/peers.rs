@@ -1,0 +1,956 @@
+//! `cargo xtask bench --peers`: tallmc against the NumPyro / BlackJAX peer scripts of
+//! `bench/peers/`, on the same binary data file, in one run.
+//!
+//! Steps: a Python virtual environment under `target/peers/venv` with the pinned packages of
+//! `bench/peers/requirements.txt`; the peer scripts copied to `target/peers/work/` (they read and
+//! write beside themselves); the higgs-like data written there by `gen_data.py` (or reused when
+//! the `.bin` matches the sha256 of its JSON sidecar); every selected peer run; every selected
+//! tallmc run through the release CLI binary on the same `.bin`; a table of ESS per second and
+//! ESS per 1,000 per-datum gradient evaluations with tallmc/peer ratios, also written to
+//! `target/peers/report.{md,json}`.
+//!
+//! The comparisons are the entries of [`COMPARISONS`]: adding a tallmc method is one entry.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::Instant;
+
+use anyhow::{Context as _, Result, anyhow, bail};
+use clap::Args;
+use serde_json::{Value, json};
+
+/// Options of `cargo xtask bench --peers`.
+#[derive(Debug, Args)]
+pub struct PeerArgs {
+    /// Number of observations of the higgs-like data set (d = 29).
+    #[arg(long, default_value_t = 100_000)]
+    pub n: usize,
+    /// Seed of the data set (gen_data.py --seed).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Seed of the samplers (tallmc --seed, run_numpyro.py --rng).
+    #[arg(long, default_value_t = 1)]
+    pub rng: u64,
+    /// Comparisons to run, comma-separated (default: every one whose tallmc side exists).
+    /// Known: hmc, hmc-diag, sgld, hmc-ecs, sghmc. A pending one runs the peer side only.
+    #[arg(long, value_delimiter = ',')]
+    pub methods: Vec<String>,
+    /// Warmup iterations of full-data HMC / NUTS.
+    #[arg(long, default_value_t = 500)]
+    pub warmup: usize,
+    /// Draws of full-data HMC / NUTS (one chain).
+    #[arg(long, default_value_t = 1000)]
+    pub draws: usize,
+    /// Burn-in steps of SGLD (both sides).
+    #[arg(long, default_value_t = 1000)]
+    pub sg_burnin: usize,
+    /// Draws (= steps) of SGLD (both sides).
+    #[arg(long, default_value_t = 50_000)]
+    pub sg_steps: usize,
+    /// Length of each step-size scan run of SGLD (both sides; the first fifth is burn-in).
+    #[arg(long, default_value_t = 10_000)]
+    pub scan_steps: usize,
+    /// Minibatch size of SGLD (both sides).
+    #[arg(long, default_value_t = 1300)]
+    pub batch: usize,
+    /// Reuse target/peers/venv as it is (no pip install).
+    #[arg(long)]
+    pub skip_install: bool,
+    /// Python used to create the virtual environment.
+    #[arg(long, default_value = "python3")]
+    pub python: String,
+    /// Pin every timed process to this CPU with taskset (one core for both sides).
+    #[arg(long, default_value_t = 0)]
+    pub cpu: usize,
+    /// Do not pin processes to one CPU.
+    #[arg(long)]
+    pub no_pin: bool,
+}
+
+/// Settings shared by every entry of the table (the parsed options).
+type Settings = PeerArgs;
+
+/// A peer run of `run_numpyro.py`.
+struct PeerSide {
+    /// Shown in the table.
+    label: &'static str,
+    /// Tag of the run (`runs/<tag>.json`); runs with equal tags are run once.
+    tag: fn(&Settings) -> String,
+    /// Arguments after `run_numpyro.py --n N --seed S --rng R --tag TAG`.
+    args: fn(&Settings) -> Vec<String>,
+}
+
+/// The tallmc side of a comparison.
+enum TallmcSide {
+    /// Run through `tallmc sample`.
+    Cli {
+        /// Shown in the table.
+        label: &'static str,
+        /// Arguments after `tallmc sample --model logistic --data BIN --chains 1 --threads 1
+        /// --init mode --seed R --out DIR` (plus `--step-size H` when `scan` is set).
+        args: fn(&Settings) -> Vec<String>,
+        /// A step-size scan as the peer does it (its grid in tallmc's units, and the flag).
+        scan: Option<fn(&Settings) -> Vec<f64>>,
+    },
+    /// Not written yet: listed as pending in the report.
+    Pending {
+        /// Shown in the table.
+        label: &'static str,
+        /// The CLI call it will be (for the report).
+        planned: &'static str,
+    },
+}
+
+/// One row pair of the table: a tallmc method against a peer method.
+struct Comparison {
+    key: &'static str,
+    tallmc: TallmcSide,
+    peer: PeerSide,
+    /// Setting-by-setting correspondence, written to the report.
+    settings: &'static [&'static str],
+}
+
+fn s(v: &[&str]) -> Vec<String> {
+    v.iter().map(|x| (*x).to_string()).collect()
+}
+
+const NUTS: PeerSide = PeerSide {
+    label: "NumPyro NUTS, full data, diag mass adapted",
+    tag: |c| format!("nuts_n{}", c.n),
+    args: |c| {
+        let mut a = s(&["--method", "nuts"]);
+        a.extend([
+            "--warmup".into(),
+            c.warmup.to_string(),
+            "--samples".into(),
+            c.draws.to_string(),
+        ]);
+        a
+    },
+};
+
+fn hmc_args(c: &Settings, metric: &str) -> Vec<String> {
+    let mut a = s(&["--sampler", "hmc", "--target-accept", "0.8", "--metric", metric]);
+    a.extend(["--warmup".into(), c.warmup.to_string(), "--draws".into(), c.draws.to_string()]);
+    a
+}
+
+/// BlackJAX's SGLD step is θ + ε∇ + √(2ε)·z and tallmc's θ + (h/2)∇ + √h·z: h = 2ε. The peer's
+/// grid for un-preconditioned runs is {0.01, 0.03, 0.1, 0.3, 1}/n in ε.
+fn sgld_grid(c: &Settings) -> Vec<f64> {
+    [0.01, 0.03, 0.1, 0.3, 1.0].iter().map(|g| 2.0 * g / c.n as f64).collect()
+}
+
+/// Every comparison `--peers` knows. Adding a tallmc method is one entry here.
+const COMPARISONS: &[Comparison] = &[
+    Comparison {
+        key: "hmc",
+        tallmc: TallmcSide::Cli {
+            label: "tallmc HMC, full data, Laplace metric (CLI default)",
+            args: |c| hmc_args(c, "laplace"),
+            scan: None,
+        },
+        peer: NUTS,
+        settings: &[
+            "chains: 1 ↔ 1",
+            "warmup / draws: --warmup W --draws D ↔ --warmup W --samples D",
+            "start: --init mode (Newton mode) ↔ MAP by Newton",
+            "step size: dual averaging to 0.8 ↔ dual averaging to 0.8",
+            "metric: dense Laplace covariance at the mode, fixed ↔ diagonal, adapted in windows",
+            "trajectory: fixed length π/2 (jittered) ↔ NUTS, max tree depth 10 (no tallmc NUTS yet)",
+        ],
+    },
+    Comparison {
+        key: "hmc-diag",
+        tallmc: TallmcSide::Cli {
+            label: "tallmc HMC, full data, diag metric adapted",
+            args: |c| hmc_args(c, "diag"),
+            scan: None,
+        },
+        peer: NUTS,
+        settings: &[
+            "as `hmc`, but the metric is diagonal and adapted in Stan's windows (closest to NumPyro)",
+        ],
+    },
+    Comparison {
+        key: "sgld",
+        tallmc: TallmcSide::Cli {
+            label: "tallmc SGLD, plain (no control variate)",
+            args: |c| {
+                let mut a = s(&["--sampler", "sgld"]);
+                a.extend([
+                    "--batch".into(),
+                    c.batch.to_string(),
+                    "--warmup".into(),
+                    c.sg_burnin.to_string(),
+                    "--draws".into(),
+                    c.sg_steps.to_string(),
+                ]);
+                a
+            },
+            scan: Some(sgld_grid),
+        },
+        peer: PeerSide {
+            label: "BlackJAX SGLD + control variate, no preconditioning",
+            tag: |c| format!("sgld_plain_n{}", c.n),
+            args: |c| {
+                let mut a = s(&["--method", "sgld", "--precond", "0"]);
+                a.extend([
+                    "--batch".into(),
+                    c.batch.to_string(),
+                    "--burnin".into(),
+                    c.sg_burnin.to_string(),
+                    "--sg-steps".into(),
+                    c.sg_steps.to_string(),
+                    "--scan-steps".into(),
+                    c.scan_steps.to_string(),
+                ]);
+                a
+            },
+        },
+        settings: &[
+            "chains: 1 ↔ 1; start: mode ↔ MAP",
+            "burn-in / draws: --warmup B --draws S ↔ --burnin B --sg-steps S (one draw per step)",
+            "minibatch: b without replacement per step ↔ b with replacement per step",
+            "gradient: plain (N/b)Σ∇ℓ_i ↔ control variate centred at the MAP (2 minibatch gradients per step)",
+            "coordinates: θ ↔ θ (--precond 0)",
+            "step size: h = 2ε (tallmc θ + (h/2)∇ + √h z, BlackJAX θ + ε∇ + √(2ε) z); both picked by the peer's scan: \
+             grid {0.01,0.03,0.1,0.3,1}/n in ε, runs of --scan-steps steps, first fifth dropped, score = mean |mean − MAP|/sd_L + mean |sd/sd_L − 1| against the Laplace approximation",
+        ],
+    },
+    Comparison {
+        key: "hmc-ecs",
+        tallmc: TallmcSide::Pending {
+            label: "tallmc HMC-ECS perturbed",
+            planned: "tallmc sample --sampler hmc-ecs --subsample 1300 --blocks 100 --trajectory-length 1.2",
+        },
+        peer: PeerSide {
+            label: "NumPyro HMCECS, m = 1300, G = 100, εL = 1.2",
+            tag: |c| format!("hmcecs_n{}", c.n),
+            args: |c| {
+                let mut a = s(&["--method", "hmcecs", "--m", "1300", "--blocks", "100"]);
+                a.extend([
+                    "--warmup".into(),
+                    c.warmup.to_string(),
+                    "--samples".into(),
+                    c.draws.to_string(),
+                ]);
+                a
+            },
+        },
+        settings: &["pending: the tallmc kernel is being written"],
+    },
+    Comparison {
+        key: "sghmc",
+        tallmc: TallmcSide::Pending {
+            label: "tallmc SG-HMC",
+            planned: "tallmc sample --sampler sghmc --batch 1300 --step-size H",
+        },
+        peer: PeerSide {
+            label: "BlackJAX SG-HMC + control variate, preconditioned",
+            tag: |c| format!("sghmc_n{}", c.n),
+            args: |c| {
+                let mut a = s(&["--method", "sghmc"]);
+                a.extend(["--batch".into(), c.batch.to_string()]);
+                a
+            },
+        },
+        settings: &["pending: the tallmc kernel is being written"],
+    },
+];
+
+/// Data sets whose sha256 is published in bench/peers/UPSTREAM_README.md (numpy PCG64).
+const KNOWN_SHA256: &[(usize, u64, &str)] = &[
+    (1_000, 1, "70dde2fc8020d817fa326029ec6b4c36e7cc9d9aaa7170c0b956722c95cd67da"),
+    (100_000, 1, "5a6b9144963a0ff09f277a20a817a3849fdfb013dbe1634fb2fa440ed2e3b715"),
+    (1_000_000, 1, "9052202cee1e77ba72fb92b045d16c402cebf65b8b9808ba40d07040b9836fb4"),
+];
+
+/// The packages the peer scripts import (their pinned versions are recorded in the report).
+const PEER_PACKAGES: &[&str] =
+    &["jax", "jaxlib", "numpyro", "blackjax", "arviz", "numpy", "scipy", "optax"];
+
+/// Environment for every timed process: one thread, one JAX device.
+const ONE_THREAD_ENV: &[(&str, &str)] = &[
+    ("XLA_FLAGS", "--xla_force_host_platform_device_count=1 --xla_cpu_multi_thread_eigen=false"),
+    ("OMP_NUM_THREADS", "1"),
+    ("OPENBLAS_NUM_THREADS", "1"),
+    ("MKL_NUM_THREADS", "1"),
+    ("JAX_PLATFORMS", "cpu"),
+    ("RAYON_NUM_THREADS", "1"),
+];
+
+struct Paths {
+    root: PathBuf,
+    base: PathBuf,
+    venv_python: PathBuf,
+    work: PathBuf,
+    runs: PathBuf,
+}
+
+/// Runs `cargo xtask bench --peers`.
+pub fn run(root: &Path, c: &PeerArgs) -> Result<()> {
+    let started = Instant::now();
+    let selected = select(&c.methods)?;
+    let base = root.join("target/peers");
+    let work = base.join("work");
+    let p = Paths {
+        root: root.to_path_buf(),
+        venv_python: base.join("venv/bin/python"),
+        runs: base.join(format!("runs/n{}_seed{}", c.n, c.seed)),
+        base,
+        work,
+    };
+    std::fs::create_dir_all(&p.runs)
+        .with_context(|| format!("cannot create {}", p.runs.display()))?;
+    let pin = pin_prefix(c)?;
+
+    println!("== peers: Python environment");
+    let versions = ensure_venv(&p, c)?;
+    copy_scripts(&p)?;
+
+    println!("== peers: data");
+    let (bin, header) = ensure_data(&p, c, &pin)?;
+
+    // Peer runs (each tag once), then the tallmc runs on the same file.
+    let mut peer_results: BTreeMap<String, Value> = BTreeMap::new();
+    for cmp in &selected {
+        let tag = (cmp.peer.tag)(c);
+        if peer_results.contains_key(&tag) {
+            continue;
+        }
+        println!("== peers: {} ({})", cmp.peer.label, tag);
+        let r = run_peer(&p, c, &pin, &cmp.peer, &tag)?;
+        peer_results.insert(tag, r);
+    }
+
+    let tallmc_bin = build_cli(&p)?;
+    let mut rows = Vec::new();
+    let mut pending = Vec::new();
+    for cmp in &selected {
+        let peer = &peer_results[&(cmp.peer.tag)(c)];
+        let peer_row = peer_row(cmp, peer)?;
+        match &cmp.tallmc {
+            TallmcSide::Pending { label, planned } => {
+                pending.push(json!({"key": cmp.key, "tallmc": label, "planned": planned,
+                                    "peer": peer_row}));
+            }
+            TallmcSide::Cli { label, args, scan } => {
+                println!("== tallmc: {label}");
+                let scanned = match scan {
+                    Some(grid) => {
+                        Some(scan_step_size(&p, c, &pin, &tallmc_bin, &bin, cmp, grid(c), peer)?)
+                    }
+                    None => None,
+                };
+                let step = scanned.as_ref().map(|s| s.0);
+                let t = run_tallmc(&p, c, &pin, &tallmc_bin, &bin, cmp.key, &args(c), step)?;
+                let mut tallmc_row = tallmc_row(label, &t)?;
+                if let Some((h, scan)) = scanned {
+                    tallmc_row["step_size"] = json!(h);
+                    tallmc_row["step_size_scan"] = scan;
+                }
+                rows.push(pair(cmp, tallmc_row, peer_row));
+            }
+        }
+    }
+
+    let report = json!({
+        "date": today(),
+        "n": c.n, "d": header["d"], "data_seed": c.seed, "sampler_seed": c.rng,
+        "data": bin.display().to_string(), "data_sha256": header["sha256"],
+        "machine": machine(c),
+        "python_packages": versions,
+        "settings": {
+            "hmc_nuts": {"chains": 1, "warmup": c.warmup, "draws": c.draws},
+            "sgld": {"chains": 1, "burnin": c.sg_burnin, "draws": c.sg_steps, "batch": c.batch,
+                     "scan_steps": c.scan_steps},
+        },
+        "timing": "sampling phase only (after warmup); peers: wall time minus JAX tracing/compilation; \
+                   tallmc: wall time of the sampling loop (data loading, Newton and warmup excluded)",
+        "ess": "min over the 29 coordinates of arviz bulk ESS, computed by arviz on both sides",
+        "evaluations": "per-datum gradient evaluations ∇ℓ_i in the sampling phase",
+        "comparisons": rows,
+        "pending": pending,
+        "total_seconds": started.elapsed().as_secs_f64(),
+    });
+    let md = markdown(&report);
+    println!("\n{md}");
+    let json_path = p.base.join("report.json");
+    std::fs::write(&json_path, serde_json::to_string_pretty(&report)? + "\n")
+        .with_context(|| format!("cannot write {}", json_path.display()))?;
+    let md_path = p.base.join("report.md");
+    std::fs::write(&md_path, &md).with_context(|| format!("cannot write {}", md_path.display()))?;
+    // A copy beside the runs, so that reports of several n are kept.
+    std::fs::write(p.runs.join("report.md"), &md)?;
+    std::fs::write(p.runs.join("report.json"), serde_json::to_string_pretty(&report)? + "\n")?;
+    println!(
+        "wrote {} and {} (copies in {})",
+        md_path.display(),
+        json_path.display(),
+        p.runs.display()
+    );
+    Ok(())
+}
+
+fn select(methods: &[String]) -> Result<Vec<&'static Comparison>> {
+    if methods.is_empty() {
+        return Ok(COMPARISONS
+            .iter()
+            .filter(|c| matches!(c.tallmc, TallmcSide::Cli { .. }))
+            .collect());
+    }
+    methods
+        .iter()
+        .map(|m| {
+            COMPARISONS.iter().find(|c| c.key == m.as_str()).ok_or_else(|| {
+                let known: Vec<_> = COMPARISONS.iter().map(|c| c.key).collect();
+                anyhow!("--methods {m}: unknown comparison; expected one of {}", known.join(", "))
+            })
+        })
+        .collect()
+}
+
+fn pin_prefix(c: &PeerArgs) -> Result<Vec<String>> {
+    if c.no_pin {
+        return Ok(Vec::new());
+    }
+    let ok = Command::new("taskset").arg("--version").output().is_ok_and(|o| o.status.success());
+    if !ok {
+        bail!(
+            "taskset (util-linux) not found: it pins both sides to one CPU; install util-linux \
+             or pass --no-pin (then both sides are still run single-threaded)"
+        );
+    }
+    Ok(vec!["taskset".into(), "-c".into(), c.cpu.to_string()])
+}
+
+/// Runs a command, with its output saved to `log.{stdout,stderr}`; on failure the error shows
+/// the tail of stderr.
+fn run_logged(mut cmd: Command, what: &str, log: &Path) -> Result<Output> {
+    let out = cmd.output().with_context(|| format!("cannot start {what}: {cmd:?}"))?;
+    let _ = std::fs::write(log.with_extension("stdout"), &out.stdout);
+    let _ = std::fs::write(log.with_extension("stderr"), &out.stderr);
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        let lines: Vec<&str> = err.lines().collect();
+        let tail = lines[lines.len().saturating_sub(30)..].join("\n");
+        bail!(
+            "{what} failed ({}); last lines of its stderr (all of it in {}):\n{tail}",
+            out.status,
+            log.with_extension("stderr").display()
+        );
+    }
+    Ok(out)
+}
+
+fn command(pin: &[String], program: &Path) -> Command {
+    let mut cmd = if let Some((first, rest)) = pin.split_first() {
+        let mut cmd = Command::new(first);
+        cmd.args(rest).arg(program);
+        cmd
+    } else {
+        Command::new(program)
+    };
+    cmd.envs(ONE_THREAD_ENV.iter().copied());
+    cmd
+}
+
+fn ensure_venv(p: &Paths, c: &PeerArgs) -> Result<BTreeMap<String, String>> {
+    let requirements = p.root.join("bench/peers/requirements.txt");
+    if !p.venv_python.exists() {
+        if c.skip_install {
+            bail!(
+                "--skip-install, but there is no virtual environment at {}; run once without it",
+                p.venv_python.display()
+            );
+        }
+        match Command::new(&c.python).arg("--version").output() {
+            Ok(o) if o.status.success() => {}
+            _ => bail!(
+                "`{}` not found or not working: the peers need Python ≥ 3.10 with the venv module; \
+                 install it (e.g. apt-get install python3 python3-venv) or pass --python PATH",
+                c.python
+            ),
+        }
+        let venv = p.base.join("venv");
+        let mut cmd = Command::new(&c.python);
+        cmd.args(["-m", "venv"]).arg(&venv);
+        run_logged(
+            cmd,
+            "python3 -m venv (is the venv module installed? python3-venv)",
+            &p.base.join("venv-create"),
+        )?;
+    }
+    if !c.skip_install {
+        let mut cmd = Command::new(&p.venv_python);
+        cmd.args(["-m", "pip", "install", "--disable-pip-version-check", "-q", "-r"])
+            .arg(&requirements);
+        run_logged(
+            cmd,
+            "pip install -r bench/peers/requirements.txt (needs PyPI; --skip-install reuses the venv)",
+            &p.base.join("pip-install"),
+        )?;
+    }
+    // Record what is installed.
+    let mut cmd = Command::new(&p.venv_python);
+    cmd.args(["-c", "import importlib.metadata as m, json, sys; print(json.dumps({**{p: m.version(p) for p in sys.argv[1:]}, 'python': sys.version.split()[0]}))"])
+        .args(PEER_PACKAGES);
+    let out = run_logged(cmd, "reading the installed package versions", &p.base.join("versions"))?;
+    let v: BTreeMap<String, String> = serde_json::from_slice(&out.stdout)?;
+    println!("{}", v.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", "));
+    Ok(v)
+}
+
+fn copy_scripts(p: &Paths) -> Result<()> {
+    std::fs::create_dir_all(&p.work)?;
+    for f in ["gen_data.py", "run_numpyro.py", "ess_csv.py"] {
+        let from = p.root.join("bench/peers").join(f);
+        std::fs::copy(&from, p.work.join(f))
+            .with_context(|| format!("cannot copy {} to {}", from.display(), p.work.display()))?;
+    }
+    Ok(())
+}
+
+fn sha256(p: &Paths, file: &Path) -> Result<String> {
+    let mut cmd = Command::new(&p.venv_python);
+    cmd.args([
+        "-c",
+        "import hashlib, sys\nh = hashlib.sha256()\nwith open(sys.argv[1], 'rb') as f:\n    \
+         for b in iter(lambda: f.read(1 << 22), b''):\n        h.update(b)\nprint(h.hexdigest())",
+    ])
+    .arg(file);
+    let out = run_logged(cmd, "sha256 of the data", &p.base.join("sha256"))?;
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+fn ensure_data(p: &Paths, c: &PeerArgs, pin: &[String]) -> Result<(PathBuf, Value)> {
+    let stem = p.work.join(format!("data/higgs_like_n{}_seed{}", c.n, c.seed));
+    let (bin, sidecar) = (stem.with_extension("bin"), stem.with_extension("json"));
+    if !(bin.exists() && sidecar.exists()) {
+        let mut cmd = command(pin, &p.venv_python);
+        cmd.current_dir(&p.work).args([
+            "gen_data.py",
+            "--n",
+            &c.n.to_string(),
+            "--seed",
+            &c.seed.to_string(),
+        ]);
+        run_logged(cmd, "gen_data.py", &p.runs.join("gen_data"))?;
+        println!("generated {}", bin.display());
+    } else {
+        println!("reusing {} (checking its sha256)", bin.display());
+    }
+    let header: Value = serde_json::from_str(
+        &std::fs::read_to_string(&sidecar)
+            .with_context(|| format!("cannot read {}", sidecar.display()))?,
+    )
+    .with_context(|| format!("{}: not valid JSON", sidecar.display()))?;
+    let want = header["sha256"].as_str().unwrap_or_default().to_string();
+    let got = sha256(p, &bin)?;
+    if got != want {
+        bail!(
+            "sha256 mismatch: {} hashes to {got}, but its sidecar {} says {want}; the file was \
+             changed or truncated. Delete both files to regenerate them.",
+            bin.display(),
+            sidecar.display()
+        );
+    }
+    if let Some((_, _, known)) = KNOWN_SHA256.iter().find(|(n, s, _)| *n == c.n && *s == c.seed)
+        && *known != got
+    {
+        println!(
+            "WARNING: {} has sha256 {got}, not the published {known} (bench/peers/UPSTREAM_README.md): \
+             another numpy version draws other numbers; both sides still read the same file",
+            bin.display()
+        );
+    }
+    println!("sha256 {got} (matches the sidecar)");
+    Ok((bin, header))
+}
+
+fn run_peer(p: &Paths, c: &PeerArgs, pin: &[String], side: &PeerSide, tag: &str) -> Result<Value> {
+    let mut cmd = command(pin, &p.venv_python);
+    cmd.current_dir(&p.work)
+        .args(["run_numpyro.py", "--n", &c.n.to_string(), "--seed", &c.seed.to_string()])
+        .args(["--rng", &c.rng.to_string(), "--tag", tag, "--outdir"])
+        .arg(&p.runs)
+        .args((side.args)(c));
+    let t = Instant::now();
+    let load_before = load_average();
+    run_logged(cmd, &format!("peer run {tag} (run_numpyro.py)"), &p.runs.join(tag))?;
+    let path = p.runs.join(format!("{tag}.json"));
+    let mut v: Value = serde_json::from_str(
+        &std::fs::read_to_string(&path)
+            .with_context(|| format!("cannot read {}", path.display()))?,
+    )?;
+    v["load_average"] = json!([load_before, load_average()]);
+    println!(
+        "{tag}: {:.0} s in all; min bulk ESS {:.0} in {:.2} s of sampling",
+        t.elapsed().as_secs_f64(),
+        num(&v, "ess_min")?,
+        num(&v, "sampling_s")?
+    );
+    Ok(v)
+}
+
+fn build_cli(p: &Paths) -> Result<PathBuf> {
+    println!("== tallmc: cargo build --release -p tallmc-cli");
+    let status = Command::new(env!("CARGO"))
+        .current_dir(&p.root)
+        .args(["build", "--quiet", "--release", "-p", "tallmc-cli"])
+        .status()
+        .context("cannot run cargo build")?;
+    if !status.success() {
+        bail!("cargo build --release -p tallmc-cli failed");
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| p.root.join("target"));
+    Ok(target.join("release/tallmc"))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_tallmc(
+    p: &Paths,
+    c: &PeerArgs,
+    pin: &[String],
+    exe: &Path,
+    bin: &Path,
+    key: &str,
+    args: &[String],
+    step: Option<f64>,
+) -> Result<Value> {
+    let out = p.runs.join(format!("tallmc_{key}"));
+    let mut summary = tallmc_once(p, c, pin, exe, bin, &out, args, step)?;
+    // The same ESS estimator as the peers: arviz on the CSV draws.
+    let mut cmd = command(&[], &p.venv_python);
+    cmd.current_dir(&p.work).arg("ess_csv.py").arg(out.join("chain_1.csv"));
+    let o = run_logged(cmd, "ess_csv.py (arviz ESS of the tallmc draws)", &out.join("ess"))?;
+    summary["arviz"] = serde_json::from_slice(&o.stdout)?;
+    Ok(summary)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn tallmc_once(
+    p: &Paths,
+    c: &PeerArgs,
+    pin: &[String],
+    exe: &Path,
+    bin: &Path,
+    out: &Path,
+    args: &[String],
+    step: Option<f64>,
+) -> Result<Value> {
+    let time_file = out.with_extension("time");
+    let timed = Path::new("/usr/bin/time").exists();
+    let mut cmd = if timed {
+        // Whole-process CPU / wall: how much of its core the run got.
+        let mut cmd = command(&[], Path::new("/usr/bin/time"));
+        cmd.arg("-o").arg(&time_file).args(["-f", "%e %U %S"]).args(pin).arg(exe);
+        cmd
+    } else {
+        command(pin, exe)
+    };
+    cmd.args(["sample", "--model", "logistic", "--data"])
+        .arg(bin)
+        .args(["--chains", "1", "--threads", "1", "--init", "mode", "--seed", &c.rng.to_string()])
+        .arg("--out")
+        .arg(out)
+        .args(args);
+    if let Some(h) = step {
+        cmd.args(["--step-size", &format!("{h:e}")]);
+    }
+    let _ = p;
+    let load_before = load_average();
+    run_logged(cmd, &format!("tallmc sample ({})", out.display()), &out.with_extension("log"))?;
+    let path = out.join("summary.json");
+    let mut v: Value = serde_json::from_str(
+        &std::fs::read_to_string(&path)
+            .with_context(|| format!("cannot read {}", path.display()))?,
+    )?;
+    v["load_average"] = json!([load_before, load_average()]);
+    let times: Vec<f64> = std::fs::read_to_string(&time_file)
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    if let [e, u, s] = times[..] {
+        v["process_cpu_over_wall"] = json!((u + s) / e);
+    }
+    Ok(v)
+}
+
+/// The peer's scan, on tallmc: short runs over the grid, scored against the Laplace
+/// approximation (mode and sds from the peer's run on the same file).
+#[allow(clippy::too_many_arguments)]
+fn scan_step_size(
+    p: &Paths,
+    c: &PeerArgs,
+    pin: &[String],
+    exe: &Path,
+    bin: &Path,
+    cmp: &Comparison,
+    grid: Vec<f64>,
+    peer: &Value,
+) -> Result<(f64, Value)> {
+    let map = floats(&peer["map"])?;
+    let lsd = floats(&peer["laplace_sd"])?;
+    let TallmcSide::Cli { args, .. } = &cmp.tallmc else { bail!("no tallmc side") };
+    // Same method, shorter: the first fifth of the scan run is burn-in.
+    let mut a = args(c);
+    let burn = c.scan_steps / 5;
+    set_flag(&mut a, "--warmup", burn.to_string());
+    set_flag(&mut a, "--draws", (c.scan_steps - burn).to_string());
+    let mut scan = Vec::new();
+    let mut best: Option<(f64, f64)> = None;
+    for (i, h) in grid.iter().enumerate() {
+        let out = p.runs.join(format!("tallmc_{}_scan{i}", cmp.key));
+        let sm = tallmc_once(p, c, pin, exe, bin, &out, &a, Some(*h))?;
+        let params = sm["parameters"].as_array().context("summary.json: no parameters")?;
+        let (mut me, mut se, mut finite) = (0.0, 0.0, true);
+        for (j, q) in params.iter().enumerate() {
+            let (m, sd) = (num(q, "mean").unwrap_or(f64::NAN), num(q, "sd").unwrap_or(f64::NAN));
+            finite &= m.is_finite() && sd.is_finite();
+            me += (m - map[j]).abs() / lsd[j];
+            se += (sd / lsd[j] - 1.0).abs();
+        }
+        let d = params.len() as f64;
+        let score = (me + se) / d;
+        println!(
+            "  scan h = {h:.3e}: score {score:.3} (mean err {:.3}, sd err {:.3})",
+            me / d,
+            se / d
+        );
+        scan.push(json!({"step_size": h, "score": if finite { json!(score) } else { Value::Null },
+                         "mean_err": me / d, "sd_err": se / d}));
+        if finite && best.is_none_or(|(_, b)| score < b) {
+            best = Some((*h, score));
+        }
+    }
+    let (h, _) = best.context("every scan run diverged")?;
+    println!("  chosen h = {h:.3e}");
+    Ok((h, Value::Array(scan)))
+}
+
+fn set_flag(a: &mut [String], flag: &str, value: String) {
+    if let Some(i) = a.iter().position(|x| x == flag) {
+        a[i + 1] = value;
+    }
+}
+
+fn num(v: &Value, key: &str) -> Result<f64> {
+    v[key].as_f64().with_context(|| format!("missing number `{key}`"))
+}
+
+fn floats(v: &Value) -> Result<Vec<f64>> {
+    v.as_array()
+        .context("expected an array")?
+        .iter()
+        .map(|x| x.as_f64().context("expected a number"))
+        .collect()
+}
+
+fn peer_row(cmp: &Comparison, v: &Value) -> Result<Value> {
+    let draws = num(v, "draws")?;
+    let secs = num(v, "sampling_s")?;
+    let ess = num(v, "ess_min")?;
+    let evals_per_draw = num(v, "datapoint_grads_per_draw")?;
+    Ok(json!({
+        "side": "peer", "label": cmp.peer.label, "tag": v["tag"], "draws": draws,
+        "ess_min": ess, "sampling_s": secs, "warmup_s": v["warmup_s"],
+        "compile_s": num(v, "warmup_compile_s")? + num(v, "sampling_compile_s")?,
+        "ess_per_s": ess / secs,
+        "evals_per_draw": evals_per_draw,
+        "ess_per_1000_evals": 1000.0 * ess / (evals_per_draw * draws),
+        "step_size": v["step_size"], "mean_accept_prob": v["mean_accept_prob"],
+        "divergences": v["divergences_sampling"], "command": v["command"],
+        "grad_eval_unit": v["grad_eval_unit"],
+        "load_average": v["load_average"],
+        "cpu_over_wall": num(v, "sampling_cpu_s").ok().zip(num(v, "sampling_wall_s").ok()).map(|(a, b)| a / b),
+    }))
+}
+
+fn tallmc_row(label: &str, v: &Value) -> Result<Value> {
+    let t = &v["totals"];
+    let draws =
+        (v["draws"].as_u64().context("draws")? * v["chains"].as_u64().context("chains")?) as f64;
+    let secs = t["wall_seconds"]["sampling_max_over_chains"].as_f64().context("wall_seconds")?;
+    let ess = num(&v["arviz"], "ess_min")?;
+    let grads = t["evals_sampling"]["gradients"].as_f64().context("evals_sampling")?;
+    let own_ess = v["parameters"]
+        .as_array()
+        .map(|ps| ps.iter().filter_map(|q| q["ess_bulk"].as_f64()).fold(f64::INFINITY, f64::min));
+    Ok(json!({
+        "side": "tallmc", "label": label, "draws": draws,
+        "ess_min": ess, "ess_min_tallmc_diagnostics": own_ess,
+        "sampling_s": secs, "warmup_s": t["wall_seconds"]["warmup_max_over_chains"],
+        "setup_s": t["wall_seconds"]["setup"],
+        "ess_per_s": ess / secs,
+        "evals_per_draw": grads / draws,
+        "ess_per_1000_evals": 1000.0 * ess / grads,
+        "evals_per_draw_all_kinds": t["evals_per_draw"],
+        "mean_accept_prob": t["mean_accept_stat"], "divergences": t["divergences"],
+        "adaptation": v["adaptation"],
+        "load_average": v["load_average"],
+        "cpu_over_wall": v["process_cpu_over_wall"],
+    }))
+}
+
+fn pair(cmp: &Comparison, tallmc: Value, peer: Value) -> Value {
+    let ratio = |k: &str| match (tallmc[k].as_f64(), peer[k].as_f64()) {
+        (Some(a), Some(b)) if b > 0.0 => json!(a / b),
+        _ => Value::Null,
+    };
+    json!({
+        "key": cmp.key,
+        "tallmc": tallmc.clone(), "peer": peer.clone(),
+        "ratio_ess_per_s": ratio("ess_per_s"),
+        "ratio_ess_per_1000_evals": ratio("ess_per_1000_evals"),
+        "settings": cmp.settings,
+    })
+}
+
+fn machine(c: &PeerArgs) -> Value {
+    let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0);
+    let model = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_string())
+        })
+        .unwrap_or_default();
+    json!({
+        "cpus": cpus, "cpu_model": model,
+        "pinned_cpu": if c.no_pin { Value::Null } else { json!(c.cpu) },
+        "threads": "1 on both sides (tallmc --threads 1; XLA one device, Eigen single-threaded)",
+        "env": ONE_THREAD_ENV.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>(),
+    })
+}
+
+/// The 1-minute load average (other processes on the machine slow both sides down).
+fn load_average() -> Option<f64> {
+    std::fs::read_to_string("/proc/loadavg").ok()?.split_whitespace().next()?.parse().ok()
+}
+
+fn today() -> String {
+    Command::new("date")
+        .arg("+%Y-%m-%d")
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default()
+}
+
+fn f(v: &Value, digits: usize) -> String {
+    v.as_f64().map_or("–".into(), |x| {
+        if x.abs() >= 1e5 { format!("{x:.3e}") } else { format!("{x:.digits$}") }
+    })
+}
+
+/// The report: one table, then the settings.
+fn markdown(r: &Value) -> String {
+    let mut m = String::new();
+    let _ = writeln!(
+        m,
+        "# tallmc vs peers — higgs-like logistic regression, n = {}, d = {}\n",
+        r["n"], r["d"]
+    );
+    let _ = writeln!(
+        m,
+        "Measured {} on this machine ({}; {} CPUs, every run pinned to one CPU, one thread). \
+         Data `{}` (sha256 `{}`), read by both sides.\n",
+        r["date"].as_str().unwrap_or(""),
+        r["machine"]["cpu_model"].as_str().unwrap_or(""),
+        r["machine"]["cpus"],
+        r["data"].as_str().unwrap_or(""),
+        r["data_sha256"].as_str().unwrap_or("")
+    );
+    let _ = writeln!(
+        m,
+        "ESS = min over the 29 coordinates of bulk ESS (arviz, both sides). Seconds = sampling \
+         phase only: peers minus JAX compilation, tallmc without data loading, Newton or warmup. \
+         Evaluations = per-datum gradient evaluations ∇ℓ_i in the sampling phase. Load = the \
+         machine's 1-minute load average before–after the run, CPU/wall = the share of its core the \
+         run got (peers: sampling phase; tallmc: whole process): other work on the machine slows \
+         both sides, so compare within a run.\n"
+    );
+    let _ = writeln!(
+        m,
+        "| comparison | side | method | draws | ESS | seconds | ESS/s | evals/draw | ESS per 1,000 evals | tallmc/peer ESS/s | tallmc/peer ESS/1k evals | load | CPU/wall |"
+    );
+    let _ = writeln!(m, "|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    for c in r["comparisons"].as_array().into_iter().flatten() {
+        for side in ["tallmc", "peer"] {
+            let v = &c[side];
+            let (r1, r2) = if side == "tallmc" {
+                (f(&c["ratio_ess_per_s"], 2) + "×", f(&c["ratio_ess_per_1000_evals"], 2) + "×")
+            } else {
+                (String::new(), String::new())
+            };
+            let _ = writeln!(
+                m,
+                "| {} | {side} | {} | {} | {} | {} | {} | {} | {} | {r1} | {r2} | {}–{} | {} |",
+                c["key"].as_str().unwrap_or(""),
+                v["label"].as_str().unwrap_or(""),
+                f(&v["draws"], 0),
+                f(&v["ess_min"], 0),
+                f(&v["sampling_s"], 2),
+                f(&v["ess_per_s"], 1),
+                f(&v["evals_per_draw"], 0),
+                f(&v["ess_per_1000_evals"], 5),
+                f(&v["load_average"][0], 1),
+                f(&v["load_average"][1], 1),
+                f(&v["cpu_over_wall"], 2),
+            );
+        }
+    }
+    for c in r["pending"].as_array().into_iter().flatten() {
+        let _ = writeln!(
+            m,
+            "| {} | tallmc | {} — **pending** (`{}`) | | | | | | | | | | |",
+            c["key"].as_str().unwrap_or(""),
+            c["tallmc"].as_str().unwrap_or(""),
+            c["planned"].as_str().unwrap_or("")
+        );
+        let v = &c["peer"];
+        let _ = writeln!(
+            m,
+            "| {} | peer | {} | {} | {} | {} | {} | {} | {} | | | | |",
+            c["key"].as_str().unwrap_or(""),
+            v["label"].as_str().unwrap_or(""),
+            f(&v["draws"], 0),
+            f(&v["ess_min"], 0),
+            f(&v["sampling_s"], 2),
+            f(&v["ess_per_s"], 1),
+            f(&v["evals_per_draw"], 0),
+            f(&v["ess_per_1000_evals"], 5),
+        );
+    }
+    let _ = writeln!(m, "\n## Settings, side by side (tallmc ↔ peer)\n");
+    for c in r["comparisons"].as_array().into_iter().flatten() {
+        let _ = writeln!(m, "**{}**", c["key"].as_str().unwrap_or(""));
+        for s in c["settings"].as_array().into_iter().flatten() {
+            let _ = writeln!(m, "- {}", s.as_str().unwrap_or(""));
+        }
+        for side in ["tallmc", "peer"] {
+            let v = &c[side];
+            if !v["step_size"].is_null() {
+                let _ = writeln!(m, "- {side} step size: {}", v["step_size"]);
+            }
+        }
+        if let Some(cmd) = c["peer"]["command"].as_str() {
+            let _ = writeln!(m, "- peer command: `{cmd}`");
+        }
+        let _ = writeln!(m);
+    }
+    let _ = writeln!(m, "## Environment\n");
+    let _ = writeln!(m, "- Python packages: {}", r["python_packages"]);
+    let _ = writeln!(m, "- Environment of every timed process: `{}`", r["machine"]["env"]);
+    let _ = writeln!(m, "- Whole run: {:.0} s", r["total_seconds"].as_f64().unwrap_or(0.0));
+    m
+}
