@@ -54,11 +54,39 @@ pub enum SamplerKind {
     /// concentration bounds for sampling without replacement (--bound, --delta, --gamma); each
     /// decision differs from exact MH with probability ≤ δ. Needs term bounds (not --model linear).
     Confidence,
-    /// Stochastic-gradient Langevin dynamics (Welling & Teh 2011), uncorrected and without
-    /// control variates: θ ← θ + (h/2)·ĝ(θ) + N(0, h I), ĝ from a fresh minibatch of --batch
-    /// points drawn without replacement, fixed step size h (--step-size). Approximate: biased for
-    /// any h > 0. Warmup iterations are burn-in only (nothing is adapted).
+    /// Stochastic-gradient Langevin dynamics (Welling & Teh 2011), uncorrected:
+    /// θ ← θ + (h/2)·ĝ(θ) + N(0, h I), ĝ from a fresh minibatch of --batch points drawn without
+    /// replacement, fixed step size h (--step-size); --cv for control variates. Approximate:
+    /// biased for any h > 0. Warmup iterations are burn-in only (nothing is adapted).
     Sgld,
+    /// Stochastic-gradient HMC (Chen et al. 2014) with friction C = I, momentum redrawn every
+    /// trajectory of --num-steps L steps (default 10), fixed step size; --cv for control
+    /// variates. Approximate (no MH correction).
+    Sghmc,
+    /// Stochastic-gradient Nosé–Hoover thermostat (Ding et al. 2014), --thermostat scalar or
+    /// element-wise (mSGNHT), fixed step size; --cv for control variates. Approximate.
+    Sgnht,
+}
+
+impl SamplerKind {
+    /// The name on the command line.
+    pub fn name(self) -> String {
+        format!("{self:?}").to_lowercase()
+    }
+
+    /// SGLD, SG-HMC or SGNHT.
+    pub fn is_stochastic_gradient(self) -> bool {
+        matches!(self, Self::Sgld | Self::Sghmc | Self::Sgnht)
+    }
+}
+
+/// The SGNHT thermostat.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ThermostatArg {
+    /// One scalar thermostat ξ (SGNHT).
+    Scalar,
+    /// One thermostat per coordinate (mSGNHT).
+    ElementWise,
 }
 
 /// Concentration bound of the confidence sampler.
@@ -177,14 +205,33 @@ pub struct SampleArgs {
     pub epsilon: Option<f64>,
 
     /// Austerity: minibatch size m added at each look, 1 ≤ m ≤ N. [default: min(500, N)]
-    /// SGLD: minibatch size per step, 1 ≤ m ≤ N. [default: min(500, N)]
+    /// SGLD / SG-HMC / SGNHT: minibatch size per gradient, 1 ≤ m ≤ N. [default: min(500, N)]
     #[arg(long, value_name = "M")]
     pub batch: Option<usize>,
 
-    /// SGLD: step size h > 0 (in θ units: the injected noise has variance h per coordinate).
-    /// Required with --sampler sgld.
+    /// SGLD / SG-HMC / SGNHT: fixed step size h > 0 (SGLD: the injected noise has variance h
+    /// per coordinate). Required with these samplers.
     #[arg(long, value_name = "H")]
     pub step_size: Option<f64>,
+
+    /// SG-HMC / SGNHT: steps per iteration (SG-HMC: per trajectory, momentum redrawn at its
+    /// start). [default: 10 (SG-HMC), 1 (SGNHT)]
+    #[arg(long, value_name = "L")]
+    pub num_steps: Option<usize>,
+
+    /// SGLD / SG-HMC / SGNHT: Taylor control variates around the posterior mode (one extra
+    /// full-data pass at setup; Baker et al. 2017 at order 1).
+    #[arg(long)]
+    pub cv: bool,
+
+    /// Order of the control variates with --cv: 1 (gradients at the mode) or 2 (also
+    /// Hessian-vector products at the mode per minibatch point). [default: 1]
+    #[arg(long, value_name = "K")]
+    pub cv_order: Option<u32>,
+
+    /// SGNHT: the thermostat. [default: scalar]
+    #[arg(long, value_enum)]
+    pub thermostat: Option<ThermostatArg>,
 
     /// Austerity / confidence: size of the first look (Austerity ≥ 2). [default: the batch
     /// (Austerity); 100 (confidence)]

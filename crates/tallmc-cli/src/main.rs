@@ -12,6 +12,7 @@
 
 mod args;
 mod run;
+mod sg;
 
 use std::io::Write;
 use std::process::ExitCode;

@@ -21,11 +21,11 @@ use tallmc_samplers::sink::{CsvSink, MemorySink, Tee};
 use tallmc_samplers::{
     AdaptiveMetropolis, AdaptiveMetropolisConfig, ChainOutput, Driver, Hmc, HmcConfig, Laplace,
     MinibatchMh, NewtonOptions, RandomWalkConfig, RandomWalkMetropolis, RandomWalkProposal,
-    RandomWalkProposalConfig, RunConfig, Sgld, SgldConfig, laplace_approximation,
-    uniform_positions,
+    RandomWalkProposalConfig, RunConfig, laplace_approximation, uniform_positions,
 };
 
 use crate::args::{BoundArg, InitKind, MetricArg, ModelKind, SampleArgs, SamplerKind};
+use crate::sg::{SgSettings, run_stochastic_gradient};
 
 /// What every model used by the CLI provides.
 pub trait CliModel:
@@ -80,19 +80,29 @@ fn check_flags(a: &SampleArgs) -> Result<()> {
     if a.epsilon.is_some() && a.sampler != SamplerKind::Austerity {
         bail!("--epsilon applies only to --sampler austerity");
     }
-    if a.batch.is_some() && !matches!(a.sampler, SamplerKind::Austerity | SamplerKind::Sgld) {
-        bail!("--batch applies only to --sampler austerity or sgld");
+    let sg = a.sampler.is_stochastic_gradient();
+    if a.batch.is_some() && !(sg || a.sampler == SamplerKind::Austerity) {
+        bail!("--batch applies only to --sampler austerity, sgld, sghmc or sgnht");
     }
-    if a.step_size.is_some() && a.sampler != SamplerKind::Sgld {
-        bail!("--step-size applies only to --sampler sgld");
+    for (flag, given) in [
+        ("--step-size", a.step_size.is_some()),
+        ("--cv", a.cv),
+        ("--cv-order", a.cv_order.is_some()),
+    ] {
+        if given && !sg {
+            bail!("{flag} applies only to --sampler sgld, sghmc or sgnht");
+        }
+    }
+    if a.num_steps.is_some() && !matches!(a.sampler, SamplerKind::Sghmc | SamplerKind::Sgnht) {
+        bail!("--num-steps applies only to --sampler sghmc or sgnht");
+    }
+    if a.thermostat.is_some() && a.sampler != SamplerKind::Sgnht {
+        bail!("--thermostat applies only to --sampler sgnht");
     }
     if let Some(h) = a.step_size
         && !(h.is_finite() && h > 0.0)
     {
         bail!("--step-size {h}: expected a finite number > 0");
-    }
-    if a.sampler == SamplerKind::Sgld && a.step_size.is_none() {
-        bail!("--sampler sgld needs --step-size H (there is no default: it sets the bias)");
     }
     let confidence_flags = [
         ("--bound", a.bound.is_some()),
@@ -157,18 +167,6 @@ fn confidence_test(a: &SampleArgs, n: usize) -> Result<ConfidenceTest> {
     let test = ConfidenceTest::new(cfg)?;
     test.check_population_size(n)?;
     Ok(test)
-}
-
-/// The SGLD settings of the arguments, checked against N.
-fn sgld_config(a: &SampleArgs, n: usize) -> Result<SgldConfig> {
-    let batch = a.batch.unwrap_or(n.min(500));
-    if batch == 0 || batch > n {
-        bail!("--batch {batch}: expected 1 ≤ m ≤ N = {n}");
-    }
-    let step_size = a.step_size.context("--sampler sgld needs --step-size H")?;
-    let cfg = SgldConfig { step_size, batch };
-    Sgld::new(cfg)?;
-    Ok(cfg)
 }
 
 type Outputs = Vec<ChainOutput<Tee<MemorySink, CsvSink>>>;
@@ -290,10 +288,7 @@ fn run_model<M: RunConfidence>(
         SamplerKind::Confidence => Some(confidence_test(args, n)?),
         _ => None,
     };
-    let sgld = match args.sampler {
-        SamplerKind::Sgld => Some(sgld_config(args, n)?),
-        _ => None,
-    };
+    let sg = SgSettings::from_args(args, n)?;
     let laplace = laplace_approximation(model, &vec![0.0; d], NewtonOptions::default())
         .context("cannot find the posterior mode to start from (Newton's method)")?;
     let inits = match args.init {
@@ -330,6 +325,10 @@ fn run_model<M: RunConfidence>(
         .or_else(|| confidence.as_ref().map(|t| t.describe()))
         .unwrap_or_default();
     comments.extend(test_description.iter().cloned());
+    if let Some(s) = &sg {
+        comments.extend(s.comments());
+    }
+    let mut setup_evals = laplace.evals;
     // The minibatch kernels' random walk: Laplace shape, scale tuned and covariance learned in
     // warmup (as adaptive Metropolis).
     let walk = RandomWalkProposalConfig {
@@ -377,12 +376,16 @@ fn run_model<M: RunConfidence>(
             let test = confidence.context("confidence test")?;
             model.run_confidence(&driver, &inits, &test, &walk, sinks)?
         }
-        SamplerKind::Sgld => {
-            let cfg = sgld.context("SGLD settings")?;
-            driver.run(model, &inits, |_| Sgld::new(cfg), sinks)?
+        SamplerKind::Sgld | SamplerKind::Sghmc | SamplerKind::Sgnht => {
+            let s = sg.context("stochastic-gradient settings")?;
+            let (outputs, cv_setup) =
+                run_stochastic_gradient(model, &s, &laplace.mode, &driver, &inits, sinks)?;
+            setup_evals += cv_setup;
+            outputs
         }
     };
-    write_summary(args, model, n, &names, &laplace, setup_seconds, &test_description, &outputs)
+    let setup = Setup { evals: setup_evals, seconds: setup_seconds };
+    write_summary(args, model, n, &names, &laplace, &setup, &test_description, &outputs)
 }
 
 fn initial_metric(laplace: &Laplace, kind: MetricKind) -> Result<Metric> {
@@ -414,10 +417,6 @@ fn config_comments(a: &SampleArgs, n: usize, d: usize) -> Vec<(String, String)> 
     if let Some(m) = a.prior_mean {
         c.push(("prior_mean".into(), m.to_string()));
     }
-    if a.sampler == SamplerKind::Sgld {
-        c.push(("step_size".into(), a.step_size.unwrap_or(f64::NAN).to_string()));
-        c.push(("batch".into(), a.batch.unwrap_or(n.min(500)).to_string()));
-    }
     if a.sampler == SamplerKind::Hmc {
         c.push(("metric".into(), format!("{:?}", a.metric).to_lowercase()));
         c.push(("target_accept".into(), a.target_accept.to_string()));
@@ -425,6 +424,13 @@ fn config_comments(a: &SampleArgs, n: usize, d: usize) -> Vec<(String, String)> 
         c.push(("trajectory_length".into(), t.to_string()));
     }
     c
+}
+
+/// The set-up before sampling: Newton's method, the Laplace approximation and (with --cv) the
+/// control variates' full-data pass.
+struct Setup {
+    evals: EvalCounts,
+    seconds: f64,
 }
 
 #[derive(Serialize)]
@@ -443,7 +449,8 @@ impl From<EvalCounts> for EvalTotals {
 
 #[derive(Serialize)]
 struct Totals {
-    /// Newton's method for the mode and the Laplace approximation.
+    /// Newton's method for the mode, the Laplace approximation and (with --cv) the control
+    /// variates.
     evals_setup: EvalTotals,
     evals_warmup: EvalTotals,
     evals_sampling: EvalTotals,
@@ -488,7 +495,7 @@ fn write_summary<M: CliModel>(
     n: usize,
     names: &[String],
     laplace: &Laplace,
-    setup_seconds: f64,
+    setup: &Setup,
     test: &[(String, String)],
     outputs: &[ChainOutput<Tee<MemorySink, CsvSink>>],
 ) -> Result<()> {
@@ -502,10 +509,10 @@ fn write_summary<M: CliModel>(
     let warm_s = max(|o| o.report.warmup_seconds);
     let samp_s = max(|o| o.report.sampling_seconds);
     let totals = Totals {
-        evals_setup: laplace.evals.into(),
+        evals_setup: setup.evals.into(),
         evals_warmup: warmup.into(),
         evals_sampling: sampling.into(),
-        evals: (laplace.evals + warmup + sampling).into(),
+        evals: (setup.evals + warmup + sampling).into(),
         evals_per_draw: sampling.total() as f64 / draws_total,
         data_fraction_per_iteration: outputs.iter().map(|o| o.report.mean_batch_size).sum::<f64>()
             / outputs.len() as f64
@@ -514,10 +521,10 @@ fn write_summary<M: CliModel>(
         mean_accept_stat: outputs.iter().map(|o| o.report.mean_accept_stat).sum::<f64>()
             / outputs.len() as f64,
         wall_seconds: WallSeconds {
-            setup: setup_seconds,
+            setup: setup.seconds,
             warmup_max_over_chains: warm_s,
             sampling_max_over_chains: samp_s,
-            total: setup_seconds + warm_s + samp_s,
+            total: setup.seconds + warm_s + samp_s,
         },
     };
     let file = SummaryFile {

@@ -332,3 +332,61 @@ fn sgld_runs_with_its_step_size_and_reports_minibatch_costs() {
         assert!(err.contains(needle), "{all:?}: stderr {err:?} should mention {needle:?}");
     }
 }
+
+#[test]
+fn sghmc_and_sgnht_run_with_control_variates_and_reject_misplaced_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("y.csv");
+    let ys = write_gaussian_csv(&data, 20_000);
+    let precision = 1.0 / 100.0 + ys.len() as f64 / 4.0;
+    let (mean, sd) = (ys.iter().sum::<f64>() / 4.0 / precision, precision.sqrt().recip());
+    let h = format!("{}", 0.01 * sd);
+    for (sampler, extra) in
+        [("sghmc", vec!["--num-steps", "20"]), ("sgnht", vec!["--thermostat", "element-wise"])]
+    {
+        let out = dir.path().join(sampler);
+        let (d, o) = (data.to_str().unwrap(), out.to_str().unwrap());
+        let mut args = vec!["sample", "--model", "gaussian-mean", "--sigma", "2", "--data", d];
+        args.extend(["--out", o, "--sampler", sampler, "--step-size", &h, "--batch", "100"]);
+        args.extend(["--cv", "--chains", "1", "--warmup", "200", "--draws", "1000"]);
+        args.extend(extra.iter());
+        let r = tallmc(&args);
+        assert!(r.status.success(), "{sampler}: {}", stderr(&r));
+        let summary: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
+                .unwrap();
+        // The control variates' pass at the mode is set-up cost: at least N gradients.
+        let setup = summary["totals"]["evals_setup"]["gradients"].as_u64().unwrap();
+        assert!(setup >= 20_000, "{sampler}: setup gradients {setup}");
+        let fraction = summary["totals"]["data_fraction_per_iteration"].as_f64().unwrap();
+        assert!(fraction > 0.0 && fraction < 1.0, "{sampler}: fraction {fraction}");
+        // A sanity check only (the kernels' statistical tests live in tallmc-samplers).
+        let m = summary["parameters"][0]["mean"].as_f64().unwrap();
+        assert!((m - mean).abs() < 5.0 * sd, "{sampler} mean {m} vs {mean} (sd {sd})");
+        let csv = std::fs::read_to_string(out.join("chain_1.csv")).unwrap();
+        assert!(csv.contains("# control_variates = Taylor order 1 at the posterior mode"));
+    }
+
+    let (d, o) = (data.to_str().unwrap(), dir.path().join("bad"));
+    let o = o.to_str().unwrap();
+    let base = ["sample", "--model", "gaussian-mean", "--sigma", "2", "--data", d, "--out", o];
+    for (extra, needle) in [
+        (vec!["--sampler", "sghmc"], "--step-size"),
+        (vec!["--sampler", "sgld", "--step-size", "0.1", "--num-steps", "5"], "--num-steps"),
+        (
+            vec!["--sampler", "sghmc", "--step-size", "0.1", "--thermostat", "scalar"],
+            "--thermostat",
+        ),
+        (vec!["--sampler", "sgld", "--step-size", "0.1", "--cv-order", "2"], "--cv-order"),
+        (vec!["--sampler", "sgld", "--step-size", "0.1", "--cv", "--cv-order", "3"], "3"),
+        (vec!["--sampler", "sghmc", "--step-size", "0.1", "--num-steps", "0"], "0"),
+        (vec!["--sampler", "hmc", "--cv"], "--cv applies only"),
+    ] {
+        let mut all = base.to_vec();
+        all.extend(extra.iter());
+        let r = tallmc(&all);
+        let err = stderr(&r);
+        assert!(!r.status.success(), "{all:?} should fail");
+        assert!(err.contains(needle), "{all:?}: stderr {err:?} should mention {needle:?}");
+    }
+}

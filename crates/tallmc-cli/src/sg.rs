@@ -1,0 +1,159 @@
+//! `--sampler sgld | sghmc | sgnht`: the stochastic-gradient kernels, with or without Taylor
+//! control variates around the posterior mode (`--cv`, `--cv-order`).
+
+use anyhow::{Context, Result, bail};
+use tallmc_core::EvalCounts;
+use tallmc_estimators::{ControlVariate, ControlVariateGradient, CvOrder, HessianProducts};
+use tallmc_samplers::sink::{CsvSink, MemorySink, Tee};
+use tallmc_samplers::{
+    ChainOutput, Driver, SgHmc, SgHmcConfig, Sgld, SgldConfig, Sgnht, SgnhtConfig, Thermostat,
+};
+
+use crate::args::{SampleArgs, SamplerKind, ThermostatArg};
+use crate::run::CliModel;
+
+/// Default minibatch size: min(500, N).
+pub(crate) const DEFAULT_BATCH: usize = 500;
+
+/// The validated settings of a stochastic-gradient run.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SgSettings {
+    kind: SamplerKind,
+    step_size: f64,
+    batch: usize,
+    num_steps: usize,
+    cv: Option<CvOrder>,
+    thermostat: Thermostat,
+}
+
+impl SgSettings {
+    /// Settings from the arguments, checked against N; `None` for the other samplers.
+    pub(crate) fn from_args(a: &SampleArgs, n: usize) -> Result<Option<Self>> {
+        if !a.sampler.is_stochastic_gradient() {
+            return Ok(None);
+        }
+        let batch = a.batch.unwrap_or(n.min(DEFAULT_BATCH));
+        if batch == 0 || batch > n {
+            bail!("--batch {batch}: expected 1 ≤ m ≤ N = {n}");
+        }
+        let Some(step_size) = a.step_size else {
+            bail!(
+                "--sampler {} needs --step-size H (there is no default: the step size sets the \
+                 bias of an uncorrected stochastic-gradient chain)",
+                a.sampler.name()
+            );
+        };
+        let num_steps = a.num_steps.unwrap_or(match a.sampler {
+            SamplerKind::Sghmc => 10,
+            _ => 1,
+        });
+        let cv = match (a.cv, a.cv_order) {
+            (false, None) => None,
+            (false, Some(_)) => bail!("--cv-order applies only with --cv"),
+            (true, k) => Some(CvOrder::from_number(k.unwrap_or(1))?),
+        };
+        let thermostat = match a.thermostat.unwrap_or(ThermostatArg::Scalar) {
+            ThermostatArg::Scalar => Thermostat::Scalar,
+            ThermostatArg::ElementWise => Thermostat::ElementWise,
+        };
+        let s = Self { kind: a.sampler, step_size, batch, num_steps, cv, thermostat };
+        // Validate the kernel settings now, before the mode search.
+        match s.kind {
+            SamplerKind::Sgld => drop(Sgld::new(s.sgld())?),
+            SamplerKind::Sghmc => drop(SgHmc::new(s.sghmc())?),
+            _ => drop(Sgnht::new(s.sgnht())?),
+        }
+        Ok(Some(s))
+    }
+
+    fn sgld(&self) -> SgldConfig {
+        SgldConfig { step_size: self.step_size, batch: self.batch, ..SgldConfig::default() }
+    }
+
+    fn sghmc(&self) -> SgHmcConfig {
+        SgHmcConfig {
+            step_size: self.step_size,
+            num_steps: self.num_steps,
+            batch: self.batch,
+            ..SgHmcConfig::default()
+        }
+    }
+
+    fn sgnht(&self) -> SgnhtConfig {
+        SgnhtConfig {
+            step_size: self.step_size,
+            num_steps: self.num_steps,
+            batch: self.batch,
+            thermostat: self.thermostat,
+            ..SgnhtConfig::default()
+        }
+    }
+
+    /// Lines for the CSV comments.
+    pub(crate) fn comments(&self) -> Vec<(String, String)> {
+        let mut c = vec![
+            ("step_size".to_string(), self.step_size.to_string()),
+            ("batch".to_string(), self.batch.to_string()),
+            (
+                "control_variates".to_string(),
+                self.cv.map_or("none".to_string(), |k| {
+                    format!("Taylor order {} at the posterior mode", k.number())
+                }),
+            ),
+        ];
+        if self.kind != SamplerKind::Sgld {
+            c.push(("num_steps".to_string(), self.num_steps.to_string()));
+        }
+        if self.kind == SamplerKind::Sgnht {
+            c.push(("thermostat".to_string(), format!("{:?}", self.thermostat).to_lowercase()));
+        }
+        c
+    }
+}
+
+type Outputs = Vec<ChainOutput<Tee<MemorySink, CsvSink>>>;
+
+/// Runs the stochastic-gradient kernel of `s`; returns the chains and the evaluations spent
+/// building the control variates (one full pass at the mode), which count as setup.
+pub(crate) fn run_stochastic_gradient<M: CliModel>(
+    model: &M,
+    s: &SgSettings,
+    mode: &[f64],
+    driver: &Driver<'_>,
+    inits: &[Vec<f64>],
+    sinks: Vec<Tee<MemorySink, CsvSink>>,
+) -> Result<(Outputs, EvalCounts)> {
+    let Some(order) = s.cv else {
+        let outputs = match s.kind {
+            SamplerKind::Sgld => driver.run(model, inits, |_| Sgld::new(s.sgld()), sinks)?,
+            SamplerKind::Sghmc => driver.run(model, inits, |_| SgHmc::new(s.sghmc()), sinks)?,
+            _ => driver.run(model, inits, |_| Sgnht::new(s.sgnht()), sinks)?,
+        };
+        return Ok((outputs, EvalCounts::ZERO));
+    };
+    let (cv, setup) = ControlVariate::new(model, mode, order)
+        .context("cannot build the control variates at the posterior mode")?;
+    let engine = HessianProducts::new(model.dim(), s.batch);
+    let estimator = ControlVariateGradient::new(model, cv, engine, s.batch)?;
+    let outputs = match s.kind {
+        SamplerKind::Sgld => driver.run(
+            model,
+            inits,
+            |_| Sgld::with_estimator(s.sgld(), estimator.clone()),
+            sinks,
+        )?,
+        SamplerKind::Sghmc => driver.run(
+            model,
+            inits,
+            |_| SgHmc::with_estimator(s.sghmc(), estimator.clone()),
+            sinks,
+        )?,
+        _ => driver.run(
+            model,
+            inits,
+            |_| Sgnht::with_estimator(s.sgnht(), estimator.clone()),
+            sinks,
+        )?,
+    };
+    Ok((outputs, setup))
+}
