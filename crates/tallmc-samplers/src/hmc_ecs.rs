@@ -79,6 +79,9 @@ use tallmc_integrators::{
     DualAveraging, DualAveragingConfig, LeapfrogOutcome, Metric, PhasePoint, leapfrog,
 };
 
+use tallmc_core::error::check_positive;
+
+use crate::ecs_gibbs::{EcsEstimator, EcsPoint, Sweep, gibbs_sweep, recenter};
 use crate::init::{NewtonOptions, laplace_approximation};
 
 /// Number of Laplace draws at which the subsample tuning measures the differences' variance.
@@ -159,29 +162,21 @@ impl Default for EcsDynamics {
 impl EcsDynamics {
     /// Checks every setting's range.
     pub fn validate(&self) -> Result<()> {
-        check_positive_finite("trajectory_length", self.trajectory_length)?;
+        check_positive("trajectory_length", self.trajectory_length)?;
         if let Some(e) = self.initial_step_size {
-            check_positive_finite("initial_step_size", e)?;
+            check_positive("initial_step_size", e)?;
         }
         self.dual_averaging.validate()?;
         if self.max_leapfrog_steps == 0 {
             return Err(Error::invalid("max_leapfrog_steps", 0, "at least 1"));
         }
-        check_positive_finite("max_energy_error", self.max_energy_error)?;
+        check_positive("max_energy_error", self.max_energy_error)?;
         if let Some(s) = self.recenter
             && s.interval == 0
         {
             return Err(Error::invalid("recenter interval", 0, "at least 1 iteration"));
         }
         Ok(())
-    }
-}
-
-fn check_positive_finite(name: &'static str, value: f64) -> Result<()> {
-    if value.is_finite() && value > 0.0 {
-        Ok(())
-    } else {
-        Err(Error::invalid(name, value, "a finite number > 0"))
     }
 }
 
@@ -518,7 +513,7 @@ impl HmcEcsConfig {
                 ));
             }
         }
-        check_positive_finite("target_variance", self.target_variance)?;
+        check_positive("target_variance", self.target_variance)?;
         if self.min_subsample_size == 0 {
             return Err(Error::invalid("min_subsample_size", 0, "at least 1"));
         }
@@ -675,33 +670,6 @@ impl<E> HmcEcs<E> {
     }
 }
 
-/// log p(θ) + the estimator's perturbed value, overwriting `grad`; NaN on estimator errors.
-fn perturbed_log_density<M, E>(
-    est: &mut DifferenceEstimator<E>,
-    model: &M,
-    theta: &[f64],
-    indices: &[u32],
-    grad: &mut [f64],
-    counts: &mut EvalCounts,
-    last: &mut Option<DifferenceEstimate>,
-) -> f64
-where
-    M: LogPriorHessian + ?Sized,
-    E: DifferenceTerms<M>,
-{
-    match est.perturbed_grad(model, theta, indices, grad) {
-        Ok(e) => {
-            *counts += e.counts;
-            *last = Some(e);
-            e.perturbed() + model.log_prior_grad(theta, grad)
-        }
-        Err(_) => {
-            *last = None;
-            f64::NAN
-        }
-    }
-}
-
 impl<M, E> Kernel<M> for HmcEcs<E>
 where
     M: TermHessians + LogPriorHessian + ?Sized,
@@ -749,11 +717,10 @@ where
         let mut point = PhasePoint::zeros(d);
         point.position.copy_from_slice(position);
         let mut last = None;
-        point.log_density = perturbed_log_density(
-            &mut estimator,
+        point.log_density = estimator.log_density(
             model,
             position,
-            subsample.indices(),
+            &subsample,
             &mut point.grad,
             &mut setup,
             &mut last,
@@ -778,46 +745,13 @@ where
         let Some(r) = self.running.as_mut() else {
             return Err(Error::Other("HmcEcs::step called before init".into()));
         };
-        let mut evals = std::mem::take(&mut r.dynamics.unreported);
-        // u-step: refresh one block, accept on the perturbed log-likelihood (the prior cancels).
-        state.subsample.propose_refresh(rng);
-        let mut last = None;
-        let lp = perturbed_log_density(
-            &mut r.estimator,
-            model,
-            &state.point.position,
-            state.subsample.indices(),
-            &mut r.grad,
-            &mut evals,
-            &mut last,
-        );
-        let log_ratio =
-            if lp.is_finite() { lp - state.point.log_density } else { f64::NEG_INFINITY };
-        let u_accept_stat = log_ratio.min(0.0).exp();
-        let u_accepted = rng.random::<f64>() < u_accept_stat;
-        match last {
-            Some(e) if u_accepted => {
-                state.subsample.accept();
-                state.point.log_density = lp;
-                state.point.grad.copy_from_slice(&r.grad);
-                state.estimate = e;
-            }
-            _ => state.subsample.reject(),
-        }
-        // θ-step: HMC on the same perturbed potential with u fixed.
-        let est = &mut r.estimator;
-        let indices = state.subsample.indices();
-        let mut last = None;
-        let mut traj_evals = EvalCounts::ZERO;
-        let theta = r.dynamics.theta_step(&mut state.point, rng, |t, g| {
-            perturbed_log_density(est, model, t, indices, g, &mut traj_evals, &mut last)
-        });
-        evals += traj_evals;
-        if theta.accepted
-            && let Some(e) = last
-        {
-            state.estimate = e;
-        }
+        let state_parts = EcsPoint {
+            point: &mut state.point,
+            subsample: &mut state.subsample,
+            estimate: &mut state.estimate,
+        };
+        let Sweep { evals, u_accept_stat, u_accepted, theta } =
+            gibbs_sweep(&mut r.estimator, &mut r.dynamics, &mut r.grad, model, state_parts, rng);
         Ok(HmcEcsStats {
             accept_stat: theta.accept_stat,
             accepted: theta.accepted,
@@ -849,61 +783,12 @@ where
         _rng: &mut R,
     ) -> Result<()> {
         let Some(r) = self.running.as_mut() else { return Ok(()) };
-        if !r.dynamics.adapt(stats.accept_stat, &state.point.position) {
-            return Ok(());
-        }
-        let center = r.dynamics.window_sum.clone();
-        let cv = r.estimator.control_variate_mut();
-        let previous = cv.center().to_vec();
-        match cv.recenter(model, &center) {
-            Ok(c) => r.dynamics.unreported += c,
-            Err(_) => return Ok(()), // keep the old θ* if the window mean is unusable
-        }
-        let cov =
-            laplace_covariance(model, r.estimator.control_variate(), r.dynamics.config.parallelism)
-                .map(|(cov, c)| {
-                    r.dynamics.unreported += c;
-                    cov
-                });
-        r.dynamics.recentered(cov);
-        // The potential changed: recompute the cached value and gradient at (θ, u).
-        let mut last = None;
-        let mut counts = EvalCounts::ZERO;
-        let lp = perturbed_log_density(
-            &mut r.estimator,
-            model,
-            &state.point.position,
-            state.subsample.indices(),
-            &mut state.point.grad,
-            &mut counts,
-            &mut last,
-        );
-        r.dynamics.unreported += counts;
-        match last {
-            Some(e) if lp.is_finite() => {
-                state.point.log_density = lp;
-                state.estimate = e;
-            }
-            _ => {
-                // Undo: back to the previous centre, whose potential was finite here.
-                let cv = r.estimator.control_variate_mut();
-                r.dynamics.unreported += cv.recenter(model, &previous).map_err(est_err)?;
-                let mut last = None;
-                state.point.log_density = perturbed_log_density(
-                    &mut r.estimator,
-                    model,
-                    &state.point.position,
-                    state.subsample.indices(),
-                    &mut state.point.grad,
-                    &mut r.dynamics.unreported,
-                    &mut last,
-                );
-                if let Some(e) = last {
-                    state.estimate = e;
-                }
-            }
-        }
-        Ok(())
+        let state_parts = EcsPoint {
+            point: &mut state.point,
+            subsample: &mut state.subsample,
+            estimate: &mut state.estimate,
+        };
+        recenter(&mut r.estimator, &mut r.dynamics, model, stats.accept_stat, state_parts)
     }
 
     fn end_warmup(&mut self) {

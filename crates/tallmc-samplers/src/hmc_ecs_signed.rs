@@ -44,7 +44,7 @@
 //! `max_energy_error` rejects the trajectory and flags it; the chain stays put. An estimate
 //! with log|L̂_B| = −∞ (some d̂ = a exactly) is rejected in the u-step.
 
-use rand::{Rng, RngExt};
+use rand::Rng;
 use serde::Serialize;
 use tallmc_core::{
     ChainState, Error, EvalCounts, Kernel, LogPriorHessian, Result, StepStats, TermHessians,
@@ -56,6 +56,7 @@ use tallmc_estimators::{
 };
 use tallmc_integrators::{Metric, PhasePoint};
 
+use crate::ecs_gibbs::{EcsEstimator, EcsPoint, Sweep, gibbs_sweep, recenter};
 use crate::hmc_ecs::{
     Dynamics, EcsDynamics, check_center, est_err, find_center, laplace_covariance, laplace_draws,
     tuning_differences,
@@ -302,33 +303,6 @@ fn tune_lower_bound(mu: f64, sd: f64, lambda: usize, min_prob: f64) -> f64 {
     best.1
 }
 
-/// log p(θ) + log|L̂_B|, overwriting `grad`; NaN on estimator errors.
-fn signed_log_density<M, E>(
-    est: &mut BlockPoissonEstimator<E>,
-    model: &M,
-    theta: &[f64],
-    sub: &BlockPoissonSubsample,
-    grad: &mut [f64],
-    counts: &mut EvalCounts,
-    last: &mut Option<BlockPoissonEstimate>,
-) -> f64
-where
-    M: LogPriorHessian + ?Sized,
-    E: DifferenceTerms<M>,
-{
-    match est.estimate_grad(model, theta, sub, grad) {
-        Ok(e) => {
-            *counts += e.counts;
-            *last = Some(e);
-            e.log_abs_likelihood + model.log_prior_grad(theta, grad)
-        }
-        Err(_) => {
-            *last = None;
-            f64::NAN
-        }
-    }
-}
-
 impl<M, E> Kernel<M> for SignedHmcEcs<E>
 where
     M: TermHessians + LogPriorHessian + ?Sized,
@@ -377,8 +351,7 @@ where
         let mut point = PhasePoint::zeros(d);
         point.position.copy_from_slice(position);
         let mut last = None;
-        point.log_density = signed_log_density(
-            &mut estimator,
+        point.log_density = estimator.log_density(
             model,
             position,
             &subsample,
@@ -406,46 +379,13 @@ where
         let Some(r) = self.running.as_mut() else {
             return Err(Error::Other("SignedHmcEcs::step called before init".into()));
         };
-        let mut evals = std::mem::take(&mut r.dynamics.unreported);
-        // u-step: refresh κ factors, accept on |L̂_B| (the prior cancels).
-        state.subsample.propose_refresh(rng);
-        let mut last = None;
-        let lp = signed_log_density(
-            &mut r.estimator,
-            model,
-            &state.point.position,
-            &state.subsample,
-            &mut r.grad,
-            &mut evals,
-            &mut last,
-        );
-        let log_ratio =
-            if lp.is_finite() { lp - state.point.log_density } else { f64::NEG_INFINITY };
-        let u_accept_stat = log_ratio.min(0.0).exp();
-        let u_accepted = rng.random::<f64>() < u_accept_stat;
-        match last {
-            Some(e) if u_accepted => {
-                state.subsample.accept();
-                state.point.log_density = lp;
-                state.point.grad.copy_from_slice(&r.grad);
-                state.estimate = e;
-            }
-            _ => state.subsample.reject(),
-        }
-        // θ-step on −log|L̂_B| − log p with u fixed.
-        let est = &mut r.estimator;
-        let sub = &state.subsample;
-        let mut last = None;
-        let mut traj_evals = EvalCounts::ZERO;
-        let theta = r.dynamics.theta_step(&mut state.point, rng, |t, g| {
-            signed_log_density(est, model, t, sub, g, &mut traj_evals, &mut last)
-        });
-        evals += traj_evals;
-        if theta.accepted
-            && let Some(e) = last
-        {
-            state.estimate = e;
-        }
+        let state_parts = EcsPoint {
+            point: &mut state.point,
+            subsample: &mut state.subsample,
+            estimate: &mut state.estimate,
+        };
+        let Sweep { evals, u_accept_stat, u_accepted, theta } =
+            gibbs_sweep(&mut r.estimator, &mut r.dynamics, &mut r.grad, model, state_parts, rng);
         Ok(SignedHmcEcsStats {
             accept_stat: theta.accept_stat,
             accepted: theta.accepted,
@@ -477,60 +417,12 @@ where
         _rng: &mut R,
     ) -> Result<()> {
         let Some(r) = self.running.as_mut() else { return Ok(()) };
-        if !r.dynamics.adapt(stats.accept_stat, &state.point.position) {
-            return Ok(());
-        }
-        let center = r.dynamics.window_sum.clone();
-        let cv = r.estimator.control_variate_mut();
-        let previous = cv.center().to_vec();
-        match cv.recenter(model, &center) {
-            Ok(c) => r.dynamics.unreported += c,
-            Err(_) => return Ok(()),
-        }
-        let parallelism = r.dynamics.config.parallelism;
-        let cov = laplace_covariance(model, r.estimator.control_variate(), parallelism).map(
-            |(cov, c)| {
-                r.dynamics.unreported += c;
-                cov
-            },
-        );
-        r.dynamics.recentered(cov);
-        let mut last = None;
-        let mut counts = EvalCounts::ZERO;
-        let lp = signed_log_density(
-            &mut r.estimator,
-            model,
-            &state.point.position,
-            &state.subsample,
-            &mut state.point.grad,
-            &mut counts,
-            &mut last,
-        );
-        r.dynamics.unreported += counts;
-        match last {
-            Some(e) if lp.is_finite() => {
-                state.point.log_density = lp;
-                state.estimate = e;
-            }
-            _ => {
-                let cv = r.estimator.control_variate_mut();
-                r.dynamics.unreported += cv.recenter(model, &previous).map_err(est_err)?;
-                let mut last = None;
-                state.point.log_density = signed_log_density(
-                    &mut r.estimator,
-                    model,
-                    &state.point.position,
-                    &state.subsample,
-                    &mut state.point.grad,
-                    &mut r.dynamics.unreported,
-                    &mut last,
-                );
-                if let Some(e) = last {
-                    state.estimate = e;
-                }
-            }
-        }
-        Ok(())
+        let state_parts = EcsPoint {
+            point: &mut state.point,
+            subsample: &mut state.subsample,
+            estimate: &mut state.estimate,
+        };
+        recenter(&mut r.estimator, &mut r.dynamics, model, stats.accept_stat, state_parts)
     }
 
     fn end_warmup(&mut self) {

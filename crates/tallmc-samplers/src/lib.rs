@@ -83,6 +83,7 @@
 
 pub mod adaptive_mh;
 pub mod driver;
+mod ecs_gibbs;
 pub mod error;
 pub mod gibbs;
 pub mod hmc;
