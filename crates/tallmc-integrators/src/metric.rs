@@ -122,6 +122,22 @@ impl Metric {
         }
     }
 
+    /// Draws v ~ N(0, Σ), Σ = M⁻¹ the inverse mass (the law of the velocity Σp when
+    /// p ~ N(0, M); the noise of preconditioned Langevin steps), using `z` (length d) as
+    /// scratch: z ~ N(0, I), then v = z, v_j = √Σ_jj z_j, or v = L z with L Lᵀ = Σ.
+    pub fn sample_velocity<R: Rng + ?Sized>(&self, rng: &mut R, v: &mut [f64], z: &mut [f64]) {
+        z.iter_mut().for_each(|x| *x = StandardNormal.sample(rng));
+        match self {
+            Self::Identity(_) => v.copy_from_slice(z),
+            Self::Diagonal { inverse_mass, .. } => {
+                for ((vi, zi), s) in v.iter_mut().zip(z.iter()).zip(inverse_mass) {
+                    *vi = zi * s.sqrt();
+                }
+            }
+            Self::Dense { factor, .. } => factor.mul_lower(z, v),
+        }
+    }
+
     /// Writes the velocity v = Σ p.
     pub fn velocity(&self, p: &[f64], v: &mut [f64]) {
         match self {
@@ -163,6 +179,38 @@ impl Metric {
 mod tests {
     use super::*;
     use tallmc_core::rng::chain_rng;
+
+    #[test]
+    fn velocity_draws_have_covariance_sigma() {
+        // v ~ N(0, Σ) for each kind of metric; Σ = [[2, 0.6], [0.6, 1]] (dense) or its diagonal.
+        // The sample covariance entry (i, j) from n draws has sd √((Σ_ii Σ_jj + Σ_ij²)/n).
+        let sigma = vec![2.0, 0.6, 0.6, 1.0];
+        let n = 100_000;
+        for (metric, want) in [
+            (Metric::dense(sigma.clone(), 2).unwrap(), sigma.clone()),
+            (Metric::diagonal(vec![2.0, 1.0]).unwrap(), vec![2.0, 0.0, 0.0, 1.0]),
+            (Metric::unit(MetricKind::Identity, 2), vec![1.0, 0.0, 0.0, 1.0]),
+        ] {
+            let mut rng = chain_rng(12, 0);
+            let (mut v, mut z) = ([0.0; 2], [0.0; 2]);
+            let mut acc = [0.0; 4];
+            for _ in 0..n {
+                metric.sample_velocity(&mut rng, &mut v, &mut z);
+                for i in 0..2 {
+                    for j in 0..2 {
+                        acc[2 * i + j] += v[i] * v[j];
+                    }
+                }
+            }
+            for i in 0..2 {
+                for j in 0..2 {
+                    let (est, w) = (acc[2 * i + j] / n as f64, want[2 * i + j]);
+                    let sd = ((want[3 * i] * want[3 * j] + w * w) / n as f64).sqrt();
+                    assert!((est - w).abs() < 4.0 * sd, "{metric:?} ({i},{j}): {est} vs {w}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn dense_momentum_has_covariance_m_and_kinetic_energy_matches() {

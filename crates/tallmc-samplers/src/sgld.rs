@@ -223,23 +223,11 @@ where
                 }
             }
             Some(metric) => {
-                // Drift (h/2) Σ g; noise √h L z with Σ = L Lᵀ (diagonal: √(h Σ_jj) z_j).
+                // Drift (h/2) Σ g; noise √h v with v ~ N(0, Σ).
                 metric.velocity(&r.grad, &mut r.drift);
-                r.z.iter_mut().for_each(|z| *z = StandardNormal.sample(rng));
-                match metric {
-                    Metric::Identity(_) => {}
-                    Metric::Diagonal { inverse_mass, .. } => {
-                        r.z.iter_mut().zip(inverse_mass).for_each(|(z, s)| *z *= s.sqrt());
-                    }
-                    Metric::Dense { factor, .. } => {
-                        factor.mul_lower(&r.z, &mut r.next);
-                        r.z.copy_from_slice(&r.next);
-                    }
-                }
-                for (((n, t), g), z) in
-                    r.next.iter_mut().zip(&state.position).zip(&r.drift).zip(&r.z)
-                {
-                    *n = t + 0.5 * h * g + sd * z;
+                metric.sample_velocity(rng, &mut r.next, &mut r.z);
+                for ((n, t), g) in r.next.iter_mut().zip(&state.position).zip(&r.drift) {
+                    *n = t + 0.5 * h * g + sd * *n;
                 }
             }
         }
