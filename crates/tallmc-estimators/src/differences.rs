@@ -81,12 +81,63 @@ fn grow<T: Clone + Default>(v: &mut Vec<T>, n: usize) {
     }
 }
 
-/// Per-lane cache of the [`RankOne`] engine.
+/// Which subsample slots of a lane hold the control-variate quantities of their current index,
+/// for the control variate with id `cv_id`: the bookkeeping both engines share.
 #[derive(Debug, Clone, Default)]
-struct RankOneLane {
+struct SlotCache {
     cv_id: u64,
     index: Vec<u32>,
     valid: Vec<bool>,
+    /// The slots (and their new indices) that missed in the last [`SlotCache::update`].
+    miss_pos: Vec<usize>,
+    miss_idx: Vec<u32>,
+}
+
+impl SlotCache {
+    fn grow(&mut self, m: usize) {
+        grow(&mut self.index, m);
+        grow(&mut self.valid, m);
+        grow(&mut self.miss_pos, m);
+        grow(&mut self.miss_idx, m);
+    }
+
+    /// Records `indices` as the lane's slots for `cv` and returns how many slots missed (a new
+    /// index, or every slot after a re-centring); the caller fills those, listed in
+    /// `miss_pos[..misses]` / `miss_idx[..misses]`.
+    fn update(&mut self, cv: &ControlVariate, indices: &[u32]) -> usize {
+        if self.cv_id != cv.id() {
+            self.valid.fill(false);
+            self.cv_id = cv.id();
+        }
+        let mut misses = 0;
+        for (k, &i) in indices.iter().enumerate() {
+            if !self.valid[k] || self.index[k] != i {
+                self.miss_pos[misses] = k;
+                self.miss_idx[misses] = i;
+                self.index[k] = i;
+                self.valid[k] = true;
+                misses += 1;
+            }
+        }
+        misses
+    }
+}
+
+/// The counts of one `differences` call of m indices: m terms (and m gradients when asked) at θ,
+/// plus `per_miss` for each slot whose control variate was recomputed.
+fn call_counts(m: usize, with_gradients: bool, misses: usize, per_miss: EvalCounts) -> EvalCounts {
+    let (m, misses) = (m as u64, misses as u64);
+    EvalCounts {
+        terms: m + misses * per_miss.terms,
+        gradients: if with_gradients { m } else { 0 } + misses * per_miss.gradients,
+        hessians: misses * per_miss.hessians,
+    }
+}
+
+/// Per-lane cache of the [`RankOne`] engine.
+#[derive(Debug, Clone, Default)]
+struct RankOneLane {
+    slots: SlotCache,
     eta_star: Vec<f64>,
     phi_star: Vec<f64>,
     d1_star: Vec<f64>,
@@ -105,8 +156,6 @@ pub struct RankOne {
     phi: Vec<f64>,
     d1: Vec<f64>,
     d2: Vec<f64>,
-    miss_pos: Vec<usize>,
-    miss_idx: Vec<u32>,
 }
 
 impl RankOne {
@@ -129,8 +178,7 @@ impl RankOne {
             self.lanes.resize_with(lane + 1, RankOneLane::default);
         }
         let l = &mut self.lanes[lane];
-        grow(&mut l.index, m);
-        grow(&mut l.valid, m);
+        l.slots.grow(m);
         grow(&mut l.eta_star, m);
         grow(&mut l.phi_star, m);
         grow(&mut l.d1_star, m);
@@ -139,8 +187,6 @@ impl RankOne {
         for v in [&mut self.eta, &mut self.phi, &mut self.d1, &mut self.d2] {
             grow(v, m);
         }
-        grow(&mut self.miss_pos, m);
-        grow(&mut self.miss_idx, m);
     }
 }
 
@@ -159,21 +205,10 @@ impl<M: LinearPredictor + ?Sized> DifferenceTerms<M> for RankOne {
         self.prepare(lane, m);
         let order = cv.order();
         let l = &mut self.lanes[lane];
-        if l.cv_id != cv.id() {
-            l.valid.fill(false);
-            l.cv_id = cv.id();
-        }
         // Cache misses: the slots whose index changed.
-        let mut misses = 0;
-        for (k, &i) in indices.iter().enumerate() {
-            if !l.valid[k] || l.index[k] != i {
-                self.miss_pos[misses] = k;
-                self.miss_idx[misses] = i;
-                misses += 1;
-            }
-        }
+        let misses = l.slots.update(cv, indices);
         if misses > 0 {
-            let idx = &self.miss_idx[..misses];
+            let idx = &l.slots.miss_idx[..misses];
             model.linear_predictors(cv.center(), idx, &mut self.eta[..misses]);
             model.predictor_derivatives(
                 idx,
@@ -182,9 +217,7 @@ impl<M: LinearPredictor + ?Sized> DifferenceTerms<M> for RankOne {
                 &mut self.d1[..misses],
                 &mut self.d2[..misses],
             );
-            for (j, &k) in self.miss_pos[..misses].iter().enumerate() {
-                l.index[k] = self.miss_idx[j];
-                l.valid[k] = true;
+            for (j, &k) in l.slots.miss_pos[..misses].iter().enumerate() {
                 l.eta_star[k] = self.eta[j];
                 l.phi_star[k] = self.phi[j];
                 l.d1_star[k] = self.d1[j];
@@ -214,13 +247,7 @@ impl<M: LinearPredictor + ?Sized> DifferenceTerms<M> for RankOne {
                 l.r[k] = self.d1[k] - slope;
             }
         }
-        let per = order.counts_per_datum();
-        let misses = misses as u64;
-        EvalCounts {
-            terms: m as u64 + misses * per.terms,
-            gradients: if with_gradients { m as u64 } else { 0 } + misses * per.gradients,
-            hessians: misses * per.hessians,
-        }
+        call_counts(m, with_gradients, misses, order.counts_per_datum())
     }
 
     fn add_weighted_gradients(
@@ -243,9 +270,7 @@ impl<M: LinearPredictor + ?Sized> DifferenceTerms<M> for RankOne {
 /// Per-lane cache of the [`HessianProducts`] engine.
 #[derive(Debug, Clone, Default)]
 struct HessianLane {
-    cv_id: u64,
-    index: Vec<u32>,
-    valid: Vec<bool>,
+    slots: SlotCache,
     l_star: Vec<f64>,
     /// ∇ℓ_k(θ*), m × d.
     g_star: Vec<f64>,
@@ -265,8 +290,6 @@ pub struct HessianProducts {
     hv: Vec<f64>,
     tmp_vals: Vec<f64>,
     tmp_grads: Vec<f64>,
-    miss_pos: Vec<usize>,
-    miss_idx: Vec<u32>,
 }
 
 impl HessianProducts {
@@ -290,8 +313,7 @@ impl HessianProducts {
             self.lanes.resize_with(lane + 1, HessianLane::default);
         }
         let l = &mut self.lanes[lane];
-        grow(&mut l.index, m);
-        grow(&mut l.valid, m);
+        l.slots.grow(m);
         grow(&mut l.l_star, m);
         grow(&mut l.g_star, m * d);
         grow(&mut l.grad_d, m * d);
@@ -300,8 +322,6 @@ impl HessianProducts {
         grow(&mut self.hv, m * d);
         grow(&mut self.tmp_vals, m);
         grow(&mut self.tmp_grads, m * d);
-        grow(&mut self.miss_pos, m);
-        grow(&mut self.miss_idx, m);
     }
 }
 
@@ -325,20 +345,9 @@ impl<M: TermHessians + ?Sized> DifferenceTerms<M> for HessianProducts {
         self.prepare(lane, m);
         let order = cv.order();
         let l = &mut self.lanes[lane];
-        if l.cv_id != cv.id() {
-            l.valid.fill(false);
-            l.cv_id = cv.id();
-        }
-        let mut misses = 0;
-        for (k, &i) in indices.iter().enumerate() {
-            if !l.valid[k] || l.index[k] != i {
-                self.miss_pos[misses] = k;
-                self.miss_idx[misses] = i;
-                misses += 1;
-            }
-        }
+        let misses = l.slots.update(cv, indices);
         if misses > 0 {
-            let idx = &self.miss_idx[..misses];
+            let idx = &l.slots.miss_idx[..misses];
             if order == CvOrder::Zero {
                 model.log_terms(cv.center(), idx, &mut self.tmp_vals[..misses]);
             } else {
@@ -349,9 +358,7 @@ impl<M: TermHessians + ?Sized> DifferenceTerms<M> for HessianProducts {
                     &mut self.tmp_grads[..misses * dim],
                 );
             }
-            for (j, &k) in self.miss_pos[..misses].iter().enumerate() {
-                l.index[k] = self.miss_idx[j];
-                l.valid[k] = true;
+            for (j, &k) in l.slots.miss_pos[..misses].iter().enumerate() {
                 l.l_star[k] = self.tmp_vals[j];
                 if order != CvOrder::Zero {
                     l.g_star[k * dim..(k + 1) * dim]
@@ -394,13 +401,11 @@ impl<M: TermHessians + ?Sized> DifferenceTerms<M> for HessianProducts {
                 }
             }
         }
-        let per = order.counts_per_datum();
-        let misses = misses as u64;
-        EvalCounts {
-            terms: m as u64 + misses * per.terms,
-            gradients: if with_gradients { m as u64 } else { 0 } + misses * per.gradients,
-            hessians: misses * per.hessians + if order == CvOrder::Two { m as u64 } else { 0 },
+        let mut counts = call_counts(m, with_gradients, misses, order.counts_per_datum());
+        if order == CvOrder::Two {
+            counts.hessians += m as u64; // the products H_k(θ*)h
         }
+        counts
     }
 
     fn add_weighted_gradients(
