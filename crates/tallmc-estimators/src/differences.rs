@@ -401,9 +401,12 @@ impl<M: TermHessians + ?Sized> DifferenceTerms<M> for HessianProducts {
                 }
             }
         }
-        let mut counts = call_counts(m, with_gradients, misses, order.counts_per_datum());
+        // A miss evaluates ℓ_k and ∇ℓ_k at θ* (no Hessian: order 2 uses the products H_k(θ*)h,
+        // m per call).
+        let per_miss = EvalCounts { hessians: 0, ..order.counts_per_datum() };
+        let mut counts = call_counts(m, with_gradients, misses, per_miss);
         if order == CvOrder::Two {
-            counts.hessians += m as u64; // the products H_k(θ*)h
+            counts.hessians += m as u64;
         }
         counts
     }

@@ -314,3 +314,18 @@ fn bad_input_is_a_clear_error() {
     ));
     assert!(CvOrder::from_number(3).is_err());
 }
+
+/// The generic engine's counts are what it evaluates: at a cache miss ℓ_k and ∇ℓ_k at θ*
+/// (no Hessian), and at order 2 one Hessian-vector product per index per call.
+#[test]
+fn hessian_products_count_what_they_evaluate() {
+    let model = logistic(300, 2);
+    let idx = indices(300, 20, 6);
+    let theta = [0.1, 0.2, 0.3];
+    let (cv, _) = ControlVariate::new(&model, &[0.0, 0.0, 0.0], CvOrder::Two).unwrap();
+    let mut est = DifferenceEstimator::new(&model, cv, HessianProducts::new(3, 20), 20).unwrap();
+    let first = est.estimate(&model, &theta, &idx).unwrap().counts;
+    assert_eq!(first, EvalCounts { terms: 40, gradients: 20, hessians: 20 });
+    let cached = est.estimate(&model, &theta, &idx).unwrap().counts;
+    assert_eq!(cached, EvalCounts { terms: 20, gradients: 0, hessians: 20 });
+}
