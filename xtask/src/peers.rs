@@ -34,7 +34,7 @@ pub struct PeerArgs {
     #[arg(long, default_value_t = 1)]
     pub rng: u64,
     /// Comparisons to run, comma-separated (default: every one whose tallmc side exists).
-    /// Known: hmc, hmc-diag, sgld, hmc-ecs, sghmc. A pending one runs the peer side only.
+    /// Known: hmc, hmc-diag, sgld, hmc-ecs, sghmc. A pending one (none at present) runs the peer side only.
     #[arg(long, value_delimiter = ',')]
     pub methods: Vec<String>,
     /// Warmup iterations of full-data HMC / NUTS.
@@ -52,7 +52,10 @@ pub struct PeerArgs {
     /// Length of each step-size scan run of SGLD (both sides; the first fifth is burn-in).
     #[arg(long, default_value_t = 10_000)]
     pub scan_steps: usize,
-    /// Minibatch size of SGLD (both sides).
+    /// Draws (= trajectories) of SG-HMC (both sides).
+    #[arg(long, default_value_t = 5000)]
+    pub sghmc_steps: usize,
+    /// Minibatch size of SGLD and SG-HMC (both sides).
     #[arg(long, default_value_t = 1300)]
     pub batch: usize,
     /// Reuse target/peers/venv as it is (no pip install).
@@ -93,8 +96,12 @@ enum TallmcSide {
         args: fn(&Settings) -> Vec<String>,
         /// A step-size scan as the peer does it (its grid in tallmc's units, and the flag).
         scan: Option<fn(&Settings) -> Vec<f64>>,
+        /// Arguments that depend on the scanned step size (besides `--step-size H`).
+        per_step: Option<fn(f64) -> Vec<String>>,
     },
-    /// Not written yet: listed as pending in the report.
+    /// Not written yet: listed as pending in the report (every current comparison has its
+    /// tallmc side; the variant stays for the next ones).
+    #[allow(dead_code)]
     Pending {
         /// Shown in the table.
         label: &'static str,
@@ -143,6 +150,19 @@ fn sgld_grid(c: &Settings) -> Vec<f64> {
     [0.01, 0.03, 0.1, 0.3, 1.0].iter().map(|g| 2.0 * g / c.n as f64).collect()
 }
 
+/// The peer's SG-HMC grid {0.0125, …, 0.2} (learning rates η in whitened coordinates) as
+/// tallmc step sizes ε = √η (see the `sghmc` settings).
+fn sghmc_grid(_: &Settings) -> Vec<f64> {
+    [0.0125f64, 0.025, 0.05, 0.1, 0.2].iter().map(|eta| eta.sqrt()).collect()
+}
+
+/// The peer's steps per trajectory for ε = √η: L = max(1, round(1.2/η)).
+fn sghmc_steps(h: f64) -> Vec<String> {
+    let eta = h * h;
+    let l = (1.2 / eta).round().max(1.0) as usize;
+    vec!["--num-steps".to_string(), l.to_string()]
+}
+
 /// Every comparison `--peers` knows. Adding a tallmc method is one entry here.
 const COMPARISONS: &[Comparison] = &[
     Comparison {
@@ -151,6 +171,7 @@ const COMPARISONS: &[Comparison] = &[
             label: "tallmc HMC, full data, Laplace metric (CLI default)",
             args: |c| hmc_args(c, "laplace"),
             scan: None,
+            per_step: None,
         },
         peer: NUTS,
         settings: &[
@@ -168,6 +189,7 @@ const COMPARISONS: &[Comparison] = &[
             label: "tallmc HMC, full data, diag metric adapted",
             args: |c| hmc_args(c, "diag"),
             scan: None,
+            per_step: None,
         },
         peer: NUTS,
         settings: &[
@@ -177,9 +199,9 @@ const COMPARISONS: &[Comparison] = &[
     Comparison {
         key: "sgld",
         tallmc: TallmcSide::Cli {
-            label: "tallmc SGLD, plain (no control variate)",
+            label: "tallmc SGLD + control variate (order 1 at the mode), no preconditioning",
             args: |c| {
-                let mut a = s(&["--sampler", "sgld"]);
+                let mut a = s(&["--sampler", "sgld", "--cv", "--cv-order", "1"]);
                 a.extend([
                     "--batch".into(),
                     c.batch.to_string(),
@@ -191,6 +213,7 @@ const COMPARISONS: &[Comparison] = &[
                 a
             },
             scan: Some(sgld_grid),
+            per_step: None,
         },
         peer: PeerSide {
             label: "BlackJAX SGLD + control variate, no preconditioning",
@@ -214,7 +237,7 @@ const COMPARISONS: &[Comparison] = &[
             "chains: 1 ↔ 1; start: mode ↔ MAP",
             "burn-in / draws: --warmup B --draws S ↔ --burnin B --sg-steps S (one draw per step)",
             "minibatch: b without replacement per step ↔ b with replacement per step",
-            "gradient: plain (N/b)Σ∇ℓ_i ↔ control variate centred at the MAP (2 minibatch gradients per step)",
+            "gradient: control variate at the mode, Σ∇ℓ_i(θ*) + (N/b)Σ[∇ℓ_i(θ) − ∇ℓ_i(θ*)] (∇ℓ_i(θ*) cached per point after its first use) ↔ the same centred at the MAP (2 minibatch gradients per step)",
             "coordinates: θ ↔ θ (--precond 0)",
             "step size: h = 2ε (tallmc θ + (h/2)∇ + √h z, BlackJAX θ + ε∇ + √(2ε) z); both picked by the peer's scan: \
              grid {0.01,0.03,0.1,0.3,1}/n in ε, runs of --scan-steps steps, first fifth dropped, score = mean |mean − MAP|/sd_L + mean |sd/sd_L − 1| against the Laplace approximation",
@@ -222,9 +245,21 @@ const COMPARISONS: &[Comparison] = &[
     },
     Comparison {
         key: "hmc-ecs",
-        tallmc: TallmcSide::Pending {
-            label: "tallmc HMC-ECS perturbed",
-            planned: "tallmc sample --sampler hmc-ecs --subsample 1300 --blocks 100 --trajectory-length 1.2",
+        tallmc: TallmcSide::Cli {
+            label: "tallmc HMC-ECS perturbed, m = 1300, G = 100, εL = 1.2",
+            args: |c| {
+                let mut a = s(&["--sampler", "hmc-ecs", "--subsample", "1300", "--blocks", "100"]);
+                a.extend(s(&["--trajectory-length", "1.2", "--target-accept", "0.8"]));
+                a.extend([
+                    "--warmup".into(),
+                    c.warmup.to_string(),
+                    "--draws".into(),
+                    c.draws.to_string(),
+                ]);
+                a
+            },
+            scan: None,
+            per_step: None,
         },
         peer: PeerSide {
             label: "NumPyro HMCECS, m = 1300, G = 100, εL = 1.2",
@@ -240,24 +275,59 @@ const COMPARISONS: &[Comparison] = &[
                 a
             },
         },
-        settings: &["pending: the tallmc kernel is being written"],
+        settings: &[
+            "chains: 1 ↔ 1; start: mode ↔ MAP; warmup / draws: --warmup W --draws D ↔ --warmup W --samples D",
+            "subsample: m = 1300 with replacement in G = 100 blocks, one block refreshed per iteration ↔ the same",
+            "likelihood: perturbed difference estimator exp(ℓ̂ − σ̂²/2), 2nd-order Taylor control variates ↔ the same (HMCECS.taylor_proxy, degree 2)",
+            "expansion point θ*: the mode, re-set (with M) every 200 warmup iterations up to 1,000 ↔ the MAP, fixed",
+            "mass matrix: inverse Hessian at θ* (dense) ↔ the Laplace covariance at the MAP (dense), fixed",
+            "trajectory: εL = 1.2, ε by dual averaging to 0.8 ↔ the same",
+        ],
     },
     Comparison {
         key: "sghmc",
-        tallmc: TallmcSide::Pending {
-            label: "tallmc SG-HMC",
-            planned: "tallmc sample --sampler sghmc --batch 1300 --step-size H",
+        tallmc: TallmcSide::Cli {
+            label: "tallmc SG-HMC + control variate (order 1), Laplace-preconditioned",
+            args: |c| {
+                let mut a = s(&["--sampler", "sghmc", "--cv", "--cv-order", "1", "--precondition"]);
+                a.extend([
+                    "--batch".into(),
+                    c.batch.to_string(),
+                    "--warmup".into(),
+                    c.sg_burnin.to_string(),
+                    "--draws".into(),
+                    c.sghmc_steps.to_string(),
+                ]);
+                a
+            },
+            scan: Some(sghmc_grid),
+            per_step: Some(sghmc_steps),
         },
         peer: PeerSide {
             label: "BlackJAX SG-HMC + control variate, preconditioned",
             tag: |c| format!("sghmc_n{}", c.n),
             args: |c| {
                 let mut a = s(&["--method", "sghmc"]);
-                a.extend(["--batch".into(), c.batch.to_string()]);
+                a.extend([
+                    "--batch".into(),
+                    c.batch.to_string(),
+                    "--burnin".into(),
+                    c.sg_burnin.to_string(),
+                    "--sghmc-steps".into(),
+                    c.sghmc_steps.to_string(),
+                    "--scan-steps".into(),
+                    c.scan_steps.to_string(),
+                ]);
                 a
             },
         },
-        settings: &["pending: the tallmc kernel is being written"],
+        settings: &[
+            "chains: 1 ↔ 1; start: mode ↔ MAP; minibatch b without ↔ with replacement",
+            "gradient: control variate at the mode ↔ at the MAP",
+            "coordinates: inverse mass matrix = Laplace covariance ↔ whitened by the Laplace Cholesky factor",
+            "step: BlackJAX's learning rate η (Chen et al. eq. 15, momentum sd √η) is ε² in tallmc's ε, so the peer's grid {0.0125,…,0.2} in η is scanned as ε = √η, with the peer's L = round(1.2/η) steps per trajectory (same gradients per draw)",
+            "friction: tallmc C = I (the HMC-ECS paper's) ↔ BlackJAX α = 0.01 (C = α/ε)",
+        ],
     },
 ];
 
@@ -337,7 +407,7 @@ pub fn run(root: &Path, c: &PeerArgs) -> Result<()> {
                 pending.push(json!({"key": cmp.key, "tallmc": label, "planned": planned,
                                     "peer": peer_row}));
             }
-            TallmcSide::Cli { label, args, scan } => {
+            TallmcSide::Cli { label, args, scan, per_step } => {
                 println!("== tallmc: {label}");
                 let scanned = match scan {
                     Some(grid) => {
@@ -345,8 +415,11 @@ pub fn run(root: &Path, c: &PeerArgs) -> Result<()> {
                     }
                     None => None,
                 };
-                let step = scanned.as_ref().map(|s| s.0);
-                let t = run_tallmc(&p, c, &pin, &tallmc_bin, &bin, cmp.key, &args(c), step)?;
+                let mut a = args(c);
+                if let Some((h, _)) = &scanned {
+                    a.extend(step_args(*h, *per_step));
+                }
+                let t = run_tallmc(&p, c, &pin, &tallmc_bin, &bin, cmp.key, &a)?;
                 let mut tallmc_row = tallmc_row(label, &t)?;
                 if let Some((h, scan)) = scanned {
                     tallmc_row["step_size"] = json!(h);
@@ -367,6 +440,8 @@ pub fn run(root: &Path, c: &PeerArgs) -> Result<()> {
             "hmc_nuts": {"chains": 1, "warmup": c.warmup, "draws": c.draws},
             "sgld": {"chains": 1, "burnin": c.sg_burnin, "draws": c.sg_steps, "batch": c.batch,
                      "scan_steps": c.scan_steps},
+            "sghmc": {"chains": 1, "burnin": c.sg_burnin, "draws": c.sghmc_steps, "batch": c.batch,
+                      "scan_steps": c.scan_steps},
         },
         "timing": "sampling phase only (after warmup); peers: wall time minus JAX tracing/compilation; \
                    tallmc: wall time of the sampling loop (data loading, Newton and warmup excluded)",
@@ -621,10 +696,9 @@ fn run_tallmc(
     bin: &Path,
     key: &str,
     args: &[String],
-    step: Option<f64>,
 ) -> Result<Value> {
     let out = p.runs.join(format!("tallmc_{key}"));
-    let mut summary = tallmc_once(p, c, pin, exe, bin, &out, args, step)?;
+    let mut summary = tallmc_once(p, c, pin, exe, bin, &out, args)?;
     // The same ESS estimator as the peers: arviz on the CSV draws.
     let mut cmd = command(&[], &p.venv_python);
     cmd.current_dir(&p.work).arg("ess_csv.py").arg(out.join("chain_1.csv"));
@@ -642,7 +716,6 @@ fn tallmc_once(
     bin: &Path,
     out: &Path,
     args: &[String],
-    step: Option<f64>,
 ) -> Result<Value> {
     let time_file = out.with_extension("time");
     let timed = Path::new("/usr/bin/time").exists();
@@ -660,9 +733,6 @@ fn tallmc_once(
         .arg("--out")
         .arg(out)
         .args(args);
-    if let Some(h) = step {
-        cmd.args(["--step-size", &format!("{h:e}")]);
-    }
     let _ = p;
     let load_before = load_average();
     run_logged(cmd, &format!("tallmc sample ({})", out.display()), &out.with_extension("log"))?;
@@ -698,7 +768,7 @@ fn scan_step_size(
 ) -> Result<(f64, Value)> {
     let map = floats(&peer["map"])?;
     let lsd = floats(&peer["laplace_sd"])?;
-    let TallmcSide::Cli { args, .. } = &cmp.tallmc else { bail!("no tallmc side") };
+    let TallmcSide::Cli { args, per_step, .. } = &cmp.tallmc else { bail!("no tallmc side") };
     // Same method, shorter: the first fifth of the scan run is burn-in.
     let mut a = args(c);
     let burn = c.scan_steps / 5;
@@ -708,7 +778,9 @@ fn scan_step_size(
     let mut best: Option<(f64, f64)> = None;
     for (i, h) in grid.iter().enumerate() {
         let out = p.runs.join(format!("tallmc_{}_scan{i}", cmp.key));
-        let sm = tallmc_once(p, c, pin, exe, bin, &out, &a, Some(*h))?;
+        let mut with_step = a.clone();
+        with_step.extend(step_args(*h, *per_step));
+        let sm = tallmc_once(p, c, pin, exe, bin, &out, &with_step)?;
         let params = sm["parameters"].as_array().context("summary.json: no parameters")?;
         let (mut me, mut se, mut finite) = (0.0, 0.0, true);
         for (j, q) in params.iter().enumerate() {
@@ -733,6 +805,13 @@ fn scan_step_size(
     let (h, _) = best.context("every scan run diverged")?;
     println!("  chosen h = {h:.3e}");
     Ok((h, Value::Array(scan)))
+}
+
+/// `--step-size H` and the arguments that depend on H.
+fn step_args(h: f64, per_step: Option<fn(f64) -> Vec<String>>) -> Vec<String> {
+    let mut a = vec!["--step-size".to_string(), format!("{h:e}")];
+    a.extend(per_step.map(|f| f(h)).unwrap_or_default());
+    a
 }
 
 fn set_flag(a: &mut [String], flag: &str, value: String) {

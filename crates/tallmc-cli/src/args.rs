@@ -66,17 +66,34 @@ pub enum SamplerKind {
     /// Stochastic-gradient Nosé–Hoover thermostat (Ding et al. 2014), --thermostat scalar or
     /// element-wise (mSGNHT), fixed step size; --cv for control variates. Approximate.
     Sgnht,
+    /// Perturbed HMC-ECS (Dang et al. 2019): HMC-within-Gibbs on a subsample u of --subsample m
+    /// points in --blocks G blocks (one block refreshed per iteration), with the same subsample
+    /// for the dynamics and the acceptance, on the bias-corrected likelihood exp(ℓ̂ − σ̂²/2)
+    /// with Taylor control variates (--cv-order, default 2) around the posterior mode. m
+    /// defaults to the smallest value with V[ℓ̂] ≤ 1 (at least 100). Approximate: the
+    /// perturbation is O(1/(n m²)).
+    HmcEcs,
+    /// Signed HMC-ECS (Dang et al. 2019, §5): HMC-within-Gibbs on |L̂_B|, the block-Poisson
+    /// estimator with --lambda λ factors of --subsample m points; writes the sign of L̂_B as
+    /// the sign__ column, and summary.json's "sign_corrected" block holds the exact
+    /// (sign-corrected) posterior means. The lower bound a is tuned for P(L̂_B ≥ 0) ≥ 0.99.
+    HmcEcsSigned,
 }
 
 impl SamplerKind {
     /// The name on the command line.
     pub fn name(self) -> String {
-        format!("{self:?}").to_lowercase()
+        self.to_possible_value().map_or_else(String::new, |v| v.get_name().to_owned())
     }
 
     /// SGLD, SG-HMC or SGNHT.
     pub fn is_stochastic_gradient(self) -> bool {
         matches!(self, Self::Sgld | Self::Sghmc | Self::Sgnht)
+    }
+
+    /// Perturbed or signed HMC-ECS.
+    pub fn is_hmc_ecs(self) -> bool {
+        matches!(self, Self::HmcEcs | Self::HmcEcsSigned)
     }
 }
 
@@ -191,11 +208,12 @@ pub struct SampleArgs {
     #[arg(long, value_enum, default_value_t = MetricArg::Laplace)]
     pub metric: MetricArg,
 
-    /// HMC target acceptance statistic for dual averaging, in (0, 1).
+    /// HMC / HMC-ECS target acceptance statistic for dual averaging, in (0, 1).
     #[arg(long, value_name = "P", default_value_t = 0.8)]
     pub target_accept: f64,
 
-    /// HMC integration time λ (in units of the adapted metric). [default: π/2]
+    /// HMC / HMC-ECS integration time εL (in units of the metric). [default: π/2 (HMC), 1.2
+    /// (HMC-ECS, the paper's)]
     #[arg(long, value_name = "T")]
     pub trajectory_length: Option<f64>,
 
@@ -224,10 +242,31 @@ pub struct SampleArgs {
     #[arg(long)]
     pub cv: bool,
 
-    /// Order of the control variates with --cv: 1 (gradients at the mode) or 2 (also
-    /// Hessian-vector products at the mode per minibatch point). [default: 1]
+    /// Order of the Taylor control variates: 0, 1 (gradients at the mode) or 2 (also
+    /// Hessians at the mode). SG samplers: only with --cv [default: 1]. HMC-ECS: [default: 2]
     #[arg(long, value_name = "K")]
     pub cv_order: Option<u32>,
+
+    /// HMC-ECS: subsample size m, 1 ≤ m ≤ N (perturbed: the whole subsample, tuned for
+    /// V[ℓ̂] ≤ 1 at the mode if omitted, at least 100; signed: the size of each block estimate,
+    /// default 30).
+    #[arg(long, value_name = "M")]
+    pub subsample: Option<usize>,
+
+    /// Perturbed HMC-ECS: number of blocks G of the subsample, 1 ≤ G ≤ m (one refreshed per
+    /// iteration: correlation ≈ 1 − 1/G). [default: min(100, m)]
+    #[arg(long, value_name = "G")]
+    pub blocks: Option<usize>,
+
+    /// Signed HMC-ECS: number of block-Poisson factors λ ≥ 1. [default: 100]
+    #[arg(long, value_name = "L")]
+    pub lambda: Option<usize>,
+
+    /// SGLD / SG-HMC: precondition with the Laplace covariance Σ at the posterior mode (SGLD:
+    /// θ ← θ + (h/2)Σĝ + N(0, hΣ); SG-HMC: inverse mass matrix Σ), which makes a step size
+    /// mean the same in every direction.
+    #[arg(long)]
+    pub precondition: bool,
 
     /// SGNHT: the thermostat. [default: scalar]
     #[arg(long, value_enum)]

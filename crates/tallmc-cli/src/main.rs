@@ -11,6 +11,7 @@
 //! one-line error on stderr and exit status 1.
 
 mod args;
+mod ecs;
 mod run;
 mod sg;
 

@@ -25,6 +25,7 @@ use tallmc_samplers::{
 };
 
 use crate::args::{BoundArg, InitKind, MetricArg, ModelKind, SampleArgs, SamplerKind};
+use crate::ecs::{EcsSettings, RunEcs, sign_corrected_summary};
 use crate::sg::{SgSettings, run_stochastic_gradient};
 
 /// What every model used by the CLI provides.
@@ -84,14 +85,25 @@ fn check_flags(a: &SampleArgs) -> Result<()> {
     if a.batch.is_some() && !(sg || a.sampler == SamplerKind::Austerity) {
         bail!("--batch applies only to --sampler austerity, sgld, sghmc or sgnht");
     }
-    for (flag, given) in [
-        ("--step-size", a.step_size.is_some()),
-        ("--cv", a.cv),
-        ("--cv-order", a.cv_order.is_some()),
-    ] {
+    for (flag, given) in
+        [("--step-size", a.step_size.is_some()), ("--cv", a.cv), ("--precondition", a.precondition)]
+    {
         if given && !sg {
             bail!("{flag} applies only to --sampler sgld, sghmc or sgnht");
         }
+    }
+    let ecs = a.sampler.is_hmc_ecs();
+    if a.cv_order.is_some() && !(sg || ecs) {
+        bail!("--cv-order applies only to --sampler sgld, sghmc, sgnht, hmc-ecs or hmc-ecs-signed");
+    }
+    if a.subsample.is_some() && !ecs {
+        bail!("--subsample applies only to --sampler hmc-ecs or hmc-ecs-signed");
+    }
+    if a.blocks.is_some() && a.sampler != SamplerKind::HmcEcs {
+        bail!("--blocks applies only to --sampler hmc-ecs");
+    }
+    if a.lambda.is_some() && a.sampler != SamplerKind::HmcEcsSigned {
+        bail!("--lambda applies only to --sampler hmc-ecs-signed");
     }
     if a.num_steps.is_some() && !matches!(a.sampler, SamplerKind::Sghmc | SamplerKind::Sgnht) {
         bail!("--num-steps applies only to --sampler sghmc or sgnht");
@@ -120,10 +132,11 @@ fn check_flags(a: &SampleArgs) -> Result<()> {
     {
         bail!("--first-batch applies only to --sampler austerity or confidence");
     }
-    if a.sampler != SamplerKind::Hmc
-        && (a.trajectory_length.is_some() || a.metric != MetricArg::Laplace)
-    {
-        bail!("--trajectory-length and --metric apply only to --sampler hmc");
+    if a.metric != MetricArg::Laplace && a.sampler != SamplerKind::Hmc {
+        bail!("--metric applies only to --sampler hmc (HMC-ECS uses the Hessian at θ*)");
+    }
+    if a.trajectory_length.is_some() && !(a.sampler == SamplerKind::Hmc || ecs) {
+        bail!("--trajectory-length applies only to --sampler hmc, hmc-ecs or hmc-ecs-signed");
     }
     Ok(())
 }
@@ -271,7 +284,7 @@ fn rayon_pool(threads: usize) -> Result<()> {
         .with_context(|| format!("cannot start {threads} worker threads"))
 }
 
-fn run_model<M: RunConfidence>(
+fn run_model<M: RunConfidence + RunEcs>(
     model: &M,
     args: &SampleArgs,
     n: usize,
@@ -289,6 +302,7 @@ fn run_model<M: RunConfidence>(
         _ => None,
     };
     let sg = SgSettings::from_args(args, n)?;
+    let ecs = EcsSettings::from_args(args, n)?;
     let laplace = laplace_approximation(model, &vec![0.0; d], NewtonOptions::default())
         .context("cannot find the posterior mode to start from (Newton's method)")?;
     let inits = match args.init {
@@ -326,6 +340,9 @@ fn run_model<M: RunConfidence>(
         .unwrap_or_default();
     comments.extend(test_description.iter().cloned());
     if let Some(s) = &sg {
+        comments.extend(s.comments());
+    }
+    if let Some(s) = &ecs {
         comments.extend(s.comments());
     }
     let mut setup_evals = laplace.evals;
@@ -378,14 +395,26 @@ fn run_model<M: RunConfidence>(
         }
         SamplerKind::Sgld | SamplerKind::Sghmc | SamplerKind::Sgnht => {
             let s = sg.context("stochastic-gradient settings")?;
-            let (outputs, cv_setup) =
-                run_stochastic_gradient(model, &s, &laplace.mode, &driver, &inits, sinks)?;
+            let (outputs, cv_setup) = run_stochastic_gradient(
+                model,
+                &s,
+                &laplace.mode,
+                &laplace.covariance,
+                &driver,
+                &inits,
+                sinks,
+            )?;
             setup_evals += cv_setup;
             outputs
         }
+        SamplerKind::HmcEcs | SamplerKind::HmcEcsSigned => {
+            let s = ecs.context("HMC-ECS settings")?;
+            model.run_ecs(&s, &laplace.mode, &driver, &inits, sinks)?
+        }
     };
     let setup = Setup { evals: setup_evals, seconds: setup_seconds };
-    write_summary(args, model, n, &names, &laplace, &setup, &test_description, &outputs)
+    let signed = ecs.is_some_and(|s| s.is_signed());
+    write_summary(args, model, n, &names, &laplace, &setup, &test_description, signed, &outputs)
 }
 
 fn initial_metric(laplace: &Laplace, kind: MetricKind) -> Result<Metric> {
@@ -403,7 +432,7 @@ fn config_comments(a: &SampleArgs, n: usize, d: usize) -> Vec<(String, String)> 
         ("data".to_string(), a.data.display().to_string()),
         ("n".to_string(), n.to_string()),
         ("dim".to_string(), d.to_string()),
-        ("sampler".to_string(), format!("{:?}", a.sampler).to_lowercase()),
+        ("sampler".to_string(), a.sampler.name()),
         ("init".to_string(), format!("{:?}", a.init).to_lowercase()),
         ("intercept".to_string(), a.intercept.to_string()),
         ("standardize".to_string(), a.standardize.to_string()),
@@ -481,7 +510,12 @@ struct SummaryFile<'a> {
     warmup: usize,
     draws: usize,
     seed: u64,
+    /// Plain summaries of the draws. For signed HMC-ECS these describe the chain's target
+    /// π̃ ∝ |L̂_B|, not the posterior: use `sign_corrected`.
     parameters: &'a [Summary],
+    /// Signed HMC-ECS: the sign-corrected (exact) posterior means, sds and MCSEs, and τ̂.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sign_corrected: Option<crate::ecs::SignCorrectedSummary>,
     totals: Totals,
     laplace_mode: &'a [f64],
     /// The mean test of minibatch samplers and its settings (ε, δ, …), empty otherwise.
@@ -497,6 +531,7 @@ fn write_summary<M: CliModel>(
     laplace: &Laplace,
     setup: &Setup,
     test: &[(String, String)],
+    signed: bool,
     outputs: &[ChainOutput<Tee<MemorySink, CsvSink>>],
 ) -> Result<()> {
     let d = model.dim();
@@ -529,7 +564,7 @@ fn write_summary<M: CliModel>(
     };
     let file = SummaryFile {
         model: format!("{:?}", args.model).to_lowercase(),
-        sampler: format!("{:?}", args.sampler).to_lowercase(),
+        sampler: args.sampler.name(),
         data: args.data.display().to_string(),
         n,
         dim: d,
@@ -538,6 +573,7 @@ fn write_summary<M: CliModel>(
         draws: args.draws,
         seed: args.seed,
         parameters: &parameters,
+        sign_corrected: if signed { Some(sign_corrected_summary(names, outputs)?) } else { None },
         totals,
         laplace_mode: &laplace.mode,
         test: test.iter().cloned().collect(),

@@ -4,6 +4,7 @@
 use anyhow::{Context, Result, bail};
 use tallmc_core::EvalCounts;
 use tallmc_estimators::{ControlVariate, ControlVariateGradient, CvOrder, HessianProducts};
+use tallmc_integrators::Metric;
 use tallmc_samplers::sink::{CsvSink, MemorySink, Tee};
 use tallmc_samplers::{
     ChainOutput, Driver, SgHmc, SgHmcConfig, Sgld, SgldConfig, Sgnht, SgnhtConfig, Thermostat,
@@ -24,6 +25,7 @@ pub(crate) struct SgSettings {
     num_steps: usize,
     cv: Option<CvOrder>,
     thermostat: Thermostat,
+    precondition: bool,
 }
 
 impl SgSettings {
@@ -56,25 +58,42 @@ impl SgSettings {
             ThermostatArg::Scalar => Thermostat::Scalar,
             ThermostatArg::ElementWise => Thermostat::ElementWise,
         };
-        let s = Self { kind: a.sampler, step_size, batch, num_steps, cv, thermostat };
+        if a.precondition && a.sampler == SamplerKind::Sgnht {
+            bail!("--precondition applies only to --sampler sgld or sghmc");
+        }
+        let s = Self {
+            kind: a.sampler,
+            step_size,
+            batch,
+            num_steps,
+            cv,
+            thermostat,
+            precondition: a.precondition,
+        };
         // Validate the kernel settings now, before the mode search.
         match s.kind {
-            SamplerKind::Sgld => drop(Sgld::new(s.sgld())?),
-            SamplerKind::Sghmc => drop(SgHmc::new(s.sghmc())?),
+            SamplerKind::Sgld => drop(Sgld::new(s.sgld(None))?),
+            SamplerKind::Sghmc => drop(SgHmc::new(s.sghmc(None))?),
             _ => drop(Sgnht::new(s.sgnht())?),
         }
         Ok(Some(s))
     }
 
-    fn sgld(&self) -> SgldConfig {
-        SgldConfig { step_size: self.step_size, batch: self.batch, ..SgldConfig::default() }
+    fn sgld(&self, metric: Option<&Metric>) -> SgldConfig {
+        SgldConfig {
+            step_size: self.step_size,
+            batch: self.batch,
+            preconditioner: metric.cloned(),
+            ..SgldConfig::default()
+        }
     }
 
-    fn sghmc(&self) -> SgHmcConfig {
+    fn sghmc(&self, metric: Option<&Metric>) -> SgHmcConfig {
         SgHmcConfig {
             step_size: self.step_size,
             num_steps: self.num_steps,
             batch: self.batch,
+            metric: metric.cloned(),
             ..SgHmcConfig::default()
         }
     }
@@ -107,6 +126,12 @@ impl SgSettings {
         if self.kind == SamplerKind::Sgnht {
             c.push(("thermostat".to_string(), format!("{:?}", self.thermostat).to_lowercase()));
         }
+        if self.precondition {
+            c.push((
+                "preconditioner".to_string(),
+                "Laplace covariance at the posterior mode".to_string(),
+            ));
+        }
         c
     }
 }
@@ -119,14 +144,21 @@ pub(crate) fn run_stochastic_gradient<M: CliModel>(
     model: &M,
     s: &SgSettings,
     mode: &[f64],
+    laplace_covariance: &[f64],
     driver: &Driver<'_>,
     inits: &[Vec<f64>],
     sinks: Vec<Tee<MemorySink, CsvSink>>,
 ) -> Result<(Outputs, EvalCounts)> {
+    let metric = if s.precondition {
+        Some(Metric::dense(laplace_covariance.to_vec(), mode.len())?)
+    } else {
+        None
+    };
+    let (sgld, sghmc) = (s.sgld(metric.as_ref()), s.sghmc(metric.as_ref()));
     let Some(order) = s.cv else {
         let outputs = match s.kind {
-            SamplerKind::Sgld => driver.run(model, inits, |_| Sgld::new(s.sgld()), sinks)?,
-            SamplerKind::Sghmc => driver.run(model, inits, |_| SgHmc::new(s.sghmc()), sinks)?,
+            SamplerKind::Sgld => driver.run(model, inits, |_| Sgld::new(sgld.clone()), sinks)?,
+            SamplerKind::Sghmc => driver.run(model, inits, |_| SgHmc::new(sghmc.clone()), sinks)?,
             _ => driver.run(model, inits, |_| Sgnht::new(s.sgnht()), sinks)?,
         };
         return Ok((outputs, EvalCounts::ZERO));
@@ -139,13 +171,13 @@ pub(crate) fn run_stochastic_gradient<M: CliModel>(
         SamplerKind::Sgld => driver.run(
             model,
             inits,
-            |_| Sgld::with_estimator(s.sgld(), estimator.clone()),
+            |_| Sgld::with_estimator(sgld.clone(), estimator.clone()),
             sinks,
         )?,
         SamplerKind::Sghmc => driver.run(
             model,
             inits,
-            |_| SgHmc::with_estimator(s.sghmc(), estimator.clone()),
+            |_| SgHmc::with_estimator(sghmc.clone(), estimator.clone()),
             sinks,
         )?,
         _ => driver.run(

@@ -390,3 +390,79 @@ fn sghmc_and_sgnht_run_with_control_variates_and_reject_misplaced_flags() {
         assert!(err.contains(needle), "{all:?}: stderr {err:?} should mention {needle:?}");
     }
 }
+
+/// Perturbed and signed HMC-ECS through the CLI on the Gaussian mean: with 2nd-order control
+/// variates the Taylor expansion is exact (σ̂² = 0, every block estimate d̂ = 0), so both
+/// kernels target the exact posterior and must match the closed form within 4 MCSE; the signed
+/// run writes sign__ and a sign-corrected summary.
+#[test]
+fn hmc_ecs_perturbed_and_signed_match_the_closed_form_and_report_subsample_costs() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("y.csv");
+    let ys = write_gaussian_csv(&data, 20_000);
+    let precision = 1.0 / 100.0 + ys.len() as f64 / 4.0;
+    let (mean, sd) = (ys.iter().sum::<f64>() / 4.0 / precision, precision.sqrt().recip());
+    for (sampler, extra) in [
+        ("hmc-ecs", vec!["--subsample", "200", "--blocks", "20"]),
+        ("hmc-ecs-signed", vec!["--subsample", "10", "--lambda", "20"]),
+    ] {
+        let out = dir.path().join(sampler);
+        let (d, o) = (data.to_str().unwrap(), out.to_str().unwrap());
+        let mut args = vec!["sample", "--model", "gaussian-mean", "--sigma", "2", "--data", d];
+        args.extend(["--out", o, "--sampler", sampler, "--chains", "2", "--seed", "5"]);
+        args.extend(["--warmup", "500", "--draws", "2000"]);
+        args.extend(extra.iter());
+        let r = tallmc(&args);
+        assert!(r.status.success(), "{sampler}: {}", stderr(&r));
+        let summary: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
+                .unwrap();
+        assert_eq!(summary["sampler"], sampler);
+        let p = if sampler == "hmc-ecs-signed" {
+            let s = &summary["sign_corrected"];
+            assert_eq!(s["tau"].as_f64(), Some(1.0), "exact control variates: no negative sign");
+            assert_eq!(s["negative_signs"].as_u64(), Some(0));
+            s["parameters"][0].clone()
+        } else {
+            assert!(summary.get("sign_corrected").is_none());
+            summary["parameters"][0].clone()
+        };
+        assert_eq!(p["name"], "mu");
+        let (m, mc) = (p["mean"].as_f64().unwrap(), p["mcse_mean"].as_f64().unwrap());
+        assert!((m - mean).abs() < 4.0 * mc, "{sampler}: mean {m} vs {mean} (mcse {mc})");
+        let s = p["sd"].as_f64().unwrap();
+        assert!((s / sd - 1.0).abs() < 0.1, "{sampler}: sd {s} vs {sd}");
+        // Per iteration: (L + 1) passes over the subsample, far less than the data.
+        let fraction = summary["totals"]["data_fraction_per_iteration"].as_f64().unwrap();
+        assert!(fraction > 0.0 && fraction < 0.5, "{sampler}: fraction {fraction}");
+        let csv = std::fs::read_to_string(out.join("chain_1.csv")).unwrap();
+        assert!(csv.contains("# control_variates = Taylor order 2"), "{sampler}");
+        let header = draws_of(&csv)[0].clone();
+        let column = if sampler == "hmc-ecs" { "sigma2__" } else { "sign__" };
+        assert!(header.contains(column), "{sampler}: header {header} lacks {column}");
+    }
+
+    let (d, o) = (data.to_str().unwrap(), dir.path().join("bad"));
+    let o = o.to_str().unwrap();
+    let base = ["sample", "--model", "gaussian-mean", "--sigma", "2", "--data", d, "--out", o];
+    for (extra, needle) in [
+        (vec!["--sampler", "hmc-ecs", "--subsample", "0"], "--subsample 0"),
+        (vec!["--sampler", "hmc-ecs", "--subsample", "30000"], "--subsample 30000"),
+        (vec!["--sampler", "hmc-ecs", "--blocks", "0"], "--blocks 0"),
+        (vec!["--sampler", "hmc-ecs", "--subsample", "10", "--blocks", "11"], "--blocks 11"),
+        (vec!["--sampler", "hmc-ecs-signed", "--lambda", "0"], "--lambda 0"),
+        (vec!["--sampler", "hmc-ecs", "--cv-order", "3"], "3"),
+        (vec!["--sampler", "hmc-ecs", "--lambda", "10"], "--lambda applies only"),
+        (vec!["--sampler", "hmc-ecs-signed", "--blocks", "10"], "--blocks applies only"),
+        (vec!["--sampler", "hmc", "--subsample", "10"], "--subsample applies only"),
+        (vec!["--sampler", "hmc-ecs", "--metric", "dense"], "--metric applies only"),
+        (vec!["--sampler", "hmc-ecs", "--trajectory-length", "-1"], "--trajectory-length"),
+    ] {
+        let mut all = base.to_vec();
+        all.extend(extra.iter());
+        let r = tallmc(&all);
+        let err = stderr(&r);
+        assert!(!r.status.success(), "{all:?} should fail");
+        assert!(err.contains(needle), "{all:?}: stderr {err:?} should mention {needle:?}");
+    }
+}

@@ -11,6 +11,7 @@
 //! | MCSE | [`mcse_mean`], [`mcse_sd`], [`mcse_quantile`] | ArviZ `mcse(method=…)` |
 //! | coda ESS | [`ess_coda`], [`spectrum0_ar`] | R coda `effectiveSize`, `spectrum0.ar` |
 //! | cost | [`inefficiency_factor`], [`computing_time`], [`relative_computing_time`] | HMC-ECS paper (Dang et al. 2019) |
+//! | signed chains | [`sign_corrected`] (sign-corrected mean, sd, delta-method MCSE, τ̂) | HMC-ECS paper §5 |
 //! | summaries | [`mean`], [`sd`], [`quantile`], [`Summary`], [`summarize`] over [`Draws`] | ArviZ `summary`, `numpy.quantile` |
 //!
 //! The ArviZ-matching functions reproduce ArviZ 0.23.4 (numpy code paths) to 1e-6 relative on
@@ -67,6 +68,7 @@ pub mod error;
 pub mod ess;
 pub mod mcse;
 pub mod rhat;
+pub mod signed;
 pub mod stats;
 pub mod summary;
 
@@ -77,5 +79,6 @@ pub use error::{Error, Result};
 pub use ess::{MIN_DRAWS, ess_bulk, ess_mean, ess_quantile, ess_sd, ess_tail};
 pub use mcse::{mcse_mean, mcse_quantile, mcse_sd};
 pub use rhat::{rhat, rhat_split};
+pub use signed::{SignCorrected, sign_corrected};
 pub use stats::{mean, quantile, sd};
 pub use summary::{Draws, Summary, summarize};

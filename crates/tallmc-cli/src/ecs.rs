@@ -1,0 +1,255 @@
+//! `--sampler hmc-ecs | hmc-ecs-signed`: HMC with energy-conserving subsampling (Dang et al.
+//! 2019), perturbed or signed, with Taylor control variates around the posterior mode.
+//!
+//! The Laplace mode the CLI finds anyway is the expansion point θ*, so the kernels skip their
+//! own Newton search; θ* and the mass matrix are still re-set during warmup (every 200
+//! iterations up to 1,000, the paper's §6.3). Models with a linear predictor (logistic,
+//! gaussian-mean) use the rank-one difference engine; the others use Hessian-vector products.
+
+use anyhow::{Result, bail};
+use serde::Serialize;
+use tallmc_diagnostics::{SignCorrected, sign_corrected};
+use tallmc_estimators::{CvOrder, HessianProducts};
+use tallmc_models::{Gaussian, GaussianMean, LinearRegression, LogisticRegression};
+use tallmc_samplers::sink::{CsvSink, MemorySink, Tee};
+use tallmc_samplers::{
+    ChainOutput, Driver, EcsDynamics, HmcEcs, HmcEcsConfig, SignedHmcEcs, SignedHmcEcsConfig,
+};
+
+use crate::args::{SampleArgs, SamplerKind};
+use crate::run::CliModel;
+
+type Outputs = Vec<ChainOutput<Tee<MemorySink, CsvSink>>>;
+
+/// Default control-variate order of HMC-ECS (the paper's).
+const DEFAULT_CV_ORDER: u32 = 2;
+
+/// The validated settings of an HMC-ECS run.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct EcsSettings {
+    signed: bool,
+    /// Perturbed: m (tuned if `None`); signed: the block size m (default 30).
+    subsample: Option<usize>,
+    /// Perturbed: G (default min(100, m)).
+    blocks: Option<usize>,
+    /// Signed: λ (default 100).
+    lambda: Option<usize>,
+    cv_order: CvOrder,
+    trajectory_length: Option<f64>,
+    target_accept: f64,
+}
+
+impl EcsSettings {
+    /// Settings from the arguments, checked against N; `None` for the other samplers.
+    pub(crate) fn from_args(a: &SampleArgs, n: usize) -> Result<Option<Self>> {
+        let signed = match a.sampler {
+            SamplerKind::HmcEcs => false,
+            SamplerKind::HmcEcsSigned => true,
+            _ => return Ok(None),
+        };
+        if let Some(m) = a.subsample
+            && (m == 0 || m > n)
+        {
+            bail!("--subsample {m}: expected 1 ≤ m ≤ N = {n}");
+        }
+        if let Some(g) = a.blocks {
+            let m = a.subsample.map_or("the tuned m".to_string(), |m| m.to_string());
+            if g == 0 || a.subsample.is_some_and(|m| g > m) {
+                bail!("--blocks {g}: expected 1 ≤ G ≤ m = {m}");
+            }
+        }
+        if a.lambda == Some(0) {
+            bail!("--lambda 0: expected at least 1 factor λ");
+        }
+        let s = Self {
+            signed,
+            subsample: a.subsample,
+            blocks: a.blocks,
+            lambda: a.lambda,
+            cv_order: CvOrder::from_number(a.cv_order.unwrap_or(DEFAULT_CV_ORDER))?,
+            trajectory_length: a.trajectory_length,
+            target_accept: a.target_accept,
+        };
+        // Validate the kernel settings now, before the mode search.
+        if signed {
+            s.signed_config(None).validate()?;
+        } else {
+            s.perturbed_config(None).validate()?;
+        }
+        Ok(Some(s))
+    }
+
+    fn dynamics(&self) -> EcsDynamics {
+        let mut d = EcsDynamics::default();
+        if let Some(t) = self.trajectory_length {
+            d.trajectory_length = t;
+        }
+        d.dual_averaging.target_accept = self.target_accept;
+        d
+    }
+
+    fn perturbed_config(&self, center: Option<&[f64]>) -> HmcEcsConfig {
+        let base = HmcEcsConfig::default();
+        let blocks = self.blocks.unwrap_or(match self.subsample {
+            Some(m) => base.blocks.min(m),
+            None => base.blocks,
+        });
+        HmcEcsConfig {
+            subsample_size: self.subsample,
+            blocks,
+            cv_order: self.cv_order,
+            center: center.map(<[f64]>::to_vec),
+            dynamics: self.dynamics(),
+            ..base
+        }
+    }
+
+    fn signed_config(&self, center: Option<&[f64]>) -> SignedHmcEcsConfig {
+        let base = SignedHmcEcsConfig::default();
+        SignedHmcEcsConfig {
+            block_size: self.subsample.unwrap_or(base.block_size),
+            lambda: self.lambda.unwrap_or(base.lambda),
+            cv_order: self.cv_order,
+            center: center.map(<[f64]>::to_vec),
+            dynamics: self.dynamics(),
+            ..base
+        }
+    }
+
+    /// Whether this is signed HMC-ECS (its summary is sign-corrected).
+    pub(crate) fn is_signed(&self) -> bool {
+        self.signed
+    }
+
+    /// Lines for the CSV comments (the tuned values are in the adaptation report).
+    pub(crate) fn comments(&self) -> Vec<(String, String)> {
+        let tuned = |v: Option<usize>| v.map_or("tuned at θ*".to_string(), |v| v.to_string());
+        let mut c = vec![
+            ("control_variates".to_string(), format!("Taylor order {}", self.cv_order.number())),
+            ("trajectory_length".to_string(), self.dynamics().trajectory_length.to_string()),
+            ("target_accept".to_string(), self.target_accept.to_string()),
+        ];
+        if self.signed {
+            let cfg = self.signed_config(None);
+            c.push(("block_size".to_string(), cfg.block_size.to_string()));
+            c.push(("lambda".to_string(), cfg.lambda.to_string()));
+        } else {
+            c.push(("subsample".to_string(), tuned(self.subsample)));
+            c.push(("blocks".to_string(), self.perturbed_config(None).blocks.to_string()));
+        }
+        c
+    }
+}
+
+/// Running HMC-ECS needs a difference engine chosen per model.
+pub trait RunEcs: CliModel {
+    /// Runs perturbed or signed HMC-ECS with θ* = `center`.
+    fn run_ecs(
+        &self,
+        s: &EcsSettings,
+        center: &[f64],
+        driver: &Driver<'_>,
+        inits: &[Vec<f64>],
+        sinks: Vec<Tee<MemorySink, CsvSink>>,
+    ) -> Result<Outputs>;
+}
+
+macro_rules! ecs_rank_one {
+    ($($model:ty),*) => {$(
+        impl RunEcs for $model {
+            fn run_ecs(
+                &self,
+                s: &EcsSettings,
+                center: &[f64],
+                driver: &Driver<'_>,
+                inits: &[Vec<f64>],
+                sinks: Vec<Tee<MemorySink, CsvSink>>,
+            ) -> Result<Outputs> {
+                Ok(if s.signed {
+                    let cfg = s.signed_config(Some(center));
+                    driver.run(self, inits, |_| SignedHmcEcs::new(cfg.clone()), sinks)?
+                } else {
+                    let cfg = s.perturbed_config(Some(center));
+                    driver.run(self, inits, |_| HmcEcs::new(cfg.clone()), sinks)?
+                })
+            }
+        }
+    )*};
+}
+
+macro_rules! ecs_hessian_products {
+    ($($model:ty),*) => {$(
+        impl RunEcs for $model {
+            fn run_ecs(
+                &self,
+                s: &EcsSettings,
+                center: &[f64],
+                driver: &Driver<'_>,
+                inits: &[Vec<f64>],
+                sinks: Vec<Tee<MemorySink, CsvSink>>,
+            ) -> Result<Outputs> {
+                let d = tallmc_core::Terms::dim(self);
+                Ok(if s.signed {
+                    let cfg = s.signed_config(Some(center));
+                    let engine = HessianProducts::with_lanes(d, cfg.lambda, 8 * cfg.block_size);
+                    driver.run(
+                        self,
+                        inits,
+                        |_| SignedHmcEcs::with_engine(cfg.clone(), engine.clone()),
+                        sinks,
+                    )?
+                } else {
+                    let cfg = s.perturbed_config(Some(center));
+                    let engine = HessianProducts::new(d, cfg.subsample_size.unwrap_or(1));
+                    driver.run(
+                        self,
+                        inits,
+                        |_| HmcEcs::with_engine(cfg.clone(), engine.clone()),
+                        sinks,
+                    )?
+                })
+            }
+        }
+    )*};
+}
+
+ecs_rank_one!(LogisticRegression, GaussianMean);
+ecs_hessian_products!(LinearRegression, Gaussian);
+
+/// Sign-corrected summary of one parameter of a signed run (summary.json).
+#[derive(Debug, Serialize)]
+pub(crate) struct SignCorrectedParameter {
+    name: String,
+    #[serde(flatten)]
+    summary: SignCorrected,
+}
+
+/// The sign-corrected block of summary.json.
+#[derive(Debug, Serialize)]
+pub(crate) struct SignCorrectedSummary {
+    /// Fraction of positive signs over every chain's draws.
+    tau: f64,
+    /// Draws with a negative sign.
+    negative_signs: usize,
+    parameters: Vec<SignCorrectedParameter>,
+}
+
+/// Sign-corrected means, sds and MCSEs of every parameter from the `sign__` column.
+pub(crate) fn sign_corrected_summary(
+    names: &[String],
+    outputs: &[ChainOutput<Tee<MemorySink, CsvSink>>],
+) -> Result<SignCorrectedSummary> {
+    let signs: Vec<Vec<f64>> =
+        outputs.iter().map(|o| o.sink.0.stat("sign__").unwrap_or_default()).collect();
+    let negative_signs = signs.iter().flatten().filter(|s| **s < 0.0).count();
+    let mut parameters = Vec::with_capacity(names.len());
+    let mut tau = f64::NAN;
+    for (j, name) in names.iter().enumerate() {
+        let values: Vec<Vec<f64>> = outputs.iter().map(|o| o.sink.0.coordinate(j)).collect();
+        let summary = sign_corrected(&values, &signs)
+            .map_err(|e| anyhow::anyhow!("sign-corrected summary of {name}: {e}"))?;
+        tau = summary.tau;
+        parameters.push(SignCorrectedParameter { name: name.clone(), summary });
+    }
+    Ok(SignCorrectedSummary { tau, negative_signs, parameters })
+}
