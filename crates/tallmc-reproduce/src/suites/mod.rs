@@ -3,6 +3,7 @@
 pub mod austerity;
 pub mod baseline;
 pub mod confidence;
+pub mod hmcecs;
 
 use serde_json::Value;
 

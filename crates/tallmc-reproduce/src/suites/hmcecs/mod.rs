@@ -1,0 +1,2 @@
+//! temp
+pub mod tables;
