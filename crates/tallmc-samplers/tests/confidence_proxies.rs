@@ -133,8 +133,8 @@ fn proxy_confidence_sampler_matches_full_data_hmc_on_logistic_regression() {
             ..Default::default()
         };
         let config = RunConfig {
-            num_warmup: 300,
-            num_draws: 5000,
+            num_warmup: 200,
+            num_draws: 3000,
             num_chains: 4,
             seed: seed(51),
             save_warmup: false,
@@ -147,8 +147,8 @@ fn proxy_confidence_sampler_matches_full_data_hmc_on_logistic_regression() {
     };
     for (k, recenter) in [(0u64, None), (1, Some(20))] {
         let config = RunConfig {
-            num_warmup: 500,
-            num_draws: 6000,
+            num_warmup: 200,
+            num_draws: 3000,
             num_chains: 4,
             seed: seed(52 + k),
             save_warmup: false,
