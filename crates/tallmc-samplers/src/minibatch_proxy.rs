@@ -38,8 +38,9 @@
 //! ```
 //!
 //! which is the range handed to the concentration bound. Near θ* (at equilibrium on tall data
-//! ‖h‖ = O(n^{−1/2})) R_p = O(n^{−3/2}) while the plain differences have range O(n^{−1/2}):
-//! the bound's half-width c_t shrinks by a factor n and the test stops after its first batch.
+//! ‖h‖ = O(n^{−1/2})) the remainders' spread and range are O(n^{−3/2}) while the plain
+//! differences' are O(n^{−1/2}); the gap |Λ_n − ψ| is O(1/n), and the half-width c_t reaches it
+//! after t ≳ n² σ̂² values: O(n) without proxies, O(1) with them.
 //!
 //! **Why each decision is still wrong with probability ≤ δ.** The proxy changes the population
 //! and the threshold, not the question: "mean of r_i > ψ − (1/n)Σ℘_i" is *the exact MH decision*,
