@@ -26,7 +26,7 @@
 //! ```
 //!
 //! a question about the mean of the finite population {r_i}: the sequential mean test of
-//! [`MinibatchMh`](crate::MinibatchMh) is run on the r_i of a subsample drawn without
+//! [`MinibatchMh`] is run on the r_i of a subsample drawn without
 //! replacement against the shifted threshold (BDH 2017 decide Λ*_t + (1/n)Σ℘_i vs ψ — the same
 //! comparison).
 //!
@@ -70,7 +70,7 @@
 //! product): 3 terms, 1 gradient, 1 Hessian. Plus the proposal's. The shift costs O(d²) and no
 //! per-datum evaluation.
 //!
-//! **Random streams.** As [`MinibatchMh`](crate::MinibatchMh): proposals and u from the chain's
+//! **Random streams.** As [`MinibatchMh`]: proposals and u from the chain's
 //! RNG, subsample indices from a second stream seeded at `init`, so a proxy chain and a plain
 //! chain with the same seed see the same proposals and uniforms, and make the same decisions
 //! whenever both tests decide exactly (e.g. [`ExactTest`](tallmc_bounds::ExactTest)).
