@@ -22,7 +22,10 @@ use tallmc_samplers::{
     Hmc, HmcConfig, MinibatchMh, NewtonOptions, ProxyConfig, ProxyMinibatchMh, RandomWalkProposal,
     RandomWalkProposalConfig, RunConfig, laplace_approximation, sample_in_memory,
 };
-use tallmc_testkit::{Z_MAX, seed};
+use tallmc_testkit::{CountingAllocator, Z_MAX, allocations, seed};
+
+#[global_allocator]
+static GLOBAL: CountingAllocator = CountingAllocator;
 
 /// Prior sd of the logistic models.
 const PRIOR_SD: f64 = 10.0;
@@ -516,4 +519,22 @@ fn setup_and_recentring_passes_are_counted() {
         assert!(s.remainder_bound.is_finite() && s.proxy_mean.is_finite());
     }
     assert_eq!(k.recenterings(), 2);
+}
+
+#[test]
+fn steps_allocate_nothing() {
+    let p = problem(3_000, 39);
+    let mut k =
+        ProxyMinibatchMh::new(confidence(DELTA), walk(&p.cov), ProxyConfig::new(p.mode.clone()))
+            .unwrap();
+    let mut rng = chain_rng(seed(92), 1);
+    let mut state = k.init(&p.model, &p.mode, &mut rng).unwrap();
+    Kernel::<LogisticRegression>::begin_warmup(&mut k, 0);
+    Kernel::<LogisticRegression>::end_warmup(&mut k);
+    k.step(&p.model, &mut state, &mut rng).unwrap();
+    let before = allocations();
+    for _ in 0..50 {
+        k.step(&p.model, &mut state, &mut rng).unwrap();
+    }
+    assert_eq!(allocations() - before, 0, "proxy steps allocated");
 }
