@@ -12,7 +12,7 @@
 //! them) for indices it chose, so:
 //!
 //! * a **model** evaluates terms for a batch of indices: [`Terms`], [`TermGradients`],
-//!   [`TermHessians`], optional [`TermBounds`], and its prior [`LogPrior`];
+//!   [`TermHessians`], optional [`TermBounds`] and [`TaylorRemainderBound`], and its prior [`LogPrior`];
 //! * a **subsampler** chooses indices: [`subsample`];
 //! * a **kernel** moves a chain: [`Kernel`], reporting typed [`StepStats`];
 //! * the **cost** of every step is the number of per-datum evaluations it made: [`EvalCounts`].
@@ -38,6 +38,6 @@ pub use error::{Error, Result};
 pub use full_data::{FullData, Parallelism};
 pub use kernel::{ChainState, Kernel, StepStats};
 pub use model::{
-    BinaryFactors, LinearPredictor, LogPrior, LogPriorHessian, ParameterNames, TermBounds,
-    TermGradients, TermHessians, Terms,
+    BinaryFactors, LinearPredictor, LogPrior, LogPriorHessian, ParameterNames,
+    TaylorRemainderBound, TermBounds, TermGradients, TermHessians, Terms,
 };

@@ -177,6 +177,44 @@ pub trait TermBounds: Terms {
     fn term_difference_bound(&self, theta: &[f64], theta_prime: &[f64]) -> f64;
 }
 
+/// A bound on the third derivatives of every term, which bounds the error of second-order Taylor
+/// expansions (the proxies of the confidence sampler, Bardenet, Doucet & Holmes 2017, §7.2):
+///
+/// ```text
+/// M₃ ≥ sup_θ max_i max_{j,k,l} |∂³ℓ_i(θ) / ∂θ_j ∂θ_k ∂θ_l|.
+/// ```
+///
+/// **What it bounds.** With h = θ − θ* and the second-order expansion
+/// q_i(θ) = ℓ_i(θ*) + ∇ℓ_i(θ*)ᵀh + ½ hᵀ∇²ℓ_i(θ*)h, Taylor's theorem with the Lagrange remainder
+/// gives, for some ξ on the segment [θ*, θ],
+///
+/// ```text
+/// |ℓ_i(θ) − q_i(θ)| = (1/6) |Σ_{j,k,l} ∂³ℓ_i(ξ)/∂θ_j∂θ_k∂θ_l · h_j h_k h_l| ≤ (M₃/6) ‖h‖₁³.
+/// ```
+///
+/// For the difference of two points θ, θ′ (h′ = θ′ − θ*), the proxy
+/// ℘_i = q_i(θ′) − q_i(θ) = ∇ℓ_i(θ*)ᵀ(h′ − h) + ½(h′ − h)ᵀ∇²ℓ_i(θ*)(h′ + h) leaves the remainder
+///
+/// ```text
+/// |ℓ_i(θ′) − ℓ_i(θ) − ℘_i| ≤ (M₃/6)(‖h‖₁³ + ‖h′‖₁³) ≤ R_p = (1/3) M₃ max(‖h‖₁, ‖h′‖₁)³,
+/// ```
+///
+/// [`TaylorRemainderBound::proxy_remainder_bound`] (BDH 2017, §7.2). A model whose terms are
+/// quadratic in θ has M₃ = 0: its proxies are exact.
+pub trait TaylorRemainderBound: Terms {
+    /// M₃ (see the trait docs): finite and ≥ 0, computed once (never O(N) per call).
+    fn third_derivative_bound(&self) -> f64;
+
+    /// R_p = (1/3) M₃ max(‖θ − θ*‖₁, ‖θ′ − θ*‖₁)³ ≥ max_i |ℓ_i(θ′) − ℓ_i(θ) − ℘_i| for the
+    /// second-order proxy ℘_i around `center` = θ* (see the trait docs). O(d).
+    fn proxy_remainder_bound(&self, center: &[f64], theta: &[f64], theta_prime: &[f64]) -> f64 {
+        let l1 = |x: &[f64]| x.iter().zip(center).map(|(a, c)| (a - c).abs()).sum::<f64>();
+        let r = l1(theta).max(l1(theta_prime));
+        let m3 = self.third_derivative_bound();
+        if m3 == 0.0 { 0.0 } else { m3 * r * r * r / 3.0 }
+    }
+}
+
 /// The log prior density log p(θ) (up to an additive constant).
 pub trait LogPrior: Sync {
     /// Returns log p(θ); `-inf` outside the support.

@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use tallmc_core::{
-    LinearPredictor, LogPrior, LogPriorHessian, ParameterNames, TermBounds, TermGradients,
-    TermHessians, Terms,
+    LinearPredictor, LogPrior, LogPriorHessian, ParameterNames, TaylorRemainderBound, TermBounds,
+    TermGradients, TermHessians, Terms,
 };
 
 use crate::data::{Dataset, deterministic_sum};
@@ -238,6 +238,14 @@ impl TermBounds for GaussianMean {
         let r2 = (self.y_min - mu2).abs().max((self.y_max - mu2).abs());
         let magnitude = self.log_norm.abs() + 0.5 * (r * r + r2 * r2) * self.inv_var;
         exact * (1.0 + 1e-12) + 1e-13 * (1.0 + magnitude)
+    }
+}
+
+/// ℓ_i is quadratic in μ: M₃ = 0, so the second-order Taylor proxies of the confidence sampler
+/// are exact (their remainders vanish).
+impl TaylorRemainderBound for GaussianMean {
+    fn third_derivative_bound(&self) -> f64 {
+        0.0
     }
 }
 

@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 use tallmc_core::{
-    LinearPredictor, LogPrior, LogPriorHessian, ParameterNames, TermBounds, TermGradients,
-    TermHessians, Terms,
+    LinearPredictor, LogPrior, LogPriorHessian, ParameterNames, TaylorRemainderBound, TermBounds,
+    TermGradients, TermHessians, Terms,
 };
 
 use crate::data::{Dataset, DesignMatrix, DesignOptions, PASS_CHUNK_ROWS, Rows, with_rows};
@@ -39,6 +39,23 @@ use crate::prior::NormalPrior;
 /// the bound of Bardenet, Doucet & Holmes (2014, §4.2). The per-datum constant ‖x̃_i‖₂ is
 /// [`LogisticRegression::lipschitz_constant`]; L is precomputed once (one pass over the data).
 ///
+/// **Third-derivative bound** ([`TaylorRemainderBound`], for the confidence sampler's Taylor
+/// proxies, Bardenet, Doucet & Holmes 2017, §7.2). With φ_i(η) = y_i η − log(1 + e^η),
+///
+/// ```text
+/// φ_i′ = y_i − σ,   φ_i″ = −σ(1 − σ),   φ_i‴ = −σ(1 − σ)(1 − 2σ)          (σ = σ(η), y_i drops out)
+/// ∂³ℓ_i/∂θ_j∂θ_k∂θ_l = φ_i‴(η_i) x̃_ij x̃_ik x̃_il.
+/// ```
+///
+/// On s = σ ∈ (0, 1), f(s) = s(1 − s)(1 − 2s) has f′(s) = 1 − 6s + 6s², zero at
+/// s = (3 ± √3)/6, where s(1 − s) = 1/6 and |1 − 2s| = 1/√3: so |φ_i‴| ≤ 1/(6√3) ≈ 0.0962 and
+///
+/// ```text
+/// M₃ = max_{i,j} |x̃_ij|³ / (6√3),
+/// ```
+///
+/// with max_{i,j} |x̃_ij| = max_i ‖x̃_i‖_∞ computed in the same construction pass as L.
+///
 /// **Cost**: one term, gradient or Hessian-vector product is O(d) (one dot product, plus one
 /// row update for gradients); `sum_hessian` is O(d²) per datum. Parameter names: `theta.1`, …,
 /// `theta.d`.
@@ -62,7 +79,12 @@ pub struct LogisticRegression {
     design: DesignMatrix,
     prior: NormalPrior,
     max_row_norm: f64,
+    max_abs_entry: f64,
 }
+
+/// max_η |d³/dη³ log σ(η)| = max_{s∈(0,1)} s(1 − s)|1 − 2s| = 1/(6√3) (see
+/// [`LogisticRegression`]).
+pub(crate) const LOGISTIC_THIRD_DERIVATIVE_MAX: f64 = 1.0 / (6.0 * 1.732_050_807_568_877_2);
 
 /// Indices per stack-allocated chunk of the two-pass batch loops.
 const LANE: usize = 64;
@@ -110,8 +132,8 @@ impl LogisticRegression {
             ));
         }
         check_binary_response(design.y())?;
-        let max_row_norm = design.max_row_norm();
-        Ok(Self { design, prior, max_row_norm })
+        let (max_row_norm, max_abs_entry) = design.max_row_norm_and_abs_entry();
+        Ok(Self { design, prior, max_row_norm, max_abs_entry })
     }
 
     /// The design matrix.
@@ -132,6 +154,11 @@ impl LogisticRegression {
     /// max_i ‖x̃_i‖₂ (precomputed).
     pub fn max_row_norm(&self) -> f64 {
         self.max_row_norm
+    }
+
+    /// max_{i,j} |x̃_ij| = max_i ‖x̃_i‖_∞ (precomputed).
+    pub fn max_abs_entry(&self) -> f64 {
+        self.max_abs_entry
     }
 
     /// ℓ_i(θ) for one datum.
@@ -362,6 +389,13 @@ impl TermBounds for LogisticRegression {
     }
 }
 
+impl TaylorRemainderBound for LogisticRegression {
+    /// M₃ = max_{i,j} |x̃_ij|³ / (6√3) (see the type's docs).
+    fn third_derivative_bound(&self) -> f64 {
+        self.max_abs_entry.powi(3) * LOGISTIC_THIRD_DERIVATIVE_MAX
+    }
+}
+
 impl LogPrior for LogisticRegression {
     fn log_prior(&self, theta: &[f64]) -> f64 {
         self.prior.log_density(theta)
@@ -387,6 +421,30 @@ impl ParameterNames for LogisticRegression {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// φ‴(η) = −σ(1 − σ)(1 − 2σ) by central differences of φ″ = −σ(1 − σ), and its maximum on a
+    /// fine grid equals the closed form 1/(6√3) (attained at σ = (3 ± √3)/6).
+    #[test]
+    fn third_derivative_constant_matches_finite_differences() {
+        let d2 = |eta: f64| -logistic_parts(1.0, eta).2;
+        let d3 = |eta: f64| {
+            let s = 1.0 / (1.0 + (-eta).exp());
+            -s * (1.0 - s) * (1.0 - 2.0 * s)
+        };
+        let mut max_abs: f64 = 0.0;
+        for k in -4000..=4000 {
+            let eta = f64::from(k) * 0.002;
+            let h = 1e-4;
+            let fd = (d2(eta + h) - d2(eta - h)) / (2.0 * h);
+            assert!((fd - d3(eta)).abs() < 1e-8, "η = {eta}: {fd} vs {}", d3(eta));
+            max_abs = max_abs.max(d3(eta).abs());
+        }
+        assert!(max_abs <= LOGISTIC_THIRD_DERIVATIVE_MAX);
+        assert!(max_abs > LOGISTIC_THIRD_DERIVATIVE_MAX * (1.0 - 1e-6), "{max_abs}");
+        assert!((LOGISTIC_THIRD_DERIVATIVE_MAX - 1.0 / (6.0 * 3f64.sqrt())).abs() < 1e-16);
+        let s: f64 = (3.0 - 3f64.sqrt()) / 6.0;
+        assert!((s * (1.0 - s) * (1.0 - 2.0 * s) - LOGISTIC_THIRD_DERIVATIVE_MAX).abs() < 1e-15);
+    }
 
     #[test]
     fn extreme_linear_predictors_are_finite_with_correct_limits() {

@@ -16,6 +16,10 @@
 //!   [`MeanTest`](tallmc_bounds::MeanTest) on minibatches drawn without replacement: exact,
 //!   Austerity (Korattikara et al. 2014) or the confidence sampler (Bardenet et al. 2014), with
 //!   random-walk or SGLD proposals;
+//! * [`ProxyMinibatchMh`] — the confidence sampler with Taylor proxies (Bardenet, Doucet &
+//!   Holmes 2017): the same test on the remainders after a second-order Taylor proxy around θ*,
+//!   for models with a third-derivative bound
+//!   ([`TaylorRemainderBound`](tallmc_core::TaylorRemainderBound));
 //! * [`ApproximateGibbs`] — Gibbs on binary factor models with the same tests;
 //! * [`HmcEcs`] — perturbed HMC with energy-conserving subsampling (Dang et al. 2019):
 //!   HMC-within-Gibbs on the bias-corrected difference estimator with Taylor control variates;
@@ -92,6 +96,7 @@ pub mod hmc_ecs_signed;
 pub mod init;
 pub mod mh;
 pub mod minibatch_mh;
+pub mod minibatch_proxy;
 pub mod proposal;
 pub mod rwm;
 pub mod sg;
@@ -122,6 +127,7 @@ pub use mh::{MhState, MhStats};
 pub use minibatch_mh::{
     MinibatchMh, MinibatchMhStats, MinibatchState, NoRange, RangeSource, TermBoundRange,
 };
+pub use minibatch_proxy::{ProxyConfig, ProxyMhStats, ProxyMinibatchMh};
 pub use proposal::{
     Proposal, RandomWalkProposal, RandomWalkProposalConfig, SgldProposal, SgldProposalConfig,
 };

@@ -43,7 +43,7 @@ use crate::proposal::Proposal;
 
 /// Values evaluated per model call when filling a batch (scratch size, not a statistical
 /// setting).
-const CHUNK: usize = 1024;
+pub(crate) const CHUNK: usize = 1024;
 
 /// Where a minibatch MH kernel gets the range bound the concentration-bound tests need.
 pub trait RangeSource<M: ?Sized> {
@@ -154,17 +154,81 @@ impl StepStats for MinibatchMhStats {
     }
 }
 
-/// The population l_i = ℓ_i(θ′) − ℓ_i(θ) of one MH decision.
-struct MhPopulation<'a, M: ?Sized> {
+/// What a minibatch MH decision tests, given (θ, θ′): the per-datum values the test sees, a
+/// shift of the threshold, the values' range bound and the evaluations each value costs. The
+/// plain kernel tests l_i = ℓ_i(θ′) − ℓ_i(θ) against μ₀; the proxy kernel
+/// ([`crate::minibatch_proxy`]) tests remainders after a Taylor proxy against μ₀ − (1/N)Σ℘_i.
+pub(crate) trait DecisionValues<M: ?Sized> {
+    /// Prepares the values of the decision between `theta` and `theta_prime`. Called once per
+    /// decision that looks at the data, before any [`DecisionValues::values`].
+    fn prepare(&mut self, model: &M, theta: &[f64], theta_prime: &[f64]) -> Prepared;
+
+    /// **Overwrites** `out[k]` with the value of datum `indices[k]` (at most [`CHUNK`] indices).
+    fn values(
+        &mut self,
+        model: &M,
+        theta: &[f64],
+        theta_prime: &[f64],
+        indices: &[u32],
+        out: &mut [f64],
+    );
+}
+
+/// The per-decision constants of a [`DecisionValues`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Prepared {
+    /// Subtracted from μ₀ to give the threshold the test compares the values' mean with.
+    pub shift: f64,
+    /// The values' range bound, if any.
+    pub range: Option<f64>,
+    /// Per-datum evaluations per value drawn.
+    pub per_value: EvalCounts,
+}
+
+/// The plain differences l_i = ℓ_i(θ′) − ℓ_i(θ), with the range of `B`.
+struct PlainDifferences<'a, B> {
+    scratch: &'a mut [f64],
+    range: PhantomData<B>,
+}
+
+impl<M: Terms + ?Sized, B: RangeSource<M>> DecisionValues<M> for PlainDifferences<'_, B> {
+    fn prepare(&mut self, model: &M, theta: &[f64], theta_prime: &[f64]) -> Prepared {
+        Prepared {
+            shift: 0.0,
+            range: B::range(model, theta, theta_prime),
+            per_value: EvalCounts::terms(2),
+        }
+    }
+
+    fn values(
+        &mut self,
+        model: &M,
+        theta: &[f64],
+        theta_prime: &[f64],
+        indices: &[u32],
+        out: &mut [f64],
+    ) {
+        let at_theta = &mut self.scratch[..indices.len()];
+        model.log_terms(theta_prime, indices, out);
+        model.log_terms(theta, indices, at_theta);
+        for (c, t) in out.iter_mut().zip(at_theta.iter()) {
+            *c -= t;
+        }
+    }
+}
+
+/// The population of one MH decision: the values of `V` over a subsample drawn without
+/// replacement.
+struct MhPopulation<'a, M: ?Sized, V> {
     model: &'a M,
     theta: &'a [f64],
     theta_prime: &'a [f64],
     sampler: &'a mut WithoutReplacement,
-    scratch: &'a mut [f64],
+    values: &'a mut V,
     range: Option<f64>,
 }
 
-impl<M: Terms + ?Sized> Population for MhPopulation<'_, M> {
+impl<M: Terms + ?Sized, V: DecisionValues<M>> Population for MhPopulation<'_, M, V> {
     fn size(&self) -> usize {
         self.model.num_terms()
     }
@@ -175,12 +239,7 @@ impl<M: Terms + ?Sized> Population for MhPopulation<'_, M> {
         for chunk in out.chunks_mut(CHUNK) {
             let idx = self.sampler.draw(chunk.len(), rng);
             let k = idx.len();
-            let at_theta = &mut self.scratch[..k];
-            self.model.log_terms(self.theta_prime, idx, &mut chunk[..k]);
-            self.model.log_terms(self.theta, idx, at_theta);
-            for (c, t) in chunk.iter_mut().zip(at_theta.iter()) {
-                *c -= t;
-            }
+            self.values.values(self.model, self.theta, self.theta_prime, idx, &mut chunk[..k]);
         }
     }
     fn range(&self) -> Option<f64> {
@@ -231,22 +290,21 @@ impl<T: MeanTest, P, B> MinibatchMh<T, P, B> {
     }
 }
 
-impl<M, T, P, B> Kernel<M> for MinibatchMh<T, P, B>
-where
-    M: Terms + LogPrior + ?Sized,
-    T: MeanTest,
-    P: Proposal<M>,
-    B: RangeSource<M>,
-{
-    type State = MinibatchState;
-    type Stats = MinibatchMhStats;
-
-    fn init<R: Rng + ?Sized>(
+impl<T: MeanTest, P, B> MinibatchMh<T, P, B> {
+    /// The checks and setup of [`Kernel::init`], with `range_available` telling whether the
+    /// decisions' values will come with a range bound.
+    pub(crate) fn init_common<M, R>(
         &mut self,
         model: &M,
         position: &[f64],
         rng: &mut R,
-    ) -> Result<MinibatchState> {
+        range_available: bool,
+    ) -> Result<MinibatchState>
+    where
+        M: Terms + LogPrior + ?Sized,
+        P: Proposal<M>,
+        R: Rng + ?Sized,
+    {
         let (d, n) = (model.dim(), model.num_terms());
         if d == 0 {
             return Err(Error::invalid("model dimension", 0, "at least 1"));
@@ -260,7 +318,7 @@ where
             });
         }
         self.test.check_population_size(n).map_err(|e| Error::Other(format!("mean test: {e}")))?;
-        if self.test.needs_range() && !B::AVAILABLE {
+        if self.test.needs_range() && !range_available {
             let name = self.test.describe().first().map_or("test".to_string(), |(_, v)| v.clone());
             return Err(Error::Other(format!(
                 "the {name} test needs a bound on the range of ℓ_i(θ′) − ℓ_i(θ): build the kernel with \
@@ -279,12 +337,22 @@ where
         Ok(MinibatchState { position: position.to_vec() })
     }
 
-    fn step<R: Rng + ?Sized>(
+    /// One step of [`Kernel::step`] deciding on the values of `values` (`None`: the plain
+    /// differences with the range of `B`).
+    pub(crate) fn step_common<M, V, R>(
         &mut self,
         model: &M,
         state: &mut MinibatchState,
         rng: &mut R,
-    ) -> Result<MinibatchMhStats> {
+        values: Option<&mut V>,
+    ) -> Result<(MinibatchMhStats, Option<Prepared>)>
+    where
+        M: Terms + LogPrior + ?Sized,
+        P: Proposal<M>,
+        B: RangeSource<M>,
+        V: DecisionValues<M>,
+        R: Rng + ?Sized,
+    {
         let Some(r) = self.running.as_mut() else {
             return Err(Error::Other("MinibatchMh::step called before init".into()));
         };
@@ -305,45 +373,130 @@ where
             divergent: false,
             evals: proposal_evals,
         };
+        let mut prepared_out = None;
         if lp_prime == f64::NEG_INFINITY || threshold == f64::INFINITY {
             // Zero prior (or proposal) density at θ′: rejected without looking at the data.
         } else if threshold.is_nan() || log_correction.is_nan() {
             stats.divergent = true;
         } else {
-            r.sampler.reset();
-            let mut population = MhPopulation {
-                model,
-                theta: &state.position,
-                theta_prime: &r.proposal,
-                sampler: &mut r.sampler,
-                scratch: &mut r.scratch,
-                range: B::range(model, &state.position, &r.proposal),
+            let mut plain = PlainDifferences::<B> { scratch: &mut r.scratch, range: PhantomData };
+            let decision = match values {
+                Some(v) => decide(
+                    &mut self.test,
+                    model,
+                    &state.position,
+                    &r.proposal,
+                    &mut r.sampler,
+                    &mut r.subsample_rng,
+                    v,
+                    threshold,
+                ),
+                None => decide(
+                    &mut self.test,
+                    model,
+                    &state.position,
+                    &r.proposal,
+                    &mut r.sampler,
+                    &mut r.subsample_rng,
+                    &mut plain,
+                    threshold,
+                ),
             };
-            let decision = self.test.decide(&mut population, threshold, &mut r.subsample_rng);
+            let (decision, prepared) = decision;
+            prepared_out = Some(prepared);
             // The values the test reports using (an auditing wrapper may draw more, for
             // diagnostics only); on an error, everything drawn.
             let used = match &decision {
-                Ok(d) => d.used,
-                Err(_) => r.sampler.drawn().len(),
+                Some(Ok(d)) => d.used,
+                Some(Err(_)) => r.sampler.drawn().len(),
+                None => 0,
             };
             stats.used = used;
             stats.data_fraction = used as f64 / r.n as f64;
-            stats.evals += EvalCounts::terms(2 * used);
+            let per = prepared.per_value;
+            let used64 = used as u64;
+            stats.evals += EvalCounts {
+                terms: per.terms * used64,
+                gradients: per.gradients * used64,
+                hessians: per.hessians * used64,
+            };
             match decision {
-                Ok(d) => {
+                Some(Ok(d)) => {
                     stats.accepted = d.above;
                     stats.looks = d.looks;
                     stats.half_width = d.half_width;
                 }
-                Err(tallmc_bounds::Error::NonFiniteValue { .. }) => stats.divergent = true,
-                Err(e) => return Err(Error::Other(format!("mean test: {e}"))),
+                None | Some(Err(tallmc_bounds::Error::NonFiniteValue { .. })) => {
+                    stats.divergent = true;
+                }
+                Some(Err(e)) => return Err(Error::Other(format!("mean test: {e}"))),
             }
         }
         if stats.accepted {
             state.position.copy_from_slice(&r.proposal);
         }
         self.proposal.observe(&state.position);
-        Ok(stats)
+        Ok((stats, prepared_out))
+    }
+}
+
+/// Prepares `values` for (θ, θ′) and runs the test on them against μ₀ − shift. `None` when the
+/// shift is not finite (numerical trouble: the step is divergent).
+#[allow(clippy::type_complexity)]
+fn decide<M, T, V>(
+    test: &mut T,
+    model: &M,
+    theta: &[f64],
+    theta_prime: &[f64],
+    sampler: &mut WithoutReplacement,
+    subsample_rng: &mut ChainRng,
+    values: &mut V,
+    threshold: f64,
+) -> (Option<tallmc_bounds::Result<tallmc_bounds::Decision>>, Prepared)
+where
+    M: Terms + ?Sized,
+    T: MeanTest,
+    V: DecisionValues<M>,
+{
+    let prepared = values.prepare(model, theta, theta_prime);
+    if !prepared.shift.is_finite() {
+        return (None, prepared);
+    }
+    sampler.reset();
+    let mut population =
+        MhPopulation { model, theta, theta_prime, sampler, values, range: prepared.range };
+    // For the plain differences the shift is 0.0 and μ₀ − 0.0 is μ₀ bit for bit.
+    let decision = test.decide(&mut population, threshold - prepared.shift, subsample_rng);
+    (Some(decision), prepared)
+}
+
+impl<M, T, P, B> Kernel<M> for MinibatchMh<T, P, B>
+where
+    M: Terms + LogPrior + ?Sized,
+    T: MeanTest,
+    P: Proposal<M>,
+    B: RangeSource<M>,
+{
+    type State = MinibatchState;
+    type Stats = MinibatchMhStats;
+
+    fn init<R: Rng + ?Sized>(
+        &mut self,
+        model: &M,
+        position: &[f64],
+        rng: &mut R,
+    ) -> Result<MinibatchState> {
+        self.init_common(model, position, rng, B::AVAILABLE)
+    }
+
+    fn step<R: Rng + ?Sized>(
+        &mut self,
+        model: &M,
+        state: &mut MinibatchState,
+        rng: &mut R,
+    ) -> Result<MinibatchMhStats> {
+        let plain: Option<&mut PlainDifferences<'_, B>> = None;
+        self.step_common(model, state, rng, plain).map(|(stats, _)| stats)
     }
 
     fn begin_warmup(&mut self, _num_warmup: usize) {

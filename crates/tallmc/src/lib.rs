@@ -25,8 +25,8 @@ pub mod prelude {
     pub use tallmc_core::rng::{chain_rng, setup_rng};
     pub use tallmc_core::{
         BinaryFactors, ChainState, EvalCounts, FullData, Kernel, LinearPredictor, LogPrior,
-        LogPriorHessian, Parallelism, ParameterNames, StepStats, TermBounds, TermGradients,
-        TermHessians, Terms,
+        LogPriorHessian, Parallelism, ParameterNames, StepStats, TaylorRemainderBound, TermBounds,
+        TermGradients, TermHessians, Terms,
     };
     pub use tallmc_diagnostics::{
         Draws, Summary, ess_bulk, ess_tail, inefficiency_factor, mcse_mean, rhat, summarize,
@@ -44,9 +44,9 @@ pub mod prelude {
     pub use tallmc_samplers::{
         AdaptiveMetropolis, AdaptiveMetropolisConfig, ApproximateGibbs, Driver, GibbsConfig, Hmc,
         HmcConfig, HmcEcs, HmcEcsConfig, InitStrategy, Laplace, MinibatchMh, NewtonOptions,
-        Proposal, RandomWalkConfig, RandomWalkMetropolis, RandomWalkProposal,
-        RandomWalkProposalConfig, RunConfig, SgHmc, SgHmcConfig, Sgld, SgldConfig, SgldProposal,
-        SgldProposalConfig, Sgnht, SgnhtConfig, SignedHmcEcs, SignedHmcEcsConfig, Subsampling,
-        Thermostat, laplace_approximation, sample_in_memory,
+        Proposal, ProxyConfig, ProxyMinibatchMh, RandomWalkConfig, RandomWalkMetropolis,
+        RandomWalkProposal, RandomWalkProposalConfig, RunConfig, SgHmc, SgHmcConfig, Sgld,
+        SgldConfig, SgldProposal, SgldProposalConfig, Sgnht, SgnhtConfig, SignedHmcEcs,
+        SignedHmcEcsConfig, Subsampling, Thermostat, laplace_approximation, sample_in_memory,
     };
 }

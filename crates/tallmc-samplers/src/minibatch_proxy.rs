@@ -1,0 +1,515 @@
+//! The confidence sampler with Taylor proxies (Bardenet, Doucet & Holmes 2017, JMLR, §7.2):
+//! minibatch MH whose mean test sees the *remainders* of the log-likelihood differences after a
+//! second-order Taylor proxy, so that at equilibrium a decision needs a few data points instead
+//! of a large fraction of them.
+//!
+//! **The proxy.** Exact MH accepts θ′ iff Λ_n = (1/n) Σ_i [ℓ_i(θ′) − ℓ_i(θ)] > ψ with
+//! ψ = (1/n) log[u p(θ) q(θ′|θ) / (p(θ′) q(θ|θ′))] (see [`crate::minibatch_mh`]). Around a
+//! centre θ* (h = θ − θ*, h′ = θ′ − θ*), the second-order Taylor proxy of ℓ_i(θ′) − ℓ_i(θ) is
+//!
+//! ```text
+//! ℘_i = ∇ℓ_i(θ*)ᵀ(h′ − h) + ½ (h′ − h)ᵀ ∇²ℓ_i(θ*) (h′ + h)         (= q_i(θ′) − q_i(θ))
+//! ```
+//!
+//! and its mean over the data costs O(d²), not O(n), from the data sums g = Σ_i ∇ℓ_i(θ*) and
+//! H = Σ_i ∇²ℓ_i(θ*) computed once ([`ControlVariate`] of order 2):
+//!
+//! ```text
+//! (1/n) Σ_i ℘_i = (1/n) [ gᵀ(θ′ − θ) + ½ (θ′ − θ)ᵀ H (h′ + h) ].
+//! ```
+//!
+//! With the remainders r_i = ℓ_i(θ′) − ℓ_i(θ) − ℘_i, Λ_n = (1/n)Σ r_i + (1/n)Σ ℘_i exactly, so
+//! the MH decision is
+//!
+//! ```text
+//! accept  ⇔  (1/n) Σ_i r_i  >  ψ − (1/n) Σ_i ℘_i,
+//! ```
+//!
+//! a question about the mean of the finite population {r_i}: the sequential mean test of
+//! [`MinibatchMh`] is run on the r_i of a subsample drawn without
+//! replacement against the shifted threshold (BDH 2017 decide Λ*_t + (1/n)Σ℘_i vs ψ — the same
+//! comparison).
+//!
+//! **The remainder bound.** With M₃ a bound on the third partial derivatives of every ℓ_i
+//! ([`TaylorRemainderBound`]), Taylor's theorem gives |ℓ_i(θ*+h) − q_i(θ*+h)| ≤ (M₃/6)‖h‖₁³, so
+//!
+//! ```text
+//! |r_i| ≤ R_p = (1/3) M₃ max(‖h‖₁, ‖h′‖₁)³,     range of the r_i ≤ 2 R_p,
+//! ```
+//!
+//! which is the range handed to the concentration bound. Near θ* (at equilibrium on tall data
+//! ‖h‖ = O(n^{−1/2})) the remainders' spread and range are O(n^{−3/2}) while the plain
+//! differences' are O(n^{−1/2}); the gap |Λ_n − ψ| is O(1/n), and the half-width c_t reaches it
+//! after t ≳ n² σ̂² values: O(n) without proxies, O(1) with them.
+//!
+//! **Why each decision is still wrong with probability ≤ δ.** The proxy changes the population
+//! and the threshold, not the question: "mean of r_i > ψ − (1/n)Σ℘_i" is *the exact MH decision*,
+//! the r_i are a fixed finite population given (θ, θ′, u), and 2R_p is a valid range bound for
+//! it. The confidence test's guarantee (BDH 2014, Lemma 3.1: for every population with a valid
+//! range, the decision differs from the exact one with probability ≤ δ) applies unchanged —
+//! whatever θ* is, so re-centring θ* on the chain's past does not affect it either. With
+//! [`ExactTest`](tallmc_bounds::ExactTest) the kernel is exact MH.
+//!
+//! **Rounding.** The computed remainder differs from the true one by rounding in ℓ_i(θ′) − ℓ_i(θ)
+//! − ℘_i, of the order of the unit roundoff times |ℓ_i(θ)| + |ℓ_i(θ′)| + |℘_i's terms|, which can
+//! exceed R_p when R_p is tiny (a quadratic model has R_p = 0). Since the true remainder lies in
+//! [−R_p, R_p], a computed value within R_p + 10⁻⁹ × those magnitudes is clamped into
+//! [−R_p, R_p] (a projection onto an interval containing the true value: never less accurate).
+//! A value further out is left as it is, so that a wrong M₃ shows up as the test's
+//! range-exceeded error instead of being hidden.
+//!
+//! **Re-centring.** θ* is the caller's (usually the posterior mode, e.g. from
+//! [`laplace_approximation`](crate::laplace_approximation)). Optionally
+//! ([`ProxyConfig::recenter_every`]) θ* is moved to the current state every k iterations (the
+//! authors' code: k = 20), each time with a full pass over the data.
+//!
+//! **Cost** (per-datum evaluations, in [`ProxyMhStats::evals`]): setup, one full pass at θ*
+//! (n terms, n gradients, n Hessians), reported by the first step, and the same again at every
+//! re-centring. Per value used: ℓ_i at θ and θ′ (2 terms) and the per-datum proxy ℘_i — ∇ℓ_i(θ*)
+//! (the model returns it with ℓ_i(θ*): 1 term, 1 gradient) and ∇²ℓ_i(θ*)(θ′ − θ) (1 Hessian-vector
+//! product): 3 terms, 1 gradient, 1 Hessian. Plus the proposal's. The shift costs O(d²) and no
+//! per-datum evaluation.
+//!
+//! **Random streams.** As [`MinibatchMh`]: proposals and u from the chain's
+//! RNG, subsample indices from a second stream seeded at `init`, so a proxy chain and a plain
+//! chain with the same seed see the same proposals and uniforms, and make the same decisions
+//! whenever both tests decide exactly (e.g. [`ExactTest`](tallmc_bounds::ExactTest)).
+//!
+//! ```
+//! use tallmc_bounds::{BoundKind, ConfidenceConfig, ConfidenceTest};
+//! use tallmc_models::GaussianMean;
+//! use tallmc_samplers::{
+//!     ProxyConfig, ProxyMinibatchMh, RandomWalkProposal, RandomWalkProposalConfig, RunConfig,
+//!     sample_in_memory,
+//! };
+//!
+//! let y: Vec<f64> = (0..20_000).map(|i| ((i * 7919) % 1000) as f64 / 500.0 - 1.0).collect();
+//! let model = GaussianMean::from_observations(y, 1.0, 0.0, 10.0)?;
+//! let (mode, sd) = model.posterior_mean_sd();
+//! let config = RunConfig { num_warmup: 200, num_draws: 500, num_chains: 1, seed: 3, save_warmup: false };
+//! let chains = sample_in_memory(&model, config, &[vec![mode]], |_| {
+//!     let test = ConfidenceTest::new(ConfidenceConfig::new(BoundKind::EmpiricalBernsteinSerfling, 0.01))
+//!         .map_err(|e| tallmc_core::Error::Other(e.to_string()))?;
+//!     let walk = RandomWalkProposal::new(RandomWalkProposalConfig {
+//!         covariance: Some(vec![sd * sd]),
+//!         ..Default::default()
+//!     })?;
+//!     ProxyMinibatchMh::new(test, walk, ProxyConfig::new(vec![mode]))
+//! })?;
+//! // ℓ_i is quadratic in μ (M₃ = 0): every decision is taken on the first batch of 100.
+//! let used = chains[0].sink.stat("data_used__").unwrap();
+//! assert!(used.iter().all(|&u| u <= 100.0));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+use tallmc_bounds::MeanTest;
+use tallmc_core::{
+    Error, EvalCounts, Kernel, LogPrior, Result, StepStats, TaylorRemainderBound, TermHessians,
+};
+use tallmc_estimators::{ControlVariate, CvOrder};
+
+use crate::minibatch_mh::{
+    CHUNK, DecisionValues, MinibatchMh, MinibatchMhStats, MinibatchState, NoRange, Prepared,
+};
+use crate::proposal::Proposal;
+
+/// Relative size, in units of the magnitudes of the terms entering a computed remainder, of the
+/// rounding allowance within which a remainder just outside [−R_p, R_p] is clamped (see the
+/// module docs). Matches the bounds crate's relative range slack.
+const ROUNDING_SLACK: f64 = 1e-9;
+
+/// Settings of [`ProxyMinibatchMh`]: the centre θ* of the Taylor proxies and whether it moves.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProxyConfig {
+    /// The centre θ* (usually the posterior mode): d finite values.
+    pub center: Vec<f64>,
+    /// Move θ* to the current state before every k-th iteration (k ≥ 1; warmup included), with
+    /// a full pass over the data each time; `None` (the default): θ* stays fixed.
+    pub recenter_every: Option<usize>,
+}
+
+impl ProxyConfig {
+    /// A fixed centre θ* = `center`.
+    pub fn new(center: Vec<f64>) -> Self {
+        Self { center, recenter_every: None }
+    }
+
+    /// Re-centres θ* at the current state every `k` iterations (the authors' code: 20).
+    pub fn with_recenter_every(mut self, k: usize) -> Self {
+        self.recenter_every = Some(k);
+        self
+    }
+
+    /// Checks what can be checked without the model: θ* non-empty and finite (naming the first
+    /// bad entry), a re-centring interval ≥ 1.
+    pub fn validate(&self) -> Result<()> {
+        if self.center.is_empty() {
+            return Err(Error::invalid("proxy centre θ*", "[]", "d ≥ 1 finite values"));
+        }
+        tallmc_core::error::check_finite("proxy centre θ*", &self.center)?;
+        if self.recenter_every == Some(0) {
+            return Err(Error::invalid("proxy re-centring interval", 0, "at least 1 iteration"));
+        }
+        Ok(())
+    }
+}
+
+/// Stats of one [`ProxyMinibatchMh`] step.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ProxyMhStats {
+    /// Whether θ′ was accepted (the test's decision).
+    pub accepted: bool,
+    /// Remainders r_i the test used.
+    pub used: usize,
+    /// `used / N`.
+    pub data_fraction: f64,
+    /// Batches (looks) the test took.
+    pub looks: usize,
+    /// The test's final uncertainty (c_t for bounds, 0 when every value was used).
+    pub half_width: f64,
+    /// The MH threshold ψ (= μ₀); the test compared the remainders' mean with
+    /// ψ − `proxy_mean`.
+    pub threshold: f64,
+    /// (1/N) Σ_i ℘_i, the proxies' exact mean (NaN when the data were not looked at).
+    pub proxy_mean: f64,
+    /// R_p = (1/3) M₃ max(‖h‖₁, ‖h′‖₁)³ (the remainders' range bound is 2R_p; NaN when the data
+    /// were not looked at).
+    pub remainder_bound: f64,
+    /// Proposal step size.
+    pub step_size: f64,
+    /// Numerical trouble (a non-finite value, proxy mean or threshold): rejected.
+    pub divergent: bool,
+    /// Whether θ* was moved to the current state before this step.
+    pub recentred: bool,
+    /// Per-datum evaluations: per value used 3 terms, 1 gradient, 1 Hessian-vector product; the
+    /// setup pass (first step) and re-centring passes; the proposal's.
+    pub evals: EvalCounts,
+}
+
+impl StepStats for ProxyMhStats {
+    const COLUMNS: &'static [&'static str] = &[
+        "accept_stat__",
+        "stepsize__",
+        "data_used__",
+        "data_fraction__",
+        "looks__",
+        "half_width__",
+        "divergent__",
+        "n_terms__",
+        "n_grads__",
+        "n_hessians__",
+        "proxy_mean__",
+        "remainder_bound__",
+        "recentred__",
+    ];
+    fn write_columns(&self, out: &mut [f64]) {
+        out[0] = f64::from(u8::from(self.accepted));
+        out[1] = self.step_size;
+        out[2] = self.used as f64;
+        out[3] = self.data_fraction;
+        out[4] = self.looks as f64;
+        out[5] = self.half_width;
+        out[6] = f64::from(u8::from(self.divergent));
+        out[7] = self.evals.terms as f64;
+        out[8] = self.evals.gradients as f64;
+        out[9] = self.evals.hessians as f64;
+        out[10] = self.proxy_mean;
+        out[11] = self.remainder_bound;
+        out[12] = f64::from(u8::from(self.recentred));
+    }
+    fn evals(&self) -> EvalCounts {
+        self.evals
+    }
+    /// 1 if accepted, 0 if not (the decision is hard).
+    fn accept_stat(&self) -> f64 {
+        f64::from(u8::from(self.accepted))
+    }
+    fn divergent(&self) -> bool {
+        self.divergent
+    }
+    fn batch_size(&self) -> u64 {
+        self.used as u64
+    }
+}
+
+/// The remainders r_i = ℓ_i(θ′) − ℓ_i(θ) − ℘_i of one decision (see the module docs), with the
+/// data sums at θ* and the scratch to evaluate them.
+#[derive(Debug, Clone)]
+struct Remainders {
+    cv: ControlVariate,
+    /// θ′ − θ.
+    step: Vec<f64>,
+    /// h′ + h = θ′ + θ − 2θ*.
+    sum: Vec<f64>,
+    /// R_p of the current decision.
+    bound: f64,
+    at_theta: Vec<f64>,
+    at_center: Vec<f64>,
+    /// ∇ℓ_i(θ*), CHUNK × d.
+    grads: Vec<f64>,
+    /// ∇²ℓ_i(θ*)(θ′ − θ), CHUNK × d.
+    hv: Vec<f64>,
+}
+
+impl Remainders {
+    fn new(cv: ControlVariate) -> Self {
+        let d = cv.dim();
+        Self {
+            cv,
+            step: vec![0.0; d],
+            sum: vec![0.0; d],
+            bound: 0.0,
+            at_theta: vec![0.0; CHUNK],
+            at_center: vec![0.0; CHUNK],
+            grads: vec![0.0; CHUNK * d],
+            hv: vec![0.0; CHUNK * d],
+        }
+    }
+}
+
+impl<M: TaylorRemainderBound + TermHessians + ?Sized> DecisionValues<M> for Remainders {
+    fn prepare(&mut self, model: &M, theta: &[f64], theta_prime: &[f64]) -> Prepared {
+        let center = self.cv.center();
+        for j in 0..theta.len() {
+            self.step[j] = theta_prime[j] - theta[j];
+            self.sum[j] = (theta_prime[j] - center[j]) + (theta[j] - center[j]);
+        }
+        // Σ_i ℘_i = gᵀ(θ′ − θ) + ½ (θ′ − θ)ᵀ H (h′ + h), O(d²).
+        let d = self.step.len();
+        let (g, hess) = (self.cv.gradient_sum(), self.cv.hessian_sum());
+        let mut total = 0.0;
+        let mut quad = 0.0;
+        for j in 0..d {
+            total += g[j] * self.step[j];
+            let row = &hess[j * d..(j + 1) * d];
+            quad += self.step[j] * row.iter().zip(&self.sum).map(|(a, b)| a * b).sum::<f64>();
+        }
+        total += 0.5 * quad;
+        self.bound = model.proxy_remainder_bound(center, theta, theta_prime);
+        Prepared {
+            shift: total / self.cv.num_terms() as f64,
+            range: Some(2.0 * self.bound),
+            per_value: EvalCounts { terms: 3, gradients: 1, hessians: 1 },
+        }
+    }
+
+    fn values(
+        &mut self,
+        model: &M,
+        theta: &[f64],
+        theta_prime: &[f64],
+        indices: &[u32],
+        out: &mut [f64],
+    ) {
+        let (k, d) = (indices.len(), self.step.len());
+        let center = self.cv.center();
+        model.log_terms(theta_prime, indices, out);
+        model.log_terms(theta, indices, &mut self.at_theta[..k]);
+        model.log_terms_grads(center, indices, &mut self.at_center[..k], &mut self.grads[..k * d]);
+        model.hessian_vector_products(center, indices, &self.step, &mut self.hv[..k * d]);
+        let bound = self.bound;
+        for (m, r) in out.iter_mut().enumerate() {
+            let g = &self.grads[m * d..(m + 1) * d];
+            let hv = &self.hv[m * d..(m + 1) * d];
+            let (mut lin, mut quad, mut magnitude) = (0.0, 0.0, 0.0);
+            for j in 0..d {
+                let a = g[j] * self.step[j];
+                let b = hv[j] * self.sum[j];
+                lin += a;
+                quad += b;
+                magnitude += a.abs() + 0.5 * b.abs();
+            }
+            let (l_prime, l) = (*r, self.at_theta[m]);
+            let remainder = (l_prime - l) - (lin + 0.5 * quad);
+            magnitude += l_prime.abs() + l.abs();
+            // Rounding allowance: the true remainder is in [−R_p, R_p] (module docs).
+            if remainder.abs() <= bound + ROUNDING_SLACK * magnitude {
+                *r = remainder.clamp(-bound, bound);
+            } else {
+                *r = remainder;
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct ProxyRunning {
+    remainders: Remainders,
+    /// Evaluations not reported yet (the setup pass, reported by the first step).
+    unreported: EvalCounts,
+    /// Steps made so far.
+    steps: usize,
+    /// Re-centrings made so far.
+    recenterings: usize,
+}
+
+/// The confidence sampler with Taylor proxies (BDH 2017): minibatch MH with mean test `T` and
+/// proposal `P`, deciding on the remainders after a second-order Taylor proxy around θ* (see the
+/// module docs). Needs a model with per-datum Hessians and a third-derivative bound
+/// ([`TaylorRemainderBound`]); any [`MeanTest`] works (the concentration-bound tests get the
+/// range 2R_p).
+#[derive(Debug, Clone)]
+pub struct ProxyMinibatchMh<T, P> {
+    inner: MinibatchMh<T, P, NoRange>,
+    config: ProxyConfig,
+    running: Option<ProxyRunning>,
+}
+
+impl<T: MeanTest, P> ProxyMinibatchMh<T, P> {
+    /// A kernel deciding with `test` on proposals from `proposal`, with proxies around
+    /// `config.center`. Errors: a bad config ([`ProxyConfig::validate`]); θ*'s length is checked
+    /// against the model at `init`.
+    pub fn new(test: T, proposal: P, config: ProxyConfig) -> Result<Self> {
+        config.validate()?;
+        Ok(Self { inner: MinibatchMh::new(test, proposal), config, running: None })
+    }
+
+    /// The mean test.
+    pub fn test(&self) -> &T {
+        self.inner.test()
+    }
+
+    /// The proposal.
+    pub fn proposal(&self) -> &P {
+        self.inner.proposal()
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &ProxyConfig {
+        &self.config
+    }
+
+    /// The current centre θ* (the configured one before `init` and without re-centring).
+    pub fn center(&self) -> &[f64] {
+        self.running.as_ref().map_or(&self.config.center, |r| r.remainders.cv.center())
+    }
+
+    /// Re-centrings made so far.
+    pub fn recenterings(&self) -> usize {
+        self.running.as_ref().map_or(0, |r| r.recenterings)
+    }
+}
+
+/// A control-variate error as a core error naming what failed.
+fn cv_error(e: tallmc_estimators::Error) -> Error {
+    Error::Other(format!("proxy sums at θ*: {e}"))
+}
+
+impl<M, T, P> Kernel<M> for ProxyMinibatchMh<T, P>
+where
+    M: TaylorRemainderBound + TermHessians + LogPrior + ?Sized,
+    T: MeanTest,
+    P: Proposal<M>,
+{
+    type State = MinibatchState;
+    type Stats = ProxyMhStats;
+
+    fn init<R: Rng + ?Sized>(
+        &mut self,
+        model: &M,
+        position: &[f64],
+        rng: &mut R,
+    ) -> Result<MinibatchState> {
+        let d = model.dim();
+        if d > 0 {
+            tallmc_core::error::check_finite_vector("proxy centre θ*", &self.config.center, d)?;
+        }
+        let m3 = model.third_derivative_bound();
+        if !(m3.is_finite() && m3 >= 0.0) {
+            return Err(Error::invalid(
+                "the model's third-derivative bound M₃",
+                m3,
+                "a finite value ≥ 0",
+            ));
+        }
+        let state = self.inner.init_common(model, position, rng, true)?;
+        let (cv, setup) =
+            ControlVariate::new(model, &self.config.center, CvOrder::Two).map_err(cv_error)?;
+        self.running = Some(ProxyRunning {
+            remainders: Remainders::new(cv),
+            unreported: setup,
+            steps: 0,
+            recenterings: 0,
+        });
+        Ok(state)
+    }
+
+    fn step<R: Rng + ?Sized>(
+        &mut self,
+        model: &M,
+        state: &mut MinibatchState,
+        rng: &mut R,
+    ) -> Result<ProxyMhStats> {
+        let Some(p) = self.running.as_mut() else {
+            return Err(Error::Other("ProxyMinibatchMh::step called before init".into()));
+        };
+        let recentred = self.config.recenter_every.is_some_and(|k| p.steps > 0 && p.steps % k == 0);
+        if recentred {
+            p.unreported += p.remainders.cv.recenter(model, &state.position).map_err(cv_error)?;
+            p.recenterings += 1;
+        }
+        p.steps += 1;
+        let (s, prepared): (MinibatchMhStats, _) =
+            self.inner.step_common(model, state, rng, Some(&mut p.remainders))?;
+        let (proxy_mean, remainder_bound) =
+            prepared.map_or((f64::NAN, f64::NAN), |q| (q.shift, p.remainders.bound));
+        Ok(ProxyMhStats {
+            accepted: s.accepted,
+            used: s.used,
+            data_fraction: s.data_fraction,
+            looks: s.looks,
+            half_width: s.half_width,
+            threshold: s.threshold,
+            proxy_mean,
+            remainder_bound,
+            step_size: s.step_size,
+            divergent: s.divergent,
+            recentred,
+            evals: s.evals + std::mem::take(&mut p.unreported),
+        })
+    }
+
+    fn begin_warmup(&mut self, num_warmup: usize) {
+        Kernel::<M>::begin_warmup(&mut self.inner, num_warmup);
+    }
+
+    fn adapt<R: Rng + ?Sized>(
+        &mut self,
+        model: &M,
+        state: &mut MinibatchState,
+        stats: &ProxyMhStats,
+        rng: &mut R,
+    ) -> Result<()> {
+        let plain = MinibatchMhStats {
+            accepted: stats.accepted,
+            used: stats.used,
+            data_fraction: stats.data_fraction,
+            looks: stats.looks,
+            half_width: stats.half_width,
+            threshold: stats.threshold,
+            step_size: stats.step_size,
+            divergent: stats.divergent,
+            evals: stats.evals,
+        };
+        self.inner.adapt(model, state, &plain, rng)
+    }
+
+    fn end_warmup(&mut self) {
+        Kernel::<M>::end_warmup(&mut self.inner);
+    }
+
+    fn adaptation_report(&self) -> Vec<String> {
+        let mut lines = Kernel::<M>::adaptation_report(&self.inner);
+        lines.push("proxies = second-order Taylor around theta* (BDH 2017)".into());
+        match self.config.recenter_every {
+            Some(k) => lines.push(format!(
+                "proxy re-centring every {k} iterations ({} so far)",
+                self.recenterings()
+            )),
+            None => lines.push("proxy centre theta* fixed".into()),
+        }
+        lines
+    }
+}
