@@ -238,7 +238,10 @@ pub struct SampleArgs {
     pub num_steps: Option<usize>,
 
     /// SGLD / SG-HMC / SGNHT: Taylor control variates around the posterior mode (one extra
-    /// full-data pass at setup; Baker et al. 2017 at order 1).
+    /// full-data pass at setup; Baker et al. 2017 at order 1). Confidence: 2nd-order Taylor
+    /// proxies around the mode (Bardenet, Doucet & Holmes 2017); the test runs on the
+    /// remainders, whose range comes from a bound on third derivatives (logistic,
+    /// gaussian-mean).
     #[arg(long)]
     pub cv: bool,
 

@@ -9,8 +9,8 @@ use tallmc_bounds::{
     AusterityConfig, AusterityTest, BoundKind, ConfidenceConfig, ConfidenceTest, MeanTest,
 };
 use tallmc_core::{
-    EvalCounts, LogPrior, LogPriorHessian, ParameterNames, TermBounds, TermGradients, TermHessians,
-    Terms,
+    EvalCounts, LogPrior, LogPriorHessian, ParameterNames, TaylorRemainderBound, TermBounds,
+    TermGradients, TermHessians, Terms,
 };
 use tallmc_diagnostics::{Draws, Summary, summarize};
 use tallmc_integrators::{Metric, MetricKind};
@@ -20,8 +20,9 @@ use tallmc_models::{
 use tallmc_samplers::sink::{CsvSink, MemorySink, Tee};
 use tallmc_samplers::{
     AdaptiveMetropolis, AdaptiveMetropolisConfig, ChainOutput, Driver, Hmc, HmcConfig, Laplace,
-    MinibatchMh, NewtonOptions, RandomWalkConfig, RandomWalkMetropolis, RandomWalkProposal,
-    RandomWalkProposalConfig, RunConfig, laplace_approximation, uniform_positions,
+    MinibatchMh, NewtonOptions, ProxyConfig, ProxyMinibatchMh, RandomWalkConfig,
+    RandomWalkMetropolis, RandomWalkProposal, RandomWalkProposalConfig, RunConfig,
+    laplace_approximation, uniform_positions,
 };
 
 use crate::args::{BoundArg, InitKind, MetricArg, ModelKind, SampleArgs, SamplerKind};
@@ -86,11 +87,14 @@ fn check_flags(a: &SampleArgs) -> Result<()> {
         bail!("--batch applies only to --sampler austerity, sgld, sghmc or sgnht");
     }
     for (flag, given) in
-        [("--step-size", a.step_size.is_some()), ("--cv", a.cv), ("--precondition", a.precondition)]
+        [("--step-size", a.step_size.is_some()), ("--precondition", a.precondition)]
     {
         if given && !sg {
             bail!("{flag} applies only to --sampler sgld, sghmc or sgnht");
         }
+    }
+    if a.cv && !(sg || a.sampler == SamplerKind::Confidence) {
+        bail!("--cv applies only to --sampler sgld, sghmc, sgnht or confidence");
     }
     let ecs = a.sampler.is_hmc_ecs();
     if a.cv_order.is_some() && !(sg || ecs) {
@@ -184,7 +188,8 @@ fn confidence_test(a: &SampleArgs, n: usize) -> Result<ConfidenceTest> {
 
 type Outputs = Vec<ChainOutput<Tee<MemorySink, CsvSink>>>;
 
-/// Running the confidence sampler needs the model's term bounds: implemented per model.
+/// Running the confidence sampler needs the model's term bounds (plain) or a bound on third
+/// derivatives (with Taylor proxies, `--cv`): implemented per model.
 pub trait RunConfidence: CliModel {
     /// Runs minibatch MH with the confidence test (or explains why the model cannot).
     fn run_confidence(
@@ -195,6 +200,42 @@ pub trait RunConfidence: CliModel {
         walk: &RandomWalkProposalConfig,
         sinks: Vec<Tee<MemorySink, CsvSink>>,
     ) -> Result<Outputs>;
+
+    /// Runs the confidence sampler with 2nd-order Taylor proxies around `center` (Bardenet,
+    /// Doucet & Holmes 2017), or explains why the model cannot.
+    fn run_confidence_proxies(
+        &self,
+        driver: &Driver<'_>,
+        inits: &[Vec<f64>],
+        test: &ConfidenceTest,
+        walk: &RandomWalkProposalConfig,
+        center: &[f64],
+        sinks: Vec<Tee<MemorySink, CsvSink>>,
+    ) -> Result<Outputs>;
+}
+
+fn confidence_with_proxies<M: CliModel + TaylorRemainderBound>(
+    model: &M,
+    driver: &Driver<'_>,
+    inits: &[Vec<f64>],
+    test: &ConfidenceTest,
+    walk: &RandomWalkProposalConfig,
+    center: &[f64],
+    sinks: Vec<Tee<MemorySink, CsvSink>>,
+) -> Result<Outputs> {
+    let proxy = ProxyConfig::new(center.to_vec());
+    let make = |_| {
+        ProxyMinibatchMh::new(test.clone(), RandomWalkProposal::new(walk.clone())?, proxy.clone())
+    };
+    Ok(driver.run(model, inits, make, sinks)?)
+}
+
+fn no_third_derivative_bound(model: &str) -> anyhow::Error {
+    anyhow::anyhow!(
+        "--sampler confidence --cv needs a bound on the third derivatives of ℓ_i and --model \
+         {model} has none (its terms are unbounded in log σ); use --sampler confidence without \
+         --cv, austerity or an exact sampler"
+    )
 }
 
 fn confidence_with_bounds<M: CliModel + TermBounds>(
@@ -212,8 +253,10 @@ fn confidence_with_bounds<M: CliModel + TermBounds>(
     Ok(driver.run(model, inits, make, sinks)?)
 }
 
+/// Implements [`RunConfidence`] for models with term bounds; `proxies` says whether the model
+/// also bounds third derivatives (`TaylorRemainderBound`).
 macro_rules! confidence_via_bounds {
-    ($($model:ty),*) => {$(
+    ($($model:ty => $name:literal, $proxies:tt);*) => {$(
         impl RunConfidence for $model {
             fn run_confidence(
                 &self,
@@ -225,11 +268,32 @@ macro_rules! confidence_via_bounds {
             ) -> Result<Outputs> {
                 confidence_with_bounds(self, driver, inits, test, walk, sinks)
             }
+
+            fn run_confidence_proxies(
+                &self,
+                driver: &Driver<'_>,
+                inits: &[Vec<f64>],
+                test: &ConfidenceTest,
+                walk: &RandomWalkProposalConfig,
+                center: &[f64],
+                sinks: Vec<Tee<MemorySink, CsvSink>>,
+            ) -> Result<Outputs> {
+                confidence_via_bounds!(@proxies $proxies, $name, self, driver, inits, test, walk, center, sinks)
+            }
         }
     )*};
+    (@proxies yes, $name:literal, $($arg:expr),*) => { confidence_with_proxies($($arg),*) };
+    (@proxies no, $name:literal, $($arg:expr),*) => {{
+        let _ = ($($arg),*);
+        Err(no_third_derivative_bound($name))
+    }};
 }
 
-confidence_via_bounds!(LogisticRegression, Gaussian, GaussianMean);
+confidence_via_bounds!(
+    LogisticRegression => "logistic", yes;
+    Gaussian => "gaussian", no;
+    GaussianMean => "gaussian-mean", yes
+);
 
 impl RunConfidence for LinearRegression {
     fn run_confidence(
@@ -244,6 +308,18 @@ impl RunConfidence for LinearRegression {
             "--sampler confidence needs a bound on |ℓ_i(θ′) − ℓ_i(θ)| and --model linear has none \
              (its terms are unbounded in θ); use --sampler austerity or an exact sampler"
         )
+    }
+
+    fn run_confidence_proxies(
+        &self,
+        _driver: &Driver<'_>,
+        _inits: &[Vec<f64>],
+        _test: &ConfidenceTest,
+        _walk: &RandomWalkProposalConfig,
+        _center: &[f64],
+        _sinks: Vec<Tee<MemorySink, CsvSink>>,
+    ) -> Result<Outputs> {
+        Err(no_third_derivative_bound("linear"))
     }
 }
 
@@ -339,6 +415,12 @@ fn run_model<M: RunConfidence + RunEcs>(
         .or_else(|| confidence.as_ref().map(|t| t.describe()))
         .unwrap_or_default();
     comments.extend(test_description.iter().cloned());
+    if args.sampler == SamplerKind::Confidence && args.cv {
+        comments.push((
+            "proxies".to_string(),
+            "Taylor order 2 at the posterior mode (BDH 2017)".to_string(),
+        ));
+    }
     if let Some(s) = &sg {
         comments.extend(s.comments());
     }
@@ -391,7 +473,11 @@ fn run_model<M: RunConfidence + RunEcs>(
         }
         SamplerKind::Confidence => {
             let test = confidence.context("confidence test")?;
-            model.run_confidence(&driver, &inits, &test, &walk, sinks)?
+            if args.cv {
+                model.run_confidence_proxies(&driver, &inits, &test, &walk, &laplace.mode, sinks)?
+            } else {
+                model.run_confidence(&driver, &inits, &test, &walk, sinks)?
+            }
         }
         SamplerKind::Sgld | SamplerKind::Sghmc | SamplerKind::Sgnht => {
             let s = sg.context("stochastic-gradient settings")?;

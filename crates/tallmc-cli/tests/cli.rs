@@ -466,3 +466,75 @@ fn hmc_ecs_perturbed_and_signed_match_the_closed_form_and_report_subsample_costs
         assert!(err.contains(needle), "{all:?}: stderr {err:?} should mention {needle:?}");
     }
 }
+
+/// The confidence sampler with Taylor proxies (`--cv`): on the Gaussian mean the 2nd-order
+/// proxy is exact (remainders are 0), so every decision is exact and cheap; the posterior mean
+/// must match the closed form within 4 MCSE, and the proxy run must use far less of the data
+/// than the plain confidence sampler on the same problem.
+#[test]
+fn confidence_with_taylor_proxies_matches_the_closed_form_with_less_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("y.csv");
+    let ys = write_gaussian_csv(&data, 20_000);
+    let precision = 1.0 / 100.0 + ys.len() as f64 / 4.0;
+    let mean = ys.iter().sum::<f64>() / 4.0 / precision;
+    let mut fractions = Vec::new();
+    for cv in [false, true] {
+        let out = dir.path().join(if cv { "proxy" } else { "plain" });
+        let (d, o) = (data.to_str().unwrap(), out.to_str().unwrap());
+        let mut args = vec!["sample", "--model", "gaussian-mean", "--sigma", "2", "--data", d];
+        args.extend(["--out", o, "--sampler", "confidence", "--chains", "2", "--seed", "6"]);
+        args.extend(["--warmup", "500", "--draws", "2000"]);
+        if cv {
+            args.push("--cv");
+        }
+        let r = tallmc(&args);
+        assert!(r.status.success(), "cv {cv}: {}", stderr(&r));
+        let summary: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
+                .unwrap();
+        let p = &summary["parameters"][0];
+        let (m, mc) = (p["mean"].as_f64().unwrap(), p["mcse_mean"].as_f64().unwrap());
+        assert!((m - mean).abs() < 4.0 * mc, "cv {cv}: mean {m} vs {mean} (mcse {mc})");
+        fractions.push(summary["totals"]["data_fraction_per_iteration"].as_f64().unwrap());
+        if cv {
+            let csv = std::fs::read_to_string(out.join("chain_1.csv")).unwrap();
+            assert!(csv.contains("# proxies = Taylor order 2"), "the proxies are recorded");
+        }
+    }
+    assert!(
+        fractions[1] < 0.5 * fractions[0],
+        "proxies should use far less data: {} vs plain {}",
+        fractions[1],
+        fractions[0]
+    );
+    let (d, o) = (data.to_str().unwrap(), dir.path().join("bad"));
+    let o = o.to_str().unwrap();
+    let r = tallmc(&[
+        "sample",
+        "--model",
+        "gaussian",
+        "--data",
+        d,
+        "--out",
+        o,
+        "--sampler",
+        "confidence",
+        "--cv",
+    ]);
+    assert!(!r.status.success());
+    assert!(stderr(&r).contains("third derivatives"), "{}", stderr(&r));
+    let r = tallmc(&[
+        "sample",
+        "--model",
+        "gaussian",
+        "--data",
+        d,
+        "--out",
+        o,
+        "--sampler",
+        "hmc",
+        "--cv",
+    ]);
+    assert!(stderr(&r).contains("--cv applies only"), "{}", stderr(&r));
+}
