@@ -2,12 +2,13 @@
 //! 2) does to perturbed HMC-ECS — the variance of ℓ̂ along the run (Fig. 8) and the accuracy of
 //! the posterior means and variances against full-data HMC (Fig. 9).
 //!
-//! **Problem.** The higgs-like logistic regression ([`synthetic::higgs_like`], d = 29: intercept
-//! + 28 AR(1) covariates, prior N(0, 10² I)), n = 10⁴ (quick) or 10⁵ (full) instead of the
-//! paper's 10.5 million: a smaller n keeps the full-data HMC reference cheap, and it is what
-//! makes order 0 *runnable* at all — with θ − θ* of posterior size, the order-0 differences
-//! d_k = ℓ_k(θ) − ℓ_k(θ*) have n²·Var(d_k) ≈ n·d·E[w] (w = σ(η)(1 − σ(η))), which grows with n,
-//! while for order 1 γ ≈ d²·const does not depend on n (and for order 2 it falls like d³/n).
+//! **Problem.** The higgs-like logistic regression ([`synthetic::higgs_like`], d = 29: an
+//! intercept and 28 AR(1) covariates, prior N(0, 10² I)), n = 10⁴ (quick) or 10⁵ (full)
+//! instead of the paper's 10.5 million: a smaller n keeps the full-data HMC reference cheap,
+//! and it is what makes order 0 *runnable* at all — with θ − θ* of posterior size, the order-0
+//! differences d_k = ℓ_k(θ) − ℓ_k(θ*) have γ = n²·Var(d_k) ≈ n·d·w̄ (w̄ the mean of
+//! σ(η)(1 − σ(η))), which grows with n, while for order 1 γ ≈ d²·const does not depend on n
+//! (and for order 2 it falls like d³/n).
 //!
 //! **Training period** (the paper's §6.3, §6.5): θ* starts at the posterior mode of a small
 //! subset — the first max(n/100, 20·d) rows (the rows are i.i.d.; 1 % as the paper's HIGGS run,
@@ -22,10 +23,10 @@
 //! (the paper's Fig. 8 compares them along one run each): m = 500 (5 % of n in quick mode), about
 //! what order 1 needs for V[ℓ̂] ≈ 1 at a posterior-typical θ (γ₁ ≈ 400 for this design; measured
 //! below as V̄·m), G = 100 blocks, εL = 1.2, dual averaging to 0.8, M from the Hessian at θ*.
-//! 2 chains × (1,000 warmup + 1,000 draws) quick, 4 × (1,000 + 2,000) full.
+//! 2 chains × (1,000 warmup + 2,000 draws) quick, 4 × (1,000 + 4,000) full.
 //!
 //! **Truth.** Full-data HMC ([`crate::exact::run_exact`]: dense Laplace metric, dual averaging),
-//! 2 chains × (500 + 1,000) quick, 4 × (1,000 + 4,000) full. Accuracy per order: the largest
+//! 2 chains × (500 + 4,000) quick, 4 × (1,000 + 10,000) full. Accuracy per order: the largest
 //! |mean error| over the 29 coordinates in posterior sds of the reference, the largest relative
 //! error of the posterior sd, and z-scores against the combined MCSE of both runs.
 
@@ -116,10 +117,10 @@ pub struct CvOrders {
 /// The three runs and the reference.
 pub fn compute(ctx: &Context<'_>) -> Result<CvOrders> {
     let n = ctx.mode.pick(10_000, 100_000);
-    let (num_warmup, num_draws, num_chains) = ctx.mode.pick((1000, 1000, 2), (1000, 2000, 4));
+    let (num_warmup, num_draws, num_chains) = ctx.mode.pick((1000, 2000, 2), (1000, 4000, 4));
     let reference_config = RunConfig {
         num_warmup: ctx.mode.pick(500, 1000),
-        num_draws: ctx.mode.pick(1000, 4000),
+        num_draws: ctx.mode.pick(4000, 10_000),
         num_chains,
         seed: ctx.seed,
         save_warmup: false,
@@ -176,7 +177,8 @@ pub fn compute(ctx: &Context<'_>) -> Result<CvOrders> {
             save_warmup: true,
         };
         let label = format!("Figs. 8-9: order {}", order.number());
-        let ecs = run_ecs(&model, &[start.clone()], run, &config, ctx.reporter, &label)?;
+        let ecs =
+            run_ecs(&model, std::slice::from_ref(&start), run, &config, ctx.reporter, &label)?;
         orders.push(order_run(order, &ecs, &reference));
     }
     Ok(CvOrders {
@@ -206,10 +208,7 @@ fn order_run(order: CvOrder, ecs: &EcsRun, reference: &[Summary]) -> OrderRun {
         .and_then(parse_vector)
         .filter(|c| c.len() == reference.len())
         .map_or(f64::NAN, |c| {
-            c.iter()
-                .zip(reference)
-                .map(|(t, r)| ((t - r.mean) / r.sd).abs())
-                .fold(0.0, f64::max)
+            c.iter().zip(reference).map(|(t, r)| ((t - r.mean) / r.sd).abs()).fold(0.0, f64::max)
         });
     OrderRun {
         order,
@@ -571,7 +570,9 @@ pub fn figures(c: &CvOrders, ctx: &Context<'_>) -> Result<()> {
     fig.save(&path).map_err(|source| Error::Write { path, source })?;
 
     let mut fig = Figure::new()
-        .with_title("Fig. 9: HMC-ECS posterior means (top) and variances (bottom) against full-data HMC")
+        .with_title(
+            "Fig. 9: HMC-ECS posterior means (top) and variances (bottom) against full-data HMC",
+        )
         .with_columns(c.orders.len());
     let ref_means: Vec<f64> = c.reference.iter().map(|s| s.mean).collect();
     let ref_vars: Vec<f64> = c.reference.iter().map(|s| s.sd * s.sd).collect();
@@ -602,4 +603,3 @@ pub fn figures(c: &CvOrders, ctx: &Context<'_>) -> Result<()> {
     let path = ctx.out_dir.join("fig9_accuracy.svg");
     fig.save(&path).map_err(|source| Error::Write { path, source })
 }
-
