@@ -15,6 +15,7 @@
 //! | [`LogisticRegression`] | coefficients (d) | y_i η_i − log(1 + e^{η_i}) | N(0, s² I) | ‖θ′ − θ‖ max_i ‖x̃_i‖ |
 //! | [`Gaussian`] | (μ, log σ) | log N(y_i; μ, σ²) | flat | exact via y_min, y_max |
 //! | [`GaussianMean`] | μ | log N(y_i; μ, σ²), σ known | N(μ₀, τ²) | exact via y_min, y_max |
+//! | [`GaussianRegression`] | coefficients (d) | log N(y_i; x̃_iᵀβ, σ²), σ known | N(0, s² I) | none |
 //! | [`LinearRegression`] | (β, log σ) | log N(y_i; x̃_iᵀβ, σ²) | N(0, s² I) | none |
 //!
 //! All models are `Sync`, take `&self`, evaluate contiguous ranges without index gathers, and
@@ -45,6 +46,7 @@ pub mod data;
 pub mod error;
 mod gaussian;
 mod gaussian_mean;
+mod gaussian_regression;
 mod linear;
 mod logistic;
 pub mod mrf;
@@ -58,6 +60,7 @@ pub use data::{
 pub use error::{Error, Result};
 pub use gaussian::Gaussian;
 pub use gaussian_mean::GaussianMean;
+pub use gaussian_regression::GaussianRegression;
 pub use linear::LinearRegression;
 pub use logistic::LogisticRegression;
 pub use mrf::{ExactJoint, ThreeWayMrf};

@@ -18,6 +18,7 @@
 //! | [`mnist_like`] | 50 "PCA scores" x_k ~ N(0, λ_k), λ_k = 5.5 k^−0.75; y ~ Bernoulli(σ(xᵀθ_true)), sd(xᵀθ_true) = 4 | stand-in for MNIST 7 vs 9 after PCA to 50 dimensions: Korattikara et al. (2014), §6.1, Fig. 2–4 (N = 12,214 train, 2,037 test) |
 //! | [`kdd_like`] | intercept + 20 AR(1) Gaussian + 20 standardized binary covariates; y ~ Bernoulli(σ(xᵀθ_true)) | stand-in for KDD99 (41 parameters): Korattikara et al. (2014), §6.2, Fig. 5–6 |
 //! | [`two_class_2d`] | y ~ Bernoulli(½); x ~ N(((2y − 1), 0), I₂) | Bardenet et al. (2014), §4.2.1, Fig. 6: the 2-D classification data, n = 10⁷ |
+//! | [`gaussian_regression`] | x ~ N(0, I_d), no intercept; β = [`gaussian_regression_beta`]; y = xᵀβ + N(0, 1) | Dang et al. (2019), §6.7, Fig. 7: n = 10⁴, d = 2, 4, …, 256 |
 
 use rand::{RngExt, SeedableRng};
 use rand_distr::{Distribution, StandardNormal};
@@ -54,6 +55,7 @@ const TAG_MNIST_THETA: u64 = u64::from_le_bytes(*b"mnist-th");
 const TAG_KDD: u64 = u64::from_le_bytes(*b"kdd99-xy");
 const TAG_KDD_THETA: u64 = u64::from_le_bytes(*b"kdd99-th");
 const TAG_TWO_CLASS: u64 = u64::from_le_bytes(*b"2class2d");
+const TAG_GAUSS_REGR: u64 = u64::from_le_bytes(*b"gau-regr");
 
 /// ChaCha8 keyed by (seed, tag) — 32-byte key = seed (LE) ‖ tag (LE) ‖ 16 zero bytes — on
 /// stream `stream`.
@@ -493,4 +495,63 @@ pub fn two_class_2d(n: usize, seed: u64) -> Result<Synthetic> {
         json!({"tallmc": "two_class_2d", "paper": "Bardenet et al. 2014, section 4.2.1"}),
     );
     Ok(Synthetic { data, theta_true: vec![2.0, 0.0] })
+}
+
+/// The noise sd σ of [`gaussian_regression`] (the model's known σ).
+pub const GAUSSIAN_REGRESSION_SIGMA: f64 = 1.0;
+
+/// The coefficients of [`gaussian_regression`]: β_j = (−1)^j (½ + (j mod 5)/4), j = 0 … d − 1,
+/// i.e. 0.5, −0.75, 1, −1.25, 1.5, −0.5, 0.75, … — fixed (no randomness), of order one, with
+/// alternating signs, so that every d gives the same kind of problem.
+pub fn gaussian_regression_beta(d: usize) -> Vec<f64> {
+    (0..d)
+        .map(|j| {
+            let sign = if j % 2 == 0 { 1.0 } else { -1.0 };
+            sign * (0.5 + (j % 5) as f64 / 4.0)
+        })
+        .collect()
+}
+
+/// The Gaussian (linear) regression data of Dang et al. (2019), §6.7 (Fig. 7: the scaling of
+/// HMC-ECS with d; n = 10⁴, d = 2^h, h = 1 … 8), whose data-generating process the paper does not
+/// state:
+///
+/// * x_i ~ N(0, I_d) (d covariates, no intercept — fit with `DesignOptions::default()`);
+/// * β = [`gaussian_regression_beta`]`(d)` (the returned `theta_true`);
+/// * y_i = x_iᵀβ + e_i, e_i ~ N(0, σ²), σ = [`GAUSSIAN_REGRESSION_SIGMA`] = 1.
+///
+/// Fitted with [`crate::GaussianRegression`] (σ known) and the paper's prior N(0, 5² I_d), the
+/// posterior is Gaussian with covariance ≈ I/n. Row i is drawn from the stream of its block
+/// i / [`BLOCK_ROWS`]: d normals (the covariates), then one normal (the noise). n must be in
+/// 1 ..= u32::MAX, d ≥ 1.
+pub fn gaussian_regression(n: usize, d: usize, seed: u64) -> Result<Synthetic> {
+    check_rows(n, 1)?;
+    if d == 0 {
+        return Err(Error::invalid("d", 0, "at least one covariate"));
+    }
+    let beta = gaussian_regression_beta(d);
+    let mut x = vec![0.0; n * d];
+    let mut y = vec![0.0; n];
+    x.par_chunks_mut(BLOCK_ROWS * d).zip(y.par_chunks_mut(BLOCK_ROWS)).enumerate().for_each(
+        |(b, (xb, yb))| {
+            let mut rng = data_rng(seed, TAG_GAUSS_REGR, b as u64);
+            for (row, yi) in xb.chunks_exact_mut(d).zip(yb.iter_mut()) {
+                let mut eta = 0.0;
+                for (v, bj) in row.iter_mut().zip(&beta) {
+                    *v = normal(&mut rng);
+                    eta += *v * bj;
+                }
+                *yi = eta + GAUSSIAN_REGRESSION_SIGMA * normal(&mut rng);
+            }
+        },
+    );
+    let mut data = Dataset::with_default_names(x, y, d)?;
+    data.set_metadata("seed", json!(seed));
+    data.set_metadata("theta_true", json!(beta));
+    data.set_metadata("sigma", json!(GAUSSIAN_REGRESSION_SIGMA));
+    data.set_metadata(
+        "generator",
+        json!({"tallmc": "gaussian_regression", "paper": "Dang et al. 2019, section 6.7"}),
+    );
+    Ok(Synthetic { data, theta_true: beta })
 }

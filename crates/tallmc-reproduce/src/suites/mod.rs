@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::{Context, Error, Result};
 
 /// Every suite, in the order `cargo xtask reproduce` runs them.
-pub const ALL: &[&str] = &["baseline", "austerity", "confidence"];
+pub const ALL: &[&str] = &["baseline", "austerity", "confidence", "hmcecs"];
 
 /// Runs the suite `name`, returning its summary.
 pub fn run(name: &str, ctx: &Context<'_>) -> Result<Value> {
@@ -18,6 +18,7 @@ pub fn run(name: &str, ctx: &Context<'_>) -> Result<Value> {
         "baseline" => baseline::run(ctx),
         "austerity" => austerity::run(ctx),
         "confidence" => confidence::run(ctx),
+        "hmcecs" => hmcecs::run(ctx),
         _ => Err(Error::UnknownSuite(name.into(), ALL.join(", "))),
     }
 }
