@@ -9,7 +9,7 @@
 use anyhow::{Result, bail};
 use serde::Serialize;
 use tallmc_diagnostics::{SignCorrected, sign_corrected};
-use tallmc_estimators::{CvOrder, HessianProducts};
+use tallmc_estimators::{CvOrder, DifferenceTerms, HessianProducts, RankOne};
 use tallmc_models::{Gaussian, GaussianMean, LinearRegression, LogisticRegression};
 use tallmc_samplers::sink::{CsvSink, MemorySink, Tee};
 use tallmc_samplers::{
@@ -141,80 +141,65 @@ impl EcsSettings {
     }
 }
 
-/// Running HMC-ECS needs a difference engine chosen per model.
-pub trait RunEcs: CliModel {
-    /// Runs perturbed or signed HMC-ECS with θ* = `center`.
-    fn run_ecs(
-        &self,
-        s: &EcsSettings,
-        center: &[f64],
-        driver: &Driver<'_>,
-        inits: &[Vec<f64>],
-        sinks: Vec<Tee<MemorySink, CsvSink>>,
-    ) -> Result<Outputs>;
+/// The difference engine of a model: rank-one for models with a linear predictor (logistic,
+/// gaussian-mean), Hessian-vector products otherwise. HMC-ECS and the stochastic-gradient
+/// kernels' control variates use it.
+pub trait WithEngine: CliModel + Sized {
+    /// The engine type.
+    type Engine: DifferenceTerms<Self> + Clone + Send + Sync;
+    /// An engine with `lanes` lanes sized for `m` indices each (it grows if needed).
+    fn engine(&self, lanes: usize, m: usize) -> Self::Engine;
 }
 
-macro_rules! ecs_rank_one {
+macro_rules! rank_one_engine {
     ($($model:ty),*) => {$(
-        impl RunEcs for $model {
-            fn run_ecs(
-                &self,
-                s: &EcsSettings,
-                center: &[f64],
-                driver: &Driver<'_>,
-                inits: &[Vec<f64>],
-                sinks: Vec<Tee<MemorySink, CsvSink>>,
-            ) -> Result<Outputs> {
-                Ok(if s.signed {
-                    let cfg = s.signed_config(Some(center));
-                    driver.run(self, inits, |_| SignedHmcEcs::new(cfg.clone()), sinks)?
-                } else {
-                    let cfg = s.perturbed_config(Some(center));
-                    driver.run(self, inits, |_| HmcEcs::new(cfg.clone()), sinks)?
-                })
+        impl WithEngine for $model {
+            type Engine = RankOne;
+            fn engine(&self, lanes: usize, m: usize) -> RankOne {
+                RankOne::with_lanes(lanes, m)
             }
         }
     )*};
 }
 
-macro_rules! ecs_hessian_products {
+macro_rules! hessian_products_engine {
     ($($model:ty),*) => {$(
-        impl RunEcs for $model {
-            fn run_ecs(
-                &self,
-                s: &EcsSettings,
-                center: &[f64],
-                driver: &Driver<'_>,
-                inits: &[Vec<f64>],
-                sinks: Vec<Tee<MemorySink, CsvSink>>,
-            ) -> Result<Outputs> {
-                let d = tallmc_core::Terms::dim(self);
-                Ok(if s.signed {
-                    let cfg = s.signed_config(Some(center));
-                    let engine = HessianProducts::with_lanes(d, cfg.lambda, 8 * cfg.block_size);
-                    driver.run(
-                        self,
-                        inits,
-                        |_| SignedHmcEcs::with_engine(cfg.clone(), engine.clone()),
-                        sinks,
-                    )?
-                } else {
-                    let cfg = s.perturbed_config(Some(center));
-                    let engine = HessianProducts::new(d, cfg.subsample_size.unwrap_or(1));
-                    driver.run(
-                        self,
-                        inits,
-                        |_| HmcEcs::with_engine(cfg.clone(), engine.clone()),
-                        sinks,
-                    )?
-                })
+        impl WithEngine for $model {
+            type Engine = HessianProducts;
+            fn engine(&self, lanes: usize, m: usize) -> HessianProducts {
+                HessianProducts::with_lanes(tallmc_core::Terms::dim(self), lanes, m)
             }
         }
     )*};
 }
 
-ecs_rank_one!(LogisticRegression, GaussianMean);
-ecs_hessian_products!(LinearRegression, Gaussian);
+rank_one_engine!(LogisticRegression, GaussianMean);
+hessian_products_engine!(LinearRegression, Gaussian);
+
+/// Runs perturbed or signed HMC-ECS with θ* = `center`.
+pub(crate) fn run_ecs<M: WithEngine>(
+    model: &M,
+    s: &EcsSettings,
+    center: &[f64],
+    driver: &Driver<'_>,
+    inits: &[Vec<f64>],
+    sinks: Vec<Tee<MemorySink, CsvSink>>,
+) -> Result<Outputs> {
+    Ok(if s.signed {
+        let cfg = s.signed_config(Some(center));
+        let engine = model.engine(cfg.lambda, 8 * cfg.block_size);
+        driver.run(
+            model,
+            inits,
+            |_| SignedHmcEcs::with_engine(cfg.clone(), engine.clone()),
+            sinks,
+        )?
+    } else {
+        let cfg = s.perturbed_config(Some(center));
+        let engine = model.engine(1, cfg.subsample_size.unwrap_or(1));
+        driver.run(model, inits, |_| HmcEcs::with_engine(cfg.clone(), engine.clone()), sinks)?
+    })
+}
 
 /// Sign-corrected summary of one parameter of a signed run (summary.json).
 #[derive(Debug, Serialize)]

@@ -26,7 +26,7 @@ use tallmc_samplers::{
 };
 
 use crate::args::{BoundArg, InitKind, MetricArg, ModelKind, SampleArgs, SamplerKind};
-use crate::ecs::{EcsSettings, RunEcs, sign_corrected_summary};
+use crate::ecs::{EcsSettings, WithEngine, run_ecs, sign_corrected_summary};
 use crate::sg::{SgSettings, run_stochastic_gradient};
 
 /// What every model used by the CLI provides.
@@ -360,7 +360,7 @@ fn rayon_pool(threads: usize) -> Result<()> {
         .with_context(|| format!("cannot start {threads} worker threads"))
 }
 
-fn run_model<M: RunConfidence + RunEcs>(
+fn run_model<M: RunConfidence + WithEngine>(
     model: &M,
     args: &SampleArgs,
     n: usize,
@@ -495,7 +495,7 @@ fn run_model<M: RunConfidence + RunEcs>(
         }
         SamplerKind::HmcEcs | SamplerKind::HmcEcsSigned => {
             let s = ecs.context("HMC-ECS settings")?;
-            model.run_ecs(&s, &laplace.mode, &driver, &inits, sinks)?
+            run_ecs(model, &s, &laplace.mode, &driver, &inits, sinks)?
         }
     };
     let setup = Setup { evals: setup_evals, seconds: setup_seconds };

@@ -3,7 +3,7 @@
 
 use anyhow::{Context, Result, bail};
 use tallmc_core::EvalCounts;
-use tallmc_estimators::{ControlVariate, ControlVariateGradient, CvOrder, HessianProducts};
+use tallmc_estimators::{ControlVariate, ControlVariateGradient, CvOrder};
 use tallmc_integrators::Metric;
 use tallmc_samplers::sink::{CsvSink, MemorySink, Tee};
 use tallmc_samplers::{
@@ -11,7 +11,7 @@ use tallmc_samplers::{
 };
 
 use crate::args::{SampleArgs, SamplerKind, ThermostatArg};
-use crate::run::CliModel;
+use crate::ecs::WithEngine;
 
 /// Default minibatch size: min(500, N).
 pub(crate) const DEFAULT_BATCH: usize = 500;
@@ -140,7 +140,7 @@ type Outputs = Vec<ChainOutput<Tee<MemorySink, CsvSink>>>;
 
 /// Runs the stochastic-gradient kernel of `s`; returns the chains and the evaluations spent
 /// building the control variates (one full pass at the mode), which count as setup.
-pub(crate) fn run_stochastic_gradient<M: CliModel>(
+pub(crate) fn run_stochastic_gradient<M: WithEngine>(
     model: &M,
     s: &SgSettings,
     mode: &[f64],
@@ -165,7 +165,7 @@ pub(crate) fn run_stochastic_gradient<M: CliModel>(
     };
     let (cv, setup) = ControlVariate::new(model, mode, order)
         .context("cannot build the control variates at the posterior mode")?;
-    let engine = HessianProducts::new(model.dim(), s.batch);
+    let engine = model.engine(1, s.batch);
     let estimator = ControlVariateGradient::new(model, cv, engine, s.batch)?;
     let outputs = match s.kind {
         SamplerKind::Sgld => driver.run(
