@@ -769,17 +769,29 @@ fn scan_step_size(
     let map = floats(&peer["map"])?;
     let lsd = floats(&peer["laplace_sd"])?;
     let TallmcSide::Cli { args, per_step, .. } = &cmp.tallmc else { bail!("no tallmc side") };
-    // Same method, shorter: the first fifth of the scan run is burn-in.
-    let mut a = args(c);
-    let burn = c.scan_steps / 5;
-    set_flag(&mut a, "--warmup", burn.to_string());
-    set_flag(&mut a, "--draws", (c.scan_steps - burn).to_string());
+    // Same method, shorter: the first fifth of the scan run is burn-in. A run of --scan-steps
+    // integration steps, as the peer's: for SG-HMC max(200, scan_steps / L) trajectories.
+    let base = args(c);
     let mut scan = Vec::new();
     let mut best: Option<(f64, f64)> = None;
     for (i, h) in grid.iter().enumerate() {
         let out = p.runs.join(format!("tallmc_{}_scan{i}", cmp.key));
-        let mut with_step = a.clone();
-        with_step.extend(step_args(*h, *per_step));
+        let extra = step_args(*h, *per_step);
+        let steps_per_draw = extra
+            .iter()
+            .position(|x| x == "--num-steps")
+            .and_then(|k| extra.get(k + 1)?.parse::<usize>().ok())
+            .unwrap_or(1);
+        let total = if steps_per_draw > 1 {
+            (c.scan_steps / steps_per_draw).max(200)
+        } else {
+            c.scan_steps
+        };
+        let burn = total / 5;
+        let mut with_step = base.clone();
+        set_flag(&mut with_step, "--warmup", burn.to_string());
+        set_flag(&mut with_step, "--draws", (total - burn).to_string());
+        with_step.extend(extra);
         let sm = tallmc_once(p, c, pin, exe, bin, &out, &with_step)?;
         let params = sm["parameters"].as_array().context("summary.json: no parameters")?;
         let (mut me, mut se, mut finite) = (0.0, 0.0, true);
