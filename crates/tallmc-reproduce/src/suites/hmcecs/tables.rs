@@ -1,6 +1,6 @@
 //! Tables 1–2 and Fig. 2 of Dang et al. (2019), §6.5 (HIGGS): perturbed and signed HMC-ECS
 //! against SG-HMC and SGLD (with and without control variates) and full-data HMC, on the
-//! higgs-like logistic regression (d = 29; n = 10⁵ quick, 10⁷ full; [`synthetic::higgs_like`]).
+//! higgs-like logistic regression (d = 29; n = 10⁵ quick, 10⁷ full; [`higgs_like`]).
 //!
 //! **Runs** (each [`CHAINS`] chains started at draws from the Laplace approximation, so every
 //! chain is near stationarity and warmup only tunes):
