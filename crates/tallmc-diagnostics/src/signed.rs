@@ -18,7 +18,7 @@
 //!
 //! where MCSE(w̄) is the ESS-based MCSE of the mean of the series w ([`mcse_mean`]), so the
 //! autocorrelation of both the draws and the signs is taken into account. The sign-corrected
-//! sd is √(R̂[ψ²] − R̂[ψ]²). τ̂, the fraction of positive signs, estimates
+//! sd is √(R̂(ψ²) − R̂(ψ)²). τ̂, the fraction of positive signs, estimates
 //! τ = P_π̃(L̂ ≥ 0); the variance of R̂ grows like 1/(2τ − 1)² relative to an unsigned chain.
 
 use crate::chains::validate;
@@ -31,7 +31,7 @@ use crate::{Error, Result};
 pub struct SignCorrected {
     /// R̂ = Σ ψ_t s_t / Σ s_t.
     pub mean: f64,
-    /// √(R̂[ψ²] − R̂[ψ]²) (NaN if the sign-corrected second moment falls below the squared
+    /// √(R̂(ψ²) − R̂(ψ)²) (NaN if the sign-corrected second moment falls below the squared
     /// mean, which can happen with few positive signs).
     pub sd: f64,
     /// Delta-method MCSE of `mean`: MCSE(w̄)/|s̄| with w_t = s_t(ψ_t − R̂).
