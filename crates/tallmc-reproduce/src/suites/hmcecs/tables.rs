@@ -41,7 +41,7 @@ use tallmc_samplers::{
     SgHmcConfig, Sgld, SgldConfig, SignedHmcEcs, SignedHmcEcsConfig, laplace_approximation,
 };
 
-use crate::figure::{Axes, Figure, Legend, RefLine, Scatter};
+use crate::figure::{Axes, Figure, Legend, PALETTE, RefLine, Scatter};
 use crate::report::{Report, fmt_sig};
 use crate::suites::confidence::{mean_stat, run_driver};
 use crate::{Context, Error, Result};
@@ -714,7 +714,8 @@ impl Tables {
 }
 
 /// `fig2_moments.svg`: every parameter's posterior mean and variance from each method against
-/// full-data HMC's, with the identity line.
+/// full-data HMC's, with the identity line, and the mean errors in posterior sds of the methods
+/// within 1 sd (the biased SG methods are off that scale).
 pub fn figures(t: &Tables, ctx: &Context<'_>) -> Result<()> {
     let h = t.run(Method::FullHmc);
     let var = |r: &MethodRun| r.sd.iter().map(|s| s * s).collect::<Vec<_>>();
@@ -732,15 +733,34 @@ pub fn figures(t: &Tables, ctx: &Context<'_>) -> Result<()> {
         .with_log_y()
         .with_legend(Legend::TopLeft)
         .with_series(RefLine::identity());
-    for r in t.runs.iter().filter(|r| r.method != Method::FullHmc) {
-        means.push(Scatter::new(&h.mean, &r.mean).with_label(r.method.label()));
-        variances.push(Scatter::new(&var(h), &var(r)).with_label(r.method.label()));
+    // The means panel spans the whole parameter range, where posterior-sd-sized errors are
+    // invisible; the third panel shows them in posterior sds (the 0.1-sd criterion).
+    let mut errors = Axes::new()
+        .with_title("Mean error in posterior sds (methods within 1 sd)")
+        .with_x_label("parameter")
+        .with_y_label("(mean − HMC mean) / HMC sd")
+        .with_legend(Legend::TopLeft)
+        .with_series(RefLine::horizontal(0.1).with_label("± 0.1 sd"))
+        .with_series(RefLine::horizontal(-0.1));
+    let index: Vec<f64> = (0..h.mean.len()).map(|j| j as f64).collect();
+    // One colour per method in every panel.
+    for (k, r) in t.runs.iter().filter(|r| r.method != Method::FullHmc).enumerate() {
+        let color = PALETTE[k % PALETTE.len()];
+        let label = r.method.label();
+        means.push(Scatter::new(&h.mean, &r.mean).with_color(color).with_label(label));
+        variances.push(Scatter::new(&var(h), &var(r)).with_color(color).with_label(label));
+        if t.accuracy(r.method).max_mean_error_sds < 1.0 {
+            let z: Vec<f64> =
+                r.mean.iter().zip(&h.mean).zip(&h.sd).map(|((m, mh), sd)| (m - mh) / sd).collect();
+            errors.push(Scatter::new(&index, &z).with_color(color).with_label(label));
+        }
     }
     let fig = Figure::new()
         .with_title(format!("Fig. 2: higgs-like logistic regression, n = {}", t.plan.n))
-        .with_columns(2)
+        .with_columns(3)
         .with_panel(means)
-        .with_panel(variances);
+        .with_panel(variances)
+        .with_panel(errors);
     let path = ctx.out_dir.join("fig2_moments.svg");
     fig.save(&path).map_err(|source| Error::Write { path, source })
 }
