@@ -248,12 +248,19 @@ impl EcsRun {
     /// The last adaptation value named `key` of chain `k` (e.g. `theta*`), as the kernel
     /// reported it (`key = value`).
     pub fn adaptation_value(&self, k: usize, key: &str) -> Option<&str> {
-        self.chains.get(k)?.report.adaptation.iter().find_map(|line| {
-            line.strip_prefix(key)
-                .and_then(|rest| rest.trim_start().strip_prefix('='))
-                .map(str::trim)
-        })
+        adaptation_value(&self.chains.get(k)?.report, key)
     }
+}
+
+/// The adaptation value named `key` in a chain's report, as the kernel wrote it
+/// (`key = value`).
+pub(crate) fn adaptation_value<'a>(
+    report: &'a tallmc_samplers::ChainReport,
+    key: &str,
+) -> Option<&'a str> {
+    report.adaptation.iter().find_map(|line| {
+        line.strip_prefix(key).and_then(|rest| rest.trim_start().strip_prefix('=')).map(str::trim)
+    })
 }
 
 /// Runs perturbed HMC-ECS with `config` on `model` (rank-one difference engine), draws and the

@@ -41,6 +41,7 @@ use tallmc_samplers::{
     SgHmcConfig, Sgld, SgldConfig, SignedHmcEcs, SignedHmcEcsConfig, laplace_approximation,
 };
 
+use super::adaptation_value;
 use crate::figure::{Axes, Figure, Legend, PALETTE, RefLine, Scatter};
 use crate::report::{Report, fmt_sig};
 use crate::suites::confidence::{mean_stat, run_driver};
@@ -255,10 +256,11 @@ pub fn compute_with(ctx: &Context<'_>, plan: Plan) -> Result<Tables> {
         ctx.reporter,
         &label(Method::Perturbed),
     )?;
-    let ecs = measure(Method::Perturbed, &out, &laplace, out[0].report.mean_batch_size)?;
-    // m: the mean batch size is (L + 1)·m per iteration; recover m from the adaptation report.
-    let m = subsample_size(&out).unwrap_or(100);
-    let ecs = MethodRun { m: m as f64, ..ecs };
+    // m from the adaptation report (the mean batch size is (L + 1)·m per iteration).
+    let m: usize = adaptation_value(&out[0].report, "Subsample size m")
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| Error::Core(tallmc_core::Error::Other("HMC-ECS reported no m".into())))?;
+    let ecs = measure(Method::Perturbed, &out, &laplace, m as f64)?;
     let ecs_gradients_per_chain = ecs.sampling_evals.gradients as f64 / CHAINS as f64 / m as f64;
     runs.push(ecs);
 
@@ -347,14 +349,6 @@ fn estimator(e: tallmc_estimators::Error) -> Error {
         tallmc_estimators::Error::Core(c) => Error::Core(c),
         other => Error::Core(tallmc_core::Error::Other(other.to_string())),
     }
-}
-
-/// m of perturbed HMC-ECS from its adaptation report ("… m = 123 …").
-fn subsample_size(out: &[ChainOutput<MemorySink>]) -> Option<usize> {
-    out[0].report.adaptation.iter().find_map(|line| {
-        let rest = line.split("m = ").nth(1)?;
-        rest.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()
-    })
 }
 
 fn measure(
