@@ -14,7 +14,10 @@
 //! * a **model** evaluates terms for a batch of indices: [`Terms`], [`TermGradients`],
 //!   [`TermHessians`], optional [`TermBounds`] and [`TaylorRemainderBound`], and its prior [`LogPrior`];
 //! * a **subsampler** chooses indices: [`subsample`];
-//! * a **kernel** moves a chain: [`Kernel`], reporting typed [`StepStats`];
+//! * a **kernel** moves a chain: [`Kernel`], reporting typed [`StepStats`]; a
+//!   piecewise-deterministic kernel ([`PdmpKernel`]) moves a particle along a continuous
+//!   trajectory and reports [`Segment`]s instead of draws;
+//! * exact thinning needs bounds on per-datum gradients and curvature: [`gradient_bounds`];
 //! * the **cost** of every step is the number of per-datum evaluations it made: [`EvalCounts`].
 //!
 //! Besides the traits, this crate holds the one piece of shared infrastructure every full-data
@@ -27,17 +30,24 @@
 pub mod counts;
 pub mod error;
 pub mod full_data;
+pub mod gradient_bounds;
 pub mod kernel;
 pub mod linalg;
 pub mod model;
+pub mod pdmp;
 pub mod rng;
 pub mod subsample;
 
 pub use counts::EvalCounts;
 pub use error::{Error, Result};
 pub use full_data::{FullData, Parallelism};
+pub use gradient_bounds::{
+    CurvatureBound, LogPriorCurvature, TermCurvatureBound, TermGradientBounds,
+    TermGradientLipschitz,
+};
 pub use kernel::{ChainState, Kernel, StepStats};
 pub use model::{
     BinaryFactors, LinearPredictor, LogPrior, LogPriorHessian, ParameterNames,
     TaylorRemainderBound, TermBounds, TermGradients, TermHessians, Terms,
 };
+pub use pdmp::{EventKind, EventTotals, PdmpKernel, PdmpState, Segment, SegmentStats, Trajectory};
