@@ -11,7 +11,9 @@
 //! * [`WarmupSchedule`] and [`MetricEstimator`] — Stan's windowed warmup: a fast initial buffer,
 //!   doubling slow windows in which the metric is estimated from the chain, a fast terminal buffer.
 //!
-//! Poisson-process pieces for piecewise-deterministic samplers will live here too.
+//! * [`poisson`] — Poisson clocks for piecewise-deterministic samplers: exact first arrivals of
+//!   constant, affine [a + bt]⁺ and piecewise-linear rates, thinning against an upper bound with
+//!   violation counts, and superposition of independent clocks.
 
 #![warn(missing_docs)]
 
@@ -19,8 +21,13 @@ pub mod adaptation;
 pub mod dual_averaging;
 pub mod leapfrog;
 pub mod metric;
+pub mod poisson;
 
 pub use adaptation::{MetricEstimator, WarmupSchedule};
 pub use dual_averaging::{DualAveraging, DualAveragingConfig};
 pub use leapfrog::{LeapfrogOutcome, PhasePoint, leapfrog};
 pub use metric::{Metric, MetricKind};
+pub use poisson::{
+    AffineRate, ConstantRate, PiecewiseLinearRate, Rate, ThinningCounts, ThinningDecision,
+    earliest, thin,
+};

@@ -8,8 +8,11 @@
 //! * [`seed`] and [`seed_offset`]: statistical tests use fixed seeds shifted by the environment
 //!   variable `TALLMC_SEED_OFFSET` (u64, default 0), to check that they pass at other seeds too.
 //! * [`Z_MAX`]: the tolerance of statistical tests, in Monte Carlo standard errors.
+//! * [`ks`]: the one-sample Kolmogorov–Smirnov test.
 
 #![warn(missing_docs)]
+
+pub mod ks;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
