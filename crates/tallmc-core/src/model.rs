@@ -115,6 +115,50 @@ pub trait TermHessians: TermGradients {
     /// Cost: `indices.len()` Hessian evaluations.
     fn sum_hessian(&self, theta: &[f64], indices: &[u32], hess: &mut [f64]);
 
+    /// **Adds** Σ_{start ≤ i < end} ∇²ℓ_i(θ)·v into `out` (length d). Cost: `end − start` Hessian
+    /// evaluations.
+    ///
+    /// Provided through [`TermHessians::hessian_vector_products`] on blocks of rows, with a
+    /// per-thread scratch buffer (allocated once per thread and dimension); generalized linear
+    /// models override it with Σ φ_i″(η_i)(x_iᵀv) x_i, which needs no scratch.
+    fn sum_hessian_vector_range(
+        &self,
+        theta: &[f64],
+        start: u32,
+        end: u32,
+        v: &[f64],
+        out: &mut [f64],
+    ) {
+        const ROWS: usize = 64;
+        thread_local! {
+            static SCRATCH: std::cell::RefCell<Vec<f64>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        let d = self.dim();
+        SCRATCH.with(|cell| {
+            let mut scratch = cell.borrow_mut();
+            if scratch.len() < ROWS * d {
+                scratch.resize(ROWS * d, 0.0);
+            }
+            let mut idx = [0u32; ROWS];
+            let mut lo = start;
+            while lo < end {
+                let hi = end.min(lo.saturating_add(ROWS as u32));
+                let k = (hi - lo) as usize;
+                for (j, slot) in idx[..k].iter_mut().enumerate() {
+                    *slot = lo + j as u32;
+                }
+                let rows = &mut scratch[..k * d];
+                self.hessian_vector_products(theta, &idx[..k], v, rows);
+                for row in rows.chunks_exact(d) {
+                    for (o, r) in out.iter_mut().zip(row) {
+                        *o += r;
+                    }
+                }
+                lo = hi;
+            }
+        });
+    }
+
     /// **Adds** Σ_{start ≤ i < end} ∇²ℓ_i(θ) into `hess`. Cost: `end − start` Hessian evaluations.
     fn sum_hessian_range(&self, theta: &[f64], start: u32, end: u32, hess: &mut [f64]) {
         let mut idx = [0u32; CHUNK];
