@@ -134,7 +134,7 @@ fn thinning_against_a_piecewise_constant_bound() {
     for w in edges.windows(2) {
         let level = target.rate(w[1]);
         band.push(w[0], level).unwrap();
-        band.push(w[0] + (w[1] - w[0]) * (1.0 - 1e-12), level).unwrap();
+        band.push(w[1], level).unwrap();
     }
     let mut r = rng(50);
     let mut counts = ThinningCounts::default();

@@ -4,8 +4,9 @@ use tallmc_core::{Error, Result};
 
 use super::{AffineRate, Rate};
 
-/// λ(t) = [γ(t)]⁺ where γ interpolates linearly between knots (t₀ = 0 < t₁ < … < t_K, values
-/// γ₀, …, γ_K of any sign) and λ(t) = 0 beyond the last knot t_K (the *horizon*: a caller that
+/// λ(t) = [γ(t)]⁺ where γ interpolates linearly between knots (t₀ = 0 ≤ t₁ ≤ … ≤ t_K, values
+/// γ₀, …, γ_K of any sign; two knots at the same time make a jump, so a piecewise-*constant*
+/// rate is the special case of two knots per level) and λ(t) = 0 beyond the last knot t_K (the *horizon*: a caller that
 /// finds no arrival before it moves there and builds the next band, which is exact because
 /// Poisson processes are memoryless).
 ///
@@ -13,7 +14,8 @@ use super::{AffineRate, Rate};
 /// t_k)), so the piece's mass and the arrival inside it come from [`AffineRate`]: only the
 /// positive part of a piece that crosses zero counts (SBPS-public integrates signed trapezoids
 /// there, REFERENCES §5), and a piece with a ≈ 0 is handled by the affine inversion's stable
-/// form (no 0/0). A piecewise-*constant* bound is the special case of two knots per level.
+/// form (no 0/0). Zero-length pieces (jumps) carry no mass; at a jump the rate is the value
+/// after it.
 ///
 /// The knots are held in reusable buffers ([`PiecewiseLinearRate::clear`],
 /// [`PiecewiseLinearRate::push`]), so rebuilding a band allocates nothing once the largest band
@@ -31,7 +33,7 @@ impl PiecewiseLinearRate {
     }
 
     /// The rate with the given knots and values; errors unless the lengths agree, there are at
-    /// least two knots, the first is 0, they increase strictly and everything is finite.
+    /// least two knots, the first is 0, they never decrease and everything is finite.
     pub fn from_knots(knots: &[f64], values: &[f64]) -> Result<Self> {
         if knots.len() != values.len() {
             return Err(Error::dimension(
@@ -57,7 +59,7 @@ impl PiecewiseLinearRate {
     }
 
     /// Appends the knot (t, γ(t)); errors unless t and γ are finite, the first knot is at 0 and
-    /// every later one is strictly after the previous.
+    /// no knot is before the previous one (a knot at the previous time makes a jump).
     pub fn push(&mut self, t: f64, value: f64) -> Result<()> {
         if !value.is_finite() {
             return Err(Error::invalid("rate value at a knot", value, "a finite number"));
@@ -66,11 +68,11 @@ impl PiecewiseLinearRate {
             None if t != 0.0 => {
                 return Err(Error::invalid("first knot", t, "0 (rates start at t = 0)"));
             }
-            Some(&prev) if !(t > prev && t.is_finite()) => {
+            Some(&prev) if !(t >= prev && t.is_finite()) => {
                 return Err(Error::invalid(
                     "knot time",
                     t,
-                    format!("a finite time after the previous knot {prev}"),
+                    format!("a finite time not before the previous knot {prev}"),
                 ));
             }
             _ => {}
@@ -95,15 +97,20 @@ impl PiecewiseLinearRate {
         self.knots.last().copied().unwrap_or(0.0)
     }
 
-    /// Piece k as an affine rate in h = t − t_k, with its length.
+    /// Piece k as an affine rate in h = t − t_k, with its length (a jump has length 0 and a
+    /// zero rate).
     fn piece(&self, k: usize) -> (AffineRate, f64) {
         let len = self.knots[k + 1] - self.knots[k];
+        if len <= 0.0 {
+            return (AffineRate { a: 0.0, b: 0.0 }, 0.0);
+        }
         let a = self.values[k];
         let b = (self.values[k + 1] - a) / len;
         (AffineRate { a, b }, len)
     }
 
-    /// The piece holding t (t inside [t₀, t_K)), by binary search.
+    /// The piece holding t (t inside [t₀, t_K]): the last piece starting at or before t, by
+    /// binary search (after a jump, the piece after it).
     fn piece_of(&self, t: f64) -> usize {
         let k = self.knots.partition_point(|&s| s <= t);
         k.saturating_sub(1).min(self.knots.len().saturating_sub(2))
@@ -177,10 +184,24 @@ mod tests {
         assert!(PiecewiseLinearRate::from_knots(&[0.0, 1.0], &[1.0]).is_err());
         let e = PiecewiseLinearRate::from_knots(&[0.5, 1.0], &[1.0, 1.0]).unwrap_err();
         assert!(e.to_string().contains("0.5"), "{e}");
-        let e = PiecewiseLinearRate::from_knots(&[0.0, 1.0, 1.0], &[1.0, 1.0, 1.0]).unwrap_err();
-        assert!(e.to_string().contains("after the previous knot 1"), "{e}");
+        let e = PiecewiseLinearRate::from_knots(&[0.0, 1.0, 0.9], &[1.0, 1.0, 1.0]).unwrap_err();
+        assert!(e.to_string().contains("not before the previous knot 1"), "{e}");
         assert!(PiecewiseLinearRate::from_knots(&[0.0, 1.0], &[1.0, f64::NAN]).is_err());
         assert_eq!(PiecewiseLinearRate::new().arrival_for(0.1), f64::INFINITY);
+    }
+
+    #[test]
+    fn jumps_make_piecewise_constant_rates() {
+        // 2 on [0, 1), 0.5 on [1, 3].
+        let r =
+            PiecewiseLinearRate::from_knots(&[0.0, 1.0, 1.0, 3.0], &[2.0, 2.0, 0.5, 0.5]).unwrap();
+        assert_eq!(r.rate(0.5), 2.0);
+        assert_eq!(r.rate(1.0), 0.5);
+        assert_eq!(r.rate(2.0), 0.5);
+        assert!((r.integrated(3.0) - 3.0).abs() < 1e-15);
+        assert!((r.arrival_for(1.0) - 0.5).abs() < 1e-15);
+        assert!((r.arrival_for(2.5) - 2.0).abs() < 1e-15);
+        assert_eq!(r.arrival_for(3.5), f64::INFINITY);
     }
 
     #[test]
