@@ -59,6 +59,20 @@ pub enum Error {
         /// The value.
         value: f64,
     },
+    /// An exact sampler's rate exceeded the upper bound it was thinned against, so the bound
+    /// (provided by the model) is wrong and the draws would be biased.
+    #[error(
+        "the {what} was exceeded: rate/bound = {ratio} at trajectory time {time}; an exact \
+         sampler needs a bound that holds everywhere"
+    )]
+    BoundViolation {
+        /// Which bound.
+        what: String,
+        /// rate/bound at the proposal (> 1).
+        ratio: f64,
+        /// Trajectory time of the proposal.
+        time: f64,
+    },
     /// Anything else, with a message.
     #[error("{0}")]
     Other(String),

@@ -97,6 +97,7 @@ pub mod init;
 pub mod mh;
 pub mod minibatch_mh;
 pub mod minibatch_proxy;
+pub mod piecewise;
 pub mod proposal;
 pub mod rwm;
 pub mod sg;
@@ -128,6 +129,10 @@ pub use minibatch_mh::{
     MinibatchMh, MinibatchMhStats, MinibatchState, NoRange, RangeSource, TermBoundRange,
 };
 pub use minibatch_proxy::{ProxyConfig, ProxyMhStats, ProxyMinibatchMh};
+pub use piecewise::{
+    AutoBoundConfig, AutomaticBound, Bps, BpsConfig, BpsState, ModelBound, VelocityDistribution,
+    ZigZag, ZigZagConfig, ZigZagState,
+};
 pub use proposal::{
     Proposal, RandomWalkProposal, RandomWalkProposalConfig, SgldProposal, SgldProposalConfig,
 };

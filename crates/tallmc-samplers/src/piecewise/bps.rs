@@ -1,0 +1,466 @@
+//! The Bouncy Particle Sampler on the full data (Bouchard-Côté, Vollmer & Doucet 2018; Pakman
+//! et al. 2017, Alg. 1), exact.
+//!
+//! The particle moves on x(t) = x + vt. Bounces arrive at rate λ(t) = ⟨∇U(x(t)), v⟩⁺ with
+//! U = −log π; at a bounce the velocity is reflected off the gradient,
+//! v ← v − 2⟨∇U, v⟩∇U/‖∇U‖²; independently, at rate λ_ref the velocity is refreshed from its
+//! reference distribution ([`VelocityDistribution`]). The process leaves π(x)ψ(v) invariant,
+//! and time averages along the trajectory converge to π-expectations (with λ_ref > 0 for
+//! ergodicity).
+//!
+//! The bounce clock is simulated with the Poisson clocks of
+//! [`tallmc_integrators::poisson`], in one of two ways chosen by the type parameter:
+//!
+//! * [`ModelBound`] — thinning against the model's curvature bound
+//!   ([`TermCurvatureBound`] + [`LogPriorCurvature`]): along the line
+//!   λ(t) ≤ [a + bt]⁺ with a = ⟨∇U(x), v⟩ and b = vᵀK_U v, so a proposal is the first arrival
+//!   of an affine rate and is kept with probability λ(τ)/(a + bτ). A ratio above 1 means the
+//!   model's bound is wrong: an error ([`Error::BoundViolation`]), never a silently biased run.
+//!   When the potential is quadratic (Gaussian targets, Gaussian regression with known σ:
+//!   [`CurvatureBound::exact`](tallmc_core::CurvatureBound::exact)) the rate *is* affine and
+//!   its arrival is inverted exactly: every proposal is a bounce and the gradient moves
+//!   analytically, ∇U(x + vτ) = ∇U(x) + τ∇²U v, with no per-datum evaluation after set-up.
+//! * [`AutomaticBound`] — any model with Hessian-vector products, no bound needed: a
+//!   piecewise-constant envelope of the rate on a time grid with an adaptive horizon
+//!   ([`envelope`](super::envelope)); violations of that heuristic bound are counted.
+//!
+//! **Cost.** Model bound: set-up one pass of N Hessians (the curvature bound), then N terms and
+//! N gradients per proposal and per refreshment (none when exact). Automatic bound: per band,
+//! G full-data gradients and G + 1 Hessian-vector products, plus N gradients per proposal and
+//! refreshment.
+//!
+//! **Divergences.** A non-finite gradient at a proposed point ends a zero-length segment as
+//! [`EventKind::Divergence`]: the particle does not move there and its velocity is reversed.
+//! This is not π-invariant; it reports numerical trouble (as HMC's divergences do).
+
+use rand::Rng;
+use serde::Serialize;
+use tallmc_core::{
+    Error, EvalCounts, EventKind, LogPrior, LogPriorCurvature, LogPriorHessian, Parallelism,
+    PdmpKernel, PdmpState, Result, SegmentStats, TermCurvatureBound, TermGradients, TermHessians,
+    Trajectory,
+};
+use tallmc_integrators::{AffineRate, ConstantRate, PiecewiseLinearRate, Rate, earliest, thin};
+
+use super::common::{
+    FullPotential, PotentialCurvature, VelocityDistribution, all_finite, check_position,
+    check_refresh_rate, dot, reflect,
+};
+use super::envelope::{AutoBoundConfig, GridProbe, Horizon, envelope, gradient_at};
+
+/// Rounding slack of an exact bound: a ratio up to 1 + 10⁻⁹ is not a violation.
+pub(crate) const BOUND_SLACK: f64 = 1e-9;
+
+/// Settings of [`Bps`].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct BpsConfig {
+    /// Refreshment rate λ_ref ≥ 0 (0 disables refreshment; BPS is then not ergodic in general).
+    pub refresh_rate: f64,
+    /// Reference distribution of the velocity.
+    pub velocity: VelocityDistribution,
+    /// Threads for the full-data gradient.
+    #[serde(skip)]
+    pub parallelism: Parallelism,
+}
+
+impl Default for BpsConfig {
+    /// λ_ref = 1, Gaussian velocities, all cores.
+    fn default() -> Self {
+        Self {
+            refresh_rate: 1.0,
+            velocity: VelocityDistribution::Gaussian,
+            parallelism: Parallelism::Rayon,
+        }
+    }
+}
+
+impl BpsConfig {
+    /// Checks λ_ref finite and ≥ 0.
+    pub fn validate(&self) -> Result<()> {
+        check_refresh_rate(self.refresh_rate)
+    }
+}
+
+/// Bounce clocks thinned against the model's curvature bound, or inverted exactly for
+/// quadratic potentials (module docs).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct ModelBound;
+
+/// Bounce clocks thinned against an automatic piecewise-constant envelope (module docs).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct AutomaticBound(pub AutoBoundConfig);
+
+/// State of a BPS chain: the particle and ∇U at its position.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BpsState {
+    /// Position, velocity, time and last segment.
+    pub trajectory: Trajectory,
+    /// ∇U(x) at the current position.
+    pub gradient: Vec<f64>,
+}
+
+impl PdmpState for BpsState {
+    fn trajectory(&self) -> &Trajectory {
+        &self.trajectory
+    }
+}
+
+/// Scratch and clocks built at `init`.
+#[derive(Debug, Clone)]
+struct Running {
+    potential: FullPotential,
+    y: Vec<f64>,
+    g_new: Vec<f64>,
+    hv: Vec<f64>,
+    curvature: Option<PotentialCurvature>,
+    auto: Option<AutoState>,
+    /// Set-up evaluations not yet reported (added to the first step's stats).
+    pending: EvalCounts,
+}
+
+/// The automatic bound's band along the current line.
+#[derive(Debug, Clone)]
+struct AutoState {
+    probe: GridProbe,
+    band: PiecewiseLinearRate,
+    valid: bool,
+    /// Band time of the particle and Λ̄ there.
+    offset: f64,
+    mass: f64,
+    horizon: Horizon,
+    band_end: f64,
+    g_end: Vec<f64>,
+}
+
+/// The full-data Bouncy Particle Sampler (module docs). `B` is [`ModelBound`] or
+/// [`AutomaticBound`].
+#[derive(Debug, Clone)]
+pub struct Bps<B = ModelBound> {
+    config: BpsConfig,
+    bound: B,
+    running: Option<Running>,
+}
+
+impl Bps<ModelBound> {
+    /// BPS thinned against the model's curvature bound (exact inversion when quadratic).
+    pub fn new(config: BpsConfig) -> Result<Self> {
+        config.validate()?;
+        Ok(Self { config, bound: ModelBound, running: None })
+    }
+}
+
+impl Bps<AutomaticBound> {
+    /// BPS with the automatic piecewise bound.
+    pub fn automatic(config: BpsConfig, bound: AutoBoundConfig) -> Result<Self> {
+        config.validate()?;
+        bound.validate()?;
+        Ok(Self { config, bound: AutomaticBound(bound), running: None })
+    }
+}
+
+impl<B> Bps<B> {
+    /// The settings.
+    pub fn config(&self) -> &BpsConfig {
+        &self.config
+    }
+
+    fn running(&mut self) -> Result<&mut Running> {
+        self.running.as_mut().ok_or_else(|| Error::Other("BPS step called before init".into()))
+    }
+
+    /// Builds the state at `position` with a fresh velocity and the gradient there.
+    fn start<M, R>(&mut self, model: &M, position: &[f64], rng: &mut R) -> Result<BpsState>
+    where
+        M: TermGradients + LogPrior + ?Sized,
+        R: Rng + ?Sized,
+    {
+        let d = model.dim();
+        check_position(position, d)?;
+        let mut potential = FullPotential::new(model, self.config.parallelism);
+        let mut gradient = vec![0.0; d];
+        let evals = potential.gradient(model, position, &mut gradient);
+        tallmc_core::error::check_finite(
+            "gradient of the potential at the initial position",
+            &gradient,
+        )?;
+        let mut velocity = vec![0.0; d];
+        self.config.velocity.draw(rng, &mut velocity);
+        self.running = Some(Running {
+            potential,
+            y: vec![0.0; d],
+            g_new: vec![0.0; d],
+            hv: vec![0.0; d],
+            curvature: None,
+            auto: None,
+            pending: evals,
+        });
+        Ok(BpsState { trajectory: Trajectory::new(position.to_vec(), velocity), gradient })
+    }
+
+    /// The refreshment clock's next arrival.
+    fn refresh_time<R: Rng + ?Sized>(&self, rng: &mut R) -> f64 {
+        ConstantRate(self.config.refresh_rate).first_arrival(rng)
+    }
+}
+
+/// A zero-length segment ending in a divergence: the velocity is reversed.
+fn diverge(state: &mut BpsState, mut stats: SegmentStats) -> SegmentStats {
+    state.trajectory.advance(0.0);
+    state.trajectory.velocity_mut().iter_mut().for_each(|v| *v = -*v);
+    state.trajectory.set_end(EventKind::Divergence);
+    stats.divergences = 1;
+    stats
+}
+
+/// Moves by `tau`, installs the gradient there, and refreshes the velocity.
+fn refresh<R: Rng + ?Sized>(
+    state: &mut BpsState,
+    g_new: &[f64],
+    tau: f64,
+    velocity: VelocityDistribution,
+    rng: &mut R,
+    mut stats: SegmentStats,
+) -> SegmentStats {
+    state.trajectory.advance(tau);
+    state.gradient.copy_from_slice(g_new);
+    velocity.draw(rng, state.trajectory.velocity_mut());
+    state.trajectory.set_end(EventKind::Refresh);
+    stats.refreshes = 1;
+    stats
+}
+
+/// Error when no clock can ever fire along the current line.
+fn never_fires() -> Error {
+    Error::invalid(
+        "BPS clocks",
+        "no event ever",
+        "a potential that rises along every line or a refresh rate > 0 (is the target proper?)",
+    )
+}
+
+impl<M> PdmpKernel<M> for Bps<ModelBound>
+where
+    M: TermGradients + LogPrior + TermCurvatureBound + LogPriorCurvature + LogPriorHessian + ?Sized,
+{
+    type State = BpsState;
+
+    fn init<R: Rng + ?Sized>(
+        &mut self,
+        model: &M,
+        position: &[f64],
+        rng: &mut R,
+    ) -> Result<BpsState> {
+        let state = self.start(model, position, rng)?;
+        let curvature = PotentialCurvature::new(model)?;
+        let r = self.running()?;
+        r.pending += curvature.evals;
+        r.curvature = Some(curvature);
+        Ok(state)
+    }
+
+    fn step<R: Rng + ?Sized>(
+        &mut self,
+        model: &M,
+        state: &mut BpsState,
+        rng: &mut R,
+    ) -> Result<SegmentStats> {
+        let tau_r = self.refresh_time(rng);
+        let velocity_kind = self.config.velocity;
+        let r = self.running()?;
+        let curvature =
+            r.curvature.as_ref().ok_or_else(|| Error::Other("BPS curvature missing".into()))?;
+        let (x, v) = (state.trajectory.position(), state.trajectory.velocity());
+        let a = dot(&state.gradient, v);
+        let b = curvature.apply(v, &mut r.hv);
+        let tau_b = AffineRate { a, b }.first_arrival(rng);
+        let Some((which, tau)) = earliest([tau_b, tau_r]) else {
+            return Err(never_fires());
+        };
+        let mut stats =
+            SegmentStats { evals: std::mem::take(&mut r.pending), ..SegmentStats::NONE };
+        // ∇U at the end of the segment: analytic when the potential is quadratic.
+        if curvature.exact {
+            for ((g, g0), hv) in r.g_new.iter_mut().zip(&state.gradient).zip(&r.hv) {
+                *g = g0 + tau * hv;
+            }
+        } else {
+            stats.evals += gradient_at(model, &mut r.potential, x, v, tau, &mut r.y, &mut r.g_new);
+        }
+        if !all_finite(&r.g_new) {
+            return Ok(diverge(state, stats));
+        }
+        if which == 1 {
+            return Ok(refresh(state, &r.g_new, tau, velocity_kind, rng, stats));
+        }
+        stats.proposals = 1;
+        let accept = if curvature.exact {
+            stats.ratio = 1.0;
+            true
+        } else {
+            let rate = dot(&r.g_new, v);
+            let decision = thin(rate, a + b * tau, rng);
+            stats.ratio = decision.ratio;
+            if decision.ratio > 1.0 + BOUND_SLACK {
+                return Err(Error::BoundViolation {
+                    what: "model's curvature bound of the BPS rate".into(),
+                    ratio: decision.ratio,
+                    time: state.trajectory.time() + tau,
+                });
+            }
+            decision.accept
+        };
+        state.trajectory.advance(tau);
+        state.gradient.copy_from_slice(&r.g_new);
+        if accept {
+            reflect(state.trajectory.velocity_mut(), &state.gradient);
+            state.trajectory.set_end(EventKind::Bounce);
+            stats.bounces = 1;
+        }
+        Ok(stats)
+    }
+
+    fn adaptation_report(&self) -> Vec<String> {
+        let exact =
+            self.running.as_ref().and_then(|r| r.curvature.as_ref()).is_some_and(|c| c.exact);
+        vec![
+            format!("BPS refresh rate = {}", self.config.refresh_rate),
+            format!(
+                "bounce clock = {}",
+                if exact {
+                    "exact inversion (quadratic potential)"
+                } else {
+                    "thinning against the model's curvature bound"
+                }
+            ),
+        ]
+    }
+}
+
+impl<M> PdmpKernel<M> for Bps<AutomaticBound>
+where
+    M: TermHessians + LogPrior + LogPriorHessian + ?Sized,
+{
+    type State = BpsState;
+
+    fn init<R: Rng + ?Sized>(
+        &mut self,
+        model: &M,
+        position: &[f64],
+        rng: &mut R,
+    ) -> Result<BpsState> {
+        let state = self.start(model, position, rng)?;
+        let d = model.dim();
+        let cfg = self.bound.0;
+        self.running()?.auto = Some(AutoState {
+            probe: GridProbe::new(d, cfg.intervals),
+            band: PiecewiseLinearRate::new(),
+            valid: false,
+            offset: 0.0,
+            mass: 0.0,
+            horizon: Horizon::new(cfg.initial_horizon),
+            band_end: 0.0,
+            g_end: vec![0.0; d],
+        });
+        Ok(state)
+    }
+
+    fn step<R: Rng + ?Sized>(
+        &mut self,
+        model: &M,
+        state: &mut BpsState,
+        rng: &mut R,
+    ) -> Result<SegmentStats> {
+        let tau_r = self.refresh_time(rng);
+        let velocity_kind = self.config.velocity;
+        let r = self.running()?;
+        let auto = r.auto.as_mut().ok_or_else(|| Error::Other("BPS band missing".into()))?;
+        let mut stats =
+            SegmentStats { evals: std::mem::take(&mut r.pending), ..SegmentStats::NONE };
+        let (x, v) = (state.trajectory.position(), state.trajectory.velocity());
+        if !auto.valid {
+            let (evals, kept) = auto.probe.probe(
+                model,
+                &mut r.potential,
+                x,
+                v,
+                &state.gradient,
+                auto.horizon.current,
+            );
+            stats.evals += evals;
+            if kept < 2 {
+                // Not even one interval with finite values: shrink and report.
+                auto.horizon.event_at(0.0);
+                return Ok(diverge(state, stats));
+            }
+            let p = &auto.probe;
+            let times = &p.times[..kept];
+            let d = v.len();
+            envelope(
+                times,
+                |k| dot(&p.grads[k * d..(k + 1) * d], v),
+                |k| dot(&p.hvps[k * d..(k + 1) * d], v),
+                &mut auto.band,
+            );
+            auto.g_end.copy_from_slice(&p.grads[(kept - 1) * d..kept * d]);
+            auto.band_end = times[kept - 1];
+            auto.offset = 0.0;
+            auto.mass = 0.0;
+            auto.valid = true;
+        }
+        let e = tallmc_integrators::poisson::unit_exponential(rng);
+        let tau_b = auto.band.arrival_for(auto.mass + e) - auto.offset;
+        let tau_h = auto.band_end - auto.offset;
+        let (which, tau) = earliest([tau_b, tau_r, tau_h]).ok_or_else(never_fires)?;
+        if which == 2 {
+            state.trajectory.advance(tau);
+            state.gradient.copy_from_slice(&auto.g_end);
+            state.trajectory.set_end(EventKind::Horizon);
+            auto.valid = false;
+            auto.horizon.exhausted();
+            return Ok(stats);
+        }
+        stats.evals += gradient_at(model, &mut r.potential, x, v, tau, &mut r.y, &mut r.g_new);
+        if !all_finite(&r.g_new) {
+            auto.valid = false;
+            auto.horizon.event_at(0.0);
+            return Ok(diverge(state, stats));
+        }
+        let band_time = auto.offset + tau;
+        if which == 1 {
+            auto.valid = false;
+            auto.horizon.event_at(band_time);
+            return Ok(refresh(state, &r.g_new, tau, velocity_kind, rng, stats));
+        }
+        stats.proposals = 1;
+        let decision = thin(dot(&r.g_new, v), auto.band.rate(band_time), rng);
+        stats.ratio = decision.ratio;
+        stats.violations = u64::from(decision.violation);
+        state.trajectory.advance(tau);
+        state.gradient.copy_from_slice(&r.g_new);
+        auto.offset = band_time;
+        auto.mass += e;
+        if decision.accept {
+            reflect(state.trajectory.velocity_mut(), &state.gradient);
+            state.trajectory.set_end(EventKind::Bounce);
+            stats.bounces = 1;
+            auto.valid = false;
+            auto.horizon.event_at(band_time);
+        }
+        Ok(stats)
+    }
+
+    fn adaptation_report(&self) -> Vec<String> {
+        let h = self
+            .running
+            .as_ref()
+            .and_then(|r| r.auto.as_ref())
+            .map_or(f64::NAN, |a| a.horizon.current);
+        vec![
+            format!("BPS refresh rate = {}", self.config.refresh_rate),
+            format!(
+                "bounce clock = automatic piecewise bound, {} intervals, current horizon {h}",
+                self.bound.0.intervals
+            ),
+        ]
+    }
+}

@@ -1,0 +1,220 @@
+//! Pieces shared by the piecewise-deterministic kernels: velocity draws and reflections, the
+//! full-data potential, and the curvature bound of the potential.
+
+use rand::Rng;
+use rand_distr::{Distribution, StandardNormal};
+use serde::Serialize;
+use tallmc_core::{
+    Error, EvalCounts, FullData, LogPrior, LogPriorCurvature, LogPriorHessian, Parallelism, Result,
+    TermCurvatureBound, TermGradients, TermHessians, Terms,
+};
+
+/// The reference distribution of a BPS-type velocity (drawn at the start and at refreshments).
+///
+/// BPS leaves π(x)·ψ(v) invariant for any rotation-invariant ψ; the two usual choices are the
+/// standard normal (Bouchard-Côté, Vollmer & Doucet 2018) and the uniform distribution on the
+/// unit sphere (Pakman et al. 2017). With the sphere every segment moves at speed 1, so the
+/// trajectory time is the distance travelled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub enum VelocityDistribution {
+    /// v ~ N(0, I_d).
+    #[default]
+    Gaussian,
+    /// v uniform on the unit sphere S^{d−1} (a normalized standard normal draw).
+    Sphere,
+}
+
+impl VelocityDistribution {
+    /// Overwrites `v` with a draw.
+    pub fn draw<R: Rng + ?Sized>(self, rng: &mut R, v: &mut [f64]) {
+        loop {
+            for x in v.iter_mut() {
+                *x = StandardNormal.sample(rng);
+            }
+            if self == Self::Gaussian {
+                return;
+            }
+            let norm = v.iter().map(|x| x * x).sum::<f64>().sqrt();
+            if norm > 0.0 {
+                v.iter_mut().for_each(|x| *x /= norm);
+                return;
+            }
+        }
+    }
+}
+
+/// Reflects `v` off the hyperplane orthogonal to `g`: v ← v − 2⟨g, v⟩ g/‖g‖² (BPS's bounce;
+/// ⟨g, v⟩ changes sign and ‖v‖ is kept). A zero `g` leaves v unchanged.
+pub fn reflect(v: &mut [f64], g: &[f64]) {
+    let gg: f64 = g.iter().map(|x| x * x).sum();
+    if gg == 0.0 || !gg.is_finite() {
+        return;
+    }
+    let c = 2.0 * dot(g, v) / gg;
+    for (vi, gi) in v.iter_mut().zip(g) {
+        *vi -= c * gi;
+    }
+}
+
+/// ⟨a, b⟩.
+pub(crate) fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// Whether every entry is finite.
+pub(crate) fn all_finite(x: &[f64]) -> bool {
+    x.iter().all(|v| v.is_finite())
+}
+
+/// The full-data potential U(x) = −log p(x) − Σ_{i<N} ℓ_i(x): its gradient and Hessian-vector
+/// products on all cores, with the deterministic reduction of [`FullData`].
+#[derive(Debug, Clone)]
+pub(crate) struct FullPotential {
+    full: FullData,
+    n: usize,
+}
+
+impl FullPotential {
+    pub(crate) fn new<M: Terms + ?Sized>(model: &M, parallelism: Parallelism) -> Self {
+        Self { full: FullData::for_model(model, parallelism), n: model.num_terms() }
+    }
+
+    /// Overwrites `out` with ∇U(x). Cost: N terms and N gradients.
+    pub(crate) fn gradient<M: TermGradients + LogPrior + ?Sized>(
+        &mut self,
+        model: &M,
+        x: &[f64],
+        out: &mut [f64],
+    ) -> EvalCounts {
+        self.full.log_posterior_grad(model, x, out);
+        out.iter_mut().for_each(|g| *g = -*g);
+        EvalCounts::terms_and_gradients(self.n)
+    }
+
+    /// Overwrites `out` with ∇²U(x)·v (`scratch`: d × d for the prior Hessian). Cost: N Hessians.
+    pub(crate) fn hessian_vector<M: TermHessians + LogPriorHessian + ?Sized>(
+        &mut self,
+        model: &M,
+        x: &[f64],
+        v: &[f64],
+        out: &mut [f64],
+        prior_hessian: &mut [f64],
+    ) -> EvalCounts {
+        self.full.hessian_vector(model, x, v, out);
+        prior_hessian.fill(0.0);
+        model.add_log_prior_hessian(x, prior_hessian);
+        let d = v.len();
+        for (j, o) in out.iter_mut().enumerate() {
+            *o = -(*o + dot(&prior_hessian[j * d..(j + 1) * d], v));
+        }
+        EvalCounts::hessians(self.n)
+    }
+}
+
+/// Bounds on the curvature of the whole potential U, from the model's
+/// [`TermCurvatureBound`] and the prior's [`LogPriorCurvature`]:
+///
+/// ```text
+/// vᵀ∇²U(x)v ≤ vᵀ K_U v,        K_U = K + κI           (BPS: slope of ⟨∇U(x + vt), v⟩)
+/// Σ_k |∂²U(x)/∂x_j∂x_k| ≤ r_j,  r_j = Σ_k K^abs_jk + κ  (Zig-Zag: slope of θ_j ∂_jU(x + θt))
+/// ```
+///
+/// When the terms are quadratic (K exact) and the prior Hessian constant, ∇²U = K − ∇²log p is
+/// the same everywhere: `exact` is set and `quadratic` holds ∇²U itself, so the rates along a
+/// line are exactly affine (exact inversion, no thinning).
+#[derive(Debug, Clone)]
+pub(crate) struct PotentialCurvature {
+    pub(crate) quadratic: Vec<f64>,
+    pub(crate) rows: Vec<f64>,
+    pub(crate) exact: bool,
+    pub(crate) evals: EvalCounts,
+}
+
+impl PotentialCurvature {
+    /// One pass over the data (the model's curvature bound). Errors if the model's bound has
+    /// the wrong size or non-finite entries.
+    pub(crate) fn new<M>(model: &M) -> Result<Self>
+    where
+        M: TermCurvatureBound + LogPriorCurvature + LogPriorHessian + ?Sized,
+    {
+        let d = model.dim();
+        let cb = model.curvature_bound();
+        if cb.quadratic.len() != d * d || cb.absolute.len() != d * d {
+            return Err(Error::dimension("curvature bound (d × d)", d * d, cb.quadratic.len()));
+        }
+        tallmc_core::error::check_finite("curvature bound K", &cb.quadratic)?;
+        tallmc_core::error::check_finite("curvature bound K^abs", &cb.absolute)?;
+        let kappa = model.prior_curvature_bound();
+        if !(kappa.is_finite() && kappa >= 0.0) {
+            return Err(Error::invalid("prior curvature bound", kappa, "a finite number >= 0"));
+        }
+        let exact = cb.exact && model.prior_hessian_is_constant();
+        let mut quadratic = cb.quadratic;
+        if exact {
+            let mut prior = vec![0.0; d * d];
+            model.add_log_prior_hessian(&vec![0.0; d], &mut prior);
+            for (q, p) in quadratic.iter_mut().zip(&prior) {
+                *q -= p;
+            }
+        } else {
+            for j in 0..d {
+                quadratic[j * d + j] += kappa;
+            }
+        }
+        let rows =
+            (0..d).map(|j| cb.absolute[j * d..(j + 1) * d].iter().sum::<f64>() + kappa).collect();
+        Ok(Self { quadratic, rows, exact, evals: cb.evals })
+    }
+
+    /// Writes K_U v into `out` and returns vᵀK_U v. O(d²).
+    pub(crate) fn apply(&self, v: &[f64], out: &mut [f64]) -> f64 {
+        let d = v.len();
+        for (j, o) in out.iter_mut().enumerate() {
+            *o = dot(&self.quadratic[j * d..(j + 1) * d], v);
+        }
+        dot(v, out)
+    }
+}
+
+/// Checks a refresh rate: finite and ≥ 0.
+pub(crate) fn check_refresh_rate(rate: f64) -> Result<()> {
+    if rate.is_finite() && rate >= 0.0 {
+        Ok(())
+    } else {
+        Err(Error::invalid("refresh rate", rate, "a finite number >= 0"))
+    }
+}
+
+/// Checks an initial position's length and finiteness.
+pub(crate) fn check_position(position: &[f64], dim: usize) -> Result<()> {
+    tallmc_core::error::check_finite_vector("initial position", position, dim)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reflection_flips_the_normal_component_and_keeps_the_norm() {
+        let mut v = [1.0, 2.0, -0.5];
+        let g = [0.3, -1.0, 2.0];
+        let before = dot(&g, &v);
+        let norm = dot(&v, &v);
+        reflect(&mut v, &g);
+        assert!((dot(&g, &v) + before).abs() < 1e-14);
+        assert!((dot(&v, &v) - norm).abs() < 1e-14);
+        let mut w = [1.0, 1.0];
+        reflect(&mut w, &[0.0, 0.0]);
+        assert_eq!(w, [1.0, 1.0]);
+    }
+
+    #[test]
+    fn sphere_velocities_have_unit_norm() {
+        let mut rng = tallmc_core::rng::chain_rng(3, 0);
+        let mut v = [0.0; 5];
+        for _ in 0..100 {
+            VelocityDistribution::Sphere.draw(&mut rng, &mut v);
+            assert!((dot(&v, &v) - 1.0).abs() < 1e-14);
+        }
+    }
+}

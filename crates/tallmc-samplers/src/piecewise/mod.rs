@@ -1,0 +1,24 @@
+//! Piecewise-deterministic kernels: the particle moves on straight lines and changes velocity
+//! at the events of Poisson processes, simulated with the clocks of
+//! [`tallmc_integrators::poisson`]. Each implements [`PdmpKernel`](tallmc_core::PdmpKernel):
+//! a step moves along one segment and reports it; the output is the continuous trajectory (see
+//! [`tallmc_core::pdmp`]), never the event positions as draws.
+//!
+//! Exact, full data:
+//!
+//! * [`Bps`] — the Bouncy Particle Sampler with refreshment;
+//! * [`ZigZag`] — the Zig-Zag process;
+//!
+//! each with its bounce clocks from the model's curvature bound ([`ModelBound`]; exact
+//! inversion for quadratic potentials) or from an automatic piecewise envelope
+//! ([`AutomaticBound`], any model with Hessian-vector products).
+
+mod bps;
+mod common;
+pub mod envelope;
+mod zigzag;
+
+pub use bps::{AutomaticBound, Bps, BpsConfig, BpsState, ModelBound};
+pub use common::{VelocityDistribution, reflect};
+pub use envelope::AutoBoundConfig;
+pub use zigzag::{ZigZag, ZigZagConfig, ZigZagState};

@@ -1,0 +1,395 @@
+//! The Zig-Zag process on the full data (Bierkens, Fearnhead & Roberts 2019), exact.
+//!
+//! The velocity θ ∈ {−1, +1}^d; the particle moves on ξ(t) = ξ + θt and coordinate j flips,
+//! θ_j ← −θ_j, at rate λ_j(t) = (θ_j ∂_jU(ξ(t)))⁺, U = −log π. The d clocks run in parallel
+//! (their superposition is simulated by drawing each clock's first arrival and taking the
+//! earliest, [`earliest`]). The process leaves π(ξ)·Uniform({±1}^d) invariant; no refreshment
+//! is needed for ergodicity on the targets considered here.
+//!
+//! As for [`Bps`](super::Bps), the clocks come from one of:
+//!
+//! * [`ModelBound`] — along the line, |d/dt ∂_jU(ξ + θt)| ≤ Σ_k |∂²U/∂ξ_j∂ξ_k| ≤ r_j (the row
+//!   sums of the model's K^abs plus the prior's κ), so λ_j(t) ≤ [a_j + r_j t]⁺ with
+//!   a_j = θ_j∂_jU(ξ): each coordinate proposes from an affine rate, the earliest proposal is
+//!   examined with one full-data gradient and kept with probability λ_j/(a_j + r_jτ); a ratio
+//!   above 1 is an error ([`Error::BoundViolation`]). For quadratic potentials the rates are
+//!   exactly affine, λ_j(t) = [θ_j(∂_jU(ξ) + t(∇²U θ)_j)]⁺: the earliest arrival *is* the flip,
+//!   and the gradient and ∇²Uθ are updated in O(d) per event without touching the data.
+//! * [`AutomaticBound`] — one grid of full-data gradients and Hessian-vector products per
+//!   horizon gives a piecewise-constant envelope per coordinate
+//!   ([`envelope`](super::envelope)); violations are counted.
+//!
+//! **Cost.** Model bound: one pass of N Hessians at set-up, then N terms and N gradients per
+//! proposal (none when exact). Automatic bound: per band, G gradients and G + 1 Hessian-vector
+//! products, plus N gradients per proposal. Divergences as in [`Bps`](super::Bps).
+
+use rand::{Rng, RngExt};
+use serde::Serialize;
+use tallmc_core::{
+    Error, EvalCounts, EventKind, LogPrior, LogPriorCurvature, LogPriorHessian, Parallelism,
+    PdmpKernel, PdmpState, Result, SegmentStats, TermCurvatureBound, TermGradients, TermHessians,
+    Trajectory,
+};
+use tallmc_integrators::{AffineRate, PiecewiseLinearRate, Rate, earliest, thin};
+
+use super::bps::{AutomaticBound, BOUND_SLACK, ModelBound};
+use super::common::{FullPotential, PotentialCurvature, all_finite, check_position};
+use super::envelope::{AutoBoundConfig, GridProbe, Horizon, envelope, gradient_at};
+
+/// Settings of [`ZigZag`].
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct ZigZagConfig {
+    /// Threads for the full-data gradient.
+    #[serde(skip)]
+    pub parallelism: Parallelism,
+}
+
+/// State of a Zig-Zag chain: the particle (velocity in {−1, +1}^d) and ∇U at its position.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ZigZagState {
+    /// Position, velocity, time and last segment.
+    pub trajectory: Trajectory,
+    /// ∇U(ξ) at the current position.
+    pub gradient: Vec<f64>,
+}
+
+impl PdmpState for ZigZagState {
+    fn trajectory(&self) -> &Trajectory {
+        &self.trajectory
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Running {
+    potential: FullPotential,
+    y: Vec<f64>,
+    g_new: Vec<f64>,
+    times: Vec<f64>,
+    pending: EvalCounts,
+    curvature: Option<PotentialCurvature>,
+    /// ∇²U θ for the exact path (kept up to date across flips).
+    h_theta: Vec<f64>,
+    auto: Option<AutoBands>,
+}
+
+#[derive(Debug, Clone)]
+struct AutoBands {
+    probe: GridProbe,
+    bands: Vec<PiecewiseLinearRate>,
+    valid: bool,
+    offset: f64,
+    horizon: Horizon,
+    band_end: f64,
+    g_end: Vec<f64>,
+}
+
+/// The full-data Zig-Zag sampler (module docs). `B` is [`ModelBound`] or [`AutomaticBound`].
+#[derive(Debug, Clone)]
+pub struct ZigZag<B = ModelBound> {
+    config: ZigZagConfig,
+    bound: B,
+    running: Option<Running>,
+}
+
+impl ZigZag<ModelBound> {
+    /// Zig-Zag thinned against the model's curvature bound (exact inversion when quadratic).
+    pub fn new(config: ZigZagConfig) -> Self {
+        Self { config, bound: ModelBound, running: None }
+    }
+}
+
+impl ZigZag<AutomaticBound> {
+    /// Zig-Zag with the automatic piecewise bound.
+    pub fn automatic(config: ZigZagConfig, bound: AutoBoundConfig) -> Result<Self> {
+        bound.validate()?;
+        Ok(Self { config, bound: AutomaticBound(bound), running: None })
+    }
+}
+
+/// A velocity uniform on {−1, +1}^d.
+pub(crate) fn draw_signs<R: Rng + ?Sized>(rng: &mut R, v: &mut [f64]) {
+    for x in v.iter_mut() {
+        *x = if rng.random::<bool>() { 1.0 } else { -1.0 };
+    }
+}
+
+/// A zero-length segment ending in a divergence: the velocity is reversed.
+pub(crate) fn diverge(trajectory: &mut Trajectory, mut stats: SegmentStats) -> SegmentStats {
+    trajectory.advance(0.0);
+    trajectory.velocity_mut().iter_mut().for_each(|v| *v = -*v);
+    trajectory.set_end(EventKind::Divergence);
+    stats.divergences = 1;
+    stats
+}
+
+impl<B> ZigZag<B> {
+    fn running(&mut self) -> Result<&mut Running> {
+        self.running.as_mut().ok_or_else(|| Error::Other("Zig-Zag step called before init".into()))
+    }
+
+    fn start<M, R>(&mut self, model: &M, position: &[f64], rng: &mut R) -> Result<ZigZagState>
+    where
+        M: TermGradients + LogPrior + ?Sized,
+        R: Rng + ?Sized,
+    {
+        let d = model.dim();
+        check_position(position, d)?;
+        let mut potential = FullPotential::new(model, self.config.parallelism);
+        let mut gradient = vec![0.0; d];
+        let pending = potential.gradient(model, position, &mut gradient);
+        tallmc_core::error::check_finite(
+            "gradient of the potential at the initial position",
+            &gradient,
+        )?;
+        let mut velocity = vec![0.0; d];
+        draw_signs(rng, &mut velocity);
+        self.running = Some(Running {
+            potential,
+            y: vec![0.0; d],
+            g_new: vec![0.0; d],
+            times: vec![0.0; d],
+            pending,
+            curvature: None,
+            h_theta: vec![0.0; d],
+            auto: None,
+        });
+        Ok(ZigZagState { trajectory: Trajectory::new(position.to_vec(), velocity), gradient })
+    }
+}
+
+fn never_fires() -> Error {
+    Error::invalid(
+        "Zig-Zag clocks",
+        "no event ever",
+        "a potential that rises along every line (is the target proper?)",
+    )
+}
+
+impl<M> PdmpKernel<M> for ZigZag<ModelBound>
+where
+    M: TermGradients + LogPrior + TermCurvatureBound + LogPriorCurvature + LogPriorHessian + ?Sized,
+{
+    type State = ZigZagState;
+
+    fn init<R: Rng + ?Sized>(
+        &mut self,
+        model: &M,
+        position: &[f64],
+        rng: &mut R,
+    ) -> Result<ZigZagState> {
+        let state = self.start(model, position, rng)?;
+        let curvature = PotentialCurvature::new(model)?;
+        let r = self.running()?;
+        r.pending += curvature.evals;
+        if curvature.exact {
+            curvature.apply(state.trajectory.velocity(), &mut r.h_theta);
+        }
+        r.curvature = Some(curvature);
+        Ok(state)
+    }
+
+    fn step<R: Rng + ?Sized>(
+        &mut self,
+        model: &M,
+        state: &mut ZigZagState,
+        rng: &mut R,
+    ) -> Result<SegmentStats> {
+        let r = self.running()?;
+        let curvature =
+            r.curvature.as_ref().ok_or_else(|| Error::Other("Zig-Zag curvature missing".into()))?;
+        let mut stats =
+            SegmentStats { evals: std::mem::take(&mut r.pending), ..SegmentStats::NONE };
+        let (x, theta) = (state.trajectory.position(), state.trajectory.velocity());
+        for (j, t) in r.times.iter_mut().enumerate() {
+            let a = theta[j] * state.gradient[j];
+            let b = if curvature.exact { theta[j] * r.h_theta[j] } else { curvature.rows[j] };
+            *t = AffineRate { a, b }.first_arrival(rng);
+        }
+        let (j, tau) = earliest(r.times.iter().copied()).ok_or_else(never_fires)?;
+        stats.proposals = 1;
+        if curvature.exact {
+            for ((g, g0), h) in r.g_new.iter_mut().zip(&state.gradient).zip(&r.h_theta) {
+                *g = g0 + tau * h;
+            }
+            if !all_finite(&r.g_new) {
+                return Ok(diverge(&mut state.trajectory, stats));
+            }
+            stats.ratio = 1.0;
+            let old = theta[j];
+            state.trajectory.advance(tau);
+            state.gradient.copy_from_slice(&r.g_new);
+            state.trajectory.velocity_mut()[j] = -old;
+            // ∇²U θ changes by −2 θ_j_old · column j (∇²U is symmetric).
+            let d = r.h_theta.len();
+            for (k, h) in r.h_theta.iter_mut().enumerate() {
+                *h -= 2.0 * old * curvature.quadratic[k * d + j];
+            }
+            state.trajectory.set_end(EventKind::Flip(j as u32));
+            stats.bounces = 1;
+            return Ok(stats);
+        }
+        let a = theta[j] * state.gradient[j];
+        let bound = a + curvature.rows[j] * tau;
+        stats.evals += gradient_at(model, &mut r.potential, x, theta, tau, &mut r.y, &mut r.g_new);
+        if !all_finite(&r.g_new) {
+            return Ok(diverge(&mut state.trajectory, stats));
+        }
+        let decision = thin(theta[j] * r.g_new[j], bound, rng);
+        stats.ratio = decision.ratio;
+        if decision.ratio > 1.0 + BOUND_SLACK {
+            return Err(Error::BoundViolation {
+                what: format!(
+                    "model's curvature bound of the Zig-Zag rate of coordinate {}",
+                    j + 1
+                ),
+                ratio: decision.ratio,
+                time: state.trajectory.time() + tau,
+            });
+        }
+        state.trajectory.advance(tau);
+        state.gradient.copy_from_slice(&r.g_new);
+        if decision.accept {
+            let v = state.trajectory.velocity_mut();
+            v[j] = -v[j];
+            state.trajectory.set_end(EventKind::Flip(j as u32));
+            stats.bounces = 1;
+        }
+        Ok(stats)
+    }
+
+    fn adaptation_report(&self) -> Vec<String> {
+        let exact =
+            self.running.as_ref().and_then(|r| r.curvature.as_ref()).is_some_and(|c| c.exact);
+        vec![format!(
+            "Zig-Zag clocks = {}",
+            if exact {
+                "exact inversion (quadratic potential)"
+            } else {
+                "thinning against the model's curvature bound"
+            }
+        )]
+    }
+}
+
+impl<M> PdmpKernel<M> for ZigZag<AutomaticBound>
+where
+    M: TermHessians + LogPrior + LogPriorHessian + ?Sized,
+{
+    type State = ZigZagState;
+
+    fn init<R: Rng + ?Sized>(
+        &mut self,
+        model: &M,
+        position: &[f64],
+        rng: &mut R,
+    ) -> Result<ZigZagState> {
+        let state = self.start(model, position, rng)?;
+        let d = model.dim();
+        let cfg = self.bound.0;
+        self.running()?.auto = Some(AutoBands {
+            probe: GridProbe::new(d, cfg.intervals),
+            bands: vec![PiecewiseLinearRate::new(); d],
+            valid: false,
+            offset: 0.0,
+            horizon: Horizon::new(cfg.initial_horizon),
+            band_end: 0.0,
+            g_end: vec![0.0; d],
+        });
+        Ok(state)
+    }
+
+    fn step<R: Rng + ?Sized>(
+        &mut self,
+        model: &M,
+        state: &mut ZigZagState,
+        rng: &mut R,
+    ) -> Result<SegmentStats> {
+        let r = self.running()?;
+        let auto = r.auto.as_mut().ok_or_else(|| Error::Other("Zig-Zag bands missing".into()))?;
+        let mut stats =
+            SegmentStats { evals: std::mem::take(&mut r.pending), ..SegmentStats::NONE };
+        let (x, theta) = (state.trajectory.position(), state.trajectory.velocity());
+        let d = theta.len();
+        if !auto.valid {
+            let (evals, kept) = auto.probe.probe(
+                model,
+                &mut r.potential,
+                x,
+                theta,
+                &state.gradient,
+                auto.horizon.current,
+            );
+            stats.evals += evals;
+            if kept < 2 {
+                auto.horizon.event_at(0.0);
+                return Ok(diverge(&mut state.trajectory, stats));
+            }
+            let p = &auto.probe;
+            let times = &p.times[..kept];
+            for (j, band) in auto.bands.iter_mut().enumerate() {
+                envelope(
+                    times,
+                    |k| theta[j] * p.grads[k * d + j],
+                    |k| theta[j] * p.hvps[k * d + j],
+                    band,
+                );
+            }
+            auto.g_end.copy_from_slice(&p.grads[(kept - 1) * d..kept * d]);
+            auto.band_end = times[kept - 1];
+            auto.offset = 0.0;
+            auto.valid = true;
+        }
+        for (t, band) in r.times.iter_mut().zip(&auto.bands) {
+            let e = tallmc_integrators::poisson::unit_exponential(rng);
+            *t = band.arrival_for(band.integrated(auto.offset) + e) - auto.offset;
+        }
+        let tau_h = auto.band_end - auto.offset;
+        let first = earliest(r.times.iter().copied());
+        let (j, tau) = match first {
+            Some((j, tau)) if tau < tau_h => (j, tau),
+            _ => {
+                state.trajectory.advance(tau_h);
+                state.gradient.copy_from_slice(&auto.g_end);
+                state.trajectory.set_end(EventKind::Horizon);
+                auto.valid = false;
+                auto.horizon.exhausted();
+                return Ok(stats);
+            }
+        };
+        stats.evals += gradient_at(model, &mut r.potential, x, theta, tau, &mut r.y, &mut r.g_new);
+        if !all_finite(&r.g_new) {
+            auto.valid = false;
+            auto.horizon.event_at(0.0);
+            return Ok(diverge(&mut state.trajectory, stats));
+        }
+        let band_time = auto.offset + tau;
+        stats.proposals = 1;
+        let decision = thin(theta[j] * r.g_new[j], auto.bands[j].rate(band_time), rng);
+        stats.ratio = decision.ratio;
+        stats.violations = u64::from(decision.violation);
+        state.trajectory.advance(tau);
+        state.gradient.copy_from_slice(&r.g_new);
+        auto.offset = band_time;
+        if decision.accept {
+            let v = state.trajectory.velocity_mut();
+            v[j] = -v[j];
+            state.trajectory.set_end(EventKind::Flip(j as u32));
+            stats.bounces = 1;
+            auto.valid = false;
+            auto.horizon.event_at(band_time);
+        }
+        Ok(stats)
+    }
+
+    fn adaptation_report(&self) -> Vec<String> {
+        let h = self
+            .running
+            .as_ref()
+            .and_then(|r| r.auto.as_ref())
+            .map_or(f64::NAN, |a| a.horizon.current);
+        vec![format!(
+            "Zig-Zag clocks = automatic piecewise bound, {} intervals, current horizon {h}",
+            self.bound.0.intervals
+        )]
+    }
+}
