@@ -130,8 +130,9 @@ pub use minibatch_mh::{
 };
 pub use minibatch_proxy::{ProxyConfig, ProxyMhStats, ProxyMinibatchMh};
 pub use piecewise::{
-    AutoBoundConfig, AutomaticBound, Bps, BpsConfig, BpsState, ModelBound, VelocityDistribution,
-    ZigZag, ZigZagConfig, ZigZagState,
+    AutoBoundConfig, AutomaticBound, BoundedGradients, Bps, BpsConfig, BpsState, ControlVariates,
+    DatumRateBound, LipSbps, LipSbpsConfig, LipschitzGradients, ModelBound, SwitchingRateEstimator,
+    VelocityDistribution, ZigZag, ZigZagConfig, ZigZagState, ZigZagSubsampling,
 };
 pub use proposal::{
     Proposal, RandomWalkProposal, RandomWalkProposalConfig, SgldProposal, SgldProposalConfig,

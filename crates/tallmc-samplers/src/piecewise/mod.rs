@@ -12,13 +12,30 @@
 //! each with its bounce clocks from the model's curvature bound ([`ModelBound`]; exact
 //! inversion for quadratic potentials) or from an automatic piecewise envelope
 //! ([`AutomaticBound`], any model with Hessian-vector products).
+//!
+//! Exact, subsampling (one datum per thinning proposal, against bounds that hold for every
+//! datum; the per-datum bounds come from [`BoundedGradients`] or [`LipschitzGradients`]):
+//!
+//! * [`LipSbps`] — factor BPS with one factor per datum plus the prior as its own factor
+//!   (Pakman et al. 2017, §7.1 and Supp. F);
+//! * [`ZigZagSubsampling`] — Zig-Zag with subsampling (ZZ-SS) or, with the
+//!   [`ControlVariates`] estimator, with control variates (ZZ-CV) (Bierkens, Fearnhead &
+//!   Roberts 2019, §4).
 
 mod bps;
 mod common;
+mod datum_bounds;
 pub mod envelope;
+mod lipsbps;
 mod zigzag;
+mod zigzag_cv;
+mod zigzag_subsampling;
 
 pub use bps::{AutomaticBound, Bps, BpsConfig, BpsState, ModelBound};
 pub use common::{VelocityDistribution, reflect};
+pub use datum_bounds::{BoundedGradients, LipschitzGradients};
 pub use envelope::AutoBoundConfig;
+pub use lipsbps::{DatumRateBound, LipSbps, LipSbpsConfig};
 pub use zigzag::{ZigZag, ZigZagConfig, ZigZagState};
+pub use zigzag_cv::ControlVariates;
+pub use zigzag_subsampling::{SwitchingRateEstimator, ZigZagSubsampling};
