@@ -28,6 +28,21 @@ impl Default for QuadratureConfig {
     }
 }
 
+impl QuadratureConfig {
+    /// Checks `nodes` (1..=128) and `max_step` (> 0; infinity allowed).
+    pub fn validate(&self) -> Result<()> {
+        GaussLegendre::new(self.nodes)?;
+        if self.max_step.is_nan() || self.max_step <= 0.0 {
+            return Err(Error::invalid(
+                "max_step",
+                self.max_step,
+                "a number > 0 (infinity: no splitting)",
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// The time average (1/T) ∫_0^T f(x(t)) dt of a test function f: ℝ^d → ℝ along a
 /// piecewise-linear trajectory, by composite Gauss–Legendre quadrature on every segment
 /// ([`QuadratureConfig`]), with the same time bins and batch-means MCSE as
@@ -87,14 +102,8 @@ impl<F: FnMut(&[f64]) -> f64> TestFunctionAverage<F> {
         if dim == 0 {
             return Err(Error::invalid("dim", dim, "at least 1 coordinate"));
         }
+        quadrature.validate()?;
         let rule = GaussLegendre::new(quadrature.nodes)?;
-        if quadrature.max_step.is_nan() || quadrature.max_step <= 0.0 {
-            return Err(Error::invalid(
-                "max_step",
-                quadrature.max_step,
-                "a number > 0 (infinity: no splitting)",
-            ));
-        }
         batches.validate()?;
         Ok(Self {
             f,
