@@ -9,8 +9,8 @@ pub enum SamplerError {
     /// A kernel, model or configuration error.
     #[error(transparent)]
     Core(#[from] tallmc_core::Error),
-    /// Writing draws failed.
-    #[error("cannot write draws of chain {chain} to {}: {source}", path.as_ref().map_or("the sink".to_string(), |p| p.display().to_string()))]
+    /// Writing draws (or trajectory segments) failed.
+    #[error("cannot write the output of chain {chain} to {}: {source}", path.as_ref().map_or("the sink".to_string(), |p| p.display().to_string()))]
     Sink {
         /// Chain whose sink failed.
         chain: usize,

@@ -178,8 +178,7 @@ mod tests {
         assert_eq!(d.time_limit(), Some(3.0 * 0.1));
         assert_eq!(d.grid_step(), Some(0.1));
         assert_eq!(Budget::Events(5).time_limit(), None);
-        let mut t = EventTotals::default();
-        t.bounces = 4;
+        let mut t = EventTotals { bounces: 4, ..Default::default() };
         assert!(!Budget::Events(5).reached(&t));
         t.refreshes = 1;
         assert!(Budget::Events(5).reached(&t));

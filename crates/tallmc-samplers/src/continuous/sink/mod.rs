@@ -7,7 +7,7 @@
 //!   [`DrawSink`](crate::sink::DrawSink) — the only place where a PDMP makes draws;
 //! * [`TimeAverageSink`] accumulates exact time averages with batch-means MCSE
 //!   ([`tallmc_diagnostics::continuous`]);
-//! * [`Tee`](crate::sink::Tee), `Option<S>`, `Box<S>` and `&mut S` combine them.
+//! * [`crate::sink::Tee`], `Option<S>`, `Box<S>` and `&mut S` combine them.
 
 mod averages;
 mod grid;

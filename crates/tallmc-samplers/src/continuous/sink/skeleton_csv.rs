@@ -1,27 +1,4 @@
-//! The skeleton of a trajectory as CSV.
-//!
-//! ```text
-//! # tallmc 0.1.0
-//! # skeleton of a piecewise-deterministic trajectory: x(t) = x_k + v_k (t - t_k) for t_k <= t <= t_{k+1}
-//! # id = 1
-//! # seed = 42
-//! # warmup = Time(100.0)
-//! # sampling = Draws { count: 1000, grid_step: 0.5 }
-//! # key = value                            (the driver's comments)
-//! # Adaptation terminated
-//! # ...                                    (the kernel's adaptation report)
-//! time,event,coordinate,theta.1,...,theta.d,v.theta.1,...,v.theta.d
-//! 0,start,0,...
-//! 0.73,flip,2,...
-//! ...
-//! 500,end,0,...
-//! #
-//! # segments (sampling) = ..., events = ..., ...
-//! ```
-//!
-//! `coordinate` is j + 1 for a Zig-Zag flip of coordinate j and 0 otherwise; velocities are
-//! those *after* the row's event. Numbers are in Rust's shortest round-trip form, so parsing
-//! them gives back the exact f64.
+//! The skeleton of a trajectory as CSV ([`SkeletonSink`]).
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -36,7 +13,30 @@ use crate::sink::push_number;
 /// Writes the skeleton of one chain's post-warmup trajectory to a CSV file: one row for the
 /// start, one per velocity change (bounce, flip, refresh, divergence), one for the end, and
 /// optionally one per rejected proposal or bound horizon ([`SkeletonSink::with_non_events`]).
-/// See the [module docs](self) for the layout.
+///
+/// ```text
+/// # tallmc 0.1.0
+/// # skeleton of a piecewise-deterministic trajectory: x(t) = x_k + v_k (t - t_k) for t_k <= t <= t_{k+1}
+/// # id = 1
+/// # seed = 42
+/// # warmup = Time(100.0)
+/// # sampling = Draws { count: 1000, grid_step: 0.5 }
+/// # key = value                            (the driver's comments)
+/// # Adaptation terminated
+/// # ...                                    (the kernel's adaptation report)
+/// time,event,coordinate,theta.1,...,theta.d,v.theta.1,...,v.theta.d
+/// 0,start,0,...
+/// 0.73,flip,2,...
+/// ...
+/// 500,end,0,...
+/// #
+/// # warmup: trajectory time = 100, segments = ..., events = ..., bounces = ..., ..., seconds = ...
+/// # sampling: trajectory time = 500, segments = ..., events = ..., ...
+/// ```
+///
+/// `coordinate` is j + 1 for a Zig-Zag flip of coordinate j and 0 otherwise; velocities are
+/// those *after* the row's event. Numbers are in Rust's shortest round-trip form, so parsing
+/// them gives back the exact f64.
 #[derive(Debug)]
 pub struct SkeletonSink {
     path: PathBuf,
