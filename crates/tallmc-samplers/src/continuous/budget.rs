@@ -13,6 +13,10 @@ use tallmc_core::{Error, EventTotals};
 /// * `Draws { count, grid_step }`: trajectory time `count` · `grid_step`, so that a
 ///   [`GridDraws`](super::GridDraws) adapter with the same `grid_step` delivers exactly
 ///   `count` draws x(kΔ), k = 1, …, `count`.
+///
+/// A counting budget relies on the kernel making events (or evaluations): a kernel that never
+/// changes its velocity (or reports no evaluations) would run forever under it — give such
+/// kernels a time budget. Progress is reported as the fraction of the budget spent.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub enum Budget {
     /// Trajectory time (finite, ≥ 0; > 0 for sampling).
