@@ -5,10 +5,10 @@
 use std::sync::Arc;
 use tallmc_testkit::{CountingAllocator, allocations};
 
-use tallmc_core::{TermBounds, TermHessians};
+use tallmc_core::{TermBounds, TermGradientBounds, TermGradientLipschitz, TermHessians};
 use tallmc_models::{
-    Dataset, DesignOptions, Gaussian, GaussianMean, LinearRegression, LogisticRegression,
-    read_binary, synthetic, write_binary,
+    Dataset, DesignOptions, Gaussian, GaussianMean, GaussianRegression, LinearRegression,
+    LogisticRegression, read_binary, synthetic, write_binary,
 };
 
 #[global_allocator]
@@ -68,6 +68,14 @@ fn batch_evaluation_allocates_nothing() {
         let m = LogisticRegression::new(data.clone(), DesignOptions::default(), 10.0).unwrap();
         assert_eq!(count(&m, &theta29, &v29), 0, "logistic, plain");
         assert_eq!(bound_allocs(&m, &theta29, &v29), 0);
+        let before = allocations();
+        let b = m.directional_gradient_bound(&v29) + m.coordinate_gradient_bound(3);
+        let c = m.gradient_lipschitz() + m.coordinate_gradient_lipschitz(3);
+        assert_eq!(allocations() - before, 0, "gradient bounds");
+        assert!(b.is_finite() && c.is_finite());
+        let gr =
+            GaussianRegression::new(data.clone(), DesignOptions::default(), 1.0, 10.0).unwrap();
+        assert_eq!(count(&gr, &theta29, &v29), 0, "gaussian regression, plain");
         let lin = LinearRegression::new(data.clone(), DesignOptions::default(), 10.0).unwrap();
         let mut t = theta29.clone();
         t.push(0.1);
@@ -83,6 +91,8 @@ fn batch_evaluation_allocates_nothing() {
     let opts = DesignOptions { intercept: true, standardize: true };
     let m = LogisticRegression::new(no_intercept.clone(), opts, 10.0).unwrap();
     assert_eq!(count(&m, &theta29, &v29), 0, "logistic, standardized");
+    let gr = GaussianRegression::new(no_intercept.clone(), opts, 1.0, 10.0).unwrap();
+    assert_eq!(count(&gr, &theta29, &v29), 0, "gaussian regression, standardized");
     let lin = LinearRegression::new(no_intercept, opts, 10.0).unwrap();
     let mut t = theta29.clone();
     t.push(-0.3);
