@@ -23,6 +23,7 @@
 //! | [`Gaussian`] | (μ, log σ) | log N(y_i; μ, σ²) | flat (0) | exact via y_min, y_max | none |
 //! | [`GaussianMean`] | μ | log N(y_i; μ, σ²), σ known | N(μ₀, τ²) (1/τ²) | exact via y_min, y_max | C = 1/σ²; K = N/σ², exact |
 //! | [`LinearRegression`] | (β, log σ) | log N(y_i; x̃_iᵀβ, σ²) | N(0, s² I) (1/s²) | none | none |
+//! | [`SoftmaxMlp`] | weights and biases (p·h + h + h·K + K) | log softmax(W₂ tanh(W₁x_i + b₁) + b₂)_{y_i} | N(0, 1/(2c) I) (2c) | none | none (no Hessians) |
 //!
 //! [`LogisticRegression`] and [`GaussianRegression`] are the generalized linear model [`Glm`]
 //! over the [`LogisticFamily`] and the [`GaussianFamily`] (see [`glm`] and `docs/methods/glm.md`).
@@ -57,6 +58,7 @@ mod gaussian;
 mod gaussian_mean;
 pub mod glm;
 mod linear;
+pub mod mlp;
 pub mod mrf;
 mod prior;
 pub mod synthetic;
@@ -73,4 +75,5 @@ pub use glm::{
     Glm, GlmFamily, LogisticFamily, LogisticRegression,
 };
 pub use linear::LinearRegression;
+pub use mlp::{MlpShape, SoftmaxMlp};
 pub use mrf::{ExactJoint, ThreeWayMrf};

@@ -249,4 +249,5 @@ fn models_are_send_and_sync() {
     check::<Gaussian>();
     check::<GaussianMean>();
     check::<tallmc_models::GaussianRegression>();
+    check::<tallmc_models::SoftmaxMlp>();
 }
