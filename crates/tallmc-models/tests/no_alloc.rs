@@ -5,10 +5,12 @@
 use std::sync::Arc;
 use tallmc_testkit::{CountingAllocator, allocations};
 
-use tallmc_core::{TermBounds, TermGradientBounds, TermGradientLipschitz, TermHessians};
+use tallmc_core::{
+    TermBounds, TermGradientBounds, TermGradientLipschitz, TermGradients, TermHessians,
+};
 use tallmc_models::{
     Dataset, DesignOptions, Gaussian, GaussianMean, GaussianRegression, LinearRegression,
-    LogisticRegression, read_binary, synthetic, write_binary,
+    LogisticRegression, SoftmaxMlp, read_binary, synthetic, write_binary,
 };
 
 #[global_allocator]
@@ -36,6 +38,26 @@ fn count<M: TermHessians>(m: &M, theta: &[f64], v: &[f64]) -> usize {
     m.hessian_vector_products(theta, &idx, v, &mut hv);
     m.sum_hessian(theta, &idx, &mut hess);
     m.sum_hessian_range(theta, 0, n, &mut hess);
+    let after = allocations();
+    assert!(sink.is_finite());
+    after - before
+}
+
+/// The gradient batch methods of a model without Hessians.
+fn count_gradients<M: TermGradients>(m: &M, theta: &[f64]) -> usize {
+    let d = m.dim();
+    let n = m.num_terms() as u32;
+    let idx: Vec<u32> = (0..n).rev().step_by(3).collect();
+    let k = idx.len();
+    let (mut out, mut grad, mut grads) = (vec![0.0; k], vec![0.0; d], vec![0.0; k * d]);
+    let before = allocations();
+    let mut sink = 0.0;
+    m.log_terms(theta, &idx, &mut out);
+    sink += m.sum_log_terms(theta, &idx);
+    sink += m.sum_log_terms_range(theta, 0, n);
+    sink += m.log_terms_grad_sum(theta, &idx, &mut out, &mut grad);
+    m.log_terms_grads(theta, &idx, &mut out, &mut grads);
+    sink += m.sum_log_terms_grad_range(theta, 1, n, &mut grad);
     let after = allocations();
     assert!(sink.is_finite());
     after - before
@@ -107,4 +129,9 @@ fn batch_evaluation_allocates_nothing() {
     let gm = GaussianMean::new(toy, 1.0, 0.0, 10.0).unwrap();
     assert_eq!(count(&gm, &[0.01], &[1.0]), 0, "gaussian mean");
     assert_eq!(bound_allocs(&gm, &[0.01], &[0.02]), 0);
+
+    let digits = synthetic::digits_7x7(1_000, 3).unwrap();
+    let mlp = SoftmaxMlp::new(digits.data, 4, 4, 0.001).unwrap();
+    let theta: Vec<f64> = (0..192).map(|j| 0.01 * (j as f64).sin()).collect();
+    assert_eq!(count_gradients(&mlp, &theta), 0, "softmax network");
 }
