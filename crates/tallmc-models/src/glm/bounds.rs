@@ -48,13 +48,15 @@ impl<F: BoundedScore> TermGradientBounds for Glm<F> {
         self.family.score_bound() * self.bounds.column_max_abs[j]
     }
 
-    /// B(v) = c₁ min(‖v‖₂ max_i ‖x̃_i‖₂, ‖v‖₁ max_{i,j} |x̃_ij|): ⟨∇ℓ_i, v⟩ = φ′(η_i) x̃_iᵀv and
-    /// |x̃_iᵀv| is at most ‖x̃_i‖₂‖v‖₂ (Cauchy–Schwarz) and at most ‖x̃_i‖_∞‖v‖₁ (Hölder). O(d).
+    /// B(v) = c₁ min(‖v‖₂ max_i ‖x̃_i‖₂, Σ_j |v_j| max_i |x̃_ij|): ⟨∇ℓ_i, v⟩ = φ′(η_i) x̃_iᵀv
+    /// and |x̃_iᵀv| is at most ‖x̃_i‖₂‖v‖₂ (Cauchy–Schwarz) and at most Σ_j |x̃_ij||v_j| ≤
+    /// Σ_j |v_j| max_i |x̃_ij| (the triangle inequality, column by column; never looser than
+    /// Hölder's ‖v‖₁ max_{i,j} |x̃_ij|). O(d).
     fn directional_gradient_bound(&self, v: &[f64]) -> f64 {
         let l2 = v.iter().map(|a| a * a).sum::<f64>().sqrt();
-        let l1: f64 = v.iter().map(|a| a.abs()).sum();
         let b = &self.bounds;
-        self.family.score_bound() * (l2 * b.max_row_norm).min(l1 * b.max_abs_entry)
+        let columns: f64 = v.iter().zip(&b.column_max_abs).map(|(a, m)| a.abs() * m).sum();
+        self.family.score_bound() * (l2 * b.max_row_norm).min(columns)
     }
 }
 
