@@ -38,6 +38,9 @@
 //! * [`Sgnht`] — stochastic-gradient Nosé–Hoover thermostat (Ding et al. 2014) and its
 //!   element-wise variant mSGNHT ([`Thermostat`]).
 //!
+//! Piecewise-deterministic kernels ([`piecewise`]; output is a continuous trajectory): full-data
+//! [`Bps`] and [`ZigZag`], and the subsampling [`Sbps`] (SBPS and pSBPS).
+//!
 //! The [`Driver`] runs warmup (calling the kernels' adaptation hooks) and draws for several
 //! chains in parallel, one ChaCha8 stream per chain, and streams every draw with its typed stats
 //! to a [`sink::DrawSink`] (memory or CmdStan CSV). [`init`] finds the posterior mode and the
@@ -130,8 +133,9 @@ pub use minibatch_mh::{
 };
 pub use minibatch_proxy::{ProxyConfig, ProxyMhStats, ProxyMinibatchMh};
 pub use piecewise::{
-    AutoBoundConfig, AutomaticBound, Bps, BpsConfig, BpsState, ModelBound, VelocityDistribution,
-    ZigZag, ZigZagConfig, ZigZagState,
+    AutoBoundConfig, AutomaticBound, BandConfig, Bps, BpsConfig, BpsState, ModelBound,
+    PreconditionerConfig, Sbps, SbpsConfig, SbpsState, SlopePrior, VelocityDistribution, ZigZag,
+    ZigZagConfig, ZigZagState,
 };
 pub use proposal::{
     Proposal, RandomWalkProposal, RandomWalkProposalConfig, SgldProposal, SgldProposalConfig,
