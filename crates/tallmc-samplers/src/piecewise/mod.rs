@@ -27,6 +27,7 @@ mod minibatch;
 pub mod precondition;
 pub mod regression;
 mod sbps;
+mod sbps_config;
 mod zigzag;
 
 pub use bps::{AutomaticBound, Bps, BpsConfig, BpsState, ModelBound};
@@ -34,5 +35,6 @@ pub use common::{VelocityDistribution, reflect};
 pub use envelope::AutoBoundConfig;
 pub use precondition::{DiagonalPreconditioner, PreconditionerConfig};
 pub use regression::{BandConfig, LocalRegression, ProposalBand, RegressionPosterior, SlopePrior};
-pub use sbps::{Sbps, SbpsConfig, SbpsState};
+pub use sbps::{Sbps, SbpsState};
+pub use sbps_config::SbpsConfig;
 pub use zigzag::{ZigZag, ZigZagConfig, ZigZagState};
