@@ -38,6 +38,9 @@
 //! * [`Sgnht`] — stochastic-gradient Nosé–Hoover thermostat (Ding et al. 2014) and its
 //!   element-wise variant mSGNHT ([`Thermostat`]).
 //!
+//! Piecewise-deterministic kernels ([`piecewise`]; output is a continuous trajectory): full-data
+//! [`Bps`] and [`ZigZag`], and the subsampling [`Sbps`] (SBPS and pSBPS).
+//!
 //! Continuous-time (piecewise-deterministic) output, in [`continuous`]: the
 //! [`ContinuousDriver`] runs a [`PdmpKernel`](tallmc_core::PdmpKernel) (BPS, SBPS, Zig-Zag) for
 //! budgets in trajectory time, events, evaluations or grid draws ([`Budget`]) and hands every
@@ -145,8 +148,9 @@ pub use minibatch_mh::{
 };
 pub use minibatch_proxy::{ProxyConfig, ProxyMhStats, ProxyMinibatchMh};
 pub use piecewise::{
-    AutoBoundConfig, AutomaticBound, Bps, BpsConfig, BpsState, ModelBound, VelocityDistribution,
-    ZigZag, ZigZagConfig, ZigZagState,
+    AutoBoundConfig, AutomaticBound, BandConfig, Bps, BpsConfig, BpsState, ModelBound,
+    PreconditionerConfig, Sbps, SbpsConfig, SbpsState, SlopePrior, VelocityDistribution, ZigZag,
+    ZigZagConfig, ZigZagState,
 };
 pub use proposal::{
     Proposal, RandomWalkProposal, RandomWalkProposalConfig, SgldProposal, SgldProposalConfig,
