@@ -30,7 +30,7 @@ use crate::{EvalCounts, LogPrior, Terms};
 ///
 /// For logistic regression ∇ℓ_i = (y_i − σ(x̃_iᵀθ)) x̃_i with |y_i − σ| < 1, so B_j = max_i |x̃_ij|
 /// (Zig-Zag with subsampling's M_j = N·B_j, Bierkens, Fearnhead & Roberts 2019, §4) and
-/// B(v) = min(‖v‖₂ max_i ‖x̃_i‖₂, ‖v‖₁ max_{i,j} |x̃_ij|) (lipSBPS, Pakman et al. 2017, Supp. F).
+/// B(v) = min(‖v‖₂ max_i ‖x̃_i‖₂, Σ_j |v_j| max_i |x̃_ij|) (lipSBPS, Pakman et al. 2017, Supp. F).
 /// Models whose gradients are unbounded in θ (Gaussian likelihoods) do not implement it.
 pub trait TermGradientBounds: Terms {
     /// B_j ≥ sup_θ max_i |∂ℓ_i(θ)/∂θ_j|, finite and ≥ 0, for `j < dim()`. O(1).

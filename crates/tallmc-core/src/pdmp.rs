@@ -303,7 +303,9 @@ pub trait PdmpKernel<M: ?Sized> {
 
     /// Builds the initial state at `position` (velocity drawn from the kernel's reference
     /// distribution), validating its length and finiteness and whatever the kernel needs from
-    /// the model there.
+    /// the model there. Per-datum evaluations made here (a gradient at the start, a bound's
+    /// set-up pass) are reported with the first step's [`SegmentStats`], so run totals are
+    /// complete.
     fn init<R: Rng + ?Sized>(
         &mut self,
         model: &M,
@@ -324,7 +326,8 @@ pub trait PdmpKernel<M: ?Sized> {
     /// Called once before the first warmup step.
     fn begin_warmup(&mut self) {}
 
-    /// Called after every warmup step: adapt tuning (e.g. a preconditioner).
+    /// Called after every warmup step: adapt tuning (e.g. a preconditioner). It must not move
+    /// the particle (the trajectory would become discontinuous).
     fn adapt<R: Rng + ?Sized>(
         &mut self,
         model: &M,

@@ -13,6 +13,8 @@
 //! | cost | [`inefficiency_factor`], [`computing_time`], [`relative_computing_time`] | HMC-ECS paper (Dang et al. 2019) |
 //! | signed chains | [`sign_corrected`] (sign-corrected mean, sd, delta-method MCSE, τ̂) | HMC-ECS paper §5 |
 //! | summaries | [`mean`], [`sd`], [`quantile`], [`Summary`], [`summarize`] over [`Draws`] | ArviZ `summary`, `numpy.quantile` |
+//! | continuous-time output | [`TimeAverages`], [`TestFunctionAverage`], [`summarize_continuous`] ([`continuous`]) | exact ∫x dt, ∫x² dt of a PDMP trajectory; batch-means MCSE |
+//! | quadrature | [`quadrature::GaussLegendre`] | composite Gauss–Legendre |
 //!
 //! The ArviZ-matching functions reproduce ArviZ 0.23.4 (numpy code paths) to 1e-6 relative on
 //! the fixed inputs of `tests/fixtures/arviz/diagnostics.json` (measured: within 2e-14); see
@@ -63,10 +65,12 @@ mod chains;
 
 pub mod autocov;
 pub mod coda;
+pub mod continuous;
 pub mod efficiency;
 pub mod error;
 pub mod ess;
 pub mod mcse;
+pub mod quadrature;
 pub mod rhat;
 pub mod signed;
 pub mod stats;
@@ -74,6 +78,10 @@ pub mod summary;
 
 pub use autocov::{autocorr, autocov};
 pub use coda::{Spectrum0, ess_coda, spectrum0_ar};
+pub use continuous::{
+    BatchConfig, ContinuousEstimate, ContinuousSummary, QuadratureConfig, TestFunctionAverage,
+    TimeAverageConfig, TimeAverages, pooled_covariance, pooled_estimate, summarize_continuous,
+};
 pub use efficiency::{computing_time, inefficiency_factor, relative_computing_time};
 pub use error::{Error, Result};
 pub use ess::{MIN_DRAWS, ess_bulk, ess_mean, ess_quantile, ess_sd, ess_tail};

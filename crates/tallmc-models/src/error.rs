@@ -77,6 +77,18 @@ pub enum Error {
         /// What the model accepts.
         expected: &'static str,
     },
+    /// A class label is not an integer in 0..K (classification models).
+    #[error(
+        "invalid class label y = {value} at row {row} (0-based): expected an integer in 0..{classes} (K = {classes} classes)"
+    )]
+    InvalidLabel {
+        /// 0-based row index.
+        row: usize,
+        /// The value.
+        value: f64,
+        /// The number of classes K.
+        classes: usize,
+    },
     /// A covariate column is constant, so it cannot be standardized.
     #[error(
         "column `{column}` is constant (value {value}); it cannot be standardized — drop it or turn standardization off"

@@ -3,7 +3,8 @@
 use std::sync::Arc;
 
 use tallmc_core::{
-    LogPrior, LogPriorHessian, ParameterNames, TermBounds, TermGradients, TermHessians, Terms,
+    LogPrior, LogPriorCurvature, LogPriorHessian, ParameterNames, TermBounds, TermGradients,
+    TermHessians, Terms,
 };
 
 use crate::data::Dataset;
@@ -281,6 +282,17 @@ impl LogPrior for Gaussian {
 
 impl LogPriorHessian for Gaussian {
     fn add_log_prior_hessian(&self, _theta: &[f64], _hess: &mut [f64]) {}
+}
+
+/// The flat prior has zero curvature: κ = 0, constant.
+impl LogPriorCurvature for Gaussian {
+    fn prior_curvature_bound(&self) -> f64 {
+        0.0
+    }
+
+    fn prior_hessian_is_constant(&self) -> bool {
+        true
+    }
 }
 
 impl ParameterNames for Gaussian {

@@ -3,7 +3,8 @@
 use std::sync::Arc;
 
 use tallmc_core::{
-    LinearPredictor, LogPrior, LogPriorHessian, ParameterNames, TaylorRemainderBound, TermBounds,
+    CurvatureBound, EvalCounts, LinearPredictor, LogPrior, LogPriorCurvature, LogPriorHessian,
+    ParameterNames, TaylorRemainderBound, TermBounds, TermCurvatureBound, TermGradientLipschitz,
     TermGradients, TermHessians, Terms,
 };
 
@@ -32,7 +33,14 @@ use crate::gaussian::HALF_LN_2PI;
 /// ```
 ///
 /// exact (attained at the extreme observation), inflated by a relative 10⁻¹² plus an absolute
-/// 10⁻¹³ times the terms' magnitude to cover rounding. **Cost**: O(1) per term. Name: `mu`.
+/// 10⁻¹³ times the terms' magnitude to cover rounding.
+///
+/// **Gradient bounds** (`TermGradientLipschitz`, `TermCurvatureBound`, `LogPriorCurvature`;
+/// derivations in `docs/methods/gradient-bounds.md`): ℓ_i′ is 1/σ²-Lipschitz (C_0 = C = 1/σ²);
+/// the full-data curvature is exactly −N/σ² (K = N/σ², exact); the prior's κ = 1/τ². The
+/// gradient itself is unbounded in μ (no `TermGradientBounds`).
+///
+/// **Cost**: O(1) per term. Name: `mu`.
 #[derive(Debug, Clone)]
 pub struct GaussianMean {
     data: Arc<Dataset>,
@@ -264,6 +272,44 @@ impl LogPrior for GaussianMean {
 impl LogPriorHessian for GaussianMean {
     fn add_log_prior_hessian(&self, _theta: &[f64], hess: &mut [f64]) {
         hess[0] -= 1.0 / (self.prior_sd * self.prior_sd);
+    }
+}
+
+/// ℓ_i′(μ) = (y_i − μ)/σ² changes by exactly |μ − μ′|/σ² (x_i = 1, ‖x_i‖ = 1): C_0 = C = 1/σ².
+impl TermGradientLipschitz for GaussianMean {
+    fn coordinate_gradient_lipschitz(&self, _j: usize) -> f64 {
+        self.inv_var
+    }
+
+    fn gradient_lipschitz(&self) -> f64 {
+        self.inv_var
+    }
+}
+
+/// ℓ″(μ) = Σ_i ℓ_i″ = −N/σ² at every μ: K = K^abs = N/σ², exact. O(1), counted as the N
+/// Hessians a pass over the data would evaluate (the convention of every curvature pass).
+impl TermCurvatureBound for GaussianMean {
+    fn curvature_bound(&self) -> CurvatureBound {
+        let n = self.data.len();
+        let k = n as f64 * self.inv_var;
+        CurvatureBound {
+            dim: 1,
+            quadratic: vec![k],
+            absolute: vec![k],
+            exact: true,
+            evals: EvalCounts::hessians(n),
+        }
+    }
+}
+
+/// The N(μ₀, τ²) prior: ∇² log p = −1/τ², κ = 1/τ², constant.
+impl LogPriorCurvature for GaussianMean {
+    fn prior_curvature_bound(&self) -> f64 {
+        1.0 / (self.prior_sd * self.prior_sd)
+    }
+
+    fn prior_hessian_is_constant(&self) -> bool {
+        true
     }
 }
 

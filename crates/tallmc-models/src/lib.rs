@@ -7,16 +7,26 @@
 //! ([`Terms`](tallmc_core::Terms), [`TermGradients`](tallmc_core::TermGradients),
 //! [`TermHessians`](tallmc_core::TermHessians), [`LogPrior`](tallmc_core::LogPrior),
 //! [`LogPriorHessian`](tallmc_core::LogPriorHessian),
-//! [`ParameterNames`](tallmc_core::ParameterNames), and
-//! [`TermBounds`](tallmc_core::TermBounds) where a bound exists):
+//! [`LogPriorCurvature`](tallmc_core::LogPriorCurvature),
+//! [`ParameterNames`](tallmc_core::ParameterNames)) and the bound capabilities where a bound
+//! exists ([`TermBounds`](tallmc_core::TermBounds),
+//! [`TermGradientBounds`](tallmc_core::TermGradientBounds),
+//! [`TermGradientLipschitz`](tallmc_core::TermGradientLipschitz),
+//! [`TermCurvatureBound`](tallmc_core::TermCurvatureBound); derivations in
+//! `docs/methods/gradient-bounds.md`):
 //!
-//! | model | θ | ℓ_i | prior | term bound |
-//! |---|---|---|---|---|
-//! | [`LogisticRegression`] | coefficients (d) | y_i η_i − log(1 + e^{η_i}) | N(0, s² I) | ‖θ′ − θ‖ max_i ‖x̃_i‖ |
-//! | [`Gaussian`] | (μ, log σ) | log N(y_i; μ, σ²) | flat | exact via y_min, y_max |
-//! | [`GaussianMean`] | μ | log N(y_i; μ, σ²), σ known | N(μ₀, τ²) | exact via y_min, y_max |
-//! | [`GaussianRegression`] | coefficients (d) | log N(y_i; x̃_iᵀβ, σ²), σ known | N(0, s² I) | none |
-//! | [`LinearRegression`] | (β, log σ) | log N(y_i; x̃_iᵀβ, σ²) | N(0, s² I) | none |
+//! | model | θ | ℓ_i | prior (κ) | term bound | gradient bounds |
+//! |---|---|---|---|---|---|
+//! | [`LogisticRegression`] | coefficients (d) | y_i η_i − log(1 + e^{η_i}) | N(0, s² I) (1/s²) | ‖θ′ − θ‖ max_i ‖x̃_i‖ | B_j, B(v); C_j, C (¼); K = ¼X̃ᵀX̃ |
+//! | [`GaussianRegression`] | coefficients (d) | log N(y_i; x̃_iᵀβ, σ²), σ known | N(0, s² I) (1/s²) | none | C_j, C (1/σ²); K = X̃ᵀX̃/σ², exact |
+//! | [`Glm`]`<F>` | coefficients (d) | φ_{y_i}(x̃_iᵀθ), any [`GlmFamily`] | N(0, s² I) (1/s²) | if φ′ bounded | if φ′ / φ″ bounded |
+//! | [`Gaussian`] | (μ, log σ) | log N(y_i; μ, σ²) | flat (0) | exact via y_min, y_max | none |
+//! | [`GaussianMean`] | μ | log N(y_i; μ, σ²), σ known | N(μ₀, τ²) (1/τ²) | exact via y_min, y_max | C = 1/σ²; K = N/σ², exact |
+//! | [`LinearRegression`] | (β, log σ) | log N(y_i; x̃_iᵀβ, σ²) | N(0, s² I) (1/s²) | none | none |
+//! | [`SoftmaxMlp`] | weights and biases (p·h + h + h·K + K) | log softmax(W₂ tanh(W₁x_i + b₁) + b₂)_{y_i} | N(0, 1/(2c) I) (2c) | none | none (no Hessians) |
+//!
+//! [`LogisticRegression`] and [`GaussianRegression`] are the generalized linear model [`Glm`]
+//! over the [`LogisticFamily`] and the [`GaussianFamily`] (see [`glm`] and `docs/methods/glm.md`).
 //!
 //! All models are `Sync`, take `&self`, evaluate contiguous ranges without index gathers, and
 //! allocate nothing when evaluating batches. Regression models read their covariates through a
@@ -46,21 +56,24 @@ pub mod data;
 pub mod error;
 mod gaussian;
 mod gaussian_mean;
-mod gaussian_regression;
+pub mod glm;
 mod linear;
-mod logistic;
+pub mod mlp;
 pub mod mrf;
 mod prior;
 pub mod synthetic;
 
 pub use data::{
-    Dataset, DesignMatrix, DesignOptions, LoadOptions, load, read_binary, read_csv, write_binary,
-    write_csv,
+    Dataset, DesignBounds, DesignMatrix, DesignOptions, LoadOptions, load, read_binary, read_csv,
+    write_binary, write_csv,
 };
 pub use error::{Error, Result};
 pub use gaussian::Gaussian;
 pub use gaussian_mean::GaussianMean;
-pub use gaussian_regression::GaussianRegression;
+pub use glm::{
+    BoundedCurvature, BoundedScore, BoundedThirdDerivative, GaussianFamily, GaussianRegression,
+    Glm, GlmFamily, LogisticFamily, LogisticRegression,
+};
 pub use linear::LinearRegression;
-pub use logistic::LogisticRegression;
+pub use mlp::{MlpShape, SoftmaxMlp};
 pub use mrf::{ExactJoint, ThreeWayMrf};

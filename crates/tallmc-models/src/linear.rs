@@ -2,7 +2,10 @@
 
 use std::sync::Arc;
 
-use tallmc_core::{LogPrior, LogPriorHessian, ParameterNames, TermGradients, TermHessians, Terms};
+use tallmc_core::{
+    LogPrior, LogPriorCurvature, LogPriorHessian, ParameterNames, TermGradients, TermHessians,
+    Terms,
+};
 
 use crate::data::{Dataset, DesignMatrix, DesignOptions, Rows, with_rows};
 use crate::error::{Error, Result};
@@ -254,6 +257,17 @@ impl LogPrior for LinearRegression {
 impl LogPriorHessian for LinearRegression {
     fn add_log_prior_hessian(&self, _theta: &[f64], hess: &mut [f64]) {
         self.prior.add_hessian(self.design.dim() + 1, hess);
+    }
+}
+
+/// ∇² log p = −I/s²: κ = 1/s², constant.
+impl LogPriorCurvature for LinearRegression {
+    fn prior_curvature_bound(&self) -> f64 {
+        self.prior.precision()
+    }
+
+    fn prior_hessian_is_constant(&self) -> bool {
+        true
     }
 }
 

@@ -25,6 +25,11 @@ impl NormalPrior {
         self.sd
     }
 
+    /// 1/s²: minus the (constant, diagonal) Hessian of log p, and its curvature bound κ.
+    pub(crate) fn precision(&self) -> f64 {
+        self.precision
+    }
+
     pub(crate) fn log_density(&self, theta: &[f64]) -> f64 {
         let ss: f64 = theta.iter().map(|t| t * t).sum();
         -0.5 * self.precision * ss + theta.len() as f64 * self.log_norm_per_coord

@@ -248,4 +248,6 @@ fn models_are_send_and_sync() {
     check::<LinearRegression>();
     check::<Gaussian>();
     check::<GaussianMean>();
+    check::<tallmc_models::GaussianRegression>();
+    check::<tallmc_models::SoftmaxMlp>();
 }

@@ -5,10 +5,12 @@
 use std::sync::Arc;
 use tallmc_testkit::{CountingAllocator, allocations};
 
-use tallmc_core::{TermBounds, TermHessians};
+use tallmc_core::{
+    TermBounds, TermGradientBounds, TermGradientLipschitz, TermGradients, TermHessians,
+};
 use tallmc_models::{
-    Dataset, DesignOptions, Gaussian, GaussianMean, LinearRegression, LogisticRegression,
-    read_binary, synthetic, write_binary,
+    Dataset, DesignOptions, Gaussian, GaussianMean, GaussianRegression, LinearRegression,
+    LogisticRegression, SoftmaxMlp, read_binary, synthetic, write_binary,
 };
 
 #[global_allocator]
@@ -41,6 +43,26 @@ fn count<M: TermHessians>(m: &M, theta: &[f64], v: &[f64]) -> usize {
     after - before
 }
 
+/// The gradient batch methods of a model without Hessians.
+fn count_gradients<M: TermGradients>(m: &M, theta: &[f64]) -> usize {
+    let d = m.dim();
+    let n = m.num_terms() as u32;
+    let idx: Vec<u32> = (0..n).rev().step_by(3).collect();
+    let k = idx.len();
+    let (mut out, mut grad, mut grads) = (vec![0.0; k], vec![0.0; d], vec![0.0; k * d]);
+    let before = allocations();
+    let mut sink = 0.0;
+    m.log_terms(theta, &idx, &mut out);
+    sink += m.sum_log_terms(theta, &idx);
+    sink += m.sum_log_terms_range(theta, 0, n);
+    sink += m.log_terms_grad_sum(theta, &idx, &mut out, &mut grad);
+    m.log_terms_grads(theta, &idx, &mut out, &mut grads);
+    sink += m.sum_log_terms_grad_range(theta, 1, n, &mut grad);
+    let after = allocations();
+    assert!(sink.is_finite());
+    after - before
+}
+
 fn bound_allocs<M: TermBounds>(m: &M, a: &[f64], b: &[f64]) -> usize {
     let before = allocations();
     let c = m.term_difference_bound(a, b);
@@ -68,6 +90,14 @@ fn batch_evaluation_allocates_nothing() {
         let m = LogisticRegression::new(data.clone(), DesignOptions::default(), 10.0).unwrap();
         assert_eq!(count(&m, &theta29, &v29), 0, "logistic, plain");
         assert_eq!(bound_allocs(&m, &theta29, &v29), 0);
+        let before = allocations();
+        let b = m.directional_gradient_bound(&v29) + m.coordinate_gradient_bound(3);
+        let c = m.gradient_lipschitz() + m.coordinate_gradient_lipschitz(3);
+        assert_eq!(allocations() - before, 0, "gradient bounds");
+        assert!(b.is_finite() && c.is_finite());
+        let gr =
+            GaussianRegression::new(data.clone(), DesignOptions::default(), 1.0, 10.0).unwrap();
+        assert_eq!(count(&gr, &theta29, &v29), 0, "gaussian regression, plain");
         let lin = LinearRegression::new(data.clone(), DesignOptions::default(), 10.0).unwrap();
         let mut t = theta29.clone();
         t.push(0.1);
@@ -83,6 +113,8 @@ fn batch_evaluation_allocates_nothing() {
     let opts = DesignOptions { intercept: true, standardize: true };
     let m = LogisticRegression::new(no_intercept.clone(), opts, 10.0).unwrap();
     assert_eq!(count(&m, &theta29, &v29), 0, "logistic, standardized");
+    let gr = GaussianRegression::new(no_intercept.clone(), opts, 1.0, 10.0).unwrap();
+    assert_eq!(count(&gr, &theta29, &v29), 0, "gaussian regression, standardized");
     let lin = LinearRegression::new(no_intercept, opts, 10.0).unwrap();
     let mut t = theta29.clone();
     t.push(-0.3);
@@ -97,4 +129,9 @@ fn batch_evaluation_allocates_nothing() {
     let gm = GaussianMean::new(toy, 1.0, 0.0, 10.0).unwrap();
     assert_eq!(count(&gm, &[0.01], &[1.0]), 0, "gaussian mean");
     assert_eq!(bound_allocs(&gm, &[0.01], &[0.02]), 0);
+
+    let digits = synthetic::digits_7x7(1_000, 3).unwrap();
+    let mlp = SoftmaxMlp::new(digits.data, 4, 4, 0.001).unwrap();
+    let theta: Vec<f64> = (0..192).map(|j| 0.01 * (j as f64).sin()).collect();
+    assert_eq!(count_gradients(&mlp, &theta), 0, "softmax network");
 }

@@ -9,8 +9,8 @@ pub enum SamplerError {
     /// A kernel, model or configuration error.
     #[error(transparent)]
     Core(#[from] tallmc_core::Error),
-    /// Writing draws failed.
-    #[error("cannot write draws of chain {chain} to {}: {source}", path.as_ref().map_or("the sink".to_string(), |p| p.display().to_string()))]
+    /// Writing draws (or trajectory segments) failed.
+    #[error("cannot write the output of chain {chain} to {}: {source}", path.as_ref().map_or("the sink".to_string(), |p| p.display().to_string()))]
     Sink {
         /// Chain whose sink failed.
         chain: usize,
@@ -36,6 +36,34 @@ pub enum SamplerError {
         iteration: usize,
         /// What went wrong.
         source: tallmc_core::Error,
+    },
+    /// Continuous-time chain `chain` failed at trajectory segment `segment` (0-based, warmup
+    /// included): the kernel returned an error, or reported a segment of negative or non-finite
+    /// duration.
+    #[error("chain {chain} failed at segment {segment}: {source}")]
+    Segment {
+        /// The chain.
+        chain: usize,
+        /// The segment (kernel step), 0-based, warmup included.
+        segment: u64,
+        /// What went wrong.
+        source: tallmc_core::Error,
+    },
+    /// Continuous-time chain `chain` stopped moving: `steps` zero-duration segments in a row,
+    /// more than the run's `max_zero_duration_steps`.
+    #[error(
+        "chain {chain} stalled at segment {segment}: {steps} zero-duration segments in a row \
+         (more than max_zero_duration_steps = {limit}); the kernel no longer advances in time"
+    )]
+    Stalled {
+        /// The chain.
+        chain: usize,
+        /// The segment (kernel step) at which the limit was exceeded, 0-based, warmup included.
+        segment: u64,
+        /// Zero-duration segments in a row.
+        steps: u64,
+        /// The limit.
+        limit: u64,
     },
 }
 

@@ -38,6 +38,18 @@
 //! * [`Sgnht`] — stochastic-gradient Nosé–Hoover thermostat (Ding et al. 2014) and its
 //!   element-wise variant mSGNHT ([`Thermostat`]).
 //!
+//! Piecewise-deterministic kernels ([`piecewise`]; output is a continuous trajectory): full-data
+//! [`Bps`] and [`ZigZag`], and the subsampling [`Sbps`] (SBPS and pSBPS).
+//!
+//! Continuous-time (piecewise-deterministic) output, in [`continuous`]: the
+//! [`ContinuousDriver`] runs a [`PdmpKernel`](tallmc_core::PdmpKernel) (BPS, SBPS, Zig-Zag) for
+//! budgets in trajectory time, events, evaluations or grid draws ([`Budget`]) and hands every
+//! post-warmup trajectory segment to a [`SegmentSink`]: the skeleton to CSV ([`SkeletonSink`])
+//! or memory ([`MemorySkeleton`]); equally spaced draws x(kΔ) for the draw sinks above
+//! ([`GridDraws`], the only place where a PDMP makes draws — event positions are not draws);
+//! exact time averages with batch-means MCSE ([`TimeAverageSink`]).
+//! [`sample_trajectories_in_memory`] is the convenient form.
+//!
 //! The [`Driver`] runs warmup (calling the kernels' adaptation hooks) and draws for several
 //! chains in parallel, one ChaCha8 stream per chain, and streams every draw with its typed stats
 //! to a [`sink::DrawSink`] (memory or CmdStan CSV). [`init`] finds the posterior mode and the
@@ -86,6 +98,7 @@
 #![warn(missing_docs)]
 
 pub mod adaptive_mh;
+pub mod continuous;
 pub mod driver;
 mod ecs_gibbs;
 pub mod error;
@@ -107,6 +120,11 @@ pub mod sgnht;
 pub mod sink;
 
 pub use adaptive_mh::{AdaptiveMetropolis, AdaptiveMetropolisConfig};
+pub use continuous::{
+    Budget, ContinuousChainOutput, ContinuousChainReport, ContinuousDriver, ContinuousRunConfig,
+    GridDraws, InMemoryOptions, MemorySkeleton, MemoryTrajectory, SegmentSink, SkeletonSink,
+    TimeAverageSink, sample_trajectories_in_memory, summarize_trajectories,
+};
 pub use driver::{
     ChainOutput, ChainReport, Driver, NoProgress, Progress, RunConfig, sample_in_memory,
 };
@@ -130,8 +148,9 @@ pub use minibatch_mh::{
 };
 pub use minibatch_proxy::{ProxyConfig, ProxyMhStats, ProxyMinibatchMh};
 pub use piecewise::{
-    AutoBoundConfig, AutomaticBound, BoundedGradients, Bps, BpsConfig, BpsState, ControlVariates,
-    DatumRateBound, LipSbps, LipSbpsConfig, LipschitzGradients, ModelBound, SwitchingRateEstimator,
+    AutoBoundConfig, AutomaticBound, BandConfig, BoundedGradients, Bps, BpsConfig, BpsState,
+    ControlVariates, DatumRateBound, LipSbps, LipSbpsConfig, LipschitzGradients, ModelBound,
+    PreconditionerConfig, Sbps, SbpsConfig, SbpsState, SlopePrior, SwitchingRateEstimator,
     VelocityDistribution, ZigZag, ZigZagConfig, ZigZagState, ZigZagSubsampling,
 };
 pub use proposal::{

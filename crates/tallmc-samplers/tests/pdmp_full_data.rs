@@ -189,8 +189,12 @@ fn check<K: PdmpKernel<GaussianTerms>>(
         // Integrate the segment's part inside [t_warm, t_warm + t_total], batch by batch.
         let (mut lo, hi) = (seg.start_time.max(t_warm), seg.end_time().min(t_warm + t_total));
         while lo < hi {
-            let b = (((lo - t_warm) / width) as usize).min(batches - 1);
-            let end = (t_warm + (b + 1) as f64 * width).min(hi);
+            let mut b = (((lo - t_warm) / width) as usize).min(batches - 1);
+            // Rounding can put lo exactly on a boundary computed as the end of batch b.
+            if t_warm + (b + 1) as f64 * width <= lo && b + 1 < batches {
+                b += 1;
+            }
+            let end = if b + 1 == batches { hi } else { (t_warm + (b + 1) as f64 * width).min(hi) };
             let (s0, s1) = (lo - seg.start_time, end - seg.start_time);
             for j in 0..d {
                 let (x, v) = (seg.position[j], seg.velocity[j]);

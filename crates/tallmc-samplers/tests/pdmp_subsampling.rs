@@ -3,10 +3,11 @@
 //! run, with continuous-time averages and 40 batch means over trajectory time (the loop of
 //! `pdmp_full_data.rs`, in `pdmp_support`), at fixed seeds shifted by `TALLMC_SEED_OFFSET`.
 //!
-//! Models (test-local, `pdmp_support::Glm`): Gaussian regression with known σ (Lipschitz
-//! per-datum gradients, posterior N(m, S) in closed form) and logistic regression (bounded
-//! per-datum gradients). Tolerances are [`Z_MAX`] MCSE; an exact sampler's bound violation is
-//! an error and fails the run.
+//! Models: the library's [`GaussianRegression`] with known σ (Lipschitz per-datum gradients,
+//! posterior N(m, S) in closed form) and [`LogisticRegression`] (bounded per-datum gradients),
+//! on data generated in `pdmp_support`; the test-local `pdmp_support::Glm` on the same data,
+//! whose bounds can be made deliberately wrong, for the error tests. Tolerances are [`Z_MAX`]
+//! MCSE; an exact sampler's bound violation is an error and fails the run.
 
 #![allow(clippy::print_stderr)] // measured numbers are reported with --nocapture
 
@@ -16,9 +17,10 @@ use std::sync::OnceLock;
 
 use pdmp_support::{Averages, Family, Glm, check_gaussian, time_averages};
 use tallmc_core::rng::chain_rng;
-use tallmc_core::{Error, PdmpKernel, PdmpState};
+use tallmc_core::{Error, LogPriorHessian, PdmpKernel, PdmpState, TermHessians, Terms};
 use tallmc_estimators::{HessianProducts, RankOne};
 use tallmc_integrators::MetricKind;
+use tallmc_models::{GaussianRegression, LogisticRegression};
 use tallmc_samplers::{
     ControlVariates, Hmc, HmcConfig, LipSbps, LipSbpsConfig, NewtonOptions, RunConfig,
     ZigZagSubsampling, laplace_approximation, sample_in_memory,
@@ -30,18 +32,26 @@ static GLOBAL: CountingAllocator = CountingAllocator;
 
 /// 2-D Gaussian regression, N = 100, x_i = (1, z_i) with z_i ~ N(1.5, 1): posterior
 /// correlation ≈ −0.81, sds ≈ (0.17, 0.10).
-fn gaussian_2d() -> Glm {
+fn gaussian_2d_data() -> Glm {
     Glm::new(Family::Gaussian { sigma: 1.0 }, 100, 2, 0.0, 1.5, 11)
 }
 
+fn gaussian_2d() -> GaussianRegression {
+    gaussian_2d_data().gaussian_regression()
+}
+
 /// 10-D Gaussian regression, N = 200, AR(1) covariates (ρ = 0.5) around 0.5: sds ≈ 0.1.
-fn gaussian_10d() -> Glm {
-    Glm::new(Family::Gaussian { sigma: 1.0 }, 200, 10, 0.5, 0.5, 12)
+fn gaussian_10d() -> GaussianRegression {
+    Glm::new(Family::Gaussian { sigma: 1.0 }, 200, 10, 0.5, 0.5, 12).gaussian_regression()
 }
 
 /// Logistic regression with an intercept and two AR(1) covariates (ρ = 0.3), prior N(0, 10²).
-fn logistic(n: usize) -> Glm {
+fn logistic_data(n: usize) -> Glm {
     Glm::new(Family::Logistic, n, 3, 0.3, 0.0, 13)
+}
+
+fn logistic(n: usize) -> LogisticRegression {
+    logistic_data(n).logistic_regression()
 }
 
 fn lipsbps_lipschitz(reference: &[f64]) -> LipSbps<tallmc_samplers::LipschitzGradients> {
@@ -54,14 +64,14 @@ fn zzcv(reference: &[f64]) -> ZigZagSubsampling<ControlVariates<RankOne>> {
 
 /// Runs one sampler on a Gaussian regression from the posterior mean and checks every mean,
 /// second moment and E[x₀x₁] against the closed form.
-fn gaussian_case<K: PdmpKernel<Glm>>(
+fn gaussian_case<K: PdmpKernel<GaussianRegression>>(
     name: &str,
-    model: &Glm,
+    model: &GaussianRegression,
     mut kernel: K,
     (t, batches): (f64, usize),
     base: u64,
 ) {
-    let (mean, cov) = model.posterior();
+    let (mean, cov) = model.posterior_mean_covariance().unwrap();
     let avg = time_averages(model, &mut kernel, &mean, t / 100.0, t, batches, base);
     check_run_length(name, &avg);
     let worst = check_gaussian(name, &avg, &mean, &cov);
@@ -79,33 +89,33 @@ fn gaussian_case<K: PdmpKernel<Glm>>(
 #[test]
 fn lipsbps_on_gaussian_regressions() {
     let model = gaussian_2d();
-    let m = model.posterior().0;
+    let m = model.posterior_mean_covariance().unwrap().0;
     gaussian_case("lipSBPS 2-D", &model, lipsbps_lipschitz(&m), (4000.0, 40), 1);
     let model = gaussian_10d();
-    let m = model.posterior().0;
+    let m = model.posterior_mean_covariance().unwrap().0;
     gaussian_case("lipSBPS 10-D", &model, lipsbps_lipschitz(&m), (400.0, 20), 2);
 }
 
 #[test]
 fn zzss_on_gaussian_regressions() {
     let model = gaussian_2d();
-    let m = model.posterior().0;
+    let m = model.posterior_mean_covariance().unwrap().0;
     gaussian_case("ZZ-SS 2-D", &model, ZigZagSubsampling::lipschitz(m).unwrap(), (4000.0, 40), 3);
     let model = gaussian_10d();
-    let m = model.posterior().0;
+    let m = model.posterior_mean_covariance().unwrap().0;
     gaussian_case("ZZ-SS 10-D", &model, ZigZagSubsampling::lipschitz(m).unwrap(), (400.0, 20), 4);
 }
 
 #[test]
 fn zzcv_on_gaussian_regressions() {
     let model = gaussian_2d();
-    let m = model.posterior().0;
+    let m = model.posterior_mean_covariance().unwrap().0;
     gaussian_case("ZZ-CV 2-D", &model, zzcv(&m), (4000.0, 40), 5);
     let generic = ControlVariates::with_engine(m.clone(), HessianProducts::new(2, 1)).unwrap();
     let kernel = ZigZagSubsampling::with_estimator(generic);
     gaussian_case("ZZ-CV (Hessian products) 2-D", &model, kernel, (4000.0, 40), 6);
     let model = gaussian_10d();
-    let m = model.posterior().0;
+    let m = model.posterior_mean_covariance().unwrap().0;
     gaussian_case("ZZ-CV 10-D", &model, zzcv(&m), (400.0, 20), 7);
 }
 
@@ -173,7 +183,7 @@ fn compare_with_hmc(name: &str, n: usize, avg: &Averages) {
     );
 }
 
-fn logistic_mode(model: &Glm) -> Vec<f64> {
+fn logistic_mode<M: TermHessians + LogPriorHessian>(model: &M) -> Vec<f64> {
     laplace_approximation(model, &[0.0; 3], NewtonOptions::default()).unwrap().mode
 }
 
@@ -221,14 +231,21 @@ fn zzcv_on_logistic_regression_matches_hmc() {
 
 /// Per-datum evaluations of one run: per unit trajectory time, and per unit time × the mean
 /// posterior sd σ̄ (evaluations while travelling one posterior sd at unit speed).
-fn cost_per_time<K: PdmpKernel<Glm>>(model: &Glm, mut kernel: K, sds_travelled: f64) -> (f64, f64) {
+fn cost_per_time<K: PdmpKernel<LogisticRegression>>(
+    model: &LogisticRegression,
+    mut kernel: K,
+    sds_travelled: f64,
+) -> (f64, f64) {
     let lap = laplace_approximation(model, &[0.0; 3], NewtonOptions::default()).unwrap();
     let sd = lap.sds().iter().sum::<f64>() / 3.0;
     let t = sds_travelled * sd;
     let avg = time_averages(model, &mut kernel, &lap.mode, 0.0, t, 20, 44);
     // Leave out the set-up pass: the cost of moving.
-    let setup =
-        if avg.totals.evals.gradients > avg.totals.proposals { model.n() as f64 } else { 0.0 };
+    let setup = if avg.totals.evals.gradients > avg.totals.proposals {
+        model.num_terms() as f64
+    } else {
+        0.0
+    };
     let per_time = (avg.totals.evals.gradients as f64 - setup) / t;
     (per_time, per_time * sd)
 }
@@ -275,13 +292,13 @@ fn a_too_small_bound_is_a_bound_violation() {
         Some(Error::BoundViolation { ratio, .. }) => assert!(ratio > 1.0, "{name}: {ratio}"),
         other => panic!("{name}: expected a bound violation, got {other:?}"),
     };
-    let mut model = logistic(1_000);
+    let mut model = logistic_data(1_000);
     let mode = logistic_mode(&model);
     model.bound_scale = 0.05;
     expect("lipSBPS", first_error(&model, LipSbps::new(LipSbpsConfig::default()).unwrap(), &mode));
     expect("ZZ-SS", first_error(&model, ZigZagSubsampling::new(), &mode));
     expect("ZZ-CV", first_error(&model, zzcv(&mode), &mode));
-    let mut model = gaussian_2d();
+    let mut model = gaussian_2d_data();
     let m = model.posterior().0;
     model.bound_scale = 0.05;
     expect("lipSBPS Lipschitz", first_error(&model, lipsbps_lipschitz(&m), &m));
@@ -312,7 +329,7 @@ fn bad_inputs_are_errors_that_name_the_value() {
         ControlVariates::rank_one(vec![f64::INFINITY]).unwrap_err().to_string(),
         "reference point ξ*: inf at index 0",
     );
-    let model = gaussian_2d();
+    let model = gaussian_2d_data();
     let m = model.posterior().0;
     has(
         init_error(&model, lipsbps_lipschitz(&[0.0; 3]), &m),
@@ -323,7 +340,7 @@ fn bad_inputs_are_errors_that_name_the_value() {
     has(init_error(&model, zzcv(&m), &[0.0, f64::NAN]), "initial position: NaN at index 1");
     // Gaussian per-datum gradients are unbounded: the test model reports B_j = ∞.
     has(init_error(&model, ZigZagSubsampling::new(), &m), "B_j = inf (coordinate 1)");
-    let mut empty = gaussian_2d();
+    let mut empty = gaussian_2d_data();
     empty.x.clear();
     empty.y.clear();
     has(
@@ -331,15 +348,15 @@ fn bad_inputs_are_errors_that_name_the_value() {
         "number of terms N = 0",
     );
     has(init_error(&empty, lipsbps_lipschitz(&m), &m), "number of terms N = 0");
-    let mut negative = gaussian_2d();
+    let mut negative = gaussian_2d_data();
     negative.bound_scale = -1.0;
     has(init_error(&negative, zzcv(&m), &m), "coordinate 1");
     has(init_error(&negative, lipsbps_lipschitz(&m), &m), "gradient Lipschitz constant C = -");
 }
 
 /// The skeleton (time, position, velocity, end) of `steps` segments.
-fn skeleton<K: PdmpKernel<Glm>>(
-    model: &Glm,
+fn skeleton<M: Terms, K: PdmpKernel<M>>(
+    model: &M,
     mut kernel: K,
     start: &[f64],
     steps: usize,
@@ -371,7 +388,7 @@ fn same_seed_same_trajectory_and_no_allocation() {
     let a = skeleton(&model, zzcv(&mode), &mode, 2000);
     assert_eq!(a, skeleton(&model, zzcv(&mode), &mode, 2000), "ZZ-CV");
 
-    fn no_alloc<K: PdmpKernel<Glm>>(name: &str, model: &Glm, mut kernel: K, start: &[f64]) {
+    fn no_alloc<M: Terms, K: PdmpKernel<M>>(name: &str, model: &M, mut kernel: K, start: &[f64]) {
         let mut rng = chain_rng(1, 0);
         let mut state = kernel.init(model, start, &mut rng).unwrap();
         kernel.step(model, &mut state, &mut rng).unwrap();
@@ -387,7 +404,7 @@ fn same_seed_same_trajectory_and_no_allocation() {
     let generic = ControlVariates::with_engine(mode.clone(), HessianProducts::new(3, 1)).unwrap();
     no_alloc("ZZ-CV (Hessian products)", &model, ZigZagSubsampling::with_estimator(generic), &mode);
     let g = gaussian_2d();
-    let m = g.posterior().0;
+    let m = g.posterior_mean_covariance().unwrap().0;
     no_alloc("lipSBPS Lipschitz", &g, lipsbps_lipschitz(&m), &m);
     no_alloc("ZZ-SS Lipschitz", &g, ZigZagSubsampling::lipschitz(m.clone()).unwrap(), &m);
 }

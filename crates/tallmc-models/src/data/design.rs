@@ -205,32 +205,6 @@ impl DesignMatrix {
     }
 }
 
-impl DesignMatrix {
-    /// (max_i ‖x̃_i‖₂, max_{i,j} |x̃_ij|) in one parallel pass over the data (maxima are exact in
-    /// any order, so the first is bit-identical to [`DesignMatrix::max_row_norm`]).
-    pub fn max_row_norm_and_abs_entry(&self) -> (f64, f64) {
-        fn pass<R: Rows>(r: &R) -> (f64, f64) {
-            let (n, d) = (r.len(), r.dim());
-            let (sq, abs) = (0..n.div_ceil(PASS_CHUNK_ROWS))
-                .into_par_iter()
-                .map(|c| {
-                    let lo = c * PASS_CHUNK_ROWS;
-                    let hi = (lo + PASS_CHUNK_ROWS).min(n);
-                    (lo..hi).fold((0.0f64, 0.0f64), |(sq, abs), i| {
-                        let row_abs = (0..d).map(|j| r.get(i, j).abs()).fold(0.0, f64::max);
-                        (sq.max(r.row_norm_sq(i)), abs.max(row_abs))
-                    })
-                })
-                .reduce(|| (0.0, 0.0), |a, b| (a.0.max(b.0), a.1.max(b.1)));
-            (sq.sqrt(), abs)
-        }
-        match self.rows() {
-            RowView::Plain(r) => pass(&r),
-            RowView::Affine(r) => pass(&r),
-        }
-    }
-}
-
 /// Means, population sds and constant-column check, deterministic for any thread count.
 fn column_stats(data: &Dataset) -> Result<Affine> {
     let p = data.num_covariates();

@@ -15,6 +15,7 @@
 mod binary;
 mod csv;
 mod design;
+mod design_stats;
 
 use std::path::{Path, PathBuf};
 
@@ -26,8 +27,9 @@ use crate::error::{Error, Result};
 
 pub use binary::{read_binary, write_binary};
 pub use csv::{read_csv, write_csv};
-pub(crate) use design::with_rows;
 pub use design::{AffineRows, DesignMatrix, DesignOptions, PlainRows, RowView, Rows};
+pub(crate) use design::{dot4, with_rows};
+pub use design_stats::DesignBounds;
 
 /// Rows per chunk of the deterministic parallel passes over a data set (validation, column
 /// statistics): the chunking depends only on n, so results never depend on the thread count.

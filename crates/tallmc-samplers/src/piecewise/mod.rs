@@ -13,6 +13,13 @@
 //! inversion for quadratic potentials) or from an automatic piecewise envelope
 //! ([`AutomaticBound`], any model with Hessian-vector products).
 //!
+//! Subsampling, approximate:
+//!
+//! * [`Sbps`] — the Stochastic Bouncy Particle Sampler (Pakman et al. 2017): minibatch
+//!   gradients, bounce proposals from a local-regression band ([`regression`]), bound
+//!   violations counted as the bias diagnostic; with [`SbpsConfig::preconditioned`], pSBPS
+//!   ([`precondition`]).
+//!
 //! Exact, subsampling (one datum per thinning proposal, against bounds that hold for every
 //! datum; the per-datum bounds come from [`BoundedGradients`] or [`LipschitzGradients`]):
 //!
@@ -27,6 +34,11 @@ mod common;
 mod datum_bounds;
 pub mod envelope;
 mod lipsbps;
+mod minibatch;
+pub mod precondition;
+pub mod regression;
+mod sbps;
+mod sbps_config;
 mod zigzag;
 mod zigzag_cv;
 mod zigzag_subsampling;
@@ -36,6 +48,10 @@ pub use common::{VelocityDistribution, reflect};
 pub use datum_bounds::{BoundedGradients, LipschitzGradients};
 pub use envelope::AutoBoundConfig;
 pub use lipsbps::{DatumRateBound, LipSbps, LipSbpsConfig};
+pub use precondition::{DiagonalPreconditioner, PreconditionerConfig};
+pub use regression::{BandConfig, LocalRegression, ProposalBand, RegressionPosterior, SlopePrior};
+pub use sbps::{Sbps, SbpsState};
+pub use sbps_config::SbpsConfig;
 pub use zigzag::{ZigZag, ZigZagConfig, ZigZagState};
 pub use zigzag_cv::ControlVariates;
 pub use zigzag_subsampling::{SwitchingRateEstimator, ZigZagSubsampling};

@@ -41,7 +41,8 @@ impl CsvSink {
     }
 }
 
-fn push_number(line: &mut String, x: f64) {
+/// Appends `x` in shortest round-trip form (`nan`, `inf`, `-inf` for non-finite values).
+pub(crate) fn push_number(line: &mut String, x: f64) {
     use std::fmt::Write as _;
     if x.is_nan() {
         line.push_str("nan");

@@ -8,6 +8,7 @@ mod csv;
 mod memory;
 
 pub use csv::CsvSink;
+pub(crate) use csv::push_number;
 pub use memory::MemorySink;
 
 use std::io;

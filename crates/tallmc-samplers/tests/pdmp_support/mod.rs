@@ -1,7 +1,9 @@
-//! Test support for the subsampling piecewise-deterministic samplers: a generalized linear
-//! model implementing every bound capability (Gaussian regression with known σ — Lipschitz
-//! per-datum gradients, closed-form posterior — and logistic regression — bounded per-datum
-//! gradients), and the continuous-time average loop with batch means of `pdmp_full_data.rs`.
+//! Test support for the subsampling piecewise-deterministic samplers: a test-local generalized
+//! linear model implementing every bound capability with a knob that makes its bounds wrong
+//! (Gaussian regression with known σ — Lipschitz per-datum gradients, closed-form posterior —
+//! and logistic regression — bounded per-datum gradients), the same data as the library's
+//! [`tallmc_models::GaussianRegression`] / [`tallmc_models::LogisticRegression`], and the
+//! continuous-time average loop with batch means of `pdmp_full_data.rs`.
 
 #![allow(dead_code)]
 
@@ -85,6 +87,34 @@ impl Glm {
 
     pub fn n(&self) -> usize {
         self.y.len()
+    }
+
+    /// The same data as a library model's data set (the intercept column is stored in x).
+    fn dataset(&self) -> tallmc_models::Dataset {
+        tallmc_models::Dataset::with_default_names(self.x.clone(), self.y.clone(), self.d).unwrap()
+    }
+
+    /// The library's logistic regression on these data (same prior).
+    pub fn logistic_regression(&self) -> tallmc_models::LogisticRegression {
+        assert_eq!(self.family, Family::Logistic);
+        tallmc_models::LogisticRegression::new(
+            self.dataset(),
+            tallmc_models::DesignOptions::default(),
+            self.prior_sd,
+        )
+        .unwrap()
+    }
+
+    /// The library's Gaussian regression on these data (same σ and prior).
+    pub fn gaussian_regression(&self) -> tallmc_models::GaussianRegression {
+        let Family::Gaussian { sigma } = self.family else { panic!("not Gaussian") };
+        tallmc_models::GaussianRegression::new(
+            self.dataset(),
+            tallmc_models::DesignOptions::default(),
+            sigma,
+            self.prior_sd,
+        )
+        .unwrap()
     }
 
     fn row(&self, i: u32) -> &[f64] {

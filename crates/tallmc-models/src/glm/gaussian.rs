@@ -1,18 +1,103 @@
 //! Bayesian linear regression with a known noise standard deviation (the Gaussian regression of
-//! Dang et al. 2019, §6.7).
+//! Dang et al. 2019, §6.7): the Gaussian family with known σ.
 
 use std::sync::Arc;
 
 use tallmc_core::linalg::Cholesky;
-use tallmc_core::{
-    LinearPredictor, LogPrior, LogPriorHessian, ParameterNames, TermGradients, TermHessians, Terms,
-};
+use tallmc_core::{LogPriorHessian, TermGradients, TermHessians, Terms};
 
-use crate::data::{Dataset, DesignMatrix, DesignOptions, Rows, with_rows};
+use super::Glm;
+use super::family::{BoundedCurvature, BoundedThirdDerivative, GlmFamily, QuadraticForm};
+use crate::data::{Dataset, DesignMatrix, DesignOptions};
 use crate::error::{Error, Result, check_positive};
 use crate::gaussian::HALF_LN_2PI;
-use crate::prior::NormalPrior;
 
+/// The Gaussian family with known noise sd σ: φ_y(η) = −½ log(2πσ²) − (y − η)²/(2σ²),
+/// φ_y′ = (y − η)/σ², φ_y″ = −1/σ² (constant), φ‴ = 0. Accepts every finite y.
+///
+/// Bounds: c₂ = 1/σ² ([`BoundedCurvature`], exact: φ″ ≡ −c₂), c₃ = 0
+/// ([`BoundedThirdDerivative`]); the score is unbounded (no [`BoundedScore`](super::BoundedScore)).
+/// Its sums use the [`QuadraticForm`] n·log_norm − ½ Σ(y − η)²/σ².
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GaussianFamily {
+    sigma: f64,
+    form: QuadraticForm,
+}
+
+impl GaussianFamily {
+    /// The family with noise sd `sigma` (finite and > 0, else an error naming `sigma`).
+    pub fn new(sigma: f64) -> Result<Self> {
+        check_positive("sigma", sigma)?;
+        let form =
+            QuadraticForm { log_norm: -HALF_LN_2PI - sigma.ln(), precision: 1.0 / (sigma * sigma) };
+        Ok(Self { sigma, form })
+    }
+
+    /// The noise sd σ.
+    pub fn sigma(&self) -> f64 {
+        self.sigma
+    }
+}
+
+impl GlmFamily for GaussianFamily {
+    #[inline(always)]
+    fn value(&self, y: f64, eta: f64) -> f64 {
+        self.form.value(y, eta)
+    }
+
+    #[inline(always)]
+    fn derivatives(&self, y: f64, eta: f64) -> (f64, f64, f64) {
+        (self.form.value(y, eta), self.form.score(y, eta), -self.form.precision)
+    }
+
+    #[inline(always)]
+    fn value_and_score(&self, y: f64, eta: f64) -> (f64, f64) {
+        (self.form.value(y, eta), self.form.score(y, eta))
+    }
+
+    #[inline(always)]
+    fn curvature(&self, _y: f64, _eta: f64) -> f64 {
+        -self.form.precision
+    }
+
+    fn accepts_response(&self, y: f64) -> bool {
+        y.is_finite()
+    }
+
+    fn response_domain(&self) -> &'static str {
+        "a finite number"
+    }
+
+    #[inline(always)]
+    fn constant_curvature(&self) -> Option<f64> {
+        Some(-self.form.precision)
+    }
+
+    #[inline(always)]
+    fn quadratic_form(&self) -> Option<QuadraticForm> {
+        Some(self.form)
+    }
+
+    fn parameter_prefix(&self) -> &'static str {
+        "beta"
+    }
+}
+
+impl BoundedCurvature for GaussianFamily {
+    /// |φ″| = 1/σ².
+    fn curvature_bound(&self) -> f64 {
+        self.form.precision
+    }
+}
+
+impl BoundedThirdDerivative for GaussianFamily {
+    /// φ is quadratic: φ‴ = 0.
+    fn third_derivative_bound(&self) -> f64 {
+        0.0
+    }
+}
+
+/// Bayesian linear regression with a known noise sd, the [`Glm`] of the [`GaussianFamily`]:
 /// y_i = x̃_iᵀβ + e_i, e_i ~ N(0, σ²) i.i.d. with σ **known**, θ = β (dimension d = the design's
 /// columns), prior β ~ N(0, s² I_d).
 ///
@@ -25,7 +110,7 @@ use crate::prior::NormalPrior;
 /// log p(β) = −‖β‖²/(2s²) − (d/2) log(2πs²)
 /// ```
 ///
-/// As a [`LinearPredictor`]: η_i = x̃_iᵀβ, φ_i(η) = −½ log(2πσ²) − (y_i − η)²/(2σ²),
+/// As a [`LinearPredictor`](tallmc_core::LinearPredictor): η_i = x̃_iᵀβ, φ_i(η) = −½ log(2πσ²) − (y_i − η)²/(2σ²),
 /// φ_i′ = (y_i − η)/σ², φ_i″ = −1/σ².
 ///
 /// **Posterior** (conjugate, [`GaussianRegression::posterior_mean_covariance`]): Gaussian with
@@ -38,7 +123,11 @@ use crate::prior::NormalPrior;
 /// reproduces every ℓ_i exactly (Dang et al. 2019, §6.7: the difference estimator's variance is
 /// zero). Since the Hessian does not depend on β, the Laplace approximation *is* the posterior.
 ///
-/// No term bound: ℓ_i is unbounded in β. **Cost**: O(d) per term, gradient or Hessian-vector
+/// No term bound and no gradient bounds: ℓ_i and ∇ℓ_i are unbounded in β. **Curvature**
+/// (`TermGradientLipschitz`, `TermCurvatureBound`): φ″ ≡ −1/σ², so C_j = max_i |x̃_ij| ‖x̃_i‖₂/σ²,
+/// C = max_i ‖x̃_i‖₂²/σ², and K = X̃ᵀX̃/σ² = −∇²ℓ exactly (`exact = true`); M₃ = 0
+/// (`TaylorRemainderBound`: second-order proxies are exact); prior curvature κ = 1/s²
+/// (`docs/methods/gradient-bounds.md`). **Cost**: O(d) per term, gradient or Hessian-vector
 /// product; O(d²) per datum for `sum_hessian`. Names: `beta.1`, …, `beta.d`.
 ///
 /// ```
@@ -62,14 +151,7 @@ use crate::prior::NormalPrior;
 /// }
 /// # Ok::<(), tallmc_models::Error>(())
 /// ```
-#[derive(Debug, Clone)]
-pub struct GaussianRegression {
-    design: DesignMatrix,
-    prior: NormalPrior,
-    sigma: f64,
-    inv_var: f64,
-    log_norm: f64,
-}
+pub type GaussianRegression = Glm<GaussianFamily>;
 
 impl GaussianRegression {
     /// A Gaussian regression of `data.y()` on the design built from `data` with `options`, with
@@ -78,7 +160,7 @@ impl GaussianRegression {
     /// Errors: `sigma` or `prior_sd` not finite and > 0 (naming the value), a design with no
     /// columns, a constant column when standardizing, and a NaN or infinite covariate or
     /// response (naming its row, column and value — memory-mapped data may skip the loader's
-    /// check). Cost: one pass over the data.
+    /// check). Cost: one pass over y and one over X̃ (the design's maxima).
     pub fn new(
         data: impl Into<Arc<Dataset>>,
         options: DesignOptions,
@@ -91,39 +173,12 @@ impl GaussianRegression {
 
     /// Like [`GaussianRegression::new`] from an existing design.
     pub fn from_design(design: DesignMatrix, sigma: f64, prior_sd: f64) -> Result<Self> {
-        check_positive("sigma", sigma)?;
-        let prior = NormalPrior::new(prior_sd)?;
-        crate::data::check_indexable(design.len())?;
-        if design.dim() == 0 {
-            return Err(Error::invalid(
-                "design columns",
-                0,
-                "at least one column (add covariates or an intercept)",
-            ));
-        }
-        design.data().check_finite()?;
-        Ok(Self {
-            design,
-            prior,
-            sigma,
-            inv_var: 1.0 / (sigma * sigma),
-            log_norm: -HALF_LN_2PI - sigma.ln(),
-        })
-    }
-
-    /// The design matrix.
-    pub fn design(&self) -> &DesignMatrix {
-        &self.design
+        Self::with_family(GaussianFamily::new(sigma)?, design, prior_sd)
     }
 
     /// The known noise standard deviation σ.
     pub fn sigma(&self) -> f64 {
-        self.sigma
-    }
-
-    /// The prior standard deviation s.
-    pub fn prior_sd(&self) -> f64 {
-        self.prior.sd()
+        self.family().sigma()
     }
 
     /// The exact posterior: mean μ = P⁻¹X̃ᵀy/σ² and covariance P⁻¹ (d × d, row-major), with
@@ -146,202 +201,12 @@ impl GaussianRegression {
         chol.solve_in_place(&mut mean);
         Ok((mean, chol.inverse()))
     }
-
-    #[inline(always)]
-    fn ll(&self, y: f64, eta: f64) -> f64 {
-        let r = y - eta;
-        self.log_norm - 0.5 * r * r * self.inv_var
-    }
-}
-
-impl Terms for GaussianRegression {
-    fn dim(&self) -> usize {
-        self.design.dim()
-    }
-
-    fn num_terms(&self) -> usize {
-        self.design.len()
-    }
-
-    fn log_terms(&self, theta: &[f64], indices: &[u32], out: &mut [f64]) {
-        let y = self.design.y();
-        with_rows!(self.design, r => {
-            for (o, &i) in out.iter_mut().zip(indices) {
-                let i = i as usize;
-                *o = self.ll(y[i], r.dot(i, theta));
-            }
-        })
-    }
-
-    fn sum_log_terms(&self, theta: &[f64], indices: &[u32]) -> f64 {
-        let y = self.design.y();
-        let ss = with_rows!(self.design, r => {
-            let mut ss = 0.0;
-            for &i in indices {
-                let i = i as usize;
-                let res = y[i] - r.dot(i, theta);
-                ss += res * res;
-            }
-            ss
-        });
-        self.log_norm * indices.len() as f64 - 0.5 * ss * self.inv_var
-    }
-
-    fn sum_log_terms_range(&self, theta: &[f64], start: u32, end: u32) -> f64 {
-        let y = self.design.y();
-        let ss = with_rows!(self.design, r => {
-            let mut ss = 0.0;
-            for i in start as usize..end as usize {
-                let res = y[i] - r.dot(i, theta);
-                ss += res * res;
-            }
-            ss
-        });
-        self.log_norm * f64::from(end.saturating_sub(start)) - 0.5 * ss * self.inv_var
-    }
-}
-
-impl TermGradients for GaussianRegression {
-    fn log_terms_grad_sum(
-        &self,
-        theta: &[f64],
-        indices: &[u32],
-        out: &mut [f64],
-        grad_sum: &mut [f64],
-    ) -> f64 {
-        let y = self.design.y();
-        with_rows!(self.design, r => {
-            let mut total = 0.0;
-            for (o, &i) in out.iter_mut().zip(indices) {
-                let i = i as usize;
-                let eta = r.dot(i, theta);
-                let ll = self.ll(y[i], eta);
-                *o = ll;
-                total += ll;
-                r.add_row(i, (y[i] - eta) * self.inv_var, grad_sum);
-            }
-            total
-        })
-    }
-
-    fn log_terms_grads(&self, theta: &[f64], indices: &[u32], out: &mut [f64], grads: &mut [f64]) {
-        let y = self.design.y();
-        let d = self.design.dim();
-        with_rows!(self.design, r => {
-            for ((o, &i), g) in out.iter_mut().zip(indices).zip(grads.chunks_exact_mut(d)) {
-                let i = i as usize;
-                let eta = r.dot(i, theta);
-                *o = self.ll(y[i], eta);
-                r.set_row(i, (y[i] - eta) * self.inv_var, g);
-            }
-        })
-    }
-
-    fn sum_log_terms_grad_range(
-        &self,
-        theta: &[f64],
-        start: u32,
-        end: u32,
-        grad_sum: &mut [f64],
-    ) -> f64 {
-        let y = self.design.y();
-        with_rows!(self.design, r => {
-            let mut ss = 0.0;
-            for i in start as usize..end as usize {
-                let res = y[i] - r.dot(i, theta);
-                ss += res * res;
-                r.add_row(i, res * self.inv_var, grad_sum);
-            }
-            self.log_norm * f64::from(end.saturating_sub(start)) - 0.5 * ss * self.inv_var
-        })
-    }
-}
-
-impl TermHessians for GaussianRegression {
-    fn hessian_vector_products(&self, _theta: &[f64], indices: &[u32], v: &[f64], out: &mut [f64]) {
-        let d = self.design.dim();
-        with_rows!(self.design, r => {
-            for (&i, row) in indices.iter().zip(out.chunks_exact_mut(d)) {
-                let i = i as usize;
-                r.set_row(i, -self.inv_var * r.dot(i, v), row);
-            }
-        })
-    }
-
-    fn sum_hessian(&self, _theta: &[f64], indices: &[u32], hess: &mut [f64]) {
-        let d = self.design.dim();
-        with_rows!(self.design, r => {
-            for &i in indices {
-                let i = i as usize;
-                for j in 0..d {
-                    let a = -self.inv_var * r.get(i, j);
-                    r.add_row(i, a, &mut hess[j * d..(j + 1) * d]);
-                }
-            }
-        })
-    }
-}
-
-impl LinearPredictor for GaussianRegression {
-    fn linear_predictors(&self, theta: &[f64], indices: &[u32], eta: &mut [f64]) {
-        with_rows!(self.design, r => {
-            for (e, &i) in eta.iter_mut().zip(indices) {
-                *e = r.dot(i as usize, theta);
-            }
-        })
-    }
-
-    fn predictor_derivatives(
-        &self,
-        indices: &[u32],
-        eta: &[f64],
-        phi: &mut [f64],
-        d1: &mut [f64],
-        d2: &mut [f64],
-    ) {
-        let y = self.design.y();
-        for (k, &i) in indices.iter().enumerate() {
-            let v = y[i as usize];
-            phi[k] = self.ll(v, eta[k]);
-            d1[k] = (v - eta[k]) * self.inv_var;
-            d2[k] = -self.inv_var;
-        }
-    }
-
-    fn add_weighted_rows(&self, indices: &[u32], weights: &[f64], out: &mut [f64]) {
-        with_rows!(self.design, r => {
-            for (&w, &i) in weights.iter().zip(indices) {
-                r.add_row(i as usize, w, out);
-            }
-        })
-    }
-}
-
-impl LogPrior for GaussianRegression {
-    fn log_prior(&self, theta: &[f64]) -> f64 {
-        self.prior.log_density(theta)
-    }
-
-    fn log_prior_grad(&self, theta: &[f64], grad: &mut [f64]) -> f64 {
-        self.prior.log_density_grad(theta, grad)
-    }
-}
-
-impl LogPriorHessian for GaussianRegression {
-    fn add_log_prior_hessian(&self, _theta: &[f64], hess: &mut [f64]) {
-        self.prior.add_hessian(self.design.dim(), hess);
-    }
-}
-
-impl ParameterNames for GaussianRegression {
-    fn parameter_names(&self) -> Vec<String> {
-        (1..=self.design.dim()).map(|j| format!("beta.{j}")).collect()
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tallmc_core::{LinearPredictor, LogPrior};
 
     /// Relative tolerance of central finite differences (h ≈ 1e-5).
     const FD_TOL: f64 = 1e-6;

@@ -1,0 +1,247 @@
+//! Bayesian logistic regression: the logistic (Bernoulli, logit link) family.
+
+use std::sync::Arc;
+
+use super::Glm;
+use super::family::{BoundedCurvature, BoundedScore, BoundedThirdDerivative, GlmFamily};
+use crate::data::{Dataset, DesignMatrix, DesignOptions};
+use crate::error::Result;
+
+/// The logistic family φ_y(η) = y η − log(1 + e^η), y ∈ {0, 1}, with σ(η) = 1/(1 + e^{−η}):
+///
+/// ```text
+/// φ_y′ = y − σ(η) ∈ (−1, 1),   φ_y″ = −σ(η)(1 − σ(η)) ∈ [−¼, 0),   φ_y‴ = −σ(1 − σ)(1 − 2σ)
+/// ```
+///
+/// Bounds: c₁ = 1 ([`BoundedScore`]), c₂ = ¼ ([`BoundedCurvature`]: σ(1 − σ) ≤ ¼ with equality
+/// at η = 0), c₃ = 1/(6√3) ([`BoundedThirdDerivative`], see [`LogisticRegression`]).
+///
+/// φ is evaluated as `(yη − max(η, 0)) − log1p(e^{−|η|})` (the bracket is exactly 0 or −|η| for
+/// y ∈ {0, 1}, so tiny log-probabilities such as −e^{−40} keep full relative accuracy), and
+/// σ, 1 − σ come from the same e^{−|η|}: finite with the right limits for every finite η.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LogisticFamily;
+
+/// max_η |d³/dη³ log σ(η)| = max_{s∈(0,1)} s(1 − s)|1 − 2s| = 1/(6√3) (see
+/// [`LogisticRegression`]).
+const LOGISTIC_THIRD_DERIVATIVE_MAX: f64 = 1.0 / (6.0 * 1.732_050_807_568_877_2);
+
+/// (ℓ, y − σ(η), σ(η)(1 − σ(η))) for a response y ∈ {0, 1}, stable for any finite η.
+#[inline(always)]
+fn logistic_parts(y: f64, eta: f64) -> (f64, f64, f64) {
+    let e = (-eta.abs()).exp();
+    let q = 1.0 / (1.0 + e);
+    let (sigma, one_minus) = if eta >= 0.0 { (q, e * q) } else { (e * q, q) };
+    let ll = (y * eta - eta.max(0.0)) - e.ln_1p();
+    (ll, y * one_minus - (1.0 - y) * sigma, e * q * q)
+}
+
+/// ℓ alone.
+#[inline(always)]
+fn logistic_ll(y: f64, eta: f64) -> f64 {
+    (y * eta - eta.max(0.0)) - (-eta.abs()).exp().ln_1p()
+}
+
+impl GlmFamily for LogisticFamily {
+    #[inline(always)]
+    fn value(&self, y: f64, eta: f64) -> f64 {
+        logistic_ll(y, eta)
+    }
+
+    #[inline(always)]
+    fn derivatives(&self, y: f64, eta: f64) -> (f64, f64, f64) {
+        let (ll, resid, w) = logistic_parts(y, eta);
+        (ll, resid, -w)
+    }
+
+    fn accepts_response(&self, y: f64) -> bool {
+        y == 0.0 || y == 1.0
+    }
+
+    fn response_domain(&self) -> &'static str {
+        "0 or 1"
+    }
+}
+
+impl BoundedScore for LogisticFamily {
+    /// |y − σ(η)| < 1.
+    fn score_bound(&self) -> f64 {
+        1.0
+    }
+}
+
+impl BoundedCurvature for LogisticFamily {
+    /// σ(η)(1 − σ(η)) ≤ ¼.
+    fn curvature_bound(&self) -> f64 {
+        0.25
+    }
+}
+
+impl BoundedThirdDerivative for LogisticFamily {
+    /// 1/(6√3) (see [`LogisticRegression`]).
+    fn third_derivative_bound(&self) -> f64 {
+        LOGISTIC_THIRD_DERIVATIVE_MAX
+    }
+}
+
+/// Bayesian logistic regression with an independent N(0, s²) prior on every coefficient: the
+/// [`Glm`] of the [`LogisticFamily`].
+///
+/// With x̃_i the i-th row of the design ([`DesignMatrix`]: covariates, optional intercept,
+/// optional standardization), η_i = x̃_iᵀθ and σ(η) = 1/(1 + e^{−η}):
+///
+/// ```text
+/// ℓ_i(θ)   = y_i η_i − log(1 + e^{η_i})          y_i ∈ {0, 1}
+/// ∇ℓ_i(θ)  = (y_i − σ(η_i)) x̃_i
+/// ∇²ℓ_i(θ) = −σ(η_i)(1 − σ(η_i)) x̃_i x̃_iᵀ        (rank one: H_i v costs O(d))
+/// log p(θ) = −‖θ‖²/(2s²) − (d/2) log(2πs²)
+/// ```
+///
+/// Terms are finite with the right limits for any finite η (at η = ±800: ℓ = 0 or −800; see
+/// [`LogisticFamily`]).
+///
+/// **Term bound** (`TermBounds`): ∂ℓ_i/∂η = y_i − σ(η) ∈ (−1, 1), so ℓ_i is 1-Lipschitz in η
+/// and, by Cauchy–Schwarz,
+///
+/// ```text
+/// |ℓ_i(θ′) − ℓ_i(θ)| ≤ |x̃_iᵀ(θ′ − θ)| ≤ ‖x̃_i‖₂ ‖θ′ − θ‖₂ ≤ L ‖θ′ − θ‖₂,   L = max_i ‖x̃_i‖₂,
+/// ```
+///
+/// the bound of Bardenet, Doucet & Holmes (2014, §4.2). The per-datum constant ‖x̃_i‖₂ is
+/// [`LogisticRegression::lipschitz_constant`]; L is precomputed once (one pass over the data).
+///
+/// **Third-derivative bound** (`TaylorRemainderBound`, for the confidence sampler's Taylor
+/// proxies, Bardenet, Doucet & Holmes 2017, §7.2). With φ_i(η) = y_i η − log(1 + e^η),
+///
+/// ```text
+/// φ_i′ = y_i − σ,   φ_i″ = −σ(1 − σ),   φ_i‴ = −σ(1 − σ)(1 − 2σ)          (σ = σ(η), y_i drops out)
+/// ∂³ℓ_i/∂θ_j∂θ_k∂θ_l = φ_i‴(η_i) x̃_ij x̃_ik x̃_il.
+/// ```
+///
+/// On s = σ ∈ (0, 1), f(s) = s(1 − s)(1 − 2s) has f′(s) = 1 − 6s + 6s², zero at
+/// s = (3 ± √3)/6, where s(1 − s) = 1/6 and |1 − 2s| = 1/√3: so |φ_i‴| ≤ 1/(6√3) ≈ 0.0962 and
+///
+/// ```text
+/// M₃ = max_{i,j} |x̃_ij|³ / (6√3),
+/// ```
+///
+/// with max_{i,j} |x̃_ij| = max_i ‖x̃_i‖_∞ computed in the same construction pass as L.
+///
+/// **Gradient bounds** (`TermGradientBounds`, `TermGradientLipschitz`, `TermCurvatureBound`):
+/// B_j = max_i |x̃_ij|, B(v) = min(‖v‖₂ max_i ‖x̃_i‖₂, ‖v‖₁ max_{i,j} |x̃_ij|),
+/// C_j = ¼ max_i |x̃_ij| ‖x̃_i‖₂, C = ¼ max_i ‖x̃_i‖₂², K = ¼ X̃ᵀX̃, K^abs = ¼ |X̃|ᵀ|X̃|
+/// (not exact); prior curvature κ = 1/s² (`docs/methods/gradient-bounds.md`).
+///
+/// **Cost**: one term, gradient or Hessian-vector product is O(d) (one dot product, plus one
+/// row update for gradients); `sum_hessian` is O(d²) per datum. Parameter names: `theta.1`, …,
+/// `theta.d`.
+///
+/// ```
+/// use tallmc_core::{Terms, TermGradients};
+/// use tallmc_models::{Dataset, DesignOptions, LogisticRegression};
+///
+/// let x = vec![0.5, -1.0, 2.0, 0.1, -0.3, 0.7];
+/// let data = Dataset::with_default_names(x, vec![1.0, 0.0, 1.0], 2)?;
+/// let model = LogisticRegression::new(data, DesignOptions::default().with_intercept(true), 10.0)?;
+/// assert_eq!(model.dim(), 3);
+/// let theta = [0.1, 0.2, -0.3];
+/// let mut grad = [0.0; 3];
+/// let ll = model.sum_log_terms_grad_range(&theta, 0, 3, &mut grad);
+/// assert!(ll < 0.0);
+/// # Ok::<(), tallmc_models::Error>(())
+/// ```
+pub type LogisticRegression = Glm<LogisticFamily>;
+
+impl LogisticRegression {
+    /// A logistic regression of `data.y()` (every value 0 or 1) on the design built from
+    /// `data` with `options`, with prior sd `prior_sd` > 0 on every coefficient.
+    ///
+    /// Errors: a response other than 0 or 1 (naming the row), `prior_sd` not finite and > 0, a
+    /// design with no columns, a constant column when standardizing, a non-finite covariate.
+    /// Cost: one pass over y and one over X (for the design's maxima), two more when
+    /// standardizing.
+    pub fn new(
+        data: impl Into<Arc<Dataset>>,
+        options: DesignOptions,
+        prior_sd: f64,
+    ) -> Result<Self> {
+        Self::from_design(DesignMatrix::new(data, options)?, prior_sd)
+    }
+
+    /// Like [`LogisticRegression::new`] from an existing design.
+    pub fn from_design(design: DesignMatrix, prior_sd: f64) -> Result<Self> {
+        Self::with_family(LogisticFamily, design, prior_sd)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// φ‴(η) = −σ(1 − σ)(1 − 2σ) by central differences of φ″ = −σ(1 − σ), and its maximum on a
+    /// fine grid equals the closed form 1/(6√3) (attained at σ = (3 ± √3)/6).
+    #[test]
+    fn third_derivative_constant_matches_finite_differences() {
+        let d2 = |eta: f64| -logistic_parts(1.0, eta).2;
+        let d3 = |eta: f64| {
+            let s = 1.0 / (1.0 + (-eta).exp());
+            -s * (1.0 - s) * (1.0 - 2.0 * s)
+        };
+        let mut max_abs: f64 = 0.0;
+        for k in -4000..=4000 {
+            let eta = f64::from(k) * 0.002;
+            let h = 1e-4;
+            let fd = (d2(eta + h) - d2(eta - h)) / (2.0 * h);
+            assert!((fd - d3(eta)).abs() < 1e-8, "η = {eta}: {fd} vs {}", d3(eta));
+            max_abs = max_abs.max(d3(eta).abs());
+        }
+        assert!(max_abs <= LOGISTIC_THIRD_DERIVATIVE_MAX);
+        assert!(max_abs > LOGISTIC_THIRD_DERIVATIVE_MAX * (1.0 - 1e-6), "{max_abs}");
+        assert!((LOGISTIC_THIRD_DERIVATIVE_MAX - 1.0 / (6.0 * 3f64.sqrt())).abs() < 1e-16);
+        let s: f64 = (3.0 - 3f64.sqrt()) / 6.0;
+        assert!((s * (1.0 - s) * (1.0 - 2.0 * s) - LOGISTIC_THIRD_DERIVATIVE_MAX).abs() < 1e-15);
+    }
+
+    /// The score and curvature bounds are suprema: |y − σ| → 1 and σ(1 − σ) = ¼ at η = 0.
+    #[test]
+    fn score_and_curvature_bounds_are_attained() {
+        let f = LogisticFamily;
+        let mut max_d1: f64 = 0.0;
+        let mut max_d2: f64 = 0.0;
+        for k in -4000..=4000 {
+            let eta = f64::from(k) * 0.01;
+            for y in [0.0, 1.0] {
+                let (v, d1, d2) = f.derivatives(y, eta);
+                assert_eq!(v.to_bits(), f.value(y, eta).to_bits());
+                max_d1 = max_d1.max(d1.abs());
+                max_d2 = max_d2.max(d2.abs());
+            }
+        }
+        assert!(max_d1 <= f.score_bound() && max_d1 > 1.0 - 1e-15);
+        assert_eq!(max_d2, f.curvature_bound());
+    }
+
+    #[test]
+    fn extreme_linear_predictors_are_finite_with_correct_limits() {
+        for (y, eta, want_ll, want_resid) in [
+            (1.0, 800.0, 0.0, 0.0),
+            (0.0, 800.0, -800.0, -1.0),
+            (1.0, -800.0, -800.0, 1.0),
+            (0.0, -800.0, 0.0, 0.0),
+        ] {
+            let (ll, resid, w) = logistic_parts(y, eta);
+            assert_eq!(ll, want_ll);
+            assert_eq!(resid, want_resid);
+            assert_eq!(w, 0.0);
+            assert_eq!(logistic_ll(y, eta), want_ll);
+        }
+        let (ll, resid, w) = logistic_parts(1.0, 0.0);
+        assert!((ll + std::f64::consts::LN_2).abs() < 1e-15);
+        assert_eq!(resid, 0.5);
+        assert_eq!(w, 0.25);
+        // Tiny tail probabilities keep their relative accuracy.
+        let (ll, resid, _) = logistic_parts(1.0, 40.0);
+        assert!((ll + (-40.0f64).exp()).abs() < 1e-30);
+        assert!((resid - (-40.0f64).exp()).abs() < 1e-30);
+    }
+}

@@ -1,0 +1,174 @@
+//! Generalized linear models: one generic model [`Glm`] over a scalar family ([`GlmFamily`]).
+//!
+//! With x̃_i the i-th row of a [`DesignMatrix`] (covariates, optional intercept, optional
+//! standardization) and an independent N(0, s²) prior on every coefficient,
+//!
+//! ```text
+//! ℓ_i(θ)   = φ_{y_i}(η_i),   η_i = x̃_iᵀθ
+//! ∇ℓ_i(θ)  = φ′_{y_i}(η_i) x̃_i
+//! ∇²ℓ_i(θ) = φ″_{y_i}(η_i) x̃_i x̃_iᵀ                (rank one: H_i v costs O(d))
+//! log p(θ) = −‖θ‖²/(2s²) − (d/2) log(2πs²)
+//! ```
+//!
+//! The family supplies φ and its derivatives; the model supplies every trait of
+//! `tallmc_core` once, for all families (`Terms`, `TermGradients`, `TermHessians`,
+//! `LinearPredictor`, `LogPrior`, `LogPriorHessian`, `LogPriorCurvature`, `ParameterNames`),
+//! and the bound capabilities where the family has the bound they need ([`BoundedScore`],
+//! [`BoundedCurvature`], [`BoundedThirdDerivative`]; see `bounds.rs` and
+//! `docs/methods/glm.md`, `docs/methods/gradient-bounds.md`).
+//!
+//! | family | φ_y(η) | responses | c₁ ≥ \|φ′\| | c₂ ≥ \|φ″\| | c₃ ≥ \|φ‴\| | model |
+//! |---|---|---|---|---|---|---|
+//! | [`LogisticFamily`] | yη − log(1 + e^η) | 0 or 1 | 1 | ¼ | 1/(6√3) | [`LogisticRegression`] |
+//! | [`GaussianFamily`] | −½ log(2πσ²) − (y − η)²/(2σ²) | finite | — | 1/σ² (φ″ ≡ −1/σ²) | 0 | [`GaussianRegression`] |
+//!
+//! A new family is a type implementing [`GlmFamily`] (a few dozen lines; see the Poisson
+//! example in `tests/glm_family.rs`), used through [`Glm::with_family`].
+
+mod bounds;
+mod family;
+mod gaussian;
+mod logistic;
+mod terms;
+
+use rayon::prelude::*;
+
+use crate::data::{Dataset, DesignBounds, DesignMatrix, PASS_CHUNK_ROWS};
+use crate::error::{Error, Result};
+use crate::prior::NormalPrior;
+
+pub use family::{
+    BoundedCurvature, BoundedScore, BoundedThirdDerivative, GlmFamily, QuadraticForm,
+};
+pub use gaussian::{GaussianFamily, GaussianRegression};
+pub use logistic::{LogisticFamily, LogisticRegression};
+
+/// A generalized linear model ℓ_i(θ) = φ_{y_i}(x̃_iᵀθ) with family `F` and an independent
+/// N(0, s²) prior on every coefficient (see the [module docs](self)).
+///
+/// The design's extreme values ([`DesignBounds`]: max_i ‖x̃_i‖₂, max_{i,j} |x̃_ij| and the
+/// per-column maxima the bounds need) are computed once, in the construction pass.
+///
+/// **Cost**: one term, gradient or Hessian-vector product is O(d) (one dot product, plus one
+/// row update for gradients); `sum_hessian` is O(d²) per datum. Batches allocate nothing.
+///
+/// ```
+/// use tallmc_core::{TermGradients, Terms};
+/// use tallmc_models::glm::{Glm, LogisticFamily};
+/// use tallmc_models::{Dataset, DesignMatrix, DesignOptions};
+///
+/// let x = vec![0.5, -1.0, 2.0, 0.1, -0.3, 0.7];
+/// let data = Dataset::with_default_names(x, vec![1.0, 0.0, 1.0], 2)?;
+/// let design = DesignMatrix::new(data, DesignOptions::default().with_intercept(true))?;
+/// let model = Glm::with_family(LogisticFamily, design, 10.0)?;
+/// let mut grad = [0.0; 3];
+/// let ll = model.sum_log_terms_grad_range(&[0.1, 0.2, -0.3], 0, 3, &mut grad);
+/// assert!(ll < 0.0);
+/// # Ok::<(), tallmc_models::Error>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct Glm<F> {
+    family: F,
+    design: DesignMatrix,
+    prior: NormalPrior,
+    bounds: DesignBounds,
+}
+
+impl<F: GlmFamily> Glm<F> {
+    /// The model of `design.y()` on `design` with family `family` and prior sd `prior_sd`.
+    ///
+    /// Errors: `prior_sd` not finite and > 0; more than u32::MAX rows; a design with no
+    /// columns; a response the family does not accept (naming the row and the value:
+    /// [`Error::NonFinite`] for NaN or ±∞, [`Error::InvalidResponse`] otherwise); a NaN or
+    /// infinite covariate (naming its row and column — memory-mapped data may skip the loader's
+    /// check); rows whose squared norm overflows. Cost: one pass over y and one over X̃ (the
+    /// [`DesignBounds`] pass).
+    pub fn with_family(family: F, design: DesignMatrix, prior_sd: f64) -> Result<Self> {
+        let prior = NormalPrior::new(prior_sd)?;
+        crate::data::check_indexable(design.len())?;
+        if design.dim() == 0 {
+            return Err(Error::invalid(
+                "design columns",
+                0,
+                "at least one column (add covariates or an intercept)",
+            ));
+        }
+        check_responses(&family, design.data())?;
+        let bounds = design.bound_statistics();
+        if !bounds.finite {
+            design.data().check_finite()?;
+            return Err(Error::invalid(
+                "covariates",
+                format!("max_i |x_i|^2 = {}", bounds.max_row_norm_sq),
+                "rows whose squared Euclidean norm is finite (rescale the covariates)",
+            ));
+        }
+        Ok(Self { family, design, prior, bounds })
+    }
+
+    /// The family.
+    pub fn family(&self) -> &F {
+        &self.family
+    }
+
+    /// The design matrix.
+    pub fn design(&self) -> &DesignMatrix {
+        &self.design
+    }
+
+    /// The prior standard deviation s.
+    pub fn prior_sd(&self) -> f64 {
+        self.prior.sd()
+    }
+
+    /// The design's extreme values (precomputed at construction).
+    pub fn design_bounds(&self) -> &DesignBounds {
+        &self.bounds
+    }
+
+    /// max_i ‖x̃_i‖₂ (precomputed).
+    pub fn max_row_norm(&self) -> f64 {
+        self.bounds.max_row_norm
+    }
+
+    /// max_{i,j} |x̃_ij| = max_i ‖x̃_i‖_∞ (precomputed).
+    pub fn max_abs_entry(&self) -> f64 {
+        self.bounds.max_abs_entry
+    }
+
+    /// ℓ_i(θ) for one datum.
+    pub fn log_term(&self, theta: &[f64], i: usize) -> f64 {
+        self.family.value(self.design.y()[i], self.design.dot(i, theta))
+    }
+}
+
+impl<F: BoundedScore> Glm<F> {
+    /// c₁‖x̃_i‖₂: the Lipschitz constant of ℓ_i in θ
+    /// (|ℓ_i(θ′) − ℓ_i(θ)| ≤ c₁‖x̃_i‖₂ ‖θ′ − θ‖₂, c₁ = [`BoundedScore::score_bound`]).
+    pub fn lipschitz_constant(&self, i: usize) -> f64 {
+        self.family.score_bound() * self.design.row_norm(i)
+    }
+}
+
+/// Errors on the first response the family does not accept (one parallel pass over y).
+fn check_responses<F: GlmFamily>(family: &F, data: &Dataset) -> Result<()> {
+    let y = data.y();
+    let bad = y.par_chunks(PASS_CHUNK_ROWS).enumerate().find_map_first(|(c, chunk)| {
+        chunk
+            .iter()
+            .position(|&v| !family.accepts_response(v))
+            .map(|k| (c * PASS_CHUNK_ROWS + k, chunk[k]))
+    });
+    match bad {
+        Some((row, value)) if !value.is_finite() => Err(Error::NonFinite {
+            source_name: data.source_name(),
+            row,
+            column: "y".to_string(),
+            value,
+        }),
+        Some((row, value)) => {
+            Err(Error::InvalidResponse { row, value, expected: family.response_domain() })
+        }
+        None => Ok(()),
+    }
+}

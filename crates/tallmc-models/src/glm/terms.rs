@@ -1,0 +1,280 @@
+//! The evaluation traits of [`Glm`]: terms, gradients, Hessians and the linear-predictor form,
+//! one generic implementation for every family.
+//!
+//! **Loop shape.** Index batches run in chunks of [`LANE`] indices with two passes: first the
+//! gathers (η_k = x̃_{i_k}ᵀθ and y_{i_k}, independent loads, so many rows are in flight at once),
+//! then the family's scalar functions and the row updates (rows now in cache). Sums accumulate
+//! term by term in index order; quadratic families ([`GlmFamily::quadratic_form`]) accumulate
+//! Σ(y − η)² instead and finish with n·log_norm − ½·w·Σ(y − η)². The operation order is part of
+//! the reproducibility contract: the reproduction suites' snapshots pin it.
+
+use tallmc_core::{LinearPredictor, TermGradients, TermHessians, Terms};
+
+use super::Glm;
+use super::family::GlmFamily;
+use crate::data::{Rows, with_rows};
+
+/// Indices per stack-allocated chunk of the two-pass batch loops.
+const LANE: usize = 64;
+
+impl<F: GlmFamily> Terms for Glm<F> {
+    fn dim(&self) -> usize {
+        self.design.dim()
+    }
+
+    fn num_terms(&self) -> usize {
+        self.design.len()
+    }
+
+    fn log_terms(&self, theta: &[f64], indices: &[u32], out: &mut [f64]) {
+        let y = self.design.y();
+        let f = &self.family;
+        with_rows!(self.design, r => {
+            for (idx, out) in indices.chunks(LANE).zip(out.chunks_mut(LANE)) {
+                // Pass 1: the gathers (independent loads, so many rows are in flight at once).
+                let mut ys = [0.0; LANE];
+                for ((o, yk), &i) in out.iter_mut().zip(ys.iter_mut()).zip(idx) {
+                    *o = r.dot(i as usize, theta);
+                    *yk = y[i as usize];
+                }
+                // Pass 2: the family's function (transcendental for most families).
+                for (o, &yk) in out.iter_mut().zip(&ys) {
+                    *o = f.value(yk, *o);
+                }
+            }
+        })
+    }
+
+    fn sum_log_terms(&self, theta: &[f64], indices: &[u32]) -> f64 {
+        let y = self.design.y();
+        let f = &self.family;
+        let quadratic = f.quadratic_form();
+        let acc = with_rows!(self.design, r => {
+            let mut acc = 0.0;
+            let mut etas = [0.0; LANE];
+            let mut ys = [0.0; LANE];
+            for idx in indices.chunks(LANE) {
+                for ((e, yk), &i) in etas.iter_mut().zip(ys.iter_mut()).zip(idx) {
+                    *e = r.dot(i as usize, theta);
+                    *yk = y[i as usize];
+                }
+                let pairs = etas[..idx.len()].iter().zip(&ys);
+                if quadratic.is_some() {
+                    for (e, &yk) in pairs {
+                        let res = yk - *e;
+                        acc += res * res;
+                    }
+                } else {
+                    for (e, &yk) in pairs {
+                        acc += f.value(yk, *e);
+                    }
+                }
+            }
+            acc
+        });
+        match quadratic {
+            Some(q) => q.total(indices.len() as f64, acc),
+            None => acc,
+        }
+    }
+
+    fn sum_log_terms_range(&self, theta: &[f64], start: u32, end: u32) -> f64 {
+        let y = &self.design.y()[start as usize..end as usize];
+        let f = &self.family;
+        let quadratic = f.quadratic_form();
+        let acc = with_rows!(self.design, r => {
+            let mut acc = 0.0;
+            let mut etas = [0.0; LANE];
+            for (c, ys) in y.chunks(LANE).enumerate() {
+                let base = start as usize + c * LANE;
+                for (k, e) in etas[..ys.len()].iter_mut().enumerate() {
+                    *e = r.dot(base + k, theta);
+                }
+                if quadratic.is_some() {
+                    for (e, &yk) in etas.iter().zip(ys) {
+                        let res = yk - *e;
+                        acc += res * res;
+                    }
+                } else {
+                    for (e, &yk) in etas.iter().zip(ys) {
+                        acc += f.value(yk, *e);
+                    }
+                }
+            }
+            acc
+        });
+        match quadratic {
+            Some(q) => q.total(f64::from(end.saturating_sub(start)), acc),
+            None => acc,
+        }
+    }
+}
+
+impl<F: GlmFamily> TermGradients for Glm<F> {
+    fn log_terms_grad_sum(
+        &self,
+        theta: &[f64],
+        indices: &[u32],
+        out: &mut [f64],
+        grad_sum: &mut [f64],
+    ) -> f64 {
+        let y = self.design.y();
+        let f = &self.family;
+        with_rows!(self.design, r => {
+            let mut total = 0.0;
+            for (idx, out) in indices.chunks(LANE).zip(out.chunks_mut(LANE)) {
+                // Pass 1: the gathers; pass 2: terms and row updates (rows now in cache).
+                let mut ys = [0.0; LANE];
+                for ((o, yk), &i) in out.iter_mut().zip(ys.iter_mut()).zip(idx) {
+                    *o = r.dot(i as usize, theta);
+                    *yk = y[i as usize];
+                }
+                for ((o, &yk), &i) in out.iter_mut().zip(&ys).zip(idx) {
+                    let (ll, score) = f.value_and_score(yk, *o);
+                    *o = ll;
+                    total += ll;
+                    r.add_row(i as usize, score, grad_sum);
+                }
+            }
+            total
+        })
+    }
+
+    fn log_terms_grads(&self, theta: &[f64], indices: &[u32], out: &mut [f64], grads: &mut [f64]) {
+        let y = self.design.y();
+        let d = self.design.dim();
+        let f = &self.family;
+        with_rows!(self.design, r => {
+            for ((o, &i), g) in out.iter_mut().zip(indices).zip(grads.chunks_exact_mut(d)) {
+                let i = i as usize;
+                let (ll, score) = f.value_and_score(y[i], r.dot(i, theta));
+                *o = ll;
+                r.set_row(i, score, g);
+            }
+        })
+    }
+
+    fn sum_log_terms_grad_range(
+        &self,
+        theta: &[f64],
+        start: u32,
+        end: u32,
+        grad_sum: &mut [f64],
+    ) -> f64 {
+        let y = &self.design.y()[start as usize..end as usize];
+        let f = &self.family;
+        let quadratic = f.quadratic_form();
+        let acc = with_rows!(self.design, r => {
+            let mut acc = 0.0;
+            let mut etas = [0.0; LANE];
+            for (c, ys) in y.chunks(LANE).enumerate() {
+                let base = start as usize + c * LANE;
+                for (k, e) in etas[..ys.len()].iter_mut().enumerate() {
+                    *e = r.dot(base + k, theta);
+                }
+                match quadratic {
+                    Some(q) => {
+                        for (k, (e, &yk)) in etas.iter().zip(ys).enumerate() {
+                            let res = yk - *e;
+                            acc += res * res;
+                            r.add_row(base + k, res * q.precision, grad_sum);
+                        }
+                    }
+                    None => {
+                        for (k, (e, &yk)) in etas.iter().zip(ys).enumerate() {
+                            let (ll, score) = f.value_and_score(yk, *e);
+                            acc += ll;
+                            r.add_row(base + k, score, grad_sum);
+                        }
+                    }
+                }
+            }
+            acc
+        });
+        match quadratic {
+            Some(q) => q.total(f64::from(end.saturating_sub(start)), acc),
+            None => acc,
+        }
+    }
+}
+
+impl<F: GlmFamily> TermHessians for Glm<F> {
+    fn hessian_vector_products(&self, theta: &[f64], indices: &[u32], v: &[f64], out: &mut [f64]) {
+        let y = self.design.y();
+        let d = self.design.dim();
+        let f = &self.family;
+        with_rows!(self.design, r => {
+            match f.constant_curvature() {
+                Some(c) => {
+                    for (&i, row) in indices.iter().zip(out.chunks_exact_mut(d)) {
+                        let i = i as usize;
+                        r.set_row(i, c * r.dot(i, v), row);
+                    }
+                }
+                None => {
+                    for (&i, row) in indices.iter().zip(out.chunks_exact_mut(d)) {
+                        let i = i as usize;
+                        let w = f.curvature(y[i], r.dot(i, theta));
+                        r.set_row(i, w * r.dot(i, v), row);
+                    }
+                }
+            }
+        })
+    }
+
+    fn sum_hessian(&self, theta: &[f64], indices: &[u32], hess: &mut [f64]) {
+        let y = self.design.y();
+        let d = self.design.dim();
+        let f = &self.family;
+        let constant = f.constant_curvature();
+        with_rows!(self.design, r => {
+            for &i in indices {
+                let i = i as usize;
+                let w = match constant {
+                    Some(c) => c,
+                    None => f.curvature(y[i], r.dot(i, theta)),
+                };
+                for j in 0..d {
+                    let a = w * r.get(i, j);
+                    r.add_row(i, a, &mut hess[j * d..(j + 1) * d]);
+                }
+            }
+        })
+    }
+}
+
+/// η_i = x̃_iᵀθ and (φ, φ′, φ″) from the family, evaluated as the terms are.
+impl<F: GlmFamily> LinearPredictor for Glm<F> {
+    fn linear_predictors(&self, theta: &[f64], indices: &[u32], eta: &mut [f64]) {
+        with_rows!(self.design, r => {
+            for (e, &i) in eta.iter_mut().zip(indices) {
+                *e = r.dot(i as usize, theta);
+            }
+        })
+    }
+
+    fn predictor_derivatives(
+        &self,
+        indices: &[u32],
+        eta: &[f64],
+        phi: &mut [f64],
+        d1: &mut [f64],
+        d2: &mut [f64],
+    ) {
+        let y = self.design.y();
+        for (k, &i) in indices.iter().enumerate() {
+            let (v, g, h) = self.family.derivatives(y[i as usize], eta[k]);
+            phi[k] = v;
+            d1[k] = g;
+            d2[k] = h;
+        }
+    }
+
+    fn add_weighted_rows(&self, indices: &[u32], weights: &[f64], out: &mut [f64]) {
+        with_rows!(self.design, r => {
+            for (&w, &i) in weights.iter().zip(indices) {
+                r.add_row(i as usize, w, out);
+            }
+        })
+    }
+}

@@ -1,0 +1,206 @@
+//! The continuous-time driver: runs a [`PdmpKernel`] on several chains in parallel and streams
+//! every post-warmup segment to a [`SegmentSink`].
+
+use rayon::prelude::*;
+use serde::Serialize;
+use tallmc_core::{Error, EventTotals, PdmpKernel};
+
+use super::budget::{Budget, Phase};
+use super::chain::run_chain;
+use super::sink::SegmentSink;
+use crate::Result;
+use crate::driver::{NoProgress, Progress};
+
+/// Budgets, chains and seed of a continuous-time run.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ContinuousRunConfig {
+    /// Warmup (adaptation) budget; may be zero.
+    pub warmup: Budget,
+    /// Sampling budget; must not be zero.
+    pub sampling: Budget,
+    /// Number of chains (≥ 1).
+    pub num_chains: usize,
+    /// Master seed.
+    pub seed: u64,
+    /// Zero-duration segments allowed in a row before the chain is declared stalled (≥ 1): a
+    /// guard against a kernel that stops moving (a zero duration is legitimate now and then,
+    /// e.g. two Zig-Zag flips at the same time).
+    pub max_zero_duration_steps: u64,
+}
+
+impl Default for ContinuousRunConfig {
+    /// 1 000 warmup events, 10 000 sampling events, 4 chains, seed 1, stall limit 1 000.
+    fn default() -> Self {
+        Self {
+            warmup: Budget::Events(1_000),
+            sampling: Budget::Events(10_000),
+            num_chains: 4,
+            seed: 1,
+            max_zero_duration_steps: DEFAULT_MAX_ZERO_DURATION_STEPS,
+        }
+    }
+}
+
+/// Default of [`ContinuousRunConfig::max_zero_duration_steps`].
+pub const DEFAULT_MAX_ZERO_DURATION_STEPS: u64 = 1_000;
+
+impl ContinuousRunConfig {
+    /// Checks the chain count, the budgets ([`Budget`]: a zero sampling budget, a negative or
+    /// non-finite time, a zero or non-finite grid step are errors naming the value) and the
+    /// stall limit.
+    pub fn validate(&self) -> tallmc_core::Result<()> {
+        if self.num_chains == 0 {
+            return Err(Error::invalid("number of chains", 0, "at least 1"));
+        }
+        self.warmup.validate(Phase::Warmup)?;
+        self.sampling.validate(Phase::Sampling)?;
+        if self.max_zero_duration_steps == 0 {
+            return Err(Error::invalid("max_zero_duration_steps", 0, "at least 1"));
+        }
+        Ok(())
+    }
+}
+
+/// Totals of one continuous-time chain.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ContinuousChainReport {
+    /// Chain number.
+    pub chain: usize,
+    /// Counts of the warmup steps (including the step that crossed the end of warmup).
+    pub warmup: EventTotals,
+    /// Counts of the sampling steps (every segment handed to the sink; the remainder of the
+    /// segment that crossed the end of warmup counts as a segment with no work).
+    pub sampling: EventTotals,
+    /// Trajectory time of warmup.
+    pub warmup_time: f64,
+    /// Trajectory time of sampling (the sum of the sampled segments' durations).
+    pub sampling_time: f64,
+    /// Wall time of initialization and warmup, seconds.
+    pub warmup_seconds: f64,
+    /// Wall time of sampling, seconds.
+    pub sampling_seconds: f64,
+    /// The kernel's adaptation report.
+    pub adaptation: Vec<String>,
+}
+
+/// A chain's report and its sink (with whatever the sink kept).
+#[derive(Debug)]
+pub struct ContinuousChainOutput<S> {
+    /// Totals.
+    pub report: ContinuousChainReport,
+    /// The sink, returned so that in-memory results can be read.
+    pub sink: S,
+}
+
+/// Runs continuous-time chains. Build with [`ContinuousDriver::new`], then
+/// [`ContinuousDriver::run`]. See the [module docs](super) for what a run does.
+pub struct ContinuousDriver<'a> {
+    pub(super) config: ContinuousRunConfig,
+    pub(super) parameter_names: Vec<String>,
+    pub(super) comments: Vec<(String, String)>,
+    pub(super) progress: &'a dyn Progress,
+}
+
+impl<'a> ContinuousDriver<'a> {
+    /// A driver for `config` (validated in `run`).
+    pub fn new(config: ContinuousRunConfig) -> Self {
+        Self { config, parameter_names: Vec::new(), comments: Vec::new(), progress: &NoProgress }
+    }
+
+    /// Names of the parameters (default `theta.1`, …).
+    pub fn parameter_names(mut self, names: Vec<String>) -> Self {
+        self.parameter_names = names;
+        self
+    }
+
+    /// Configuration lines `key = value` handed to the sinks (CSV comments).
+    pub fn comments(mut self, comments: Vec<(String, String)>) -> Self {
+        self.comments = comments;
+        self
+    }
+
+    /// Where to report progress. Each phase is reported in [`PROGRESS_TICKS`] ticks of its
+    /// budget (the fraction of time, events or evaluations spent): `done` counts ticks over
+    /// warmup then sampling, `total` is 2 · [`PROGRESS_TICKS`] (or [`PROGRESS_TICKS`] without
+    /// warmup), and an update is made only when a tick is completed.
+    pub fn progress(mut self, progress: &'a dyn Progress) -> Self {
+        self.progress = progress;
+        self
+    }
+
+    /// The run configuration.
+    pub fn config(&self) -> &ContinuousRunConfig {
+        &self.config
+    }
+
+    /// Runs `num_chains` chains in parallel. `inits` holds one initial position per chain (or a
+    /// single one shared by all); `make_kernel(k)` builds chain k's kernel; `sinks` holds one
+    /// sink per chain. Returns the chains' reports and sinks in chain order.
+    ///
+    /// # Errors
+    /// An invalid configuration; `inits` or `sinks` of the wrong count; parameter names of the
+    /// wrong length; a kernel that cannot start ([`SamplerError::Init`]); a kernel `Err`, or a
+    /// segment of negative or non-finite duration ([`SamplerError::Segment`], naming the chain
+    /// and the segment number); too many zero-duration segments in a row
+    /// ([`SamplerError::Stalled`]); a sink error ([`SamplerError::Sink`], with the path).
+    ///
+    /// [`SamplerError::Init`]: crate::SamplerError::Init
+    /// [`SamplerError::Segment`]: crate::SamplerError::Segment
+    /// [`SamplerError::Stalled`]: crate::SamplerError::Stalled
+    /// [`SamplerError::Sink`]: crate::SamplerError::Sink
+    pub fn run<M, K, F, S>(
+        &self,
+        model: &M,
+        inits: &[Vec<f64>],
+        make_kernel: F,
+        sinks: Vec<S>,
+    ) -> Result<Vec<ContinuousChainOutput<S>>>
+    where
+        M: Sync + ?Sized,
+        K: PdmpKernel<M>,
+        F: Fn(usize) -> tallmc_core::Result<K> + Sync,
+        S: SegmentSink,
+    {
+        let c = &self.config;
+        c.validate()?;
+        if inits.len() != c.num_chains && inits.len() != 1 {
+            return Err(Error::dimension(
+                "initial positions (one per chain)",
+                c.num_chains,
+                inits.len(),
+            )
+            .into());
+        }
+        if sinks.len() != c.num_chains {
+            return Err(Error::dimension("sinks (one per chain)", c.num_chains, sinks.len()).into());
+        }
+        let dim = inits[0].len();
+        if let Some(k) = inits.iter().position(|x| x.len() != dim) {
+            return Err(Error::dimension(
+                format!("initial position of chain {k}"),
+                dim,
+                inits[k].len(),
+            )
+            .into());
+        }
+        let names: Vec<String> = if self.parameter_names.is_empty() {
+            (1..=dim).map(|j| format!("theta.{j}")).collect()
+        } else {
+            self.parameter_names.clone()
+        };
+        if names.len() != dim {
+            return Err(Error::dimension("parameter names", dim, names.len()).into());
+        }
+        sinks
+            .into_par_iter()
+            .enumerate()
+            .map(|(chain, sink)| {
+                let init = if inits.len() == 1 { &inits[0] } else { &inits[chain] };
+                run_chain(self, model, chain, init, &names, &make_kernel, sink)
+            })
+            .collect()
+    }
+}
+
+/// Progress ticks per phase (see [`ContinuousDriver::progress`]).
+pub const PROGRESS_TICKS: usize = 1_000;
