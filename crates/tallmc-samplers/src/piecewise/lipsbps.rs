@@ -166,7 +166,35 @@ struct Running {
 }
 
 /// lipSBPS (module docs). `B` is the per-datum bound: [`BoundedGradients`] (default) or
-/// [`LipschitzGradients`].
+/// [`LipschitzGradients`]. The chain state is the [`Trajectory`].
+///
+/// ```
+/// use tallmc_core::rng::chain_rng;
+/// use tallmc_core::PdmpKernel;
+/// use tallmc_models::{DesignOptions, LogisticRegression, synthetic};
+/// use tallmc_samplers::{LipSbps, LipSbpsConfig, NewtonOptions, laplace_approximation};
+///
+/// // Logistic regression, N = 1000, bounded per-datum gradients.
+/// let data = synthetic::two_class_2d(1_000, 1)?.data;
+/// let model = LogisticRegression::new(data, DesignOptions::default(), 10.0)?;
+/// let laplace = laplace_approximation(&model, &[0.0, 0.0], NewtonOptions::default())?;
+/// let mut kernel = LipSbps::new(LipSbpsConfig::default())?;
+/// let mut rng = chain_rng(7, 0);
+/// let mut state = kernel.init(&model, &laplace.mode, &mut rng)?;
+/// // Continuous-time average of θ₁ over T = 50, integrating each segment exactly.
+/// let (mut integral, mut gradients) = (0.0, 0);
+/// while state.time() < 50.0 {
+///     let stats = kernel.step(&model, &mut state, &mut rng)?;
+///     gradients += stats.evals.gradients;
+///     let seg = state.last_segment();
+///     integral += seg.duration * (seg.position[0] + 0.5 * seg.duration * seg.velocity[0]);
+/// }
+/// let mean = integral / state.time();
+/// assert!((mean - laplace.mode[0]).abs() < 4.0 * laplace.sds()[0]);
+/// // One per-datum gradient per data proposal (none for prior proposals and refreshments).
+/// assert!(gradients > 0);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct LipSbps<B = BoundedGradients> {
     config: LipSbpsConfig,

@@ -220,6 +220,37 @@ struct Running {
 /// around a reference point) or [`ControlVariates`](super::ControlVariates) (ZZ-CV).
 ///
 /// The chain state is the [`Trajectory`] (velocity in {−1, +1}^d).
+///
+/// ```
+/// use tallmc_core::rng::chain_rng;
+/// use tallmc_core::PdmpKernel;
+/// use tallmc_models::{DesignOptions, LogisticRegression, synthetic};
+/// use tallmc_samplers::{
+///     ControlVariates, NewtonOptions, ZigZagSubsampling, laplace_approximation,
+/// };
+///
+/// let data = synthetic::two_class_2d(10_000, 1)?.data;
+/// let model = LogisticRegression::new(data, DesignOptions::default(), 10.0)?;
+/// let laplace = laplace_approximation(&model, &[0.0, 0.0], NewtonOptions::default())?;
+/// // ZZ-CV around the mode, started there (ZZ-SS would be `ZigZagSubsampling::new()`).
+/// let cv = ControlVariates::rank_one(laplace.mode.clone())?;
+/// let mut kernel = ZigZagSubsampling::with_estimator(cv);
+/// let mut rng = chain_rng(7, 0);
+/// let mut state = kernel.init(&model, &laplace.mode, &mut rng)?;
+/// let (mut integral, mut evals, mut steps) = (0.0, 0, 0);
+/// let horizon = 400.0 * laplace.sds()[0]; // a few hundred posterior sds of travel
+/// while state.time() < horizon {
+///     let stats = kernel.step(&model, &mut state, &mut rng)?;
+///     evals += stats.evals.gradients;
+///     steps += 1;
+///     let seg = state.last_segment();
+///     integral += seg.duration * (seg.position[0] + 0.5 * seg.duration * seg.velocity[0]);
+/// }
+/// assert!((integral / state.time() - laplace.mode[0]).abs() < 4.0 * laplace.sds()[0]);
+/// // Set-up: N gradients at ξ*; then about two per proposal (at ξ and at ξ*).
+/// assert!(evals <= 10_002 + 2 * steps);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct ZigZagSubsampling<G = BoundedGradients> {
     estimator: G,
