@@ -308,6 +308,47 @@ fn a_too_small_bound_is_a_bound_violation() {
     );
 }
 
+/// Runs `steps` steps and returns the divergences (a kernel error fails the test).
+fn divergences<K: PdmpKernel<Glm>>(model: &Glm, mut kernel: K, start: &[f64], steps: usize) -> u64 {
+    let mut rng = chain_rng(seed(55), 0);
+    let mut state = kernel.init(model, start, &mut rng).unwrap();
+    let mut total = 0;
+    for _ in 0..steps {
+        let s = kernel.step(model, &mut state, &mut rng).unwrap();
+        if s.divergences > 0 {
+            let seg = state.trajectory().last_segment();
+            assert_eq!((seg.duration, seg.end), (0.0, tallmc_core::EventKind::Divergence));
+        }
+        total += s.divergences;
+    }
+    assert!(state.trajectory().position().iter().all(|x| x.is_finite()));
+    total
+}
+
+/// Non-finite per-datum gradients (here wherever x_iᵀθ > 1.5, which some data reach in the
+/// posterior's bulk) are divergences — a zero-length segment, velocity reversed — never a panic
+/// or an error.
+#[test]
+fn non_finite_gradients_are_divergences() {
+    let mut model = logistic_data(1_000);
+    let mode = logistic_mode(&model);
+    model.nan_above = 1.5;
+    let lip = LipSbps::new(LipSbpsConfig::default()).unwrap();
+    assert!(divergences(&model, lip, &mode, 20_000) > 0, "lipSBPS");
+    assert!(divergences(&model, ZigZagSubsampling::new(), &mode, 20_000) > 0, "ZZ-SS");
+    // ZZ-CV: its set-up pass at ξ* must be finite (an error naming the sum otherwise); with
+    // the threshold just above the largest x_iᵀξ*, the run crosses it.
+    let msg = init_error(&model, zzcv(&mode), &mode);
+    assert!(msg.contains("non-finite control-variate sum"), "{msg}");
+    let max_eta = model
+        .x
+        .chunks(model.d)
+        .map(|r| r.iter().zip(&mode).map(|(a, b)| a * b).sum::<f64>())
+        .fold(f64::NEG_INFINITY, f64::max);
+    model.nan_above = max_eta + 0.01;
+    assert!(divergences(&model, zzcv(&mode), &mode, 20_000) > 0, "ZZ-CV");
+}
+
 fn init_error<K: PdmpKernel<Glm>>(model: &Glm, mut kernel: K, start: &[f64]) -> String {
     let mut rng = chain_rng(1, 0);
     match kernel.init(model, start, &mut rng) {

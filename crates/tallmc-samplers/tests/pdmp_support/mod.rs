@@ -37,6 +37,9 @@ pub struct Glm {
     pub bound_scale: f64,
     /// max_i ‖x_i‖₂ (cached: lipSBPS asks for B(v) at every step).
     max_row_norm: f64,
+    /// Every term and derivative is NaN where x_iᵀθ exceeds this (∞: never), to provoke
+    /// divergences.
+    pub nan_above: f64,
 }
 
 fn logistic(eta: f64) -> f64 {
@@ -82,7 +85,16 @@ impl Glm {
         }
         let max_row_norm =
             x.chunks(d).map(|r| r.iter().map(|a| a * a).sum::<f64>().sqrt()).fold(0.0, f64::max);
-        Self { d, x, y, family, prior_sd: 10.0, bound_scale: 1.0, max_row_norm }
+        Self {
+            d,
+            x,
+            y,
+            family,
+            prior_sd: 10.0,
+            bound_scale: 1.0,
+            max_row_norm,
+            nan_above: f64::INFINITY,
+        }
     }
 
     pub fn n(&self) -> usize {
@@ -127,6 +139,9 @@ impl Glm {
 
     /// φ, φ′, φ″ at η for datum i.
     fn phi(&self, i: u32, eta: f64) -> (f64, f64, f64) {
+        if eta > self.nan_above {
+            return (f64::NAN, f64::NAN, f64::NAN);
+        }
         let y = self.y[i as usize];
         match self.family {
             Family::Gaussian { sigma } => {
