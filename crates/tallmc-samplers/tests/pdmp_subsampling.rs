@@ -393,6 +393,13 @@ fn bad_inputs_are_errors_that_name_the_value() {
     negative.bound_scale = -1.0;
     has(init_error(&negative, zzcv(&m), &m), "coordinate 1");
     has(init_error(&negative, lipsbps_lipschitz(&m), &m), "gradient Lipschitz constant C = -");
+    // lipSBPS reads B(v) at every step (it depends on v): a bad one is an error there.
+    let mut bad = logistic_data(100);
+    let mode = logistic_mode(&bad);
+    bad.bound_scale = -1.0;
+    has(init_error(&bad, ZigZagSubsampling::new(), &mode), "B_j = -");
+    let e = first_error(&bad, LipSbps::new(LipSbpsConfig::default()).unwrap(), &mode);
+    has(e.map_or(String::new(), |e| e.to_string()), "per-datum rate bound (a, b) of lipSBPS = (-");
 }
 
 /// The skeleton (time, position, velocity, end) of `steps` segments.

@@ -299,10 +299,22 @@ where
         let n = f64::from(r.n);
         // Data clock: N·(a + bt).
         let (a, b) = self.bound.datum_bound(model, x, v);
+        if !(a.is_finite() && a >= 0.0 && b.is_finite() && b >= 0.0) {
+            return Err(Error::invalid(
+                "per-datum rate bound (a, b) of lipSBPS",
+                format!("({a}, {b}) for the velocity {v:?}"),
+                "finite numbers >= 0 (check the model's gradient bounds)",
+            ));
+        }
         let tau_d = AffineRate { a: n * a, b: n * b }.first_arrival(rng);
         // Prior clock: [⟨∇U₀(x), v⟩ + b₀t]⁺.
         r.datum.prior_gradient(model, x);
         let a0 = -dot(&r.datum.prior, v);
+        if !a0.is_finite() {
+            let stats =
+                SegmentStats { evals: std::mem::take(&mut r.pending), ..SegmentStats::NONE };
+            return Ok(diverge(state, stats));
+        }
         let b0 = match &r.prior_hessian {
             Some(h) => {
                 let d = v.len();

@@ -69,7 +69,7 @@ use tallmc_core::{
 };
 use tallmc_integrators::{AffineRate, Rate, earliest, thin};
 
-use super::common::check_position;
+use super::common::{all_finite, check_position};
 use super::datum_bounds::{
     BoundedGradients, DatumScratch, LipschitzGradients, ReferenceGradients, checked_constant,
     checked_num_terms, distance, exceeds, point_on_line, prior_kappa, uniform_datum,
@@ -340,6 +340,12 @@ where
             .ok_or_else(|| Error::Other("Zig-Zag step called before init".into()))?;
         let (xi, theta) = (state.position(), state.velocity());
         self.estimator.bounds(model, xi, theta, &mut r.a, &mut r.b);
+        if !(all_finite(&r.a) && all_finite(&r.b)) {
+            // Numerical trouble at the current point (e.g. a non-finite prior gradient).
+            let stats =
+                SegmentStats { evals: std::mem::take(&mut r.pending), ..SegmentStats::NONE };
+            return Ok(diverge(state, stats));
+        }
         for ((t, &a), &b) in r.times.iter_mut().zip(&r.a).zip(&r.b) {
             *t = AffineRate { a, b }.first_arrival(rng);
         }
