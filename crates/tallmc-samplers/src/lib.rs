@@ -148,9 +148,10 @@ pub use minibatch_mh::{
 };
 pub use minibatch_proxy::{ProxyConfig, ProxyMhStats, ProxyMinibatchMh};
 pub use piecewise::{
-    AutoBoundConfig, AutomaticBound, BandConfig, Bps, BpsConfig, BpsState, ModelBound,
-    PreconditionerConfig, Sbps, SbpsConfig, SbpsState, SlopePrior, VelocityDistribution, ZigZag,
-    ZigZagConfig, ZigZagState,
+    AutoBoundConfig, AutomaticBound, BandConfig, BoundedGradients, Bps, BpsConfig, BpsState,
+    ControlVariates, DatumRateBound, LipSbps, LipSbpsConfig, LipschitzGradients, ModelBound,
+    PreconditionerConfig, Sbps, SbpsConfig, SbpsState, SlopePrior, SwitchingRateEstimator,
+    VelocityDistribution, ZigZag, ZigZagConfig, ZigZagState, ZigZagSubsampling,
 };
 pub use proposal::{
     Proposal, RandomWalkProposal, RandomWalkProposalConfig, SgldProposal, SgldProposalConfig,

@@ -19,22 +19,39 @@
 //!   gradients, bounce proposals from a local-regression band ([`regression`]), bound
 //!   violations counted as the bias diagnostic; with [`SbpsConfig::preconditioned`], pSBPS
 //!   ([`precondition`]).
+//!
+//! Exact, subsampling (one datum per thinning proposal, against bounds that hold for every
+//! datum; the per-datum bounds come from [`BoundedGradients`] or [`LipschitzGradients`]):
+//!
+//! * [`LipSbps`] — factor BPS with one factor per datum plus the prior as its own factor
+//!   (Pakman et al. 2017, §7.1 and Supp. F);
+//! * [`ZigZagSubsampling`] — Zig-Zag with subsampling (ZZ-SS) or, with the
+//!   [`ControlVariates`] estimator, with control variates (ZZ-CV) (Bierkens, Fearnhead &
+//!   Roberts 2019, §4).
 
 mod bps;
 mod common;
+mod datum_bounds;
 pub mod envelope;
+mod lipsbps;
 mod minibatch;
 pub mod precondition;
 pub mod regression;
 mod sbps;
 mod sbps_config;
 mod zigzag;
+mod zigzag_cv;
+mod zigzag_subsampling;
 
 pub use bps::{AutomaticBound, Bps, BpsConfig, BpsState, ModelBound};
 pub use common::{VelocityDistribution, reflect};
+pub use datum_bounds::{BoundedGradients, LipschitzGradients};
 pub use envelope::AutoBoundConfig;
+pub use lipsbps::{DatumRateBound, LipSbps, LipSbpsConfig};
 pub use precondition::{DiagonalPreconditioner, PreconditionerConfig};
 pub use regression::{BandConfig, LocalRegression, ProposalBand, RegressionPosterior, SlopePrior};
 pub use sbps::{Sbps, SbpsState};
 pub use sbps_config::SbpsConfig;
 pub use zigzag::{ZigZag, ZigZagConfig, ZigZagState};
+pub use zigzag_cv::ControlVariates;
+pub use zigzag_subsampling::{SwitchingRateEstimator, ZigZagSubsampling};

@@ -1,0 +1,387 @@
+//! Zig-Zag with subsampling (ZZ-SS) and with control variates (ZZ-CV) (Bierkens, Fearnhead &
+//! Roberts 2019, *Annals of Statistics* 47(3), §4), exact: one kernel, generic over the
+//! estimator of the switching rates.
+//!
+//! **Process.** The velocity θ ∈ {−1, +1}^d; the particle moves on ξ(t) = ξ + θt and
+//! coordinate i flips at rate λ_i. With the potential written as a mean over the data,
+//!
+//! ```text
+//! U(ξ) = (1/N) Σ_{J<N} E^J(ξ),     E^J(ξ) = −log p(ξ) − N ℓ_J(ξ),
+//! ```
+//!
+//! any unbiased estimator ∂_iÊ^J of ∂_iU (J uniform on 0..N) gives switching rates
+//! λ_i(ξ, θ) = (1/N) Σ_J (θ_i ∂_iÊ^J(ξ))⁺ that satisfy λ_i(ξ, θ) − λ_i(ξ, F_iθ) = θ_i∂_iU(ξ)
+//! (F_i flips coordinate i), which is all Zig-Zag needs to leave π(ξ)·Uniform({±1}^d)
+//! invariant (Bierkens et al. 2019, Thm. 2.2 and §4). The rates are larger than the full-data
+//! ones (θ_i∂_iU)⁺ by a symmetric excess: the process is still exact, but switches more often,
+//! which slows mixing unless the estimator's spread is small. Two estimators
+//! ([`SwitchingRateEstimator`]):
+//!
+//! * **ZZ-SS** ([`BoundedGradients`], [`LipschitzGradients`]): ∂_iÊ^J = ∂_iE^J.
+//! * **ZZ-CV** ([`ControlVariates`]): ∂_iÊ^J(ξ) = ∂_iU(ξ*) + ∂_iE^J(ξ) − ∂_iE^J(ξ*) around a
+//!   reference ξ* (the mode): the spread shrinks as ξ → ξ*.
+//!
+//! **Simulation** of each step (a thinning proposal):
+//!
+//! 1. for every coordinate, an affine bound θ_i∂_iÊ^J(ξ + θt) ≤ a_i + b_i t valid for *every*
+//!    J and t ≥ 0 (the estimator's [`SwitchingRateEstimator::bounds`]); draw each clock's first
+//!    arrival from [a_i + b_i t]⁺ and take the earliest (i, τ) ([`earliest`]);
+//! 2. move to y = ξ + θτ, draw J uniform, evaluate ∂_iÊ^J(y) (one datum);
+//! 3. flip θ_i with probability (θ_i∂_iÊ^J(y))⁺/(a_i + b_iτ) (thinning). Since the bound
+//!    dominates the rate of every J, this realises the averaged rate λ_i exactly.
+//!
+//! A ratio above 1 means a model constant is wrong: [`Error::BoundViolation`], never a silently
+//! biased run. A non-finite estimate is a divergence (zero-length segment, velocity reversed).
+//!
+//! **Bounds.** With κ the prior's curvature bound ([`LogPriorCurvature`]: row sums, hence also
+//! row norms, of ∇²log p), |d/dt ∂_iU₀(ξ + θt)| ≤ κ and |∂_iU₀(y) − ∂_iU₀(z)| ≤ κ‖y − z‖₂
+//! (U₀ = −log p):
+//!
+//! * ZZ-SS, bounded gradients (|∂_iℓ_J| ≤ B_i, [`TermGradientBounds`]):
+//!   θ_i∂_iE^J(ξ + θt) = θ_i∂_iU₀(ξ + θt) − Nθ_i∂_iℓ_J(ξ + θt) ≤ θ_i∂_iU₀(ξ) + N B_i + κt,
+//!   so a_i = θ_i∂_iU₀(ξ) + N B_i, b_i = κ. (Bierkens et al.'s M_i = N max_J |x_Ji| for
+//!   logistic regression, with the prior term added; |·|, not the signed max of SBPS-public.)
+//! * ZZ-SS, Lipschitz gradients (|∂_iℓ_J(y) − ∂_iℓ_J(z)| ≤ C_i‖y − z‖₂,
+//!   [`TermGradientLipschitz`]), around ξ*: ∂_iE^J is (C^tot_i = N C_i + κ)-Lipschitz and
+//!   ‖ξ + θt − ξ*‖ ≤ ‖ξ − ξ*‖ + √d t, so a_i = max_J θ_i∂_iE^J(ξ*) + C^tot_i‖ξ − ξ*‖₂ and
+//!   b_i = C^tot_i√d (max_J over the signed values at ξ*, one set-up pass; ≤ max_J |·|).
+//! * ZZ-CV: θ_i∂_iÊ^J(ξ + θt) ≤ θ_i∂_iU(ξ*) + C^tot_i‖ξ + θt − ξ*‖₂, so
+//!   a_i = θ_i∂_iU(ξ*) + C^tot_i‖ξ − ξ*‖₂, b_i = C^tot_i√d (Bierkens et al. 2019, §4,
+//!   with (θ_i∂_iU(ξ*))⁺ there; the signed value is also valid and never larger).
+//!
+//! **Cost per proposal.** O(d) for the d clocks, plus one datum: ZZ-SS one term and gradient,
+//! ZZ-CV one term and gradient at ξ and one at ξ* (from the difference engine, which counts
+//! them), plus the set-up passes (ZZ-CV: N terms and gradients at ξ* for Σ_J∇ℓ_J(ξ*); ZZ-SS
+//! with Lipschitz gradients: the same pass for max_J). Proposals arrive at total rate
+//! Σ_i(a_i + b_i t): for ZZ-SS that is O(N) per unit time, for ZZ-CV near ξ* it is
+//! O(N‖ξ − ξ*‖) = O(√N) per unit time while the posterior's width — the time to cross it at
+//! unit speed — is O(1/√N): O(1) per-datum evaluations per effective sample, independent of N
+//! (super-efficiency, Bierkens et al. 2019, §5; see `docs/methods/zigzag.md`).
+//!
+//! [`TermGradientBounds`]: tallmc_core::TermGradientBounds
+//! [`TermGradientLipschitz`]: tallmc_core::TermGradientLipschitz
+//! [`ControlVariates`]: super::ControlVariates
+
+use rand::Rng;
+use tallmc_core::{
+    Error, EvalCounts, EventKind, LogPriorCurvature, PdmpKernel, Result, SegmentStats,
+    TermGradientBounds, TermGradientLipschitz, TermGradients, Trajectory,
+};
+use tallmc_integrators::{AffineRate, Rate, earliest, thin};
+
+use super::common::check_position;
+use super::datum_bounds::{
+    BoundedGradients, DatumScratch, LipschitzGradients, ReferenceGradients, checked_constant,
+    checked_num_terms, distance, exceeds, point_on_line, prior_kappa, uniform_datum,
+};
+use super::zigzag::{diverge, draw_signs};
+
+/// An estimator ∂_iÊ^J of ∂_iU from one datum, with affine bounds on its switching rates (see
+/// the module docs). Implemented by [`BoundedGradients`] and [`LipschitzGradients`] (ZZ-SS)
+/// and [`ControlVariates`](super::ControlVariates) (ZZ-CV).
+pub trait SwitchingRateEstimator<M: ?Sized> {
+    /// Reads and checks the model's constants when a chain starts, allocates scratch, and makes
+    /// the set-up pass the estimator needs. Returns the per-datum evaluations made.
+    fn prepare(&mut self, model: &M) -> Result<EvalCounts>;
+
+    /// Writes a_i and b_i with θ_i∂_iÊ^J(ξ + θt) ≤ a_i + b_i t for every datum J, coordinate i
+    /// and t ≥ 0. O(d), no per-datum evaluation.
+    fn bounds(&mut self, model: &M, xi: &[f64], theta: &[f64], a: &mut [f64], b: &mut [f64]);
+
+    /// ∂_iÊ^J(y) for `datum` J and `coordinate` i, with the per-datum evaluations made.
+    fn estimate(
+        &mut self,
+        model: &M,
+        y: &[f64],
+        datum: u32,
+        coordinate: usize,
+    ) -> (f64, EvalCounts);
+
+    /// A short description for the adaptation report and error messages.
+    fn describe(&self) -> String;
+}
+
+/// N·B_j for every coordinate, checked.
+fn coordinate_constants<F: Fn(usize) -> f64>(
+    name: &'static str,
+    d: usize,
+    f: F,
+) -> Result<Vec<f64>> {
+    (0..d).map(|j| checked_constant(name, Some(j), f(j))).collect()
+}
+
+impl<M: TermGradientBounds + TermGradients + LogPriorCurvature + ?Sized> SwitchingRateEstimator<M>
+    for BoundedGradients
+{
+    fn prepare(&mut self, model: &M) -> Result<EvalCounts> {
+        let d = model.dim();
+        self.coordinate = coordinate_constants("coordinate gradient bound B_j", d, |j| {
+            model.coordinate_gradient_bound(j)
+        })?;
+        self.kappa = prior_kappa(model)?;
+        self.scratch = DatumScratch::new(d);
+        Ok(EvalCounts::ZERO)
+    }
+
+    /// a_i = θ_i∂_iU₀(ξ) + N B_i, b_i = κ.
+    fn bounds(&mut self, model: &M, xi: &[f64], theta: &[f64], a: &mut [f64], b: &mut [f64]) {
+        let n = model.num_terms() as f64;
+        self.scratch.prior_gradient(model, xi);
+        for i in 0..theta.len() {
+            a[i] = -theta[i] * self.scratch.prior[i] + n * self.coordinate[i];
+            b[i] = self.kappa;
+        }
+    }
+
+    /// ∂_iE^J(y) = −∂_i log p(y) − N ∂_iℓ_J(y): one term and gradient.
+    fn estimate(&mut self, model: &M, y: &[f64], datum: u32, i: usize) -> (f64, EvalCounts) {
+        subsampled_estimate(&mut self.scratch, model, y, datum, i)
+    }
+
+    fn describe(&self) -> String {
+        "ZZ-SS with bounded per-datum gradients (a_i = θ_i∂_iU₀(ξ) + N·B_i, b_i = κ)".into()
+    }
+}
+
+/// ∂_iE^J(y) = −∂_i log p(y) − N ∂_iℓ_J(y).
+fn subsampled_estimate<M: TermGradients + LogPriorCurvature + ?Sized>(
+    scratch: &mut DatumScratch,
+    model: &M,
+    y: &[f64],
+    datum: u32,
+    i: usize,
+) -> (f64, EvalCounts) {
+    let counts = scratch.datum_gradient(model, y, datum);
+    scratch.prior_gradient(model, y);
+    let n = model.num_terms() as f64;
+    (-scratch.prior[i] - n * scratch.grad[i], counts)
+}
+
+impl<M: TermGradientLipschitz + TermGradients + LogPriorCurvature + ?Sized>
+    SwitchingRateEstimator<M> for LipschitzGradients
+{
+    fn prepare(&mut self, model: &M) -> Result<EvalCounts> {
+        let d = model.dim();
+        self.kappa = prior_kappa(model)?;
+        let n = model.num_terms() as f64;
+        let kappa = self.kappa;
+        self.coordinate =
+            coordinate_constants("coordinate gradient Lipschitz constant C_j", d, |j| {
+                model.coordinate_gradient_lipschitz(j)
+            })?
+            .into_iter()
+            .map(|c| n * c + kappa)
+            .collect();
+        let (at, evals) = ReferenceGradients::compute(model, self.reference())?;
+        self.at_reference = at;
+        self.scratch = DatumScratch::new(d);
+        Ok(evals)
+    }
+
+    /// a_i = max_J θ_i∂_iE^J(ξ*) + C^tot_i‖ξ − ξ*‖, b_i = C^tot_i√d.
+    fn bounds(&mut self, model: &M, xi: &[f64], theta: &[f64], a: &mut [f64], b: &mut [f64]) {
+        let n = model.num_terms() as f64;
+        let r = distance(xi, self.reference());
+        let root_d = (theta.len() as f64).sqrt();
+        let at = &self.at_reference;
+        for i in 0..theta.len() {
+            // θ_i∂_iE^J(ξ*) = −θ_i∂_i log p(ξ*) − Nθ_i∂_iℓ_J(ξ*), largest at the extreme ∂_iℓ_J.
+            let extreme = if theta[i] > 0.0 { at.coord_min[i] } else { at.coord_max[i] };
+            let c = self.coordinate[i];
+            a[i] = -theta[i] * (at.prior[i] + n * extreme) + c * r;
+            b[i] = c * root_d;
+        }
+    }
+
+    fn estimate(&mut self, model: &M, y: &[f64], datum: u32, i: usize) -> (f64, EvalCounts) {
+        subsampled_estimate(&mut self.scratch, model, y, datum, i)
+    }
+
+    fn describe(&self) -> String {
+        "ZZ-SS with Lipschitz per-datum gradients around ξ* (a_i = max_J θ_i∂_iE^J(ξ*) + \
+         C^tot_i‖ξ − ξ*‖, b_i = C^tot_i√d)"
+            .into()
+    }
+}
+
+/// Scratch built at `init`.
+#[derive(Debug, Clone)]
+struct Running {
+    n: u32,
+    y: Vec<f64>,
+    a: Vec<f64>,
+    b: Vec<f64>,
+    times: Vec<f64>,
+    pending: EvalCounts,
+}
+
+/// Zig-Zag with subsampling or control variates (module docs), generic over the switching-rate
+/// estimator `G`: [`BoundedGradients`] (ZZ-SS, the default), [`LipschitzGradients`] (ZZ-SS
+/// around a reference point) or [`ControlVariates`](super::ControlVariates) (ZZ-CV).
+///
+/// The chain state is the [`Trajectory`] (velocity in {−1, +1}^d).
+///
+/// ```
+/// use tallmc_core::rng::chain_rng;
+/// use tallmc_core::PdmpKernel;
+/// use tallmc_models::{DesignOptions, LogisticRegression, synthetic};
+/// use tallmc_samplers::{
+///     ControlVariates, NewtonOptions, ZigZagSubsampling, laplace_approximation,
+/// };
+///
+/// let data = synthetic::two_class_2d(10_000, 1)?.data;
+/// let model = LogisticRegression::new(data, DesignOptions::default(), 10.0)?;
+/// let laplace = laplace_approximation(&model, &[0.0, 0.0], NewtonOptions::default())?;
+/// // ZZ-CV around the mode, started there (ZZ-SS would be `ZigZagSubsampling::new()`).
+/// let cv = ControlVariates::rank_one(laplace.mode.clone())?;
+/// let mut kernel = ZigZagSubsampling::with_estimator(cv);
+/// let mut rng = chain_rng(7, 0);
+/// let mut state = kernel.init(&model, &laplace.mode, &mut rng)?;
+/// let (mut integral, mut evals, mut steps) = (0.0, 0, 0);
+/// let horizon = 400.0 * laplace.sds()[0]; // a few hundred posterior sds of travel
+/// while state.time() < horizon {
+///     let stats = kernel.step(&model, &mut state, &mut rng)?;
+///     evals += stats.evals.gradients;
+///     steps += 1;
+///     let seg = state.last_segment();
+///     integral += seg.duration * (seg.position[0] + 0.5 * seg.duration * seg.velocity[0]);
+/// }
+/// assert!((integral / state.time() - laplace.mode[0]).abs() < 4.0 * laplace.sds()[0]);
+/// // Set-up: N gradients at ξ*; then about two per proposal (at ξ and at ξ*).
+/// assert!(evals <= 10_002 + 2 * steps);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct ZigZagSubsampling<G = BoundedGradients> {
+    estimator: G,
+    running: Option<Running>,
+}
+
+impl ZigZagSubsampling<BoundedGradients> {
+    /// ZZ-SS for models with bounded per-datum gradients.
+    pub fn new() -> Self {
+        Self::with_estimator(BoundedGradients::new())
+    }
+}
+
+impl Default for ZigZagSubsampling<BoundedGradients> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ZigZagSubsampling<LipschitzGradients> {
+    /// ZZ-SS for models with Lipschitz per-datum gradients, bounded around `reference` (ξ*,
+    /// the mode); errors on a non-finite ξ*.
+    pub fn lipschitz(reference: Vec<f64>) -> Result<Self> {
+        Ok(Self::with_estimator(LipschitzGradients::new(reference)?))
+    }
+}
+
+impl<G> ZigZagSubsampling<G> {
+    /// The kernel with the switching-rate estimator `estimator`.
+    pub fn with_estimator(estimator: G) -> Self {
+        Self { estimator, running: None }
+    }
+
+    /// The estimator (with its constants once a chain started).
+    pub fn estimator(&self) -> &G {
+        &self.estimator
+    }
+}
+
+fn never_fires() -> Error {
+    Error::invalid(
+        "Zig-Zag clocks",
+        "no event ever",
+        "switching-rate bounds that rise along the line (is the target proper?)",
+    )
+}
+
+impl<M, G> PdmpKernel<M> for ZigZagSubsampling<G>
+where
+    M: TermGradients + ?Sized,
+    G: SwitchingRateEstimator<M>,
+{
+    type State = Trajectory;
+
+    fn init<R: Rng + ?Sized>(
+        &mut self,
+        model: &M,
+        position: &[f64],
+        rng: &mut R,
+    ) -> Result<Trajectory> {
+        let d = model.dim();
+        check_position(position, d)?;
+        let n = checked_num_terms(model)?;
+        let pending = self.estimator.prepare(model)?;
+        let mut velocity = vec![0.0; d];
+        draw_signs(rng, &mut velocity);
+        self.running = Some(Running {
+            n,
+            y: vec![0.0; d],
+            a: vec![0.0; d],
+            b: vec![0.0; d],
+            times: vec![0.0; d],
+            pending,
+        });
+        Ok(Trajectory::new(position.to_vec(), velocity))
+    }
+
+    fn step<R: Rng + ?Sized>(
+        &mut self,
+        model: &M,
+        state: &mut Trajectory,
+        rng: &mut R,
+    ) -> Result<SegmentStats> {
+        let r = self
+            .running
+            .as_mut()
+            .ok_or_else(|| Error::Other("Zig-Zag step called before init".into()))?;
+        let (xi, theta) = (state.position(), state.velocity());
+        self.estimator.bounds(model, xi, theta, &mut r.a, &mut r.b);
+        for ((t, &a), &b) in r.times.iter_mut().zip(&r.a).zip(&r.b) {
+            *t = AffineRate { a, b }.first_arrival(rng);
+        }
+        let (i, tau) = earliest(r.times.iter().copied()).ok_or_else(never_fires)?;
+        let mut stats = SegmentStats {
+            evals: std::mem::take(&mut r.pending),
+            proposals: 1,
+            ..SegmentStats::NONE
+        };
+        point_on_line(xi, theta, tau, &mut r.y);
+        let datum = uniform_datum(rng, r.n);
+        let (g, evals) = self.estimator.estimate(model, &r.y, datum, i);
+        stats.evals += evals;
+        if !g.is_finite() {
+            return Ok(diverge(state, stats));
+        }
+        let rate = theta[i] * g;
+        let (a, b) = (r.a[i], r.b[i]);
+        let decision = thin(rate, (a + b * tau).max(0.0), rng);
+        stats.ratio = decision.ratio;
+        if exceeds(rate, a, b, tau) {
+            return Err(Error::BoundViolation {
+                what: format!(
+                    "switching-rate bound of coordinate {} ({})",
+                    i + 1,
+                    self.estimator.describe()
+                ),
+                ratio: decision.ratio,
+                time: state.time() + tau,
+            });
+        }
+        state.advance(tau);
+        if decision.accept {
+            let v = state.velocity_mut();
+            v[i] = -v[i];
+            state.set_end(EventKind::Flip(i as u32));
+            stats.bounces = 1;
+        }
+        Ok(stats)
+    }
+
+    fn adaptation_report(&self) -> Vec<String> {
+        vec![format!("Zig-Zag switching rates = {}", self.estimator.describe())]
+    }
+}
