@@ -78,6 +78,30 @@ pub enum SamplerKind {
     /// the sign__ column, and summary.json's "sign_corrected" block holds the exact
     /// (sign-corrected) posterior means. The lower bound a is tuned for P(L̂_B ≥ 0) ≥ 0.99.
     HmcEcsSigned,
+    /// The Bouncy Particle Sampler on the full data (exact; continuous-time output): bounces
+    /// off ∇U at rate ⟨∇U, v⟩⁺, Gaussian velocities refreshed at --refresh-rate. Bounce clock
+    /// from the model's curvature bound (exact inversion for Gaussian likelihoods) or, for
+    /// models without one, an automatic piecewise bound (--rate-bound).
+    Bps,
+    /// The Stochastic Bouncy Particle Sampler (Pakman et al. 2017): minibatch gradients of
+    /// --batch points, a local-linear-regression proposal band with multiple --k. Approximate:
+    /// biased by bound violations, whose rate summary.json reports.
+    Sbps,
+    /// Preconditioned SBPS (§5): a diagonal preconditioner learned during warmup, then fixed.
+    Psbps,
+    /// lipSBPS: exact factor BPS with one datum per factor, thinned against a bound on
+    /// per-datum gradients (logistic) or their Lipschitz constant around the mode
+    /// (gaussian-mean); the prior is its own factor.
+    Lipsbps,
+    /// The Zig-Zag process on the full data (exact; continuous-time output); clocks as for
+    /// --sampler bps.
+    Zigzag,
+    /// Zig-Zag with subsampling (Bierkens, Fearnhead & Roberts 2019): one datum per proposal,
+    /// exact thinning against per-datum gradient bounds.
+    ZigzagSs,
+    /// Zig-Zag with control variates at the mode (Bierkens, Fearnhead & Roberts 2019): one
+    /// datum per proposal; its cost per effective sample does not grow with N near the mode.
+    ZigzagCv,
 }
 
 impl SamplerKind {
@@ -95,6 +119,20 @@ impl SamplerKind {
     pub fn is_hmc_ecs(self) -> bool {
         matches!(self, Self::HmcEcs | Self::HmcEcsSigned)
     }
+
+    /// A piecewise-deterministic (continuous-time) sampler.
+    pub fn is_continuous(self) -> bool {
+        matches!(
+            self,
+            Self::Bps
+                | Self::Sbps
+                | Self::Psbps
+                | Self::Lipsbps
+                | Self::Zigzag
+                | Self::ZigzagSs
+                | Self::ZigzagCv
+        )
+    }
 }
 
 /// The SGNHT thermostat.
@@ -104,6 +142,16 @@ pub enum ThermostatArg {
     Scalar,
     /// One thermostat per coordinate (mSGNHT).
     ElementWise,
+}
+
+/// How the full-data BPS and Zig-Zag bound their event rates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RateBoundArg {
+    /// The model's curvature bound (logistic, gaussian-mean): thinning, or exact inversion
+    /// when the potential is quadratic.
+    Model,
+    /// The automatic piecewise bound on a time grid (any model; its violations are counted).
+    Envelope,
 }
 
 /// Concentration bound of the confidence sampler.
@@ -296,6 +344,46 @@ pub struct SampleArgs {
     /// Confidence: exponent p > 1 of the error schedule δ_k = (p − 1)δ/(p k^p). [default: 2]
     #[arg(long, value_name = "P")]
     pub p: Option<f64>,
+
+    /// Continuous-time samplers: grid step Δ of the draws written to the CSV files, in
+    /// trajectory time; --warmup W and --draws D then mean W·Δ and D·Δ of trajectory time.
+    /// [default: the median Laplace posterior sd, about the time to cross the posterior]
+    #[arg(long, value_name = "DELTA")]
+    pub grid: Option<f64>,
+
+    /// Continuous-time samplers: sampling budget in trajectory time (instead of --draws;
+    /// draws every --grid).
+    #[arg(long, value_name = "T")]
+    pub time: Option<f64>,
+
+    /// Continuous-time samplers: sampling budget in events (velocity changes) instead of
+    /// --draws.
+    #[arg(long, value_name = "E")]
+    pub events: Option<u64>,
+
+    /// Continuous-time samplers: sampling budget in per-datum evaluations instead of --draws.
+    #[arg(long, value_name = "V")]
+    pub evaluations: Option<u64>,
+
+    /// BPS / SBPS / pSBPS / lipSBPS: velocity refreshment rate ≥ 0 per unit of trajectory
+    /// time. [default: 1/Δ (BPS, lipSBPS), 0.05/Δ (SBPS, pSBPS)]
+    #[arg(long, value_name = "R")]
+    pub refresh_rate: Option<f64>,
+
+    /// SBPS / pSBPS: band multiple k > 0 of the proposal intensity (larger: fewer bound
+    /// violations, more proposals). [default: 3]
+    #[arg(long, value_name = "K")]
+    pub k: Option<f64>,
+
+    /// BPS / Zig-Zag: how the event rate is bounded. [default: model when the model has a
+    /// curvature bound, envelope otherwise]
+    #[arg(long, value_enum)]
+    pub rate_bound: Option<RateBoundArg>,
+
+    /// Continuous-time samplers: also write each chain's skeleton (event times, kinds,
+    /// positions, velocities) to skeleton_C.csv.
+    #[arg(long)]
+    pub skeleton: bool,
 
     /// Worker threads for the chains and the full-data sums. [default: all cores]
     #[arg(long, value_name = "N")]

@@ -12,6 +12,7 @@
 
 mod args;
 mod ecs;
+mod pdmp;
 mod run;
 mod sg;
 

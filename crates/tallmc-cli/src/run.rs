@@ -27,6 +27,7 @@ use tallmc_samplers::{
 
 use crate::args::{BoundArg, InitKind, MetricArg, ModelKind, SampleArgs, SamplerKind};
 use crate::ecs::{EcsSettings, WithEngine, run_ecs, sign_corrected_summary};
+use crate::pdmp::{PdmpRun, PdmpSettings, RunPdmp};
 use crate::sg::{SgSettings, run_stochastic_gradient};
 
 /// What every model used by the CLI provides.
@@ -83,9 +84,11 @@ fn check_flags(a: &SampleArgs) -> Result<()> {
         bail!("--epsilon applies only to --sampler austerity");
     }
     let sg = a.sampler.is_stochastic_gradient();
-    if a.batch.is_some() && !(sg || a.sampler == SamplerKind::Austerity) {
-        bail!("--batch applies only to --sampler austerity, sgld, sghmc or sgnht");
+    let sbps = matches!(a.sampler, SamplerKind::Sbps | SamplerKind::Psbps);
+    if a.batch.is_some() && !(sg || sbps || a.sampler == SamplerKind::Austerity) {
+        bail!("--batch applies only to --sampler austerity, sgld, sghmc, sgnht, sbps or psbps");
     }
+    crate::pdmp::check_flags(a)?;
     for (flag, given) in
         [("--step-size", a.step_size.is_some()), ("--precondition", a.precondition)]
     {
@@ -360,7 +363,7 @@ fn rayon_pool(threads: usize) -> Result<()> {
         .with_context(|| format!("cannot start {threads} worker threads"))
 }
 
-fn run_model<M: RunConfidence + WithEngine>(
+fn run_model<M: RunConfidence + WithEngine + RunPdmp>(
     model: &M,
     args: &SampleArgs,
     n: usize,
@@ -379,6 +382,7 @@ fn run_model<M: RunConfidence + WithEngine>(
     };
     let sg = SgSettings::from_args(args, n)?;
     let ecs = EcsSettings::from_args(args, n)?;
+    let pdmp = PdmpSettings::from_args(args, n)?;
     let laplace = laplace_approximation(model, &vec![0.0; d], NewtonOptions::default())
         .context("cannot find the posterior mode to start from (Newton's method)")?;
     let inits = match args.init {
@@ -389,6 +393,15 @@ fn run_model<M: RunConfidence + WithEngine>(
     let setup_seconds = setup_start.elapsed().as_secs_f64();
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create output directory {}", args.out.display()))?;
+    if let Some(settings) = pdmp {
+        let comments = config_comments(args, n, d);
+        let run = PdmpRun::new(
+            settings, &laplace, &names, comments, &inits, &args.out, args.chains, args.seed,
+        )?;
+        let outputs = model.run_pdmp(&run)?;
+        let setup = Setup { evals: laplace.evals, seconds: setup_seconds };
+        return crate::pdmp::write_summary(args, n, &run, &setup, &outputs);
+    }
     let sinks = (0..args.chains)
         .map(|k| {
             let path = args.out.join(format!("chain_{}.csv", k + 1));
@@ -497,6 +510,13 @@ fn run_model<M: RunConfidence + WithEngine>(
             let s = ecs.context("HMC-ECS settings")?;
             run_ecs(model, &s, &laplace.mode, &driver, &inits, sinks)?
         }
+        SamplerKind::Bps
+        | SamplerKind::Sbps
+        | SamplerKind::Psbps
+        | SamplerKind::Lipsbps
+        | SamplerKind::Zigzag
+        | SamplerKind::ZigzagSs
+        | SamplerKind::ZigzagCv => bail!("continuous-time settings missing"),
     };
     let setup = Setup { evals: setup_evals, seconds: setup_seconds };
     let signed = ecs.is_some_and(|s| s.is_signed());
@@ -511,7 +531,7 @@ fn initial_metric(laplace: &Laplace, kind: MetricKind) -> Result<Metric> {
     })
 }
 
-fn config_comments(a: &SampleArgs, n: usize, d: usize) -> Vec<(String, String)> {
+pub(crate) fn config_comments(a: &SampleArgs, n: usize, d: usize) -> Vec<(String, String)> {
     let model = format!("{:?}", a.model).to_lowercase();
     let mut c = vec![
         ("model".to_string(), model),
@@ -543,13 +563,13 @@ fn config_comments(a: &SampleArgs, n: usize, d: usize) -> Vec<(String, String)> 
 
 /// The set-up before sampling: Newton's method, the Laplace approximation and (with --cv) the
 /// control variates' full-data pass.
-struct Setup {
-    evals: EvalCounts,
-    seconds: f64,
+pub(crate) struct Setup {
+    pub(crate) evals: EvalCounts,
+    pub(crate) seconds: f64,
 }
 
 #[derive(Serialize)]
-struct EvalTotals {
+pub(crate) struct EvalTotals {
     terms: u64,
     gradients: u64,
     hessians: u64,
@@ -578,11 +598,11 @@ struct Totals {
 }
 
 #[derive(Serialize)]
-struct WallSeconds {
-    setup: f64,
-    warmup_max_over_chains: f64,
-    sampling_max_over_chains: f64,
-    total: f64,
+pub(crate) struct WallSeconds {
+    pub(crate) setup: f64,
+    pub(crate) warmup_max_over_chains: f64,
+    pub(crate) sampling_max_over_chains: f64,
+    pub(crate) total: f64,
 }
 
 #[derive(Serialize)]
@@ -669,7 +689,7 @@ fn write_summary<M: CliModel>(
     write_json(&path, &file)
 }
 
-fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
+pub(crate) fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
     let text = serde_json::to_string_pretty(value)?;
     std::fs::write(path, text + "\n").with_context(|| format!("cannot write {}", path.display()))
 }

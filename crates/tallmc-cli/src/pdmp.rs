@@ -1,0 +1,583 @@
+//! `--sampler bps | sbps | psbps | lipsbps | zigzag | zigzag-ss | zigzag-cv`: the
+//! piecewise-deterministic samplers, whose output is a continuous trajectory.
+//!
+//! The trajectory goes to three places: equally spaced draws x(kΔ) in CmdStan's CSV layout
+//! (`chain_C.csv`, the only draws a PDMP makes — event positions are not draws), the exact
+//! time averages of every parameter with their batch-means MCSE (summary.json's
+//! `"continuous_time"`), and, with `--skeleton`, the event skeleton (`skeleton_C.csv`).
+//!
+//! Budgets: warmup is W·Δ of trajectory time (`--warmup W`); sampling is D·Δ (`--draws D`,
+//! exactly D draws per chain) unless `--time`, `--events` or `--evaluations` is given. The grid
+//! step Δ defaults to the median posterior sd of the Laplace approximation, about the time a
+//! unit-speed particle needs to cross the posterior, so the defaults mean what they mean for
+//! the other samplers: W warmup and D draws, each about one posterior width of travel apart.
+
+use std::path::Path;
+
+use anyhow::{Context as _, Result, bail};
+use serde::Serialize;
+use tallmc_core::{EventTotals, PdmpKernel};
+use tallmc_diagnostics::continuous::{ContinuousSummary, TimeAverageConfig, summarize_continuous};
+use tallmc_diagnostics::{Draws, Summary, summarize};
+use tallmc_models::{Gaussian, GaussianMean, LinearRegression, LogisticRegression};
+use tallmc_samplers::continuous::{
+    Budget, ContinuousChainOutput, ContinuousDriver, ContinuousRunConfig, GridDraws,
+    SkeletonSink, TimeAverageSink,
+};
+use tallmc_samplers::piecewise::{
+    AutoBoundConfig, BandConfig, Bps, BpsConfig, ControlVariates, LipSbps, LipSbpsConfig, Sbps,
+    SbpsConfig, ZigZag, ZigZagConfig, ZigZagSubsampling,
+};
+use tallmc_samplers::sink::{CsvSink, MemorySink, Tee};
+use tallmc_samplers::{Laplace, VelocityDistribution};
+
+use crate::args::{RateBoundArg, SampleArgs, SamplerKind};
+use crate::run::{CliModel, EvalTotals, Setup, WallSeconds, write_json};
+
+/// The sinks of one chain: time averages, grid draws (memory + CSV), optional skeleton.
+pub(crate) type PdmpSink =
+    Tee<TimeAverageSink, Tee<GridDraws<Tee<MemorySink, CsvSink>>, Option<SkeletonSink>>>;
+/// The chains of a continuous-time run.
+pub(crate) type PdmpOutputs = Vec<ContinuousChainOutput<PdmpSink>>;
+
+/// Default minibatch size of SBPS: min(100, N) (the paper's n).
+const DEFAULT_SBPS_BATCH: usize = 100;
+/// Default band multiple k of SBPS (the paper's).
+const DEFAULT_K: f64 = 3.0;
+/// Default refresh rate of BPS and lipSBPS, per Δ.
+const BPS_REFRESH_PER_GRID: f64 = 1.0;
+/// Default refresh rate of SBPS and pSBPS, per Δ (the authors' 0.05 per unit time, with time
+/// measured in posterior widths).
+const SBPS_REFRESH_PER_GRID: f64 = 0.05;
+
+const CONTINUOUS: &str = "bps, sbps, psbps, lipsbps, zigzag, zigzag-ss or zigzag-cv";
+
+/// Rejects the continuous-time flags with other samplers and checks their ranges.
+pub(crate) fn check_flags(a: &SampleArgs) -> Result<()> {
+    let k = a.sampler;
+    let given = [
+        ("--grid", a.grid.is_some()),
+        ("--time", a.time.is_some()),
+        ("--events", a.events.is_some()),
+        ("--evaluations", a.evaluations.is_some()),
+        ("--skeleton", a.skeleton),
+    ];
+    for (flag, on) in given {
+        if on && !k.is_continuous() {
+            bail!("{flag} applies only to --sampler {CONTINUOUS}");
+        }
+    }
+    let refresh = matches!(
+        k,
+        SamplerKind::Bps | SamplerKind::Sbps | SamplerKind::Psbps | SamplerKind::Lipsbps
+    );
+    if a.refresh_rate.is_some() && !refresh {
+        bail!("--refresh-rate applies only to --sampler bps, sbps, psbps or lipsbps");
+    }
+    if a.k.is_some() && !matches!(k, SamplerKind::Sbps | SamplerKind::Psbps) {
+        bail!("--k applies only to --sampler sbps or psbps");
+    }
+    if a.rate_bound.is_some() && !matches!(k, SamplerKind::Bps | SamplerKind::Zigzag) {
+        bail!("--rate-bound applies only to --sampler bps or zigzag");
+    }
+    let budgets = [a.time.is_some(), a.events.is_some(), a.evaluations.is_some()];
+    if budgets.iter().filter(|b| **b).count() > 1 {
+        bail!("give at most one of --time, --events and --evaluations (the sampling budget)");
+    }
+    if let Some(g) = a.grid
+        && !(g.is_finite() && g > 0.0)
+    {
+        bail!("--grid {g}: expected a finite trajectory time > 0");
+    }
+    if let Some(t) = a.time
+        && !(t.is_finite() && t > 0.0)
+    {
+        bail!("--time {t}: expected a finite trajectory time > 0");
+    }
+    if a.events == Some(0) {
+        bail!("--events 0: expected at least 1 event");
+    }
+    if a.evaluations == Some(0) {
+        bail!("--evaluations 0: expected at least 1 per-datum evaluation");
+    }
+    if let Some(r) = a.refresh_rate
+        && !(r.is_finite() && r >= 0.0)
+    {
+        bail!("--refresh-rate {r}: expected a finite rate >= 0");
+    }
+    if let Some(kk) = a.k
+        && !(kk.is_finite() && kk > 0.0)
+    {
+        bail!("--k {kk}: expected a finite band multiple > 0");
+    }
+    Ok(())
+}
+
+/// The validated settings of a continuous-time run.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PdmpSettings {
+    kind: SamplerKind,
+    grid: Option<f64>,
+    time: Option<f64>,
+    events: Option<u64>,
+    evaluations: Option<u64>,
+    warmup: usize,
+    draws: usize,
+    refresh_rate: Option<f64>,
+    k: f64,
+    batch: usize,
+    rate_bound: Option<RateBoundArg>,
+    skeleton: bool,
+}
+
+impl PdmpSettings {
+    /// Settings from the arguments, checked against N; `None` for the other samplers.
+    pub(crate) fn from_args(a: &SampleArgs, n: usize) -> Result<Option<Self>> {
+        if !a.sampler.is_continuous() {
+            return Ok(None);
+        }
+        let batch = a.batch.unwrap_or(n.min(DEFAULT_SBPS_BATCH));
+        if batch == 0 || batch > n {
+            bail!("--batch {batch}: expected 1 ≤ n ≤ N = {n}");
+        }
+        let s = Self {
+            kind: a.sampler,
+            grid: a.grid,
+            time: a.time,
+            events: a.events,
+            evaluations: a.evaluations,
+            warmup: a.warmup,
+            draws: a.draws,
+            refresh_rate: a.refresh_rate,
+            k: a.k.unwrap_or(DEFAULT_K),
+            batch,
+            rate_bound: a.rate_bound,
+            skeleton: a.skeleton,
+        };
+        // Validate a kernel's settings now, before the mode search.
+        if matches!(s.kind, SamplerKind::Sbps | SamplerKind::Psbps) {
+            s.sbps(1.0).validate()?;
+        }
+        Ok(Some(s))
+    }
+
+    /// The grid step: `--grid`, or the median Laplace posterior sd.
+    fn grid_step(&self, laplace: &Laplace) -> Result<f64> {
+        if let Some(g) = self.grid {
+            return Ok(g);
+        }
+        let d = laplace.mode.len();
+        let mut sds: Vec<f64> = (0..d).map(|j| laplace.covariance[j * d + j].sqrt()).collect();
+        sds.sort_by(f64::total_cmp);
+        let median = sds[d / 2];
+        if !(median.is_finite() && median > 0.0) {
+            bail!(
+                "cannot choose a default --grid from the Laplace approximation (median sd \
+                 {median}); give --grid DELTA"
+            );
+        }
+        Ok(median)
+    }
+
+    /// The warmup and sampling budgets for grid step `grid`.
+    fn budgets(&self, grid: f64) -> (Budget, Budget) {
+        let warmup = Budget::Time(self.warmup as f64 * grid);
+        let sampling = if let Some(t) = self.time {
+            Budget::Time(t)
+        } else if let Some(e) = self.events {
+            Budget::Events(e)
+        } else if let Some(v) = self.evaluations {
+            Budget::Evaluations(v)
+        } else {
+            Budget::Draws { count: self.draws, grid_step: grid }
+        };
+        (warmup, sampling)
+    }
+
+    fn refresh(&self, grid: f64) -> f64 {
+        let per_grid = match self.kind {
+            SamplerKind::Sbps | SamplerKind::Psbps => SBPS_REFRESH_PER_GRID,
+            _ => BPS_REFRESH_PER_GRID,
+        };
+        self.refresh_rate.unwrap_or(per_grid / grid)
+    }
+
+    fn bps(&self, grid: f64) -> BpsConfig {
+        BpsConfig { refresh_rate: self.refresh(grid), ..BpsConfig::default() }
+    }
+
+    fn sbps(&self, grid: f64) -> SbpsConfig {
+        let cfg = SbpsConfig {
+            batch: self.batch,
+            k: self.k,
+            refresh_rate: self.refresh(grid),
+            band: BandConfig { initial_horizon: grid, ..BandConfig::default() },
+            ..SbpsConfig::default()
+        };
+        if self.kind == SamplerKind::Psbps { cfg.preconditioned() } else { cfg }
+    }
+
+    fn lipsbps(&self, grid: f64) -> LipSbpsConfig {
+        LipSbpsConfig {
+            refresh_rate: self.refresh(grid),
+            velocity: VelocityDistribution::Gaussian,
+            ..LipSbpsConfig::default()
+        }
+    }
+
+    fn envelope(grid: f64) -> AutoBoundConfig {
+        AutoBoundConfig { initial_horizon: grid, ..AutoBoundConfig::default() }
+    }
+
+    /// Whether BPS / Zig-Zag use the model's bound (`has_bound`: the model has one).
+    fn model_bound(&self, has_bound: bool, model: &str) -> Result<bool> {
+        match self.rate_bound {
+            Some(RateBoundArg::Model) if !has_bound => bail!(
+                "--rate-bound model: --model {model} has no curvature bound; use --rate-bound \
+                 envelope (the automatic piecewise bound)"
+            ),
+            Some(RateBoundArg::Envelope) => Ok(false),
+            _ => Ok(has_bound),
+        }
+    }
+}
+
+/// Everything a continuous-time run needs besides the model and the kernel.
+pub(crate) struct PdmpRun<'a> {
+    pub(crate) settings: PdmpSettings,
+    pub(crate) names: &'a [String],
+    pub(crate) comments: Vec<(String, String)>,
+    pub(crate) inits: &'a [Vec<f64>],
+    pub(crate) mode: &'a [f64],
+    pub(crate) out: &'a Path,
+    pub(crate) chains: usize,
+    pub(crate) seed: u64,
+    grid: f64,
+}
+
+impl<'a> PdmpRun<'a> {
+    /// A run of `settings` with the grid step resolved against the Laplace approximation.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        settings: PdmpSettings,
+        laplace: &'a Laplace,
+        names: &'a [String],
+        mut comments: Vec<(String, String)>,
+        inits: &'a [Vec<f64>],
+        out: &'a Path,
+        chains: usize,
+        seed: u64,
+    ) -> Result<Self> {
+        let grid = settings.grid_step(laplace)?;
+        let (warmup, sampling) = settings.budgets(grid);
+        comments.push(("grid_step".into(), grid.to_string()));
+        comments.push(("warmup_budget".into(), describe(&warmup)));
+        comments.push(("sampling_budget".into(), describe(&sampling)));
+        Ok(Self { settings, names, comments, inits, mode: &laplace.mode, out, chains, seed, grid })
+    }
+
+    fn config(&self) -> ContinuousRunConfig {
+        let (warmup, sampling) = self.settings.budgets(self.grid);
+        ContinuousRunConfig {
+            warmup,
+            sampling,
+            num_chains: self.chains,
+            seed: self.seed,
+            ..ContinuousRunConfig::default()
+        }
+    }
+
+    fn sinks(&self) -> Result<Vec<PdmpSink>> {
+        (0..self.chains)
+            .map(|c| {
+                let path = self.out.join(format!("chain_{}.csv", c + 1));
+                let csv = CsvSink::create(&path)
+                    .with_context(|| format!("cannot create {}", path.display()))?;
+                let grid = GridDraws::new(Tee(MemorySink::new(), csv), self.grid)?;
+                let skeleton = if self.settings.skeleton {
+                    let path = self.out.join(format!("skeleton_{}.csv", c + 1));
+                    Some(
+                        SkeletonSink::create(&path)
+                            .with_context(|| format!("cannot create {}", path.display()))?,
+                    )
+                } else {
+                    None
+                };
+                let averages = TimeAverageSink::new(TimeAverageConfig::default())?;
+                Ok(Tee(averages, Tee(grid, skeleton)))
+            })
+            .collect()
+    }
+
+    /// Runs the chains with kernels from `make`.
+    fn go<M, K, F>(&self, model: &M, make: F) -> Result<PdmpOutputs>
+    where
+        M: Sync + ?Sized,
+        K: PdmpKernel<M>,
+        F: Fn(usize) -> tallmc_core::Result<K> + Sync,
+    {
+        let driver = ContinuousDriver::new(self.config())
+            .parameter_names(self.names.to_vec())
+            .comments(self.comments.clone());
+        Ok(driver.run(model, self.inits, make, self.sinks()?)?)
+    }
+}
+
+fn describe(b: &Budget) -> String {
+    match b {
+        Budget::Time(t) => format!("trajectory time {t}"),
+        Budget::Events(e) => format!("{e} events"),
+        Budget::Evaluations(v) => format!("{v} per-datum evaluations"),
+        Budget::Draws { count, grid_step } => format!("{count} draws every {grid_step}"),
+    }
+}
+
+/// Running the continuous-time samplers: what every model can run (SBPS, pSBPS, BPS and
+/// Zig-Zag with the automatic bound), plus what the model's bounds allow.
+pub(crate) trait RunPdmp: CliModel {
+    /// Runs the sampler of `run`, or explains why the model cannot.
+    fn run_pdmp(&self, run: &PdmpRun<'_>) -> Result<PdmpOutputs>;
+}
+
+/// The samplers every model can run; the bounded ones are an error naming what is missing.
+fn run_without_bounds<M: CliModel>(model: &M, name: &str, run: &PdmpRun<'_>) -> Result<PdmpOutputs> {
+    let s = &run.settings;
+    let g = run.grid;
+    match s.kind {
+        SamplerKind::Sbps | SamplerKind::Psbps => run.go(model, |_| Sbps::new(s.sbps(g))),
+        SamplerKind::Bps => {
+            s.model_bound(false, name)?;
+            run.go(model, |_| Bps::automatic(s.bps(g), PdmpSettings::envelope(g)))
+        }
+        SamplerKind::Zigzag => {
+            s.model_bound(false, name)?;
+            run.go(model, |_| ZigZag::automatic(ZigZagConfig::default(), PdmpSettings::envelope(g)))
+        }
+        SamplerKind::Lipsbps | SamplerKind::ZigzagSs | SamplerKind::ZigzagCv => bail!(
+            "--sampler {} is exact only with bounds on the per-datum gradients or their \
+             Lipschitz constants, and --model {name} has neither (its terms are unbounded in \
+             log σ); use --sampler sbps, or bps / zigzag",
+            s.kind.name()
+        ),
+        other => bail!("--sampler {} is not a continuous-time sampler", other.name()),
+    }
+}
+
+/// BPS and Zig-Zag with the model's curvature bound, when the settings ask for it; `None`
+/// when they want the automatic bound.
+macro_rules! full_data_with_bound {
+    ($model:expr, $name:expr, $run:expr) => {{
+        let (s, g) = (&$run.settings, $run.grid);
+        match s.kind {
+            SamplerKind::Bps if s.model_bound(true, $name)? => {
+                Some($run.go($model, |_| Bps::new(s.bps(g))))
+            }
+            SamplerKind::Zigzag if s.model_bound(true, $name)? => {
+                Some($run.go($model, |_| Ok(ZigZag::new(ZigZagConfig::default()))))
+            }
+            _ => None,
+        }
+    }};
+}
+
+impl RunPdmp for LogisticRegression {
+    /// Bounded per-datum gradients: lipSBPS and ZZ-SS with the sup bounds; ZZ-CV with the
+    /// rank-one engine.
+    fn run_pdmp(&self, run: &PdmpRun<'_>) -> Result<PdmpOutputs> {
+        if let Some(out) = full_data_with_bound!(self, "logistic", run) {
+            return out;
+        }
+        let s = &run.settings;
+        match s.kind {
+            SamplerKind::Lipsbps => run.go(self, |_| LipSbps::new(s.lipsbps(run.grid))),
+            SamplerKind::ZigzagSs => run.go(self, |_| Ok(ZigZagSubsampling::new())),
+            SamplerKind::ZigzagCv => run.go(self, |_| {
+                Ok(ZigZagSubsampling::with_estimator(ControlVariates::rank_one(run.mode.to_vec())?))
+            }),
+            _ => run_without_bounds(self, "logistic", run),
+        }
+    }
+}
+
+impl RunPdmp for GaussianMean {
+    /// Lipschitz per-datum gradients (unbounded): lipSBPS and ZZ-SS around the mode; ZZ-CV
+    /// with the rank-one engine; BPS and Zig-Zag invert their rates exactly.
+    fn run_pdmp(&self, run: &PdmpRun<'_>) -> Result<PdmpOutputs> {
+        if let Some(out) = full_data_with_bound!(self, "gaussian-mean", run) {
+            return out;
+        }
+        let (s, mode) = (&run.settings, run.mode);
+        match s.kind {
+            SamplerKind::Lipsbps => {
+                run.go(self, |_| LipSbps::lipschitz(s.lipsbps(run.grid), mode.to_vec()))
+            }
+            SamplerKind::ZigzagSs => run.go(self, |_| ZigZagSubsampling::lipschitz(mode.to_vec())),
+            SamplerKind::ZigzagCv => run.go(self, |_| {
+                Ok(ZigZagSubsampling::with_estimator(ControlVariates::rank_one(mode.to_vec())?))
+            }),
+            _ => run_without_bounds(self, "gaussian-mean", run),
+        }
+    }
+}
+
+impl RunPdmp for LinearRegression {
+    fn run_pdmp(&self, run: &PdmpRun<'_>) -> Result<PdmpOutputs> {
+        run_without_bounds(self, "linear", run)
+    }
+}
+
+impl RunPdmp for Gaussian {
+    fn run_pdmp(&self, run: &PdmpRun<'_>) -> Result<PdmpOutputs> {
+        run_without_bounds(self, "gaussian", run)
+    }
+}
+
+/// What the trajectory did, summed over chains.
+#[derive(Serialize)]
+struct EventReport {
+    trajectory_time_warmup: f64,
+    trajectory_time_sampling: f64,
+    segments: u64,
+    proposals: u64,
+    bounces: u64,
+    refreshes: u64,
+    /// Proposals whose rate exceeded the bound: SBPS's bias diagnostic (0 for the exact
+    /// samplers, which stop with an error instead).
+    violations: u64,
+    violation_rate: f64,
+    divergences: u64,
+    events_per_unit_time: f64,
+}
+
+#[derive(Serialize)]
+struct PdmpTotals {
+    evals_setup: EvalTotals,
+    evals_warmup: EvalTotals,
+    evals_sampling: EvalTotals,
+    evals: EvalTotals,
+    evals_per_draw: f64,
+    evals_per_unit_time: f64,
+    /// Per-datum evaluations per unit of trajectory time, over N: the share of the data a
+    /// unit of trajectory time costs.
+    data_passes_per_unit_time: f64,
+    wall_seconds: WallSeconds,
+}
+
+#[derive(Serialize)]
+struct PdmpSummaryFile<'a> {
+    model: String,
+    sampler: String,
+    data: String,
+    n: usize,
+    dim: usize,
+    chains: usize,
+    seed: u64,
+    grid_step: f64,
+    warmup_budget: String,
+    sampling_budget: String,
+    draws_per_chain: Vec<usize>,
+    /// Summaries of the grid draws (ESS and R-hat as for any sampler).
+    parameters: &'a [Summary],
+    /// Exact time averages over the trajectory: mean, sd and the batch-means MCSE of the mean.
+    continuous_time: Vec<ContinuousSummary>,
+    events: EventReport,
+    totals: PdmpTotals,
+    laplace_mode: &'a [f64],
+    adaptation: Vec<Vec<String>>,
+}
+
+/// Writes summary.json of a continuous-time run.
+pub(crate) fn write_summary(
+    args: &SampleArgs,
+    n: usize,
+    run: &PdmpRun<'_>,
+    setup: &Setup,
+    outputs: &PdmpOutputs,
+) -> Result<()> {
+    let d = run.names.len();
+    let draws: Vec<&MemorySink> = outputs.iter().map(|o| &o.sink.1.0.inner().0).collect();
+    let counts: Vec<usize> = draws.iter().map(|m| m.num_draws()).collect();
+    if counts.iter().any(|&c| c < 4) {
+        bail!(
+            "the run produced {counts:?} grid draws per chain, fewer than the 4 ESS and R-hat \
+             need: lengthen the sampling budget or shorten --grid"
+        );
+    }
+    let slices: Vec<&[f64]> = draws.iter().map(|m| m.draws.as_slice()).collect();
+    let parameters = summarize(run.names, &Draws::new(&slices, d)?)?;
+    let averages = outputs
+        .iter()
+        .map(|o| o.sink.0.averages().context("a chain recorded no trajectory"))
+        .collect::<Result<Vec<_>>>()?;
+    let continuous_time = summarize_continuous(run.names, &averages)?;
+    let mut warm = EventTotals::default();
+    let mut samp = EventTotals::default();
+    let (mut t_warm, mut t_samp) = (0.0, 0.0);
+    for o in outputs {
+        add_totals(&mut warm, &o.report.warmup);
+        add_totals(&mut samp, &o.report.sampling);
+        t_warm += o.report.warmup_time;
+        t_samp += o.report.sampling_time;
+    }
+    let max = |f: fn(&ContinuousChainOutput<PdmpSink>) -> f64| outputs.iter().map(f).fold(0.0, f64::max);
+    let warm_s = max(|o| o.report.warmup_seconds);
+    let samp_s = max(|o| o.report.sampling_seconds);
+    let total_draws: usize = counts.iter().sum();
+    let sampling_total = samp.evals.total() as f64;
+    let (warmup_budget, sampling_budget) = run.settings.budgets(run.grid);
+    let file = PdmpSummaryFile {
+        model: format!("{:?}", args.model).to_lowercase(),
+        sampler: args.sampler.name(),
+        data: args.data.display().to_string(),
+        n,
+        dim: d,
+        chains: args.chains,
+        seed: args.seed,
+        grid_step: run.grid,
+        warmup_budget: describe(&warmup_budget),
+        sampling_budget: describe(&sampling_budget),
+        draws_per_chain: counts,
+        parameters: &parameters,
+        continuous_time,
+        events: EventReport {
+            trajectory_time_warmup: t_warm,
+            trajectory_time_sampling: t_samp,
+            segments: samp.segments,
+            proposals: samp.proposals,
+            bounces: samp.bounces,
+            refreshes: samp.refreshes,
+            violations: samp.violations,
+            violation_rate: samp.violation_rate(),
+            divergences: samp.divergences,
+            events_per_unit_time: samp.events() as f64 / t_samp,
+        },
+        totals: PdmpTotals {
+            evals_setup: setup.evals.into(),
+            evals_warmup: warm.evals.into(),
+            evals_sampling: samp.evals.into(),
+            evals: (setup.evals + warm.evals + samp.evals).into(),
+            evals_per_draw: sampling_total / total_draws as f64,
+            evals_per_unit_time: sampling_total / t_samp,
+            data_passes_per_unit_time: sampling_total / t_samp / n as f64,
+            wall_seconds: WallSeconds {
+                setup: setup.seconds,
+                warmup_max_over_chains: warm_s,
+                sampling_max_over_chains: samp_s,
+                total: setup.seconds + warm_s + samp_s,
+            },
+        },
+        laplace_mode: run.mode,
+        adaptation: outputs.iter().map(|o| o.report.adaptation.clone()).collect(),
+    };
+    write_json(&args.out.join("summary.json"), &file)
+}
+
+fn add_totals(into: &mut EventTotals, t: &EventTotals) {
+    into.evals += t.evals;
+    into.segments += t.segments;
+    into.proposals += t.proposals;
+    into.bounces += t.bounces;
+    into.refreshes += t.refreshes;
+    into.violations += t.violations;
+    into.divergences += t.divergences;
+}
