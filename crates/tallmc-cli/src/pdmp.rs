@@ -11,6 +11,9 @@
 //! step Δ defaults to the median posterior sd of the Laplace approximation, about the time a
 //! unit-speed particle needs to cross the posterior, so the defaults mean what they mean for
 //! the other samplers: W warmup and D draws, each about one posterior width of travel apart.
+//! For that, every BPS-type sampler here draws its velocities from N(0, I) (each coordinate
+//! moves at speed ~1, as in Zig-Zag); the SBPS paper's unit-sphere velocities move each
+//! coordinate at speed ~1/√d, so the same trajectory time would mix √d times less.
 
 use std::path::Path;
 
@@ -212,6 +215,7 @@ impl PdmpSettings {
             k: self.k,
             refresh_rate: self.refresh(grid),
             band: BandConfig { initial_horizon: grid, ..BandConfig::default() },
+            velocity: VelocityDistribution::Gaussian,
             ..SbpsConfig::default()
         };
         if self.kind == SamplerKind::Psbps { cfg.preconditioned() } else { cfg }
