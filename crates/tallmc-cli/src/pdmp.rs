@@ -24,8 +24,8 @@ use tallmc_diagnostics::continuous::{ContinuousSummary, TimeAverageConfig, summa
 use tallmc_diagnostics::{Draws, Summary, summarize};
 use tallmc_models::{Gaussian, GaussianMean, LinearRegression, LogisticRegression};
 use tallmc_samplers::continuous::{
-    Budget, ContinuousChainOutput, ContinuousDriver, ContinuousRunConfig, GridDraws,
-    SkeletonSink, TimeAverageSink,
+    Budget, ContinuousChainOutput, ContinuousDriver, ContinuousRunConfig, GridDraws, SkeletonSink,
+    TimeAverageSink,
 };
 use tallmc_samplers::piecewise::{
     AutoBoundConfig, BandConfig, Bps, BpsConfig, ControlVariates, LipSbps, LipSbpsConfig, Sbps,
@@ -225,7 +225,6 @@ impl PdmpSettings {
         LipSbpsConfig {
             refresh_rate: self.refresh(grid),
             velocity: VelocityDistribution::Gaussian,
-            ..LipSbpsConfig::default()
         }
     }
 
@@ -344,7 +343,11 @@ pub(crate) trait RunPdmp: CliModel {
 }
 
 /// The samplers every model can run; the bounded ones are an error naming what is missing.
-fn run_without_bounds<M: CliModel>(model: &M, name: &str, run: &PdmpRun<'_>) -> Result<PdmpOutputs> {
+fn run_without_bounds<M: CliModel>(
+    model: &M,
+    name: &str,
+    run: &PdmpRun<'_>,
+) -> Result<PdmpOutputs> {
     let s = &run.settings;
     let g = run.grid;
     match s.kind {
@@ -480,7 +483,8 @@ struct PdmpSummaryFile<'a> {
     warmup_budget: String,
     sampling_budget: String,
     draws_per_chain: Vec<usize>,
-    /// Summaries of the grid draws (ESS and R-hat as for any sampler).
+    /// Summaries of the grid draws (ESS and R-hat as for any sampler), over the first
+    /// min(draws_per_chain) draws of every chain.
     parameters: &'a [Summary],
     /// Exact time averages over the trajectory: mean, sd and the batch-means MCSE of the mean.
     continuous_time: Vec<ContinuousSummary>,
@@ -507,7 +511,10 @@ pub(crate) fn write_summary(
              need: lengthen the sampling budget or shorten --grid"
         );
     }
-    let slices: Vec<&[f64]> = draws.iter().map(|m| m.draws.as_slice()).collect();
+    // Budgets in events or evaluations end chains at different times: the draw summaries use
+    // every chain's first min-count draws (the time averages use each whole trajectory).
+    let common = counts.iter().copied().min().unwrap_or(0);
+    let slices: Vec<&[f64]> = draws.iter().map(|m| &m.draws[..common * d]).collect();
     let parameters = summarize(run.names, &Draws::new(&slices, d)?)?;
     let averages = outputs
         .iter()
@@ -523,7 +530,8 @@ pub(crate) fn write_summary(
         t_warm += o.report.warmup_time;
         t_samp += o.report.sampling_time;
     }
-    let max = |f: fn(&ContinuousChainOutput<PdmpSink>) -> f64| outputs.iter().map(f).fold(0.0, f64::max);
+    let max =
+        |f: fn(&ContinuousChainOutput<PdmpSink>) -> f64| outputs.iter().map(f).fold(0.0, f64::max);
     let warm_s = max(|o| o.report.warmup_seconds);
     let samp_s = max(|o| o.report.sampling_seconds);
     let total_draws: usize = counts.iter().sum();

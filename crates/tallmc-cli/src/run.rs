@@ -396,7 +396,14 @@ fn run_model<M: RunConfidence + WithEngine + RunPdmp>(
     if let Some(settings) = pdmp {
         let comments = config_comments(args, n, d);
         let run = PdmpRun::new(
-            settings, &laplace, &names, comments, &inits, &args.out, args.chains, args.seed,
+            settings,
+            &laplace,
+            &names,
+            comments,
+            &inits,
+            &args.out,
+            args.chains,
+            args.seed,
         )?;
         let outputs = model.run_pdmp(&run)?;
         let setup = Setup { evals: laplace.evals, seconds: setup_seconds };

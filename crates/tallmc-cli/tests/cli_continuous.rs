@@ -1,0 +1,295 @@
+//! End-to-end tests of `tallmc sample` with the continuous-time (piecewise-deterministic)
+//! samplers: closed-form correctness of the exact time averages and the grid draws on the
+//! Gaussian mean, the output files (CmdStan CSV of grid draws, skeleton, summary.json's
+//! continuous-time block), budgets, and bad input.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn tallmc(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tallmc")).args(args).output().expect("run tallmc")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// y_i ~ N(1.5, 2²), i < n, written deterministically (a fixed LCG-driven Box–Muller).
+fn write_gaussian_csv(path: &Path, n: usize) -> Vec<f64> {
+    let mut state: u64 = 12345;
+    let mut uniform = || {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((state >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    };
+    let mut ys = Vec::with_capacity(n);
+    let mut text = String::from("y\n");
+    for _ in 0..n {
+        let (u, v) = (uniform(), uniform());
+        let z = (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos();
+        let y = 1.5 + 2.0 * z;
+        ys.push(y);
+        text.push_str(&format!("{y}\n"));
+    }
+    std::fs::write(path, text).unwrap();
+    ys
+}
+
+/// Logistic data: y = 1 iff 0.5 + x₁ − 0.7x₂ + noise > 0, x ~ U(−1, 1)² (deterministic).
+fn write_logistic_csv(path: &Path, n: usize) {
+    let mut state: u64 = 99;
+    let mut uniform = || {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((state >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    };
+    let mut text = String::from("y,x1,x2\n");
+    for _ in 0..n {
+        let (a, b, u) = (2.0 * uniform() - 1.0, 2.0 * uniform() - 1.0, uniform());
+        let p = 1.0 / (1.0 + (-(0.5 + a - 0.7 * b)).exp());
+        text.push_str(&format!("{},{a},{b}\n", u8::from(u < p)));
+    }
+    std::fs::write(path, text).unwrap();
+}
+
+fn gaussian_mean_args<'a>(data: &'a str, sampler: &'a str, out: &'a str) -> Vec<&'a str> {
+    vec![
+        "sample",
+        "--model",
+        "gaussian-mean",
+        "--sigma",
+        "2",
+        "--prior-sd",
+        "10",
+        "--data",
+        data,
+        "--sampler",
+        sampler,
+        "--chains",
+        "2",
+        "--seed",
+        "3",
+        "--out",
+        out,
+    ]
+}
+
+fn summary(out: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap()
+}
+
+/// Every exact continuous-time sampler on the conjugate Gaussian mean: the exact time average
+/// of μ within 4 batch-means MCSE of the closed-form posterior mean, its sd within 4 MCSE-based
+/// tolerances (the sd of a Gaussian time average: sd·√(1/(2 ESS))), and the grid draws' mean
+/// within 4 MCSE too; exact samplers make no bound violation.
+#[test]
+fn exact_samplers_match_the_closed_form_gaussian_mean() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("y.csv");
+    let ys = write_gaussian_csv(&data, 2_000);
+    let precision = 1.0 / 100.0 + ys.len() as f64 / 4.0;
+    let mean = ys.iter().sum::<f64>() / 4.0 / precision;
+    let sd = precision.sqrt().recip();
+    for sampler in ["bps", "zigzag", "lipsbps", "zigzag-ss", "zigzag-cv", "sbps"] {
+        let out = dir.path().join(sampler);
+        let mut args = gaussian_mean_args(data.to_str().unwrap(), sampler, out.to_str().unwrap());
+        // ZZ-SS mixes diffusively (its bound grows with N): a longer run.
+        let draws = if sampler == "zigzag-ss" { "8000" } else { "2000" };
+        args.extend(["--warmup", "200", "--draws", draws]);
+        let o = tallmc(&args);
+        assert!(o.status.success(), "{sampler}: {}", stderr(&o));
+        let s = summary(&out);
+        let c = &s["continuous_time"][0];
+        assert_eq!(c["name"], "mu");
+        let (m, mc) = (c["mean"].as_f64().unwrap(), c["mcse_mean"].as_f64().unwrap());
+        assert!((m - mean).abs() < 4.0 * mc, "{sampler}: mean {m} vs {mean} (mcse {mc})");
+        assert!(mc < 0.2 * sd, "{sampler}: the run is too short to test (mcse {mc}, sd {sd})");
+        let ess = c["ess"].as_f64().unwrap();
+        let s_sd = c["sd"].as_f64().unwrap();
+        let sd_tol = 4.0 * sd / (2.0 * ess).sqrt();
+        assert!((s_sd - sd).abs() < sd_tol, "{sampler}: sd {s_sd} vs {sd} (tol {sd_tol})");
+        let p = &s["parameters"][0];
+        let (gm, gc) = (p["mean"].as_f64().unwrap(), p["mcse_mean"].as_f64().unwrap());
+        assert!((gm - mean).abs() < 4.0 * gc, "{sampler}: grid mean {gm} vs {mean} (mcse {gc})");
+        if sampler != "sbps" {
+            assert_eq!(s["events"]["violations"], 0, "{sampler}");
+        }
+        assert_eq!(s["draws_per_chain"][0].as_u64().unwrap(), draws.parse::<u64>().unwrap());
+        // The CSV holds exactly the grid draws, in CmdStan's layout.
+        let csv = std::fs::read_to_string(out.join("chain_1.csv")).unwrap();
+        let rows: Vec<&str> = csv.lines().filter(|l| !l.starts_with('#')).collect();
+        assert!(rows[0].starts_with("lp__,time__,"), "{sampler}: header {}", rows[0]);
+        assert!(rows[0].ends_with(",mu"));
+        assert_eq!(rows.len() - 1, draws.parse::<usize>().unwrap());
+    }
+}
+
+/// Budgets in trajectory time, events and evaluations; the skeleton file; the grid step.
+#[test]
+fn budgets_skeleton_and_grid() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("y.csv");
+    write_gaussian_csv(&data, 500);
+    let out = dir.path().join("run");
+    let base = gaussian_mean_args(data.to_str().unwrap(), "bps", out.to_str().unwrap());
+
+    let mut args = base.clone();
+    args.extend(["--warmup", "10", "--grid", "0.01", "--time", "2.5", "--skeleton"]);
+    let o = tallmc(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = summary(&out);
+    assert_eq!(s["grid_step"], 0.01);
+    let t = s["events"]["trajectory_time_sampling"].as_f64().unwrap();
+    assert!((t - 5.0).abs() < 1e-9, "two chains of time 2.5: {t}");
+    assert_eq!(s["draws_per_chain"][0], 250);
+    let skeleton = std::fs::read_to_string(out.join("skeleton_1.csv")).unwrap();
+    let lines: Vec<&str> = skeleton.lines().filter(|l| !l.starts_with('#')).collect();
+    assert!(lines[0].starts_with("time,event,coordinate,mu"), "{}", lines[0]);
+    assert!(lines[1].contains(",start,"), "{}", lines[1]);
+    assert!(lines.last().unwrap().contains(",end,"));
+    assert!(lines.iter().any(|l| l.contains(",bounce,")));
+
+    let mut args = base.clone();
+    args.extend(["--grid", "0.001", "--events", "300"]);
+    let o = tallmc(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = summary(&out);
+    let events =
+        s["events"]["bounces"].as_u64().unwrap() + s["events"]["refreshes"].as_u64().unwrap();
+    assert_eq!(events, 600, "300 events per chain");
+
+    let mut args = base.clone();
+    args[10] = "zigzag-cv";
+    args.extend(["--grid", "0.001", "--evaluations", "20000"]);
+    let o = tallmc(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = summary(&out);
+    let v = s["totals"]["evals_sampling"]["total"].as_u64().unwrap();
+    // Each chain stops at the first step that reaches 20,000 (a step costs a few evaluations).
+    assert!((40_000..40_100).contains(&v), "{v}");
+}
+
+/// The model bound and the automatic envelope both work for logistic regression; models
+/// without bounds get the envelope, and the exact subsampling samplers are clear errors there.
+#[test]
+fn rate_bounds_and_models_without_bounds() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("xy.csv");
+    write_logistic_csv(&data, 1_000);
+    let out = dir.path().join("run");
+    for (sampler, bound) in [("bps", "model"), ("bps", "envelope"), ("zigzag", "envelope")] {
+        let o = tallmc(&[
+            "sample",
+            "--model",
+            "logistic",
+            "--intercept",
+            "--data",
+            data.to_str().unwrap(),
+            "--sampler",
+            sampler,
+            "--rate-bound",
+            bound,
+            "--chains",
+            "2",
+            "--warmup",
+            "100",
+            "--draws",
+            "400",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{sampler} {bound}: {}", stderr(&o));
+        let s = summary(&out);
+        // Compare with the Laplace mode: the posterior mean is within a few posterior sds.
+        for (j, c) in s["continuous_time"].as_array().unwrap().iter().enumerate() {
+            let mode = s["laplace_mode"][j].as_f64().unwrap();
+            let (m, sd) = (c["mean"].as_f64().unwrap(), c["sd"].as_f64().unwrap());
+            assert!((m - mode).abs() < 0.5 * sd, "{sampler} {bound}: θ{j} {m} vs mode {mode}");
+        }
+        assert_eq!(s["events"]["violations"], 0, "{sampler} {bound}: {}", s["events"]);
+    }
+    // Linear regression has no bounds: BPS runs with the envelope; lipSBPS is an error.
+    let o = tallmc(&[
+        "sample",
+        "--model",
+        "linear",
+        "--data",
+        data.to_str().unwrap(),
+        "--sampler",
+        "bps",
+        "--chains",
+        "1",
+        "--warmup",
+        "50",
+        "--draws",
+        "50",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let adaptation = summary(&out)["adaptation"].to_string();
+    assert!(adaptation.contains("automatic piecewise bound"), "{adaptation}");
+    for (sampler, extra, want) in [
+        ("lipsbps", None, "--model linear has neither"),
+        ("zigzag-cv", None, "--model linear has neither"),
+        ("bps", Some("model"), "--model linear has no curvature bound"),
+    ] {
+        let mut args = vec![
+            "sample",
+            "--model",
+            "linear",
+            "--data",
+            data.to_str().unwrap(),
+            "--sampler",
+            sampler,
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        if let Some(b) = extra {
+            args.extend(["--rate-bound", b]);
+        }
+        let o = tallmc(&args);
+        assert!(!o.status.success());
+        assert!(stderr(&o).contains(want), "{sampler}: {}", stderr(&o));
+    }
+}
+
+/// Bad input: a clear one-line error naming the value.
+#[test]
+fn bad_continuous_time_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("y.csv");
+    write_gaussian_csv(&data, 100);
+    let out = dir.path().join("run");
+    let cases: &[(&str, &[&str], &str)] = &[
+        ("sbps", &["--k", "0"], "--k 0: expected a finite band multiple > 0"),
+        ("sbps", &["--k", "-1"], "--k -1"),
+        ("sbps", &["--batch", "0"], "--batch 0: expected 1 ≤ n ≤ N = 100"),
+        ("sbps", &["--batch", "101"], "--batch 101"),
+        ("bps", &["--refresh-rate", "-0.5"], "--refresh-rate -0.5: expected a finite rate >= 0"),
+        ("bps", &["--grid", "0"], "--grid 0: expected a finite trajectory time > 0"),
+        ("bps", &["--grid", "-1"], "--grid -1"),
+        ("bps", &["--time", "0"], "--time 0"),
+        ("bps", &["--events", "0"], "--events 0: expected at least 1 event"),
+        ("bps", &["--evaluations", "0"], "--evaluations 0"),
+        ("bps", &["--time", "1", "--events", "5"], "at most one of --time, --events"),
+        ("hmc", &["--grid", "0.1"], "--grid applies only to --sampler bps"),
+        ("hmc", &["--skeleton"], "--skeleton applies only"),
+        ("zigzag", &["--k", "3"], "--k applies only to --sampler sbps or psbps"),
+        ("zigzag", &["--refresh-rate", "1"], "--refresh-rate applies only"),
+        (
+            "sbps",
+            &["--rate-bound", "model"],
+            "--rate-bound applies only to --sampler bps or zigzag",
+        ),
+    ];
+    for (sampler, extra, want) in cases {
+        let mut args = gaussian_mean_args(data.to_str().unwrap(), sampler, out.to_str().unwrap());
+        args.extend(extra.iter());
+        let o = tallmc(&args);
+        assert!(!o.status.success(), "{sampler} {extra:?} succeeded");
+        let e = stderr(&o);
+        assert!(e.contains(want), "{sampler} {extra:?}: {e}");
+        assert_eq!(e.trim_end().lines().count(), 1, "one line: {e}");
+    }
+}
