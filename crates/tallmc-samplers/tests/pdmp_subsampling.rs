@@ -13,19 +13,19 @@
 
 mod pdmp_support;
 
-use std::sync::OnceLock;
-
-use pdmp_support::{Averages, Family, Glm, check_gaussian, time_averages};
+use pdmp_support::{
+    Family, Glm, check_gaussian, check_run_length, compare_with_hmc, logistic, logistic_data,
+    logistic_mode, time_averages,
+};
 use tallmc_core::rng::chain_rng;
-use tallmc_core::{Error, LogPriorHessian, PdmpKernel, PdmpState, TermHessians, Terms};
+use tallmc_core::{Error, PdmpKernel, PdmpState, Terms};
 use tallmc_estimators::{HessianProducts, RankOne};
-use tallmc_integrators::MetricKind;
 use tallmc_models::{GaussianRegression, LogisticRegression};
 use tallmc_samplers::{
-    ControlVariates, Hmc, HmcConfig, LipSbps, LipSbpsConfig, NewtonOptions, RunConfig,
-    ZigZagSubsampling, laplace_approximation, sample_in_memory,
+    ControlVariates, LipSbps, LipSbpsConfig, NewtonOptions, ZigZagSubsampling,
+    laplace_approximation,
 };
-use tallmc_testkit::{CountingAllocator, Z_MAX, allocations, seed};
+use tallmc_testkit::{CountingAllocator, allocations, seed};
 
 #[global_allocator]
 static GLOBAL: CountingAllocator = CountingAllocator;
@@ -45,15 +45,6 @@ fn gaussian_10d() -> GaussianRegression {
     Glm::new(Family::Gaussian { sigma: 1.0 }, 200, 10, 0.5, 0.5, 12).gaussian_regression()
 }
 
-/// Logistic regression with an intercept and two AR(1) covariates (ρ = 0.3), prior N(0, 10²).
-fn logistic_data(n: usize) -> Glm {
-    Glm::new(Family::Logistic, n, 3, 0.3, 0.0, 13)
-}
-
-fn logistic(n: usize) -> LogisticRegression {
-    logistic_data(n).logistic_regression()
-}
-
 fn lipsbps_lipschitz(reference: &[f64]) -> LipSbps<tallmc_samplers::LipschitzGradients> {
     LipSbps::lipschitz(LipSbpsConfig::default(), reference.to_vec()).unwrap()
 }
@@ -64,7 +55,7 @@ fn zzcv(reference: &[f64]) -> ZigZagSubsampling<ControlVariates<RankOne>> {
 
 /// Runs one sampler on a Gaussian regression from the posterior mean and checks every mean,
 /// second moment and E[x₀x₁] against the closed form.
-fn gaussian_case<K: PdmpKernel<GaussianRegression>>(
+fn gaussian_case<K: PdmpKernel<GaussianRegression> + Clone + Sync>(
     name: &str,
     model: &GaussianRegression,
     mut kernel: K,
@@ -119,74 +110,6 @@ fn zzcv_on_gaussian_regressions() {
     gaussian_case("ZZ-CV 10-D", &model, zzcv(&m), (400.0, 20), 7);
 }
 
-/// Posterior means and MCSEs of the logistic regression with N = 10³ or 10⁴ from full-data HMC
-/// (2 chains of 2000 draws after 300 warmup, dense metric, from the mode: MCSE ≈ 1/10 of the
-/// subsampling samplers'), computed once per N for every test of this binary.
-fn hmc_reference(n: usize) -> &'static (Vec<f64>, Vec<f64>) {
-    static SMALL: OnceLock<(Vec<f64>, Vec<f64>)> = OnceLock::new();
-    static LARGE: OnceLock<(Vec<f64>, Vec<f64>)> = OnceLock::new();
-    let cell = match n {
-        1_000 => &SMALL,
-        10_000 => &LARGE,
-        _ => panic!("no HMC reference for N = {n}"),
-    };
-    cell.get_or_init(|| {
-        let model = logistic(n);
-        let config = RunConfig {
-            num_warmup: 300,
-            num_draws: 2000,
-            num_chains: 2,
-            seed: seed(40),
-            save_warmup: false,
-        };
-        let inits = vec![logistic_mode(&model); 2];
-        let hmc = HmcConfig { metric: MetricKind::Dense, ..HmcConfig::default() };
-        let chains = sample_in_memory(&model, config, &inits, |_| Hmc::new(hmc.clone())).unwrap();
-        (0..3)
-            .map(|j| {
-                let draws: Vec<Vec<f64>> = chains.iter().map(|c| c.sink.coordinate(j)).collect();
-                let mean = tallmc_diagnostics::mean(&draws).unwrap();
-                (mean, tallmc_diagnostics::mcse_mean(&draws).unwrap())
-            })
-            .unzip()
-    })
-}
-
-/// Batch means are trusted only with batches much longer than the autocorrelation time: at
-/// least 2 effective samples per batch (each run's length is chosen for about 5 or more).
-fn check_run_length(name: &str, avg: &Averages) {
-    let per_batch = avg.min_ess_per_batch();
-    assert!(per_batch >= 2.0, "{name}: only {per_batch:.1} effective samples per batch");
-}
-
-/// Means within [`Z_MAX`] combined MCSE of the HMC reference.
-fn compare_with_hmc(name: &str, n: usize, avg: &Averages) {
-    let (means, mcses) = hmc_reference(n);
-    for j in 0..3 {
-        let (e, m, s) = (avg.mean[j], means[j], mcses[j]);
-        let z = (e.value - m) / (e.mcse * e.mcse + s * s).sqrt();
-        eprintln!(
-            "{name}: θ_{j}: {:.5} ± {:.5} vs HMC {m:.5} ± {s:.5}: z = {z:.2}",
-            e.value, e.mcse
-        );
-        assert!(z.abs() < Z_MAX, "{name}: θ_{j}: {} vs HMC {m} (z {z:.2})", e.value);
-    }
-    assert_eq!(avg.totals.violations, 0, "{name}");
-    check_run_length(name, avg);
-    eprintln!(
-        "{name}: {:.0} effective samples per batch, {} proposals, {} events, {:.0} evaluations \
-         per unit time",
-        avg.min_ess_per_batch(),
-        avg.totals.proposals,
-        avg.totals.events(),
-        avg.totals.evals.gradients as f64 / avg.time
-    );
-}
-
-fn logistic_mode<M: TermHessians + LogPriorHessian>(model: &M) -> Vec<f64> {
-    laplace_approximation(model, &[0.0; 3], NewtonOptions::default()).unwrap().mode
-}
-
 /// lipSBPS and ZZ-SS mix diffusively: every datum bounce/flip proposal is drawn from the
 /// bound N·B, and the many accepted ones randomize the velocity, so their integrated
 /// autocorrelation time is O(1) in trajectory time at every N (≈ 5 time units here) while their
@@ -231,7 +154,7 @@ fn zzcv_on_logistic_regression_matches_hmc() {
 
 /// Per-datum evaluations of one run: per unit trajectory time, and per unit time × the mean
 /// posterior sd σ̄ (evaluations while travelling one posterior sd at unit speed).
-fn cost_per_time<K: PdmpKernel<LogisticRegression>>(
+fn cost_per_time<K: PdmpKernel<LogisticRegression> + Clone + Sync>(
     model: &LogisticRegression,
     mut kernel: K,
     sds_travelled: f64,

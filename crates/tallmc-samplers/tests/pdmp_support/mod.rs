@@ -2,18 +2,27 @@
 //! linear model implementing every bound capability with a knob that makes its bounds wrong
 //! (Gaussian regression with known σ — Lipschitz per-datum gradients, closed-form posterior —
 //! and logistic regression — bounded per-datum gradients), the same data as the library's
-//! [`tallmc_models::GaussianRegression`] / [`tallmc_models::LogisticRegression`], and the
-//! continuous-time average loop with batch means of `pdmp_full_data.rs`.
+//! [`tallmc_models::GaussianRegression`] / [`tallmc_models::LogisticRegression`], and
+//! continuous-time averages with batch-means MCSE from the library's driver and sinks.
 
 #![allow(dead_code)]
 
 use rand::RngExt;
 use rand_distr::{Distribution, StandardNormal};
+use std::sync::OnceLock;
 use tallmc_core::linalg::Cholesky;
-use tallmc_core::rng::{chain_rng, setup_rng};
+use tallmc_core::rng::setup_rng;
 use tallmc_core::{
     EventTotals, LinearPredictor, LogPrior, LogPriorCurvature, LogPriorHessian, PdmpKernel,
-    PdmpState, TermGradientBounds, TermGradientLipschitz, TermGradients, TermHessians, Terms,
+    TermGradientBounds, TermGradientLipschitz, TermGradients, TermHessians, Terms,
+};
+use tallmc_diagnostics::continuous::{BatchConfig, QuadratureConfig, TimeAverageConfig};
+use tallmc_samplers::continuous::{Budget, ContinuousDriver, ContinuousRunConfig, TimeAverageSink};
+
+use tallmc_integrators::MetricKind;
+use tallmc_models::LogisticRegression;
+use tallmc_samplers::{
+    Hmc, HmcConfig, NewtonOptions, RunConfig, laplace_approximation, sample_in_memory,
 };
 use tallmc_testkit::{Z_MAX, seed};
 
@@ -42,7 +51,7 @@ pub struct Glm {
     pub nan_above: f64,
 }
 
-fn logistic(eta: f64) -> f64 {
+fn sigmoid(eta: f64) -> f64 {
     1.0 / (1.0 + (-eta).exp())
 }
 
@@ -79,7 +88,7 @@ impl Glm {
                 Family::Gaussian { sigma } => eta + sigma * normal(&mut rng),
                 Family::Logistic => {
                     let u: f64 = rng.random();
-                    f64::from(u8::from(u < logistic(eta)))
+                    f64::from(u8::from(u < sigmoid(eta)))
                 }
             };
         }
@@ -107,9 +116,9 @@ impl Glm {
     }
 
     /// The library's logistic regression on these data (same prior).
-    pub fn logistic_regression(&self) -> tallmc_models::LogisticRegression {
+    pub fn logistic_regression(&self) -> LogisticRegression {
         assert_eq!(self.family, Family::Logistic);
-        tallmc_models::LogisticRegression::new(
+        LogisticRegression::new(
             self.dataset(),
             tallmc_models::DesignOptions::default(),
             self.prior_sd,
@@ -149,7 +158,7 @@ impl Glm {
                 (-0.5 * (y - eta).powi(2) / s2, (y - eta) / s2, -1.0 / s2)
             }
             Family::Logistic => {
-                let p = logistic(eta);
+                let p = sigmoid(eta);
                 let log1p = if eta > 0.0 { eta + (-eta).exp().ln_1p() } else { eta.exp().ln_1p() };
                 (y * eta - log1p, y - p, -p * (1.0 - p))
             }
@@ -355,7 +364,7 @@ pub struct Estimate {
 }
 
 /// Time averages of x_j, x_j² and x_0x_1 over [t_warm, t_warm + t_total], with the run's totals.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Averages {
     pub mean: Vec<Estimate>,
     pub second: Vec<Estimate>,
@@ -381,18 +390,13 @@ impl Averages {
     }
 }
 
-fn batch_estimate(batches: &[f64], width: f64) -> Estimate {
-    let b = batches.len() as f64;
-    let means: Vec<f64> = batches.iter().map(|s| s / width).collect();
-    let avg = means.iter().sum::<f64>() / b;
-    let var = means.iter().map(|x| (x - avg).powi(2)).sum::<f64>() / (b - 1.0);
-    Estimate { value: avg, mcse: (var / b).sqrt() }
-}
-
-/// Runs `kernel` from `start` for trajectory time `t_warm + t_total` (chain seed
-/// `seed(base)`), integrating the piecewise-linear path exactly over each of `batches` equal
-/// batches of [t_warm, t_warm + t_total]. Panics on a kernel error (a bound violation fails the
-/// test).
+/// Runs `kernel` (a clone of it) from `start` through the library's continuous-time driver:
+/// warmup for trajectory time `t_warm` (the adaptation hooks are called), then `t_total` of
+/// sampling on chain 0 of seed `seed(base)`, with the exact time averages of
+/// [`TimeAverageSink`] (x_j) and its quadrature test functions (x_j², x_0x_1; two
+/// Gauss–Legendre nodes are exact for these quadratics) and at most `batches` batch means
+/// (rounded up to an even number ≥ 4; the driver's doubling scheme ends with between half of
+/// that and that many). Panics on a kernel error (a bound violation fails the test).
 pub fn time_averages<M, K>(
     model: &M,
     kernel: &mut K,
@@ -403,59 +407,59 @@ pub fn time_averages<M, K>(
     base: u64,
 ) -> Averages
 where
-    M: Terms + ?Sized,
-    K: PdmpKernel<M>,
+    M: Terms + Sync + ?Sized,
+    K: PdmpKernel<M> + Clone + Sync,
 {
     let d = model.dim();
-    let mut rng = chain_rng(seed(base), 0);
-    let mut state = kernel.init(model, start, &mut rng).unwrap();
-    let width = t_total / batches as f64;
-    let mut m1 = vec![vec![0.0; batches]; d];
-    let mut m2 = vec![vec![0.0; batches]; d];
-    let mut cross = vec![0.0; batches];
-    let mut totals = EventTotals::default();
-    loop {
-        let s = kernel.step(model, &mut state, &mut rng).unwrap();
-        totals.add(&s);
-        let seg = state.trajectory().last_segment();
-        let (mut lo, hi) = (seg.start_time.max(t_warm), seg.end_time().min(t_warm + t_total));
-        while lo < hi {
-            let mut b = (((lo - t_warm) / width) as usize).min(batches - 1);
-            let mut end = (t_warm + (b + 1) as f64 * width).min(hi);
-            // Rounding can put lo on its batch's right edge: move to the next batch.
-            while end <= lo && b + 1 < batches {
-                b += 1;
-                end = (t_warm + (b + 1) as f64 * width).min(hi);
-            }
-            if b + 1 == batches {
-                end = hi;
-            }
-            let (s0, s1) = (lo - seg.start_time, end - seg.start_time);
-            // ∫ (x_j + v_j s)(x_k + v_k s) ds = x_j x_k s + (x_j v_k + x_k v_j) s²/2 + v_j v_k s³/3.
-            let f = |xj: f64, vj: f64, xk: f64, vk: f64, s: f64| {
-                xj * xk * s + 0.5 * (xj * vk + xk * vj) * s * s + vj * vk * s * s * s / 3.0
-            };
-            for j in 0..d {
-                let (x, v) = (seg.position[j], seg.velocity[j]);
-                m1[j][b] += f(x, v, 1.0, 0.0, s1) - f(x, v, 1.0, 0.0, s0);
-                m2[j][b] += f(x, v, x, v, s1) - f(x, v, x, v, s0);
-            }
-            let (x0, v0, x1, v1) =
-                (seg.position[0], seg.velocity[0], seg.position[1], seg.velocity[1]);
-            cross[b] += f(x0, v0, x1, v1, s1) - f(x0, v0, x1, v1, s0);
-            lo = end;
-        }
-        if seg.end_time() >= t_warm + t_total {
-            break;
-        }
+    let max_batches = batches.max(4).next_multiple_of(2);
+    let config = TimeAverageConfig {
+        batches: BatchConfig { max_batches, ..BatchConfig::default() },
+        ..TimeAverageConfig::default()
+    };
+    let exact = QuadratureConfig { nodes: 2, ..QuadratureConfig::default() };
+    let mut sink = TimeAverageSink::new(config).unwrap();
+    for j in 0..d {
+        sink = sink.with_function(format!("x{j}^2"), move |x: &[f64]| x[j] * x[j], exact).unwrap();
     }
+    sink = sink.with_function("x0*x1", |x: &[f64]| x[0] * x[1], exact).unwrap();
+    let run = ContinuousRunConfig {
+        warmup: Budget::Time(t_warm),
+        sampling: Budget::Time(t_total),
+        num_chains: 1,
+        seed: seed(base),
+        ..ContinuousRunConfig::default()
+    };
+    let template = kernel.clone();
+    let mut out = ContinuousDriver::new(run)
+        .run(model, &[start.to_vec()], |_| Ok(template.clone()), vec![sink])
+        .unwrap();
+    let chain = out.pop().unwrap();
+    let averages = chain.sink.averages().unwrap();
+    let function = |name: &str| {
+        let f = chain.sink.function(name).unwrap();
+        Estimate { value: f.mean(), mcse: f.mcse() }
+    };
+    let mut totals = chain.report.warmup;
+    let s = chain.report.sampling;
+    totals.evals += s.evals;
+    totals.segments += s.segments;
+    totals.proposals += s.proposals;
+    totals.bounces += s.bounces;
+    totals.refreshes += s.refreshes;
+    totals.violations += s.violations;
+    totals.divergences += s.divergences;
     Averages {
-        mean: m1.iter().map(|b| batch_estimate(b, width)).collect(),
-        second: m2.iter().map(|b| batch_estimate(b, width)).collect(),
-        cross: batch_estimate(&cross, width),
+        mean: averages
+            .mean()
+            .into_iter()
+            .zip(averages.mcse_mean())
+            .map(|(value, mcse)| Estimate { value, mcse })
+            .collect(),
+        second: (0..d).map(|j| function(&format!("x{j}^2"))).collect(),
+        cross: function("x0*x1"),
         totals,
         time: t_warm + t_total,
-        batches,
+        batches: averages.num_batches(),
     }
 }
 
@@ -485,4 +489,81 @@ pub fn check_gaussian(name: &str, avg: &Averages, mean: &[f64], cov: &[f64]) -> 
     }
     check("E[x_0 x_1]".into(), avg.cross, cov[1] + mean[0] * mean[1]);
     worst
+}
+
+/// Logistic regression with an intercept and two AR(1) covariates (ρ = 0.3), prior N(0, 10²).
+pub fn logistic_data(n: usize) -> Glm {
+    Glm::new(Family::Logistic, n, 3, 0.3, 0.0, 13)
+}
+
+pub fn logistic(n: usize) -> LogisticRegression {
+    logistic_data(n).logistic_regression()
+}
+
+/// Posterior means and MCSEs of the logistic regression with N = 10³ or 10⁴ from full-data HMC
+/// (2 chains of 2000 draws after 300 warmup, dense metric, from the mode: MCSE ≈ 1/10 of the
+/// subsampling samplers'), computed once per N for every test of this binary.
+pub fn hmc_reference(n: usize) -> &'static (Vec<f64>, Vec<f64>) {
+    static SMALL: OnceLock<(Vec<f64>, Vec<f64>)> = OnceLock::new();
+    static LARGE: OnceLock<(Vec<f64>, Vec<f64>)> = OnceLock::new();
+    let cell = match n {
+        1_000 => &SMALL,
+        10_000 => &LARGE,
+        _ => panic!("no HMC reference for N = {n}"),
+    };
+    cell.get_or_init(|| {
+        let model = logistic(n);
+        let config = RunConfig {
+            num_warmup: 300,
+            num_draws: 2000,
+            num_chains: 2,
+            seed: seed(40),
+            save_warmup: false,
+        };
+        let inits = vec![logistic_mode(&model); 2];
+        let hmc = HmcConfig { metric: MetricKind::Dense, ..HmcConfig::default() };
+        let chains = sample_in_memory(&model, config, &inits, |_| Hmc::new(hmc.clone())).unwrap();
+        (0..3)
+            .map(|j| {
+                let draws: Vec<Vec<f64>> = chains.iter().map(|c| c.sink.coordinate(j)).collect();
+                let mean = tallmc_diagnostics::mean(&draws).unwrap();
+                (mean, tallmc_diagnostics::mcse_mean(&draws).unwrap())
+            })
+            .unzip()
+    })
+}
+
+/// Batch means are trusted only with batches much longer than the autocorrelation time: at
+/// least 2 effective samples per batch (each run's length is chosen for about 5 or more).
+pub fn check_run_length(name: &str, avg: &Averages) {
+    let per_batch = avg.min_ess_per_batch();
+    assert!(per_batch >= 2.0, "{name}: only {per_batch:.1} effective samples per batch");
+}
+
+/// Means within [`Z_MAX`] combined MCSE of the HMC reference.
+pub fn compare_with_hmc(name: &str, n: usize, avg: &Averages) {
+    let (means, mcses) = hmc_reference(n);
+    for j in 0..3 {
+        let (e, m, s) = (avg.mean[j], means[j], mcses[j]);
+        let z = (e.value - m) / (e.mcse * e.mcse + s * s).sqrt();
+        eprintln!(
+            "{name}: θ_{j}: {:.5} ± {:.5} vs HMC {m:.5} ± {s:.5}: z = {z:.2}",
+            e.value, e.mcse
+        );
+        assert!(z.abs() < Z_MAX, "{name}: θ_{j}: {} vs HMC {m} (z {z:.2})", e.value);
+    }
+    assert_eq!(avg.totals.violations, 0, "{name}");
+    check_run_length(name, avg);
+    eprintln!(
+        "{name}: {:.0} effective samples per batch, {} proposals, {} events, {:.0} evaluations \
+         per unit time",
+        avg.min_ess_per_batch(),
+        avg.totals.proposals,
+        avg.totals.events(),
+        avg.totals.evals.gradients as f64 / avg.time
+    );
+}
+
+pub fn logistic_mode<M: TermHessians + LogPriorHessian>(model: &M) -> Vec<f64> {
+    laplace_approximation(model, &[0.0; 3], NewtonOptions::default()).unwrap().mode
 }
