@@ -9,7 +9,11 @@
 
 #![allow(clippy::print_stderr)] // measured numbers are reported with --nocapture
 
+mod pdmp_support;
+
 use std::sync::OnceLock;
+
+use pdmp_support::time_averages;
 
 use rand::RngExt;
 use rand_distr::{Distribution, StandardNormal};
@@ -164,69 +168,41 @@ impl Run {
 }
 
 /// Warmup for trajectory time `t_warm` (with the adaptation hooks), then time averages of θ_j
-/// and θ_j² over `t_total` in 40 batches.
+/// and θ_j² over `t_total` in at most 40 batches, through the library's driver
+/// (`pdmp_support::time_averages`).
 fn run<M, K>(model: &M, kernel: &mut K, start: &[f64], t_warm: f64, t_total: f64, base: u64) -> Run
 where
-    M: Terms + ?Sized,
-    K: PdmpKernel<M>,
+    M: Terms + Sync + ?Sized,
+    K: PdmpKernel<M> + Clone + Sync,
 {
-    let d = model.dim();
+    let avg = time_averages(model, kernel, start, t_warm, t_total, 40, base);
+    Run {
+        mean: avg.mean.iter().map(|e| e.value).collect(),
+        mcse: avg.mean.iter().map(|e| e.mcse).collect(),
+        second: avg.second.iter().map(|e| e.value).collect(),
+        mcse_second: avg.second.iter().map(|e| e.mcse).collect(),
+        totals: avg.sampling,
+    }
+}
+
+/// The preconditioner A after a warmup of trajectory time `t_warm` from `start` on chain 0 of
+/// `seed(base)` — the warmup `run` makes with the same seed.
+fn adapted_scale<M: TermGradients + LogPrior>(
+    model: &M,
+    kernel: &mut Sbps,
+    start: &[f64],
+    t_warm: f64,
+    base: u64,
+) -> Vec<f64> {
     let mut rng = chain_rng(seed(base), 0);
     let mut state = kernel.init(model, start, &mut rng).unwrap();
-    kernel.begin_warmup();
+    PdmpKernel::<M>::begin_warmup(kernel);
     while state.trajectory().time() < t_warm {
         let s = kernel.step(model, &mut state, &mut rng).unwrap();
         kernel.adapt(model, &mut state, &s, &mut rng).unwrap();
     }
-    kernel.end_warmup();
-    let t0 = state.trajectory().time();
-    let batches = 40;
-    let width = t_total / batches as f64;
-    let mut m1 = vec![vec![0.0; d]; batches];
-    let mut m2 = vec![vec![0.0; d]; batches];
-    let mut totals = EventTotals::default();
-    loop {
-        let s = kernel.step(model, &mut state, &mut rng).unwrap();
-        totals.add(&s);
-        let seg = state.trajectory().last_segment();
-        let (mut lo, hi) = (seg.start_time.max(t0), seg.end_time().min(t0 + t_total));
-        while lo < hi {
-            // The batch holding lo (rounding of (lo − t0)/width must not stall the loop).
-            let mut b = (((lo - t0) / width) as usize).min(batches - 1);
-            if b + 1 < batches && t0 + (b + 1) as f64 * width <= lo {
-                b += 1;
-            }
-            let end = if b + 1 == batches { hi } else { (t0 + (b + 1) as f64 * width).min(hi) };
-            let (s0, s1) = (lo - seg.start_time, end - seg.start_time);
-            for j in 0..d {
-                let (x, v) = (seg.position[j], seg.velocity[j]);
-                let f1 = |s: f64| x * s + 0.5 * v * s * s;
-                let f2 = |s: f64| x * x * s + x * v * s * s + v * v * s * s * s / 3.0;
-                m1[b][j] += f1(s1) - f1(s0);
-                m2[b][j] += f2(s1) - f2(s0);
-            }
-            lo = end;
-        }
-        if seg.end_time() >= t0 + t_total {
-            break;
-        }
-    }
-    let stat = |m: &[Vec<f64>], j: usize| {
-        let bm: Vec<f64> = m.iter().map(|b| b[j] / width).collect();
-        let avg = bm.iter().sum::<f64>() / batches as f64;
-        let var = bm.iter().map(|x| (x - avg).powi(2)).sum::<f64>() / (batches - 1) as f64;
-        (avg, (var / batches as f64).sqrt())
-    };
-    let (mut mean, mut mcse, mut second, mut mcse_second) = (vec![], vec![], vec![], vec![]);
-    for j in 0..d {
-        let (a, b) = stat(&m1, j);
-        let (c, e) = stat(&m2, j);
-        mean.push(a);
-        mcse.push(b);
-        second.push(c);
-        mcse_second.push(e);
-    }
-    Run { mean, mcse, second, mcse_second, totals }
+    PdmpKernel::<M>::end_warmup(kernel);
+    kernel.scale().unwrap().to_vec()
 }
 
 fn config(batch: usize, k: f64) -> SbpsConfig {
@@ -469,8 +445,9 @@ fn full_batch_sbps_reproduces_correlated_gaussians_without_violations() {
         }
         assert_eq!(t.violations, 0, "{name}");
         assert_eq!(t.divergences, 0, "{name}");
-        // One full batch (N = 50) per step.
-        assert_eq!(t.evals.gradients, 50 * t.segments, "{name}");
+        // One full batch (N = 50) per step; the driver's first sampling segment is the rest of
+        // the step that crossed the end of warmup (its evaluations are warmup's).
+        assert_eq!(t.evals.gradients, 50 * (t.segments - 1), "{name}");
         if i == 2 {
             assert!(horizons(t) > t.segments / 10, "{name}: {t:?}");
         }
@@ -569,7 +546,7 @@ fn psbps_mixes_faster_than_sbps_on_an_anisotropic_gaussian() {
         let evals = r.totals.evals.gradients as f64;
         // Variance of the time average × evaluations, in posterior variances (lower is better).
         let c: Vec<f64> = (0..2).map(|j| (r.mcse[j] / sds[j]).powi(2) * evals).collect();
-        let a = kernel.scale().unwrap().to_vec();
+        let a = adapted_scale(&model, &mut kernel, &model.mean, 200.0, 30);
         eprintln!(
             "anisotropic Gaussian, {}: z (mean, second) {z:.2?}; MCSE² × evaluations {:.3e} \
              {:.3e}; A = {a:.4?}; violation rate {:.4}",

@@ -369,7 +369,10 @@ pub struct Averages {
     pub mean: Vec<Estimate>,
     pub second: Vec<Estimate>,
     pub cross: Estimate,
+    /// Totals of warmup and sampling.
     pub totals: EventTotals,
+    /// Totals of sampling only.
+    pub sampling: EventTotals,
     /// Trajectory time covered, warmup included.
     pub time: f64,
     /// Number of batches.
@@ -458,6 +461,7 @@ where
         second: (0..d).map(|j| function(&format!("x{j}^2"))).collect(),
         cross: function("x0*x1"),
         totals,
+        sampling: s,
         time: t_warm + t_total,
         batches: averages.num_batches(),
     }
