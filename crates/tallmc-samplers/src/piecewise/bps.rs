@@ -44,7 +44,7 @@ use tallmc_integrators::{AffineRate, ConstantRate, PiecewiseLinearRate, Rate, ea
 
 use super::common::{
     FullPotential, PotentialCurvature, VelocityDistribution, all_finite, check_position,
-    check_refresh_rate, dot, reflect,
+    check_refresh_rate, diverge, dot, reflect,
 };
 use super::envelope::{AutoBoundConfig, GridProbe, Horizon, envelope, gradient_at};
 
@@ -203,15 +203,6 @@ impl<B> Bps<B> {
     }
 }
 
-/// A zero-length segment ending in a divergence: the velocity is reversed.
-fn diverge(state: &mut BpsState, mut stats: SegmentStats) -> SegmentStats {
-    state.trajectory.advance(0.0);
-    state.trajectory.velocity_mut().iter_mut().for_each(|v| *v = -*v);
-    state.trajectory.set_end(EventKind::Divergence);
-    stats.divergences = 1;
-    stats
-}
-
 /// Moves by `tau`, installs the gradient there, and refreshes the velocity.
 fn refresh<R: Rng + ?Sized>(
     state: &mut BpsState,
@@ -287,7 +278,7 @@ where
             stats.evals += gradient_at(model, &mut r.potential, x, v, tau, &mut r.y, &mut r.g_new);
         }
         if !all_finite(&r.g_new) {
-            return Ok(diverge(state, stats));
+            return Ok(diverge(&mut state.trajectory, stats));
         }
         if which == 1 {
             return Ok(refresh(state, &r.g_new, tau, velocity_kind, rng, stats));
@@ -390,7 +381,7 @@ where
             if kept < 2 {
                 // Not even one interval with finite values: shrink and report.
                 auto.horizon.event_at(0.0);
-                return Ok(diverge(state, stats));
+                return Ok(diverge(&mut state.trajectory, stats));
             }
             let p = &auto.probe;
             let times = &p.times[..kept];
@@ -423,7 +414,7 @@ where
         if !all_finite(&r.g_new) {
             auto.valid = false;
             auto.horizon.event_at(0.0);
-            return Ok(diverge(state, stats));
+            return Ok(diverge(&mut state.trajectory, stats));
         }
         let band_time = auto.offset + tau;
         if which == 1 {

@@ -5,8 +5,9 @@ use rand::Rng;
 use rand_distr::{Distribution, StandardNormal};
 use serde::Serialize;
 use tallmc_core::{
-    Error, EvalCounts, FullData, LogPrior, LogPriorCurvature, LogPriorHessian, Parallelism, Result,
-    TermCurvatureBound, TermGradients, TermHessians, Terms,
+    Error, EvalCounts, EventKind, FullData, LogPrior, LogPriorCurvature, LogPriorHessian,
+    Parallelism, Result, SegmentStats, TermCurvatureBound, TermGradients, TermHessians, Terms,
+    Trajectory,
 };
 
 /// The reference distribution of a BPS-type velocity (drawn at the start and at refreshments).
@@ -174,6 +175,17 @@ impl PotentialCurvature {
         }
         dot(v, out)
     }
+}
+
+/// Ends a zero-length segment in a divergence: the particle stays where its gradient was
+/// finite and its velocity is reversed, so it leaves the way it came (not π-invariant: it
+/// reports numerical trouble, as HMC's divergences do).
+pub(crate) fn diverge(trajectory: &mut Trajectory, mut stats: SegmentStats) -> SegmentStats {
+    trajectory.advance(0.0);
+    trajectory.velocity_mut().iter_mut().for_each(|v| *v = -*v);
+    trajectory.set_end(EventKind::Divergence);
+    stats.divergences = 1;
+    stats
 }
 
 /// Checks a refresh rate: finite and ≥ 0.

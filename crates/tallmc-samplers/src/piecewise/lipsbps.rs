@@ -63,12 +63,12 @@ use tallmc_core::{
 };
 use tallmc_integrators::{AffineRate, ConstantRate, Rate, earliest, thin};
 
+use super::common::diverge;
 use super::common::{VelocityDistribution, all_finite, check_position, check_refresh_rate, dot};
 use super::datum_bounds::{
     BoundedGradients, DatumScratch, LipschitzGradients, ReferenceGradients, checked_constant,
     checked_num_terms, distance, exceeds, point_on_line, prior_kappa, uniform_datum,
 };
-use super::zigzag::diverge;
 
 /// Settings of [`LipSbps`].
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]

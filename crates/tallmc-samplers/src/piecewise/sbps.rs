@@ -93,7 +93,7 @@ use tallmc_integrators::{ConstantRate, PiecewiseLinearRate, Rate, earliest, thin
 
 use super::sbps_config::SbpsConfig;
 
-use super::common::{check_position, reflect};
+use super::common::{self, check_position, reflect};
 use super::minibatch::Minibatch;
 use super::precondition::DiagonalPreconditioner;
 use super::regression::{BandConfig, LocalRegression, ProposalBand, SlopePrior};
@@ -250,17 +250,14 @@ impl Sbps {
 
 /// A zero-length segment ending in a divergence: the velocity is reversed and the observations
 /// restart from the last one (at the current position), negated.
-fn diverge(state: &mut SbpsState, mut stats: SegmentStats) -> SegmentStats {
-    state.trajectory.advance(0.0);
-    state.trajectory.velocity_mut().iter_mut().for_each(|v| *v = -*v);
+fn diverge(state: &mut SbpsState, stats: SegmentStats) -> SegmentStats {
+    let stats = common::diverge(&mut state.trajectory, stats);
     state.direction.iter_mut().for_each(|v| *v = -*v);
     if let Some((_, g, sigma)) = state.observations.last() {
         state.observations.clear();
         // (−g, σ) is finite with σ > 0 because (g, σ) was accepted before.
         let _ = state.observations.push(0.0, -g, sigma);
     }
-    state.trajectory.set_end(EventKind::Divergence);
-    stats.divergences = 1;
     stats
 }
 

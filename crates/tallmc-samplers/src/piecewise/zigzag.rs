@@ -33,7 +33,7 @@ use tallmc_core::{
 use tallmc_integrators::{AffineRate, PiecewiseLinearRate, Rate, earliest, thin};
 
 use super::bps::{AutomaticBound, BOUND_SLACK, ModelBound};
-use super::common::{FullPotential, PotentialCurvature, all_finite, check_position};
+use super::common::{FullPotential, PotentialCurvature, all_finite, check_position, diverge};
 use super::envelope::{AutoBoundConfig, GridProbe, Horizon, envelope, gradient_at};
 
 /// Settings of [`ZigZag`].
@@ -111,15 +111,6 @@ pub(crate) fn draw_signs<R: Rng + ?Sized>(rng: &mut R, v: &mut [f64]) {
     for x in v.iter_mut() {
         *x = if rng.random::<bool>() { 1.0 } else { -1.0 };
     }
-}
-
-/// A zero-length segment ending in a divergence: the velocity is reversed.
-pub(crate) fn diverge(trajectory: &mut Trajectory, mut stats: SegmentStats) -> SegmentStats {
-    trajectory.advance(0.0);
-    trajectory.velocity_mut().iter_mut().for_each(|v| *v = -*v);
-    trajectory.set_end(EventKind::Divergence);
-    stats.divergences = 1;
-    stats
 }
 
 impl<B> ZigZag<B> {

@@ -69,12 +69,13 @@ use tallmc_core::{
 };
 use tallmc_integrators::{AffineRate, Rate, earliest, thin};
 
+use super::common::diverge;
 use super::common::{all_finite, check_position};
 use super::datum_bounds::{
     BoundedGradients, DatumScratch, LipschitzGradients, ReferenceGradients, checked_constant,
     checked_num_terms, distance, exceeds, point_on_line, prior_kappa, uniform_datum,
 };
-use super::zigzag::{diverge, draw_signs};
+use super::zigzag::draw_signs;
 
 /// An estimator ∂_iÊ^J of ∂_iU from one datum, with affine bounds on its switching rates (see
 /// the module docs). Implemented by [`BoundedGradients`] and [`LipschitzGradients`] (ZZ-SS)
