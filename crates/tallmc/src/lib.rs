@@ -24,12 +24,15 @@ pub mod prelude {
     };
     pub use tallmc_core::rng::{chain_rng, setup_rng};
     pub use tallmc_core::{
-        BinaryFactors, ChainState, EvalCounts, FullData, Kernel, LinearPredictor, LogPrior,
-        LogPriorHessian, Parallelism, ParameterNames, StepStats, TaylorRemainderBound, TermBounds,
-        TermGradients, TermHessians, Terms,
+        BinaryFactors, ChainState, EvalCounts, EventKind, FullData, Kernel, LinearPredictor,
+        LogPrior, LogPriorCurvature, LogPriorHessian, Parallelism, ParameterNames, PdmpKernel,
+        PdmpState, Segment, SegmentStats, StepStats, TaylorRemainderBound, TermBounds,
+        TermCurvatureBound, TermGradientBounds, TermGradientLipschitz, TermGradients, TermHessians,
+        Terms, Trajectory,
     };
     pub use tallmc_diagnostics::{
-        Draws, Summary, ess_bulk, ess_tail, inefficiency_factor, mcse_mean, rhat, summarize,
+        ContinuousSummary, Draws, Summary, TimeAverages, ess_bulk, ess_tail, inefficiency_factor,
+        mcse_mean, rhat, summarize, summarize_continuous,
     };
     pub use tallmc_estimators::{
         ControlVariate, ControlVariateGradient, CvOrder, DifferenceEstimator, GradientEstimator,
@@ -37,8 +40,16 @@ pub mod prelude {
     };
     pub use tallmc_integrators::{Metric, MetricKind};
     pub use tallmc_models::{
-        Dataset, DesignOptions, Gaussian, GaussianMean, LinearRegression, LoadOptions,
-        LogisticRegression, ThreeWayMrf, synthetic,
+        Dataset, DesignOptions, Gaussian, GaussianMean, GaussianRegression, LinearRegression,
+        LoadOptions, LogisticRegression, SoftmaxMlp, ThreeWayMrf, synthetic,
+    };
+    pub use tallmc_samplers::continuous::{
+        Budget, ContinuousDriver, ContinuousRunConfig, GridDraws, InMemoryOptions, SegmentSink,
+        SkeletonSink, TimeAverageSink, sample_trajectories_in_memory, summarize_trajectories,
+    };
+    pub use tallmc_samplers::piecewise::{
+        AutoBoundConfig, Bps, BpsConfig, ControlVariates, LipSbps, LipSbpsConfig, Sbps, SbpsConfig,
+        VelocityDistribution, ZigZag, ZigZagConfig, ZigZagSubsampling,
     };
     pub use tallmc_samplers::sink::{CsvSink, DrawSink, MemorySink, Tee};
     pub use tallmc_samplers::{
