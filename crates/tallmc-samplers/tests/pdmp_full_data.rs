@@ -1,6 +1,6 @@
 //! Full-data BPS and Zig-Zag, through the library's continuous-time driver and exact time
 //! averages: against correlated 2-D and 10-D Gaussians in closed form (means, second moments
-//! and E[x₀x₁] within 4 batch-means MCSE) for every bounce clock (exact inversion, thinning
+//! and E[x_jx_k] (every pair) within 4 batch-means MCSE) for every bounce clock (exact inversion, thinning
 //! against the model bound, automatic envelope), and against full-data HMC on a logistic
 //! regression with N = 10⁴ (means within 4 combined MCSE), at fixed seeds shifted by
 //! `TALLMC_SEED_OFFSET`.
@@ -166,7 +166,7 @@ impl LogPriorCurvature for GaussianTerms {
 /// Runs `kernel` for trajectory time `t_total` (after `t_warm`) and checks the time averages of
 /// θ_j and θ_j² against the closed form, with 40 batch means over time.
 /// Runs `kernel` on the toy Gaussian from its mean for trajectory time `t` (warmup t/100),
-/// checks every mean, second moment and E[x₀x₁] within 4 batch-means MCSE of the closed form
+/// checks every mean, second moment and E[x_jx_k] (every pair) within 4 batch-means MCSE of the closed form
 /// (Σ_jk = ρ^|j−k|), and returns the run.
 fn check<K: PdmpKernel<GaussianTerms> + Clone + Sync>(
     name: &str,

@@ -54,7 +54,7 @@ fn zzcv(reference: &[f64]) -> ZigZagSubsampling<ControlVariates<RankOne>> {
 }
 
 /// Runs one sampler on a Gaussian regression from the posterior mean and checks every mean,
-/// second moment and E[x₀x₁] against the closed form.
+/// second moment and E[x_jx_k] (every pair) against the closed form.
 fn gaussian_case<K: PdmpKernel<GaussianRegression> + Clone + Sync>(
     name: &str,
     model: &GaussianRegression,

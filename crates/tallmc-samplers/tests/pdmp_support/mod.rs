@@ -363,12 +363,13 @@ pub struct Estimate {
     pub mcse: f64,
 }
 
-/// Time averages of x_j, x_j² and x_0x_1 over [t_warm, t_warm + t_total], with the run's totals.
+/// Time averages of x_j, x_j² and x_jx_k over [t_warm, t_warm + t_total], with the run's totals.
 #[derive(Debug, Clone)]
 pub struct Averages {
     pub mean: Vec<Estimate>,
     pub second: Vec<Estimate>,
-    pub cross: Estimate,
+    /// E[x_j x_k] for every pair j < k, in row order ((0, 1), (0, 2), …, (d − 2, d − 1)).
+    pub cross: Vec<(usize, usize, Estimate)>,
     /// Totals of warmup and sampling.
     pub totals: EventTotals,
     /// Totals of sampling only.
@@ -396,7 +397,7 @@ impl Averages {
 /// Runs `kernel` (a clone of it) from `start` through the library's continuous-time driver:
 /// warmup for trajectory time `t_warm` (the adaptation hooks are called), then `t_total` of
 /// sampling on chain 0 of seed `seed(base)`, with the exact time averages of
-/// [`TimeAverageSink`] (x_j) and its quadrature test functions (x_j², x_0x_1; two
+/// [`TimeAverageSink`] (x_j) and its quadrature test functions (x_j², x_jx_k; two
 /// Gauss–Legendre nodes are exact for these quadratics) and at most `batches` batch means
 /// (rounded up to an even number ≥ 4; the driver's doubling scheme ends with between half of
 /// that and that many). Panics on a kernel error (a bound violation fails the test).
@@ -424,7 +425,12 @@ where
     for j in 0..d {
         sink = sink.with_function(format!("x{j}^2"), move |x: &[f64]| x[j] * x[j], exact).unwrap();
     }
-    sink = sink.with_function("x0*x1", |x: &[f64]| x[0] * x[1], exact).unwrap();
+    for j in 0..d {
+        for k in j + 1..d {
+            let f = move |x: &[f64]| x[j] * x[k];
+            sink = sink.with_function(format!("x{j}*x{k}"), f, exact).unwrap();
+        }
+    }
     let run = ContinuousRunConfig {
         warmup: Budget::Time(t_warm),
         sampling: Budget::Time(t_total),
@@ -459,7 +465,10 @@ where
             .map(|(value, mcse)| Estimate { value, mcse })
             .collect(),
         second: (0..d).map(|j| function(&format!("x{j}^2"))).collect(),
-        cross: function("x0*x1"),
+        cross: (0..d)
+            .flat_map(|j| (j + 1..d).map(move |k| (j, k)))
+            .map(|(j, k)| (j, k, function(&format!("x{j}*x{k}"))))
+            .collect(),
         totals,
         sampling: s,
         time: t_warm + t_total,
@@ -472,7 +481,7 @@ pub fn z(e: Estimate, truth: f64) -> f64 {
     (e.value - truth) / e.mcse
 }
 
-/// Checks every mean, second moment and the cross moment x_0x_1 against N(mean, cov) within
+/// Checks every mean, second moment and cross moment x_jx_k against N(mean, cov) within
 /// [`Z_MAX`] MCSE; returns the largest |z|.
 pub fn check_gaussian(name: &str, avg: &Averages, mean: &[f64], cov: &[f64]) -> f64 {
     let d = mean.len();
@@ -491,7 +500,9 @@ pub fn check_gaussian(name: &str, avg: &Averages, mean: &[f64], cov: &[f64]) -> 
         check(format!("E[x_{j}]"), avg.mean[j], mean[j]);
         check(format!("E[x_{j}²]"), avg.second[j], cov[j * d + j] + mean[j] * mean[j]);
     }
-    check("E[x_0 x_1]".into(), avg.cross, cov[1] + mean[0] * mean[1]);
+    for &(j, k, e) in &avg.cross {
+        check(format!("E[x_{j} x_{k}]"), e, cov[j * d + k] + mean[j] * mean[k]);
+    }
     worst
 }
 
