@@ -114,7 +114,13 @@ fn ties_constants_and_thresholds_at_the_mean() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig {
+        cases: 200,
+        // A fixed seed: the same cases on every run (reproducible CI); no regression files.
+        rng_seed: proptest::test_runner::RngSeed::Fixed(20_261_123),
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
 
     /// Reference check on arbitrary small populations, thresholds and batch sizes.
     #[test]

@@ -19,7 +19,9 @@ use crate::error::Result;
 /// ```
 pub fn mean<C: AsRef<[f64]>>(chains: &[C]) -> Result<f64> {
     validate(chains, "mean", 1)?;
-    let s: f64 = chains.iter().map(|c| c.as_ref().iter().sum::<f64>()).sum();
+    // One running sum over the draws in chain order, the same order as `Summary`'s mean, so
+    // both give the same bits (per-chain partial sums round differently when x̄ ≈ 0).
+    let s: f64 = chains.iter().flat_map(|c| c.as_ref().iter()).sum();
     Ok(s / total(chains) as f64)
 }
 
