@@ -243,6 +243,15 @@ impl Sbps {
         self.running.as_ref().map(|r| r.scale.as_slice())
     }
 
+    /// The chord band γ of the last step (`None` before the first step): the piecewise-linear
+    /// proposal rate, in the time τ since the step's start, on [0, H] with H the band's horizon
+    /// (knots from [`ProposalBand::chords`]). The step started at the time of the last
+    /// observation before it, so the band in time since the last velocity change is γ(t − t_last)
+    /// for t ≥ t_last. Read-only, for figures and diagnostics (Pakman et al. 2017, Fig. 2).
+    pub fn band(&self) -> Option<&PiecewiseLinearRate> {
+        self.running.as_ref().map(|r| &r.band).filter(|b| !b.knots().is_empty())
+    }
+
     fn running(&mut self) -> Result<&mut Running> {
         self.running.as_mut().ok_or_else(|| Error::Other("SBPS step called before init".into()))
     }
