@@ -222,10 +222,7 @@ impl PdmpSettings {
     }
 
     fn lipsbps(&self, grid: f64) -> LipSbpsConfig {
-        LipSbpsConfig {
-            refresh_rate: self.refresh(grid),
-            velocity: VelocityDistribution::Gaussian,
-        }
+        LipSbpsConfig { refresh_rate: self.refresh(grid), velocity: VelocityDistribution::Gaussian }
     }
 
     fn envelope(grid: f64) -> AutoBoundConfig {
