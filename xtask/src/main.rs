@@ -2,8 +2,8 @@
 //!
 //! ```text
 //! cargo xtask reproduce [SUITE] [--quick|--full] [--seed S]   # default: every suite, quick
-//! cargo xtask bench                                           # per-datum evaluation throughput
-//! cargo xtask bench --peers [--n N] [--methods hmc,sgld]      # tallmc vs NumPyro / BlackJAX
+//! cargo xtask bench [--quick] [--pdmp-n N] [--only NAME]      # in-repo benchmarks (see docs/benchmarks.md)
+//! cargo xtask bench --peers [--n N] [--methods hmc,zigzag]    # tallmc vs NumPyro / BlackJAX / pdmp-jax
 //! cargo xtask reference                                       # regenerate the long reference runs
 //! ```
 
@@ -42,13 +42,24 @@ enum Cmd {
         #[arg(long, default_value_t = 1)]
         seed: u64,
     },
-    /// Benchmarks: per-datum evaluation throughput of the models (ratios to a plain dot product);
-    /// with --peers, tallmc against the NumPyro / BlackJAX scripts of bench/peers/ on the same
-    /// data file (see docs/benchmarks.md).
+    /// Benchmarks: per-datum evaluation throughput of the models (ratios to a plain dot product)
+    /// and the PDMP kernels ZZ-CV and SBPS against HMC-ECS (ratios, n = 10⁶ by default); with
+    /// --peers, tallmc against the NumPyro / BlackJAX / pdmp-jax scripts of bench/peers/ on the
+    /// same data file (see docs/benchmarks.md).
     Bench {
-        /// Compare with the peer scripts (installs Python packages into target/peers/venv).
+        /// Compare with the peer scripts (installs Python packages into target/peers/venv and
+        /// target/peers/venv-pdmp).
         #[arg(long)]
         peers: bool,
+        /// In-repo benchmarks: the PDMP benchmark at n = 10⁵ with shorter runs (about a minute).
+        #[arg(long, conflicts_with = "peers")]
+        quick: bool,
+        /// In-repo benchmarks: n of the PDMP benchmark (default 10⁶, or 10⁵ with --quick).
+        #[arg(long, value_name = "N", conflicts_with = "peers")]
+        pdmp_n: Option<usize>,
+        /// In-repo benchmarks: run only this one (term_throughput or pdmp_throughput).
+        #[arg(long, value_name = "NAME", conflicts_with = "peers")]
+        only: Option<String>,
         /// Options of --peers.
         #[command(flatten)]
         peer: peers::PeerArgs,
@@ -72,6 +83,51 @@ enum Cmd {
 
 fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").into()
+}
+
+/// The in-repo benchmarks: `(crate, bench)`.
+const BENCHES: &[(&str, &str)] =
+    &[("tallmc-models", "term_throughput"), ("tallmc-samplers", "pdmp_throughput")];
+
+/// Runs the in-repo benchmarks (`cargo bench`, release profile); the PDMP report is also
+/// written to `target/bench/pdmp_throughput_n{N}.md`.
+fn in_repo_benches(
+    root: &Path,
+    quick: bool,
+    pdmp_n: Option<usize>,
+    only: Option<&str>,
+) -> Result<()> {
+    if let Some(name) = only
+        && !BENCHES.iter().any(|(_, b)| *b == name)
+    {
+        let known: Vec<_> = BENCHES.iter().map(|(_, b)| *b).collect();
+        bail!("--only {name}: unknown benchmark; expected one of {}", known.join(", "));
+    }
+    for (krate, bench) in BENCHES {
+        if only.is_some_and(|o| o != *bench) {
+            continue;
+        }
+        let mut cmd = Command::new(env!("CARGO"));
+        cmd.current_dir(root).args(["bench", "-p", krate, "--bench", bench]);
+        if *bench == "pdmp_throughput" {
+            let n = pdmp_n.unwrap_or(if quick { 100_000 } else { 1_000_000 });
+            let dir = root.join("target/bench");
+            std::fs::create_dir_all(&dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+            cmd.arg("--");
+            if quick {
+                cmd.arg("--quick");
+            }
+            cmd.args(["--n", &n.to_string(), "--out"])
+                .arg(dir.join(format!("pdmp_throughput_n{n}.md")));
+        }
+        println!("== cargo bench -p {krate} --bench {bench}");
+        let status = cmd.status().context("cannot run cargo bench")?;
+        if !status.success() {
+            bail!("cargo bench -p {krate} --bench {bench} failed");
+        }
+    }
+    Ok(())
 }
 
 fn main() -> Result<()> {
@@ -105,16 +161,9 @@ fn main() -> Result<()> {
                 );
             }
         }
-        Cmd::Bench { peers: true, peer } => peers::run(&root, &peer)?,
-        Cmd::Bench { peers: false, .. } => {
-            let status = Command::new(env!("CARGO"))
-                .current_dir(&root)
-                .args(["bench", "-p", "tallmc-models", "--bench", "term_throughput"])
-                .status()
-                .context("cannot run cargo bench")?;
-            if !status.success() {
-                bail!("cargo bench failed");
-            }
+        Cmd::Bench { peers: true, peer, .. } => peers::run(&root, &peer)?,
+        Cmd::Bench { peers: false, quick, pdmp_n, only, .. } => {
+            in_repo_benches(&root, quick, pdmp_n, only.as_deref())?;
         }
         Cmd::Reference { chains, warmup, draws, seed } => {
             let reporter = progress::Bars::new();

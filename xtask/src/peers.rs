@@ -1,12 +1,15 @@
-//! `cargo xtask bench --peers`: tallmc against the NumPyro / BlackJAX peer scripts of
+//! `cargo xtask bench --peers`: tallmc against the NumPyro / BlackJAX / pdmp-jax peer scripts of
 //! `bench/peers/`, on the same binary data file, in one run.
 //!
-//! Steps: a Python virtual environment under `target/peers/venv` with the pinned packages of
-//! `bench/peers/requirements.txt`; the peer scripts copied to `target/peers/work/` (they read and
+//! Steps: Python virtual environments with pinned packages — `target/peers/venv` from
+//! `bench/peers/requirements.txt` (NumPyro, BlackJAX) and `target/peers/venv-pdmp` from
+//! `bench/peers/requirements-pdmp.txt` (pdmp-jax, which pins jax < 0.5), each made only when a
+//! selected comparison needs it; the peer scripts copied to `target/peers/work/` (they read and
 //! write beside themselves); the higgs-like data written there by `gen_data.py` (or reused when
 //! the `.bin` matches the sha256 of its JSON sidecar); every selected peer run; every selected
 //! tallmc run through the release CLI binary on the same `.bin`; a table of ESS per second and
-//! ESS per 1,000 per-datum gradient evaluations with tallmc/peer ratios, also written to
+//! ESS per 1,000 per-datum gradient evaluations with tallmc/peer ratios (and, for the full-data
+//! PDMPs, events per second, full-data gradients per event and ESS per second), also written to
 //! `target/peers/report.{md,json}`.
 //!
 //! The comparisons are the entries of [`COMPARISONS`]: adding a tallmc method is one entry.
@@ -34,7 +37,8 @@ pub struct PeerArgs {
     #[arg(long, default_value_t = 1)]
     pub rng: u64,
     /// Comparisons to run, comma-separated (default: every one whose tallmc side exists).
-    /// Known: hmc, hmc-diag, sgld, hmc-ecs, sghmc. A pending one (none at present) runs the peer side only.
+    /// Known: hmc, hmc-diag, sgld, hmc-ecs, sghmc (NumPyro / BlackJAX), zigzag, bps (pdmp-jax).
+    /// A pending one (none at present) runs the peer side only.
     #[arg(long, value_delimiter = ',')]
     pub methods: Vec<String>,
     /// Warmup iterations of full-data HMC / NUTS.
@@ -58,7 +62,19 @@ pub struct PeerArgs {
     /// Minibatch size of SGLD and SG-HMC (both sides).
     #[arg(long, default_value_t = 1300)]
     pub batch: usize,
-    /// Reuse target/peers/venv as it is (no pip install).
+    /// Events of the sampling phase of the full-data PDMPs (`zigzag`, `bps`; both sides: the
+    /// peer's --events, tallmc's --events). pdmp-jax makes ≈ 10–20 events/s at n = 10⁵.
+    #[arg(long, default_value_t = 2000)]
+    pub pdmp_events: u64,
+    /// Warmup events of the full-data PDMPs (the peer's --warmup-events; tallmc warms up for the
+    /// same share of the peer's trajectory time). [default: --pdmp-events / 10]
+    #[arg(long)]
+    pub pdmp_warmup_events: Option<u64>,
+    /// Grid draws of the full-data PDMPs' trajectory on both sides (the peer's --samples; tallmc's
+    /// grid draws are thinned to as many, evenly spaced).
+    #[arg(long, default_value_t = 1000)]
+    pub pdmp_samples: usize,
+    /// Reuse target/peers/venv and target/peers/venv-pdmp as they are (no pip install).
     #[arg(long)]
     pub skip_install: bool,
     /// Python used to create the virtual environment.
@@ -75,14 +91,25 @@ pub struct PeerArgs {
 /// Settings shared by every entry of the table (the parsed options).
 type Settings = PeerArgs;
 
-/// A peer run of `run_numpyro.py`.
+/// Which peer script (and virtual environment) a peer run uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PeerScript {
+    /// `run_numpyro.py` in `target/peers/venv` (NumPyro, BlackJAX).
+    Numpyro,
+    /// `run_pdmpjax.py` in `target/peers/venv-pdmp` (pdmp-jax pins jax < 0.5).
+    PdmpJax,
+}
+
+/// A peer run of `run_numpyro.py` or `run_pdmpjax.py`.
 struct PeerSide {
     /// Shown in the table.
     label: &'static str,
     /// Tag of the run (`runs/<tag>.json`); runs with equal tags are run once.
     tag: fn(&Settings) -> String,
-    /// Arguments after `run_numpyro.py --n N --seed S --rng R --tag TAG`.
+    /// Arguments after `SCRIPT --n N --seed S --rng R --tag TAG --outdir DIR`.
     args: fn(&Settings) -> Vec<String>,
+    /// The script.
+    script: PeerScript,
 }
 
 /// The tallmc side of a comparison.
@@ -98,6 +125,15 @@ enum TallmcSide {
         scan: Option<fn(&Settings) -> Vec<f64>>,
         /// Arguments that depend on the scanned step size (besides `--step-size H`).
         per_step: Option<fn(f64) -> Vec<String>>,
+    },
+    /// A full-data PDMP through `tallmc sample --sampler SAMPLER`, run twice: with
+    /// `--rate-bound envelope` (the peer's algorithm) and `--rate-bound model`; events budget,
+    /// warmup, grid and (BPS) refresh rate set from the peer run (see [`run_tallmc_pdmp`]).
+    Pdmp {
+        /// Shown in the table (the rate bound is appended).
+        label: &'static str,
+        /// `zigzag` or `bps`.
+        sampler: &'static str,
     },
     /// Not written yet: listed as pending in the report (every current comparison has its
     /// tallmc side; the variant stays for the next ones).
@@ -136,6 +172,7 @@ const NUTS: PeerSide = PeerSide {
         ]);
         a
     },
+    script: PeerScript::Numpyro,
 };
 
 fn hmc_args(c: &Settings, metric: &str) -> Vec<String> {
@@ -232,6 +269,7 @@ const COMPARISONS: &[Comparison] = &[
                 ]);
                 a
             },
+            script: PeerScript::Numpyro,
         },
         settings: &[
             "chains: 1 ↔ 1; start: mode ↔ MAP",
@@ -274,6 +312,7 @@ const COMPARISONS: &[Comparison] = &[
                 ]);
                 a
             },
+            script: PeerScript::Numpyro,
         },
         settings: &[
             "chains: 1 ↔ 1; start: mode ↔ MAP; warmup / draws: --warmup W --draws D ↔ --warmup W --samples D",
@@ -320,6 +359,7 @@ const COMPARISONS: &[Comparison] = &[
                 ]);
                 a
             },
+            script: PeerScript::Numpyro,
         },
         settings: &[
             "chains: 1 ↔ 1; start: mode ↔ MAP; minibatch b without ↔ with replacement",
@@ -329,7 +369,64 @@ const COMPARISONS: &[Comparison] = &[
             "friction: tallmc C = I (the HMC-ECS paper's) ↔ BlackJAX α = 0.01 (C = α/ε)",
         ],
     },
+    Comparison {
+        key: "zigzag",
+        tallmc: TallmcSide::Pdmp { label: "tallmc Zig-Zag, full data", sampler: "zigzag" },
+        peer: PeerSide {
+            label: "pdmp-jax ZigZag, full data, automatic grid bound",
+            tag: |c| format!("pdmpjax_zigzag_n{}", c.n),
+            args: |c| pdmp_peer_args(c, "zigzag"),
+            script: PeerScript::PdmpJax,
+        },
+        settings: PDMP_SETTINGS,
+    },
+    Comparison {
+        key: "bps",
+        tallmc: TallmcSide::Pdmp { label: "tallmc BPS, full data", sampler: "bps" },
+        peer: PeerSide {
+            label: "pdmp-jax BouncyParticle, full data, automatic grid bound",
+            tag: |c| format!("pdmpjax_bps_n{}", c.n),
+            args: |c| pdmp_peer_args(c, "bps"),
+            script: PeerScript::PdmpJax,
+        },
+        settings: PDMP_SETTINGS,
+    },
 ];
+
+/// The correspondence of the full-data PDMP comparisons (`zigzag`, `bps`).
+const PDMP_SETTINGS: &[&str] = &[
+    "chains: 1 ↔ 1; start: the mode (Newton, --init mode) ↔ the MAP (Newton); initial velocity: random ↔ random",
+    "events: --events E ↔ --events E (velocity changes: flips, bounces, refreshments); warmup: the same share of the trajectory time as the peer's --warmup-events (tallmc's warmup is a trajectory time) ↔ --warmup-events",
+    "bound: --rate-bound envelope = the automatic piecewise bound of Andral & Kamatani 2024 (rate and its time derivative from one full-data gradient and one Hessian-vector product at each of the G + 1 points of an adaptive horizon, G = 10) ↔ pdmp-jax's grid bound (grid_size 10, adaptive tmax): the like-for-like algorithm; --rate-bound model = affine bounds from logistic regression's curvature bound K = XᵀX/4 (one full-data gradient per proposal, no Hessian-vector products), what tallmc offers on top",
+    "BPS: velocities N(0, I) on both sides; refresh rate R = 1/Δ_L on both (--refresh-rate R ↔ --refresh R), Δ_L = the median Laplace posterior sd (tallmc's default rate)",
+    "discretization: S grid draws evenly spaced over the sampling trajectory on both sides (the peer's sample_from_skeleton(S) at t_k = kT/S; tallmc's grid draws at Δ = T_peer/(4S), thinned to S evenly spaced draws)",
+    "evaluations: full-data gradients and Hessian-vector products per event, tallmc: per-datum evaluations / n from summary.json ↔ counted from pdmp-jax's per-event counters (run_pdmpjax.py count_evaluations)",
+    "ESS: arviz bulk ESS of the S draws on both sides (ess_csv.py on tallmc's thinned CSV)",
+];
+
+/// How many tallmc grid draws per peer draw are made before thinning to the peer's count.
+const PDMP_OVERSAMPLE: usize = 4;
+
+/// `run_pdmpjax.py` arguments of a full-data PDMP comparison (the BPS refresh rate is added at
+/// run time, from the Laplace approximation).
+fn pdmp_peer_args(c: &Settings, method: &str) -> Vec<String> {
+    vec![
+        "--method".into(),
+        method.into(),
+        "--events".into(),
+        c.pdmp_events.to_string(),
+        "--warmup-events".into(),
+        pdmp_warmup_events(c).to_string(),
+        "--samples".into(),
+        c.pdmp_samples.to_string(),
+        "--grid-size".into(),
+        "10".into(),
+    ]
+}
+
+fn pdmp_warmup_events(c: &Settings) -> u64 {
+    c.pdmp_warmup_events.unwrap_or(c.pdmp_events / 10)
+}
 
 /// Data sets whose sha256 is published in bench/peers/UPSTREAM_README.md (numpy PCG64).
 const KNOWN_SHA256: &[(usize, u64, &str)] = &[
@@ -341,6 +438,9 @@ const KNOWN_SHA256: &[(usize, u64, &str)] = &[
 /// The packages the peer scripts import (their pinned versions are recorded in the report).
 const PEER_PACKAGES: &[&str] =
     &["jax", "jaxlib", "numpyro", "blackjax", "arviz", "numpy", "scipy", "optax"];
+
+/// The packages of pdmp-jax's environment that the report records.
+const PDMP_PACKAGES: &[&str] = &["pdmp-jax", "jax", "jaxlib", "arviz", "numpy", "scipy"];
 
 /// Environment for every timed process: one thread, one JAX device.
 const ONE_THREAD_ENV: &[(&str, &str)] = &[
@@ -355,7 +455,13 @@ const ONE_THREAD_ENV: &[(&str, &str)] = &[
 struct Paths {
     root: PathBuf,
     base: PathBuf,
+    /// The Python of the data, hashing and ESS scripts (numpy + arviz): the NumPyro
+    /// environment's when it is made, else pdmp-jax's (the same numpy and arviz pins).
     venv_python: PathBuf,
+    /// `target/peers/venv/bin/python`.
+    numpyro_python: PathBuf,
+    /// `target/peers/venv-pdmp/bin/python`.
+    pdmp_python: PathBuf,
     work: PathBuf,
     runs: PathBuf,
 }
@@ -366,9 +472,15 @@ pub fn run(root: &Path, c: &PeerArgs) -> Result<()> {
     let selected = select(&c.methods)?;
     let base = root.join("target/peers");
     let work = base.join("work");
+    let needs_numpyro = selected.iter().any(|s| s.peer.script == PeerScript::Numpyro);
+    let needs_pdmp = selected.iter().any(|s| s.peer.script == PeerScript::PdmpJax);
+    let numpyro_python = base.join("venv/bin/python");
+    let pdmp_python = base.join("venv-pdmp/bin/python");
     let p = Paths {
         root: root.to_path_buf(),
-        venv_python: base.join("venv/bin/python"),
+        venv_python: if needs_numpyro { numpyro_python.clone() } else { pdmp_python.clone() },
+        numpyro_python,
+        pdmp_python,
         runs: base.join(format!("runs/n{}_seed{}", c.n, c.seed)),
         base,
         work,
@@ -377,12 +489,31 @@ pub fn run(root: &Path, c: &PeerArgs) -> Result<()> {
         .with_context(|| format!("cannot create {}", p.runs.display()))?;
     let pin = pin_prefix(c)?;
 
-    println!("== peers: Python environment");
-    let versions = ensure_venv(&p, c)?;
+    let mut versions = BTreeMap::new();
+    let mut pdmp_versions = BTreeMap::new();
+    if needs_numpyro {
+        println!("== peers: Python environment (NumPyro, BlackJAX)");
+        let venv = Venv {
+            dir: p.base.join("venv"),
+            requirements: p.root.join("bench/peers/requirements.txt"),
+            packages: PEER_PACKAGES,
+        };
+        versions = ensure_venv(&p, c, &venv)?;
+    }
+    if needs_pdmp {
+        println!("== peers: Python environment (pdmp-jax)");
+        let venv = Venv {
+            dir: p.base.join("venv-pdmp"),
+            requirements: p.root.join("bench/peers/requirements-pdmp.txt"),
+            packages: PDMP_PACKAGES,
+        };
+        pdmp_versions = ensure_venv(&p, c, &venv)?;
+    }
     copy_scripts(&p)?;
 
     println!("== peers: data");
     let (bin, header) = ensure_data(&p, c, &pin)?;
+    let laplace = if needs_pdmp { Some(laplace_of(&bin)?) } else { None };
 
     // Peer runs (each tag once), then the tallmc runs on the same file.
     let mut peer_results: BTreeMap<String, Value> = BTreeMap::new();
@@ -392,15 +523,40 @@ pub fn run(root: &Path, c: &PeerArgs) -> Result<()> {
             continue;
         }
         println!("== peers: {} ({})", cmp.peer.label, tag);
-        let r = run_peer(&p, c, &pin, &cmp.peer, &tag)?;
+        let r = match cmp.peer.script {
+            PeerScript::Numpyro => run_peer(&p, c, &pin, &cmp.peer, &tag)?,
+            PeerScript::PdmpJax => {
+                let l = laplace.as_ref().context("Laplace approximation")?;
+                run_pdmpjax(&p, c, &pin, cmp, &tag, l)?
+            }
+        };
         peer_results.insert(tag, r);
     }
 
     let tallmc_bin = build_cli(&p)?;
     let mut rows = Vec::new();
+    let mut pdmp_rows = Vec::new();
     let mut pending = Vec::new();
     for cmp in &selected {
         let peer = &peer_results[&(cmp.peer.tag)(c)];
+        if let TallmcSide::Pdmp { label, sampler } = &cmp.tallmc {
+            let l = laplace.as_ref().context("Laplace approximation")?;
+            let peer_row = pdmp_peer_row(cmp, peer)?;
+            let mut sides = Vec::new();
+            for bound in ["envelope", "model"] {
+                println!("== tallmc: {label}, --rate-bound {bound}");
+                let t =
+                    run_tallmc_pdmp(&p, c, &pin, &tallmc_bin, &bin, cmp, sampler, bound, peer, l)?;
+                sides.push(pdmp_tallmc_row(
+                    &format!("{label}, --rate-bound {bound}"),
+                    bound,
+                    &t,
+                    l,
+                )?);
+            }
+            pdmp_rows.push(pdmp_pair(cmp, sides, peer_row));
+            continue;
+        }
         let peer_row = peer_row(cmp, peer)?;
         match &cmp.tallmc {
             TallmcSide::Pending { label, planned } => {
@@ -427,6 +583,7 @@ pub fn run(root: &Path, c: &PeerArgs) -> Result<()> {
                 }
                 rows.push(pair(cmp, tallmc_row, peer_row));
             }
+            TallmcSide::Pdmp { .. } => unreachable!("handled above"),
         }
     }
 
@@ -436,18 +593,24 @@ pub fn run(root: &Path, c: &PeerArgs) -> Result<()> {
         "data": bin.display().to_string(), "data_sha256": header["sha256"],
         "machine": machine(c),
         "python_packages": versions,
+        "python_packages_pdmp": pdmp_versions,
         "settings": {
             "hmc_nuts": {"chains": 1, "warmup": c.warmup, "draws": c.draws},
             "sgld": {"chains": 1, "burnin": c.sg_burnin, "draws": c.sg_steps, "batch": c.batch,
                      "scan_steps": c.scan_steps},
             "sghmc": {"chains": 1, "burnin": c.sg_burnin, "draws": c.sghmc_steps, "batch": c.batch,
                       "scan_steps": c.scan_steps},
+            "pdmp": {"chains": 1, "events": c.pdmp_events, "warmup_events": pdmp_warmup_events(c),
+                     "samples": c.pdmp_samples, "grid_size": 10,
+                     "laplace_median_sd": laplace.as_ref().map(|l| l.median_sd),
+                     "bps_refresh_rate": laplace.as_ref().map(|l| 1.0 / l.median_sd)},
         },
         "timing": "sampling phase only (after warmup); peers: wall time minus JAX tracing/compilation; \
                    tallmc: wall time of the sampling loop (data loading, Newton and warmup excluded)",
         "ess": "min over the 29 coordinates of arviz bulk ESS, computed by arviz on both sides",
         "evaluations": "per-datum gradient evaluations ∇ℓ_i in the sampling phase",
         "comparisons": rows,
+        "pdmp_comparisons": pdmp_rows,
         "pending": pending,
         "total_seconds": started.elapsed().as_secs_f64(),
     });
@@ -533,13 +696,27 @@ fn command(pin: &[String], program: &Path) -> Command {
     cmd
 }
 
-fn ensure_venv(p: &Paths, c: &PeerArgs) -> Result<BTreeMap<String, String>> {
-    let requirements = p.root.join("bench/peers/requirements.txt");
-    if !p.venv_python.exists() {
+/// A virtual environment of peer packages.
+struct Venv {
+    /// Its directory (`target/peers/venv`, `target/peers/venv-pdmp`).
+    dir: PathBuf,
+    /// The pinned requirements installed into it.
+    requirements: PathBuf,
+    /// The packages whose versions the report records.
+    packages: &'static [&'static str],
+}
+
+fn ensure_venv(p: &Paths, c: &PeerArgs, venv: &Venv) -> Result<BTreeMap<String, String>> {
+    let requirements = &venv.requirements;
+    let python = venv.dir.join("bin/python");
+    let name = venv.dir.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+    let req_name =
+        requirements.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+    if !python.exists() {
         if c.skip_install {
             bail!(
                 "--skip-install, but there is no virtual environment at {}; run once without it",
-                p.venv_python.display()
+                python.display()
             );
         }
         match Command::new(&c.python).arg("--version").output() {
@@ -550,30 +727,36 @@ fn ensure_venv(p: &Paths, c: &PeerArgs) -> Result<BTreeMap<String, String>> {
                 c.python
             ),
         }
-        let venv = p.base.join("venv");
         let mut cmd = Command::new(&c.python);
-        cmd.args(["-m", "venv"]).arg(&venv);
+        cmd.args(["-m", "venv"]).arg(&venv.dir);
         run_logged(
             cmd,
             "python3 -m venv (is the venv module installed? python3-venv)",
-            &p.base.join("venv-create"),
+            &p.base.join(format!("{name}-create")),
         )?;
     }
     if !c.skip_install {
-        let mut cmd = Command::new(&p.venv_python);
+        let mut cmd = Command::new(&python);
         cmd.args(["-m", "pip", "install", "--disable-pip-version-check", "-q", "-r"])
-            .arg(&requirements);
+            .arg(requirements);
         run_logged(
             cmd,
-            "pip install -r bench/peers/requirements.txt (needs PyPI; --skip-install reuses the venv)",
-            &p.base.join("pip-install"),
+            &format!(
+                "pip install -r bench/peers/{req_name} into {name} (needs PyPI; --skip-install \
+                 reuses the venv)"
+            ),
+            &p.base.join(format!("{name}-pip-install")),
         )?;
     }
     // Record what is installed.
-    let mut cmd = Command::new(&p.venv_python);
+    let mut cmd = Command::new(&python);
     cmd.args(["-c", "import importlib.metadata as m, json, sys; print(json.dumps({**{p: m.version(p) for p in sys.argv[1:]}, 'python': sys.version.split()[0]}))"])
-        .args(PEER_PACKAGES);
-    let out = run_logged(cmd, "reading the installed package versions", &p.base.join("versions"))?;
+        .args(venv.packages);
+    let out = run_logged(
+        cmd,
+        "reading the installed package versions",
+        &p.base.join(format!("{name}-versions")),
+    )?;
     let v: BTreeMap<String, String> = serde_json::from_slice(&out.stdout)?;
     println!("{}", v.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", "));
     Ok(v)
@@ -581,7 +764,7 @@ fn ensure_venv(p: &Paths, c: &PeerArgs) -> Result<BTreeMap<String, String>> {
 
 fn copy_scripts(p: &Paths) -> Result<()> {
     std::fs::create_dir_all(&p.work)?;
-    for f in ["gen_data.py", "run_numpyro.py", "ess_csv.py"] {
+    for f in ["gen_data.py", "run_numpyro.py", "ess_csv.py", "run_pdmpjax.py"] {
         let from = p.root.join("bench/peers").join(f);
         std::fs::copy(&from, p.work.join(f))
             .with_context(|| format!("cannot copy {} to {}", from.display(), p.work.display()))?;
@@ -647,7 +830,7 @@ fn ensure_data(p: &Paths, c: &PeerArgs, pin: &[String]) -> Result<(PathBuf, Valu
 }
 
 fn run_peer(p: &Paths, c: &PeerArgs, pin: &[String], side: &PeerSide, tag: &str) -> Result<Value> {
-    let mut cmd = command(pin, &p.venv_python);
+    let mut cmd = command(pin, &p.numpyro_python);
     cmd.current_dir(&p.work)
         .args(["run_numpyro.py", "--n", &c.n.to_string(), "--seed", &c.seed.to_string()])
         .args(["--rng", &c.rng.to_string(), "--tag", tag, "--outdir"])
@@ -961,31 +1144,60 @@ fn markdown(r: &Value) -> String {
         r["data"].as_str().unwrap_or(""),
         r["data_sha256"].as_str().unwrap_or("")
     );
-    let _ = writeln!(
-        m,
-        "ESS = min over the 29 coordinates of bulk ESS (arviz, both sides). Seconds = sampling \
+    let has_main =
+        ["comparisons", "pending"].iter().any(|k| r[*k].as_array().is_some_and(|a| !a.is_empty()));
+    if has_main {
+        let _ = writeln!(
+            m,
+            "ESS = min over the 29 coordinates of bulk ESS (arviz, both sides). Seconds = sampling \
          phase only: peers minus JAX compilation, tallmc without data loading, Newton or warmup. \
          Evaluations = per-datum gradient evaluations ∇ℓ_i in the sampling phase. Load = the \
          machine's 1-minute load average before–after the run, CPU/wall = the share of its core the \
          run got (peers: sampling phase; tallmc: whole process): other work on the machine slows \
          both sides, so compare within a run.\n"
-    );
-    let _ = writeln!(
-        m,
-        "| comparison | side | method | draws | ESS | seconds | ESS/s | evals/draw | ESS per 1,000 evals | tallmc/peer ESS/s | tallmc/peer ESS/1k evals | load | CPU/wall |"
-    );
-    let _ = writeln!(m, "|---|---|---|---|---|---|---|---|---|---|---|---|---|");
-    for c in r["comparisons"].as_array().into_iter().flatten() {
-        for side in ["tallmc", "peer"] {
-            let v = &c[side];
-            let (r1, r2) = if side == "tallmc" {
-                (f(&c["ratio_ess_per_s"], 2) + "×", f(&c["ratio_ess_per_1000_evals"], 2) + "×")
-            } else {
-                (String::new(), String::new())
-            };
+        );
+        let _ = writeln!(
+            m,
+            "| comparison | side | method | draws | ESS | seconds | ESS/s | evals/draw | ESS per 1,000 evals | tallmc/peer ESS/s | tallmc/peer ESS/1k evals | load | CPU/wall |"
+        );
+        let _ = writeln!(m, "|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+        for c in r["comparisons"].as_array().into_iter().flatten() {
+            for side in ["tallmc", "peer"] {
+                let v = &c[side];
+                let (r1, r2) = if side == "tallmc" {
+                    (f(&c["ratio_ess_per_s"], 2) + "×", f(&c["ratio_ess_per_1000_evals"], 2) + "×")
+                } else {
+                    (String::new(), String::new())
+                };
+                let _ = writeln!(
+                    m,
+                    "| {} | {side} | {} | {} | {} | {} | {} | {} | {} | {r1} | {r2} | {}–{} | {} |",
+                    c["key"].as_str().unwrap_or(""),
+                    v["label"].as_str().unwrap_or(""),
+                    f(&v["draws"], 0),
+                    f(&v["ess_min"], 0),
+                    f(&v["sampling_s"], 2),
+                    f(&v["ess_per_s"], 1),
+                    f(&v["evals_per_draw"], 0),
+                    f(&v["ess_per_1000_evals"], 5),
+                    f(&v["load_average"][0], 1),
+                    f(&v["load_average"][1], 1),
+                    f(&v["cpu_over_wall"], 2),
+                );
+            }
+        }
+        for c in r["pending"].as_array().into_iter().flatten() {
             let _ = writeln!(
                 m,
-                "| {} | {side} | {} | {} | {} | {} | {} | {} | {} | {r1} | {r2} | {}–{} | {} |",
+                "| {} | tallmc | {} — **pending** (`{}`) | | | | | | | | | | |",
+                c["key"].as_str().unwrap_or(""),
+                c["tallmc"].as_str().unwrap_or(""),
+                c["planned"].as_str().unwrap_or("")
+            );
+            let v = &c["peer"];
+            let _ = writeln!(
+                m,
+                "| {} | peer | {} | {} | {} | {} | {} | {} | {} | | | | |",
                 c["key"].as_str().unwrap_or(""),
                 v["label"].as_str().unwrap_or(""),
                 f(&v["draws"], 0),
@@ -994,54 +1206,390 @@ fn markdown(r: &Value) -> String {
                 f(&v["ess_per_s"], 1),
                 f(&v["evals_per_draw"], 0),
                 f(&v["ess_per_1000_evals"], 5),
+            );
+        }
+    }
+    pdmp_markdown(&mut m, r);
+    if has_main {
+        let _ = writeln!(m, "\n## Settings, side by side (tallmc ↔ peer)\n");
+        for c in r["comparisons"].as_array().into_iter().flatten() {
+            let _ = writeln!(m, "**{}**", c["key"].as_str().unwrap_or(""));
+            for s in c["settings"].as_array().into_iter().flatten() {
+                let _ = writeln!(m, "- {}", s.as_str().unwrap_or(""));
+            }
+            for side in ["tallmc", "peer"] {
+                let v = &c[side];
+                if !v["step_size"].is_null() {
+                    let _ = writeln!(m, "- {side} step size: {}", v["step_size"]);
+                }
+            }
+            if let Some(cmd) = c["peer"]["command"].as_str() {
+                let _ = writeln!(m, "- peer command: `{cmd}`");
+            }
+            let _ = writeln!(m);
+        }
+    }
+    let _ = writeln!(m, "## Environment\n");
+    if r["python_packages"].as_object().is_some_and(|o| !o.is_empty()) {
+        let _ = writeln!(m, "- Python packages: {}", r["python_packages"]);
+    }
+    if r["python_packages_pdmp"].as_object().is_some_and(|o| !o.is_empty()) {
+        let _ = writeln!(m, "- Python packages (pdmp-jax): {}", r["python_packages_pdmp"]);
+    }
+    let _ = writeln!(m, "- Environment of every timed process: `{}`", r["machine"]["env"]);
+    let _ = writeln!(m, "- Whole run: {:.0} s", r["total_seconds"].as_f64().unwrap_or(0.0));
+    m
+}
+
+/// The Laplace approximation of the data file's posterior (the mode and the sds), as
+/// `tallmc sample --model logistic` finds it: the BPS refresh rate and the accuracy check of
+/// the full-data PDMP comparisons use it.
+struct LaplaceInfo {
+    mode: Vec<f64>,
+    sds: Vec<f64>,
+    /// Δ_L: the median of `sds` (tallmc's default grid step; 1/Δ_L its default BPS refresh).
+    median_sd: f64,
+}
+
+fn laplace_of(bin: &Path) -> Result<LaplaceInfo> {
+    use tallmc_models::{DesignOptions, LoadOptions, LogisticRegression};
+    let data = tallmc_models::load(bin, &LoadOptions::default())
+        .with_context(|| format!("cannot load {}", bin.display()))?;
+    let model = LogisticRegression::new(data, DesignOptions::default(), 10.0)?;
+    let d = tallmc_core::Terms::dim(&model);
+    let l = tallmc_samplers::laplace_approximation(
+        &model,
+        &vec![0.0; d],
+        tallmc_samplers::NewtonOptions::default(),
+    )
+    .context("Newton's method on the peer data")?;
+    let sds = l.sds();
+    let mut sorted = sds.clone();
+    sorted.sort_by(f64::total_cmp);
+    let median_sd = sorted[d / 2];
+    println!("Laplace approximation: median posterior sd Δ_L = {median_sd:.4e}");
+    Ok(LaplaceInfo { mode: l.mode, sds, median_sd })
+}
+
+/// `/usr/bin/time -o FILE -f "%e %U %S"` in front of a pinned program, when it exists.
+fn timed_command(pin: &[String], program: &Path, time_file: &Path) -> Command {
+    if Path::new("/usr/bin/time").exists() {
+        let mut cmd = command(&[], Path::new("/usr/bin/time"));
+        cmd.arg("-o").arg(time_file).args(["-f", "%e %U %S"]).args(pin).arg(program);
+        cmd
+    } else {
+        command(pin, program)
+    }
+}
+
+/// CPU / wall of a process timed by [`timed_command`].
+fn cpu_over_wall(time_file: &Path) -> Option<f64> {
+    let times: Vec<f64> = std::fs::read_to_string(time_file)
+        .ok()?
+        .split_whitespace()
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    match times[..] {
+        [e, u, s] if e > 0.0 => Some((u + s) / e),
+        _ => None,
+    }
+}
+
+/// One `run_pdmpjax.py` run in pdmp-jax's environment (BPS with refresh rate 1/Δ_L).
+fn run_pdmpjax(
+    p: &Paths,
+    c: &PeerArgs,
+    pin: &[String],
+    cmp: &Comparison,
+    tag: &str,
+    laplace: &LaplaceInfo,
+) -> Result<Value> {
+    let time_file = p.runs.join(format!("{tag}.time"));
+    let mut cmd = timed_command(pin, &p.pdmp_python, &time_file);
+    cmd.current_dir(&p.work)
+        .args(["run_pdmpjax.py", "--n", &c.n.to_string(), "--seed", &c.seed.to_string()])
+        .args(["--rng", &c.rng.to_string(), "--tag", tag, "--outdir"])
+        .arg(&p.runs)
+        .args((cmp.peer.args)(c));
+    if cmp.key == "bps" {
+        cmd.args(["--refresh", &format!("{:e}", 1.0 / laplace.median_sd)]);
+    }
+    let command_line = format!(
+        "python {}",
+        cmd.get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .skip_while(|a| a != "run_pdmpjax.py")
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    let t = Instant::now();
+    let load_before = load_average();
+    run_logged(cmd, &format!("peer run {tag} (run_pdmpjax.py)"), &p.runs.join(tag))?;
+    let path = p.runs.join(format!("{tag}.json"));
+    let mut v: Value = serde_json::from_str(
+        &std::fs::read_to_string(&path)
+            .with_context(|| format!("cannot read {}", path.display()))?,
+    )?;
+    v["load_average"] = json!([load_before, load_average()]);
+    v["process_cpu_over_wall"] = json!(cpu_over_wall(&time_file));
+    v["command"] = json!(command_line);
+    println!(
+        "{tag}: {:.0} s in all; {:.1} events/s, min bulk ESS {:.0} in {:.2} s of sampling",
+        t.elapsed().as_secs_f64(),
+        num(&v, "events_per_s")?,
+        num(&v, "ess_bulk_min")?,
+        num(&v, "sampling_s")?
+    );
+    Ok(v)
+}
+
+/// One tallmc run of a full-data PDMP comparison with rate bound `bound`: the peer's events
+/// budget, warmup over the same share of the peer's trajectory time, grid draws at
+/// Δ = T_peer/(4S) thinned to S evenly spaced ones, BPS refresh 1/Δ_L; arviz ESS of the S draws.
+#[allow(clippy::too_many_arguments)]
+fn run_tallmc_pdmp(
+    p: &Paths,
+    c: &PeerArgs,
+    pin: &[String],
+    exe: &Path,
+    bin: &Path,
+    cmp: &Comparison,
+    sampler: &str,
+    bound: &str,
+    peer: &Value,
+    laplace: &LaplaceInfo,
+) -> Result<Value> {
+    let t_peer = num(peer, "trajectory_time")?;
+    let samples = c.pdmp_samples;
+    let fine = PDMP_OVERSAMPLE * samples;
+    let grid = t_peer / fine as f64;
+    let warmup = ((fine as f64) * pdmp_warmup_events(c) as f64 / c.pdmp_events as f64).round();
+    let mut args = s(&["--sampler", sampler, "--rate-bound", bound]);
+    args.extend([
+        "--events".into(),
+        c.pdmp_events.to_string(),
+        "--grid".into(),
+        format!("{grid:e}"),
+        "--warmup".into(),
+        format!("{warmup:.0}"),
+    ]);
+    if sampler == "bps" {
+        args.extend(["--refresh-rate".into(), format!("{:e}", 1.0 / laplace.median_sd)]);
+    }
+    let out = p.runs.join(format!("tallmc_{}_{bound}", cmp.key));
+    let mut v = tallmc_once(p, c, pin, exe, bin, &out, &args)?;
+    // Thin to S evenly spaced grid draws (row j is x((j + 1)Δ); keep rows ≈ (i + 1)·M/S − 1).
+    let csv = out.join("chain_1.csv");
+    let text =
+        std::fs::read_to_string(&csv).with_context(|| format!("cannot read {}", csv.display()))?;
+    let mut lines = text.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty());
+    let header = lines.next().context("tallmc CSV without a header")?;
+    let rows: Vec<&str> = lines.collect();
+    let m = rows.len();
+    let keep = samples.min(m);
+    let mut thinned = String::with_capacity(text.len() / PDMP_OVERSAMPLE + header.len());
+    thinned.push_str(header);
+    thinned.push('\n');
+    for i in 0..keep {
+        let j = ((i + 1) * m / keep).saturating_sub(1);
+        thinned.push_str(rows[j]);
+        thinned.push('\n');
+    }
+    let thinned_path = out.join(format!("chain_1_grid{keep}.csv"));
+    std::fs::write(&thinned_path, thinned)
+        .with_context(|| format!("cannot write {}", thinned_path.display()))?;
+    let mut cmd = command(&[], &p.venv_python);
+    cmd.current_dir(&p.work).arg("ess_csv.py").arg(&thinned_path);
+    let o = run_logged(cmd, "ess_csv.py (arviz ESS of the tallmc draws)", &out.join("ess"))?;
+    v["arviz"] = serde_json::from_slice(&o.stdout)?;
+    v["grid_draws_made"] = json!(m);
+    v["grid_draws_kept"] = json!(keep);
+    v["command_args"] = json!(args.join(" "));
+    let events = tallmc_events(&v)?;
+    let secs = v["totals"]["wall_seconds"]["sampling_max_over_chains"].as_f64().unwrap_or(f64::NAN);
+    println!(
+        "tallmc {sampler} --rate-bound {bound}: {events} events in {secs:.2} s ({:.1} events/s), \
+         min bulk ESS {:.0} of {keep} draws (of {m} made)",
+        events as f64 / secs,
+        num(&v["arviz"], "ess_min")?
+    );
+    Ok(v)
+}
+
+/// Velocity changes of a tallmc run: bounces + refreshes + divergences.
+fn tallmc_events(v: &Value) -> Result<u64> {
+    let e = &v["events"];
+    let get = |k: &str| e[k].as_u64().with_context(|| format!("summary.json: events.{k}"));
+    Ok(get("bounces")? + get("refreshes")? + get("divergences")?)
+}
+
+fn pdmp_peer_row(cmp: &Comparison, v: &Value) -> Result<Value> {
+    let events = v["config"]["events"].as_f64().context("config.events")?;
+    let secs = num(v, "sampling_s")?;
+    let ess = num(v, "ess_bulk_min")?;
+    let rejected = num(v, "rejected")?;
+    let errors = num(v, "bound_errors")?;
+    Ok(json!({
+        "side": "peer", "label": cmp.peer.label, "tag": v["tag"],
+        "events": events, "sampling_s": secs, "events_per_s": events / secs,
+        "full_gradients_per_event": num(v, "gradients_per_event")?,
+        "hvps_per_event": num(v, "hvps_per_event")?,
+        "proposals_per_event": (events + rejected + errors) / events,
+        "bound_violations": errors, "horizon_hits": v["horizon_hits"],
+        "trajectory_time": num(v, "trajectory_time")?,
+        "draws": v["config"]["samples"],
+        "ess_min": ess, "ess_median": v["ess_bulk_median"], "ess_per_s": ess / secs,
+        "max_mean_error_laplace_sd": v["max_abs_mean_error_laplace_sd"],
+        "compile_s": num(v, "warmup_compile_s")? + num(v, "sampling_compile_s")?,
+        "warmup_s": v["warmup_wall_s"],
+        "command": v["command"],
+        "load_average": v["load_average"],
+        "cpu_over_wall": v["process_cpu_over_wall"],
+    }))
+}
+
+fn pdmp_tallmc_row(label: &str, bound: &str, v: &Value, laplace: &LaplaceInfo) -> Result<Value> {
+    let n = v["n"].as_f64().context("summary.json: n")?;
+    let t = &v["totals"];
+    let events = tallmc_events(v)? as f64;
+    let secs = t["wall_seconds"]["sampling_max_over_chains"].as_f64().context("wall_seconds")?;
+    let ev = &t["evals_sampling"];
+    let per_event =
+        |k: &str| ev[k].as_f64().map(|x| x / n / events).with_context(|| format!("evals.{k}"));
+    let ess = num(&v["arviz"], "ess_min")?;
+    let means = floats(&v["arviz"]["mean"])?;
+    let mean_err = means
+        .iter()
+        .zip(&laplace.mode)
+        .zip(&laplace.sds)
+        .map(|((m, mode), sd)| (m - mode).abs() / sd)
+        .fold(0.0, f64::max);
+    let proposals = v["events"]["proposals"].as_f64().context("events.proposals")?;
+    Ok(json!({
+        "side": "tallmc", "label": label, "rate_bound": bound,
+        "events": events, "sampling_s": secs, "events_per_s": events / secs,
+        "full_gradients_per_event": per_event("gradients")?,
+        "hvps_per_event": per_event("hessians")?,
+        "terms_per_event": per_event("terms")?,
+        "proposals_per_event": proposals / events,
+        "bound_violations": v["events"]["violations"],
+        "trajectory_time": v["events"]["trajectory_time_sampling"],
+        "draws": v["grid_draws_kept"], "grid_draws_made": v["grid_draws_made"],
+        "grid_step": v["grid_step"],
+        "ess_min": ess, "ess_median": v["arviz"]["ess_median"], "ess_per_s": ess / secs,
+        "ess_min_all_grid_draws_tallmc_diagnostics": v["parameters"].as_array().map(|ps| {
+            ps.iter().filter_map(|q| q["ess_bulk"].as_f64()).fold(f64::INFINITY, f64::min)
+        }),
+        "max_mean_error_laplace_sd": mean_err,
+        "setup_s": t["wall_seconds"]["setup"], "warmup_s": t["wall_seconds"]["warmup_max_over_chains"],
+        "command_args": v["command_args"],
+        "load_average": v["load_average"],
+        "cpu_over_wall": v["process_cpu_over_wall"],
+    }))
+}
+
+fn pdmp_pair(cmp: &Comparison, tallmc: Vec<Value>, peer: Value) -> Value {
+    let ratio = |t: &Value, k: &str| match (t[k].as_f64(), peer[k].as_f64()) {
+        (Some(a), Some(b)) if b > 0.0 => json!(a / b),
+        _ => Value::Null,
+    };
+    let ratios: Vec<Value> = tallmc
+        .iter()
+        .map(|t| {
+            json!({
+                "rate_bound": t["rate_bound"],
+                "ratio_events_per_s": ratio(t, "events_per_s"),
+                "ratio_ess_per_s": ratio(t, "ess_per_s"),
+                "ratio_full_gradients_per_event": ratio(t, "full_gradients_per_event"),
+            })
+        })
+        .collect();
+    json!({
+        "key": cmp.key, "tallmc": tallmc, "peer": peer, "ratios": ratios,
+        "settings": cmp.settings,
+    })
+}
+
+/// The full-data PDMP table of the report.
+fn pdmp_markdown(m: &mut String, r: &Value) {
+    let rows = r["pdmp_comparisons"].as_array().cloned().unwrap_or_default();
+    if rows.is_empty() {
+        return;
+    }
+    let set = &r["settings"]["pdmp"];
+    let _ = writeln!(
+        m,
+        "\n## Full-data Zig-Zag and BPS vs pdmp-jax\n\n\
+         Sampling phase only (peer: minus JAX compilation; tallmc: without loading, Newton and \
+         warmup). {} events after {} warmup events on each side; ESS = min (median) over the 29 \
+         coordinates of arviz bulk ESS of {} grid draws evenly spaced over the sampling \
+         trajectory. Full gradients and HVPs per event = per-datum gradient and Hessian-vector \
+         evaluations / n / events (peer: from pdmp-jax's counters). BPS refresh rate {} on both \
+         sides (1/Δ_L, Δ_L = median Laplace sd {}). Mean error = max over coordinates of \
+         |mean − mode| / Laplace sd.\n",
+        set["events"],
+        set["warmup_events"],
+        set["samples"],
+        f(&set["bps_refresh_rate"], 2),
+        f(&set["laplace_median_sd"], 6),
+    );
+    let _ = writeln!(
+        m,
+        "| comparison | side | method | events | seconds | events/s | full gradients / event | HVPs / event | proposals / event | violations | trajectory time | ESS min (median) | ESS/s | mean error | tallmc/peer events/s | tallmc/peer ESS/s | load | CPU/wall |"
+    );
+    let _ =
+        writeln!(m, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    for c in &rows {
+        let key = c["key"].as_str().unwrap_or("");
+        let tallmc = c["tallmc"].as_array().cloned().unwrap_or_default();
+        let ratios = c["ratios"].as_array().cloned().unwrap_or_default();
+        let mut sides: Vec<(&str, &Value, Option<&Value>)> =
+            tallmc.iter().zip(&ratios).map(|(t, q)| ("tallmc", t, Some(q))).collect();
+        sides.push(("peer", &c["peer"], None));
+        for (side, v, q) in sides {
+            let (r1, r2) = q.map_or((String::new(), String::new()), |q| {
+                (f(&q["ratio_events_per_s"], 2) + "×", f(&q["ratio_ess_per_s"], 2) + "×")
+            });
+            let _ = writeln!(
+                m,
+                "| {key} | {side} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} ({}) | {} | {} | {r1} | {r2} | {}–{} | {} |",
+                v["label"].as_str().unwrap_or(""),
+                f(&v["events"], 0),
+                f(&v["sampling_s"], 1),
+                f(&v["events_per_s"], 1),
+                f(&v["full_gradients_per_event"], 2),
+                f(&v["hvps_per_event"], 2),
+                f(&v["proposals_per_event"], 2),
+                f(&v["bound_violations"], 0),
+                f(&v["trajectory_time"], 4),
+                f(&v["ess_min"], 0),
+                f(&v["ess_median"], 0),
+                f(&v["ess_per_s"], 2),
+                f(&v["max_mean_error_laplace_sd"], 2),
                 f(&v["load_average"][0], 1),
                 f(&v["load_average"][1], 1),
                 f(&v["cpu_over_wall"], 2),
             );
         }
     }
-    for c in r["pending"].as_array().into_iter().flatten() {
-        let _ = writeln!(
-            m,
-            "| {} | tallmc | {} — **pending** (`{}`) | | | | | | | | | | |",
-            c["key"].as_str().unwrap_or(""),
-            c["tallmc"].as_str().unwrap_or(""),
-            c["planned"].as_str().unwrap_or("")
-        );
-        let v = &c["peer"];
-        let _ = writeln!(
-            m,
-            "| {} | peer | {} | {} | {} | {} | {} | {} | {} | | | | |",
-            c["key"].as_str().unwrap_or(""),
-            v["label"].as_str().unwrap_or(""),
-            f(&v["draws"], 0),
-            f(&v["ess_min"], 0),
-            f(&v["sampling_s"], 2),
-            f(&v["ess_per_s"], 1),
-            f(&v["evals_per_draw"], 0),
-            f(&v["ess_per_1000_evals"], 5),
-        );
-    }
-    let _ = writeln!(m, "\n## Settings, side by side (tallmc ↔ peer)\n");
-    for c in r["comparisons"].as_array().into_iter().flatten() {
-        let _ = writeln!(m, "**{}**", c["key"].as_str().unwrap_or(""));
+    let _ = writeln!(m, "\n### Settings, side by side (tallmc ↔ pdmp-jax)\n");
+    if let Some(c) = rows.first() {
         for s in c["settings"].as_array().into_iter().flatten() {
             let _ = writeln!(m, "- {}", s.as_str().unwrap_or(""));
         }
-        for side in ["tallmc", "peer"] {
-            let v = &c[side];
-            if !v["step_size"].is_null() {
-                let _ = writeln!(m, "- {side} step size: {}", v["step_size"]);
+    }
+    for c in &rows {
+        if let Some(cmd) = c["peer"]["command"].as_str() {
+            let _ = writeln!(m, "- {} peer command: `{cmd}`", c["key"].as_str().unwrap_or(""));
+        }
+        for t in c["tallmc"].as_array().into_iter().flatten() {
+            if let Some(a) = t["command_args"].as_str() {
+                let _ = writeln!(
+                    m,
+                    "- {} tallmc: `tallmc sample --model logistic --data BIN --chains 1 --threads 1 --init mode {a}`",
+                    c["key"].as_str().unwrap_or("")
+                );
             }
         }
-        if let Some(cmd) = c["peer"]["command"].as_str() {
-            let _ = writeln!(m, "- peer command: `{cmd}`");
-        }
-        let _ = writeln!(m);
     }
-    let _ = writeln!(m, "## Environment\n");
-    let _ = writeln!(m, "- Python packages: {}", r["python_packages"]);
-    let _ = writeln!(m, "- Environment of every timed process: `{}`", r["machine"]["env"]);
-    let _ = writeln!(m, "- Whole run: {:.0} s", r["total_seconds"].as_f64().unwrap_or(0.0));
-    m
 }
