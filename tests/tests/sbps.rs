@@ -67,6 +67,7 @@ fn suite() -> &'static SbpsSuite {
 }
 
 /// Asserts every claim of `part` that is not in [`NOT_ASSERTED`]; prints the others.
+#[allow(clippy::print_stderr)] // the claims not asserted are shown in the test output
 fn assert_claims(part: &dyn Part) {
     let claims: Vec<Claim> = part.claims();
     assert!(!claims.is_empty(), "{}: no claims", part.key());

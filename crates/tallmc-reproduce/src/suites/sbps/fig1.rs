@@ -6,7 +6,7 @@
 //! is XᵀX + I/1000² = Σ⁻¹ and the mean 0, exactly.
 //!
 //! **Samplers.** Exact: [`Bps`] with exact inversion of the affine rate (quadratic potential).
-//! Noisy: [`NoisyBps`](super::noisy_bps::NoisyBps) — the same process with independent
+//! Noisy: [`NoisyBps`] — the same process with independent
 //! N(0, [`NOISE_SD`]² I) noise added to every gradient evaluation (the noise model of
 //! Theorem 1), simulated by the Δt-discretization of eq. (1) with Δt = [`DT`]. Both: velocities
 //! uniform on the circle, refresh rate [`REFRESH_RATE`], 2 chains started at 0, warmup 100 time

@@ -135,6 +135,10 @@ fn mean_abs(x: &[f64], t: f64) -> f64 {
     x.iter().map(|v| (v - t).abs()).sum::<f64>() / x.len() as f64
 }
 
+/// One r/b's running estimates of run 1: (r/b, (epochs, continuous) at the skeleton's events,
+/// (epochs, discrete) at the grid points).
+pub type RunningEstimate = (f64, Vec<(f64, f64)>, Vec<(f64, f64)>);
+
 /// Fig. 5.
 #[derive(Debug)]
 pub struct Fig5 {
@@ -148,7 +152,7 @@ pub struct Fig5 {
     pub ratios: Vec<Ratio>,
     /// Running estimates of run 1 against epochs, for r/b = 1 and r/b = 0.01: (epochs,
     /// continuous) at the skeleton's events and (epochs, discrete) at the grid points.
-    pub running: Vec<(f64, Vec<(f64, f64)>, Vec<(f64, f64)>)>,
+    pub running: Vec<RunningEstimate>,
     /// Independent runs.
     pub runs: usize,
 }
@@ -377,7 +381,7 @@ impl Part for Fig5 {
             Claim::new(
                 "continuous_beats_discrete_at_r_over_b_0.1",
                 "§7.2, Fig. 5 (the brief: \"at r/b ≤ 0.1\"): the advantage extends to r/b = 0.1",
-                format!("{}", text(&brief)),
+                text(&brief).to_string(),
                 format!("at r/b = {BRIEF_RATIO}: {criterion}"),
                 brief.iter().all(|q| q.continuous_resolved_better()),
             ),

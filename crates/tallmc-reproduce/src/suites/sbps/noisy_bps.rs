@@ -10,7 +10,7 @@
 //! Independently, the velocity is refreshed uniformly on the sphere at rate λ_ref (exactly, at
 //! an exponential time). As Δt → 0 this is the Cox process of rate [⟨∇U + n_t, v⟩]⁺; for finite
 //! Δt the bounce decision lags by at most Δt, an O(Δt) error (at Δt = 10⁻³ and rates of order
-//! 5–20, far below the Monte Carlo error of the suite's runs). The probability Δt [G]⁺ is capped
+//! 5–20, far below the Monte Carlo error of the suite's runs). The probability Δt \[G\]⁺ is capped
 //! at 1 (never reached at these Δt: it would need G > 1000).
 //!
 //! **Segments.** A step runs the Δt-clock until a bounce or the refreshment and reports one

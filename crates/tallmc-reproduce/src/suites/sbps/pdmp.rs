@@ -19,13 +19,16 @@ use tallmc_samplers::sink::MemorySink;
 use super::linalg::project;
 use crate::{Reporter, Result};
 
+/// A shared, thread-safe f: ℝ^d → ℝ.
+pub type ScalarFn = Arc<dyn Fn(&[f64]) -> f64 + Send + Sync>;
+
 /// A test function f: ℝ^d → ℝ to time-average along every chain by quadrature.
 #[derive(Clone)]
 pub struct TestFunction {
     /// Name (key of [`PdmpRun::function`]).
     pub name: String,
     /// f.
-    pub f: Arc<dyn Fn(&[f64]) -> f64 + Send + Sync>,
+    pub f: ScalarFn,
     /// Nodes and longest sub-interval of the quadrature.
     pub quadrature: QuadratureConfig,
 }

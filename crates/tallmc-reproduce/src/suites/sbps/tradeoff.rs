@@ -9,7 +9,7 @@
 //! N = 1000 per-datum gradients; SBPS's minibatch evaluates a term and a gradient per datum, so
 //! the driver's evaluation budget is 2N per epoch.
 //!
-//! **Measured** against the full-data HMC reference of [`Logistic`](super::Logistic): per
+//! **Measured** against the full-data HMC reference of [`Logistic`]: per
 //! coordinate the mean error in posterior sds, e_j = (m_j − m_j^ref)/s_j^ref, its standard error
 //! se_j = √(MCSE_j² + MCSE_ref,j²)/s_j^ref (batch-means MCSE of the time average), and the sd
 //! ratio s_j/s_j^ref; the bound-violation rate (violations per second-stage proposal); cost
@@ -176,7 +176,7 @@ impl Tradeoff {
             let run = run_pdmp(
                 &p.model,
                 config,
-                &[p.laplace.mode.clone()],
+                std::slice::from_ref(&p.laplace.mode),
                 |_| Sbps::new(sbps),
                 &RunOptions::default(),
                 ctx.reporter,

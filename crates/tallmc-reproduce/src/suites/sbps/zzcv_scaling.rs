@@ -9,7 +9,7 @@
 //! count them) of the sampling phase / ESS, per coordinate; the summary statistic is the median
 //! over the 29 coordinates (the minimum ESS is reported too). **One ESS definition for both
 //! samplers and every n:** the ESS of the mean, (sd / MCSE)², from
-//! [`summarize`](tallmc_diagnostics::summarize) (Geyer's initial-monotone-sequence estimate on
+//! [`summarize`] (Geyer's initial-monotone-sequence estimate on
 //! split chains, as Stan) applied to HMC's draws and to ZZ-CV's **grid draws** x(kΔ), with
 //! Δ = [`GRID_FACTOR`] × the median Laplace sd: a grid in units of the posterior's width, so
 //! that the draws per effective sample do not depend on n. This is per effective sample, not
@@ -303,7 +303,7 @@ fn run_size(
     let chains = sample_trajectories_in_memory(
         model,
         config,
-        &[laplace.mode.clone()],
+        std::slice::from_ref(&laplace.mode),
         |_| Ok(ZigZagSubsampling::with_estimator(ControlVariates::rank_one(reference.clone())?)),
         InMemoryOptions::default(),
     )?;
@@ -424,7 +424,7 @@ impl Part for ZzcvScaling {
                     fmt_sig(AMORTIZE_OVER, 2),
                 ),
                 format!("10⁶ within {FLAT_FACTOR}× of 10⁴ (sampling only)"),
-                zz_ratio <= FLAT_FACTOR && zz_ratio >= 1.0 / FLAT_FACTOR,
+                (1.0 / FLAT_FACTOR..=FLAT_FACTOR).contains(&zz_ratio),
             ),
             Claim::new(
                 "hmc_cost_per_ess_grows_like_n",
