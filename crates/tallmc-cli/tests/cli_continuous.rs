@@ -3,38 +3,13 @@
 //! Gaussian mean, the output files (CmdStan CSV of grid draws, skeleton, summary.json's
 //! continuous-time block), budgets, and bad input.
 
+mod support;
+
 use std::path::Path;
-use std::process::{Command, Output};
+
+use support::{stderr, tallmc, write_gaussian_csv};
 
 use serde_json::Value;
-
-fn tallmc(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tallmc")).args(args).output().expect("run tallmc")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// y_i ~ N(1.5, 2²), i < n, written deterministically (a fixed LCG-driven Box–Muller).
-fn write_gaussian_csv(path: &Path, n: usize) -> Vec<f64> {
-    let mut state: u64 = 12345;
-    let mut uniform = || {
-        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        ((state >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-    };
-    let mut ys = Vec::with_capacity(n);
-    let mut text = String::from("y\n");
-    for _ in 0..n {
-        let (u, v) = (uniform(), uniform());
-        let z = (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos();
-        let y = 1.5 + 2.0 * z;
-        ys.push(y);
-        text.push_str(&format!("{y}\n"));
-    }
-    std::fs::write(path, text).unwrap();
-    ys
-}
 
 /// Logistic data: y = 1 iff 0.5 + x₁ − 0.7x₂ + noise > 0, x ~ U(−1, 1)² (deterministic).
 fn write_logistic_csv(path: &Path, n: usize) {
