@@ -19,11 +19,13 @@
 //! iterate means for SGLD and mSGNHT), and the NLL per datum of the current position (the
 //! paper's top-left panel).
 //!
-//! **Claim** (the brief's reading of "converges orders of magnitude faster than lipSBPS and
+//! **Claim** (read quantitatively: "converges orders of magnitude faster than lipSBPS and
 //! ZZ-SS"): SBPS's error drops, and stays, below the final error of lipSBPS (and of ZZ-SS) at
 //! an epoch count at least 10× smaller than their budget. Two claims, one per exact sampler: the
-//! ZZ-SS one holds; the lipSBPS one does not on this data (its bound N·L costs only about twice
-//! SBPS's evaluations per unit time, and a quick run decides it at the Monte Carlo noise floor).
+//! ZZ-SS one holds; the lipSBPS one is decided at the Monte Carlo noise floor of a one-chain
+//! quick run (its bound N·L costs about 8× SBPS's evaluations per unit time, but exact BPS mixes
+//! faster per unit time, and both end at errors of 0.1–0.4 sd), so its verdict changes with the
+//! seed.
 
 use rand_distr::{Distribution, StandardNormal};
 use rayon::prelude::*;

@@ -11,9 +11,9 @@
 //! total (one full-data pass per step). The paper's proposal N(0, 0.2 I) (acceptance 0.43 in
 //! the paper) is tried for 500 steps from the reference's final state and its acceptance
 //! reported; on these data it is far below, so the reference tunes the scale of an isotropic
-//! proposal to acceptance 0.234 during its first fifth (a better-tuned exact reference, as the
-//! brief allows; it is the paper's kind of reference — a long MH run — not a converged one in
-//! quick mode: the posterior of a small network is wide and multimodal).
+//! proposal to acceptance 0.234 during its first fifth (a better-tuned exact reference of the
+//! paper's kind — a long MH run — though not a converged one in quick mode: the posterior of a
+//! small network is wide and multimodal).
 //!
 //! **Directions.** The eigenvectors of the largest, median and smallest eigenvalue of the sample
 //! covariance of the reference's second half. Every method's trajectory (SBPS: grid draws every

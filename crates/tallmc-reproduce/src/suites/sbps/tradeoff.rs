@@ -289,7 +289,7 @@ impl Part for Tradeoff {
         vec![
             Claim::new(
                 "k3_n100_means_within_0.1_sd",
-                "§7.1, Supp. F: with k = 3, n = 100 SBPS is accurate on the d = 20 logistic regression (the issue: every posterior mean within 0.1 posterior sd)",
+                "§7.1, Supp. F: with k = 3, n = 100 SBPS is accurate on the d = 20 logistic regression (read as: every posterior mean within 0.1 posterior sd)",
                 format!(
                     "max |mean − reference| = {} sd (coordinate {}), largest standard error {} sd; sd ratios {}–{}; violation rate {}",
                     fmt_sig(m.max_abs_err(), 2),
