@@ -410,15 +410,7 @@ pub fn print(report: &Report) {
         let (h, e) = (&report.hmc.summaries[j], &report.ecs.summaries[j]);
         println!(
             "{name:<10} {:>7.3} | {:>8.4} {:>7.4} {:>6.0} {:>6.3} | {:>8.4} {:>7.4} {:>6.0} {:>6.3}",
-            TRUE_THETA[j],
-            h.mean,
-            h.sd,
-            h.ess_bulk,
-            h.rhat,
-            e.mean,
-            e.sd,
-            e.ess_bulk,
-            e.rhat
+            TRUE_THETA[j], h.mean, h.sd, h.ess_bulk, h.rhat, e.mean, e.sd, e.ess_bulk, e.rhat
         );
     }
     println!("\nper-datum evaluations (all chains, set-up and warmup included):");

@@ -121,7 +121,10 @@ fn bad_data_are_rejected_with_the_value_named() {
     assert!(err(x.clone(), vec![1.0, -2.0]).to_string().contains("y[1] = -2"));
     assert!(matches!(err(x.clone(), vec![1.0]), ModelError::Shape { .. }));
     assert_eq!(err(vec![], vec![]), ModelError::Empty);
-    assert!(matches!(PoissonRegression::new(x, vec![1.0, 2.0], 2, 0.0), Err(ModelError::PriorSd(_))));
+    assert!(matches!(
+        PoissonRegression::new(x, vec![1.0, 2.0], 2, 0.0),
+        Err(ModelError::PriorSd(_))
+    ));
 }
 
 #[test]
