@@ -1,0 +1,279 @@
+//! Every kernel's reported cost against the evaluations it actually made.
+//!
+//! Each test runs a short chain of one kernel on [`Counting`]`<M>`, which counts every per-datum
+//! evaluation the kernel asks the model for, and checks that the sum of the kernel's reported
+//! [`EvalCounts`] (every warmup and sampling step, which include the set-up evaluations the
+//! kernels report with their first step) equals the wrapper's count, kind by kind. The drivers
+//! run two chains in parallel, so the counters are also exercised across threads.
+//!
+//! Kernels that build their control variates outside the kernel (the stochastic-gradient
+//! kernels with a [`ControlVariateGradient`]) are checked from after that construction: the
+//! construction's cost is returned to the caller, not reported by a step.
+
+use tallmc_bounds::{
+    AusterityConfig, AusterityTest, BoundKind, ConfidenceConfig, ConfidenceTest, ExactTest,
+};
+use tallmc_core::{Counting, EvalCounts};
+use tallmc_estimators::{ControlVariate, ControlVariateGradient, CvOrder, HessianProducts};
+use tallmc_models::{
+    DesignOptions, GaussianMean, LogisticRegression, ThreeWayMrf, synthetic,
+};
+use tallmc_samplers::{
+    AdaptiveMetropolis, AdaptiveMetropolisConfig, ApproximateGibbs, Budget, ContinuousRunConfig,
+    GibbsConfig, Hmc, HmcConfig, HmcEcs, HmcEcsConfig, InMemoryOptions, MinibatchMh, ProxyConfig,
+    ProxyMinibatchMh, RandomWalkConfig, RandomWalkMetropolis, RandomWalkProposal,
+    RandomWalkProposalConfig, RunConfig, SgHmc, SgHmcConfig, SgldProposal, SgldProposalConfig,
+    Sgld, SgldConfig, Sgnht, SgnhtConfig, SignedHmcEcs, SignedHmcEcsConfig, Thermostat,
+    sample_in_memory, sample_trajectories_in_memory,
+};
+use tallmc_tests::seed;
+
+const N: usize = 300;
+
+/// y ~ N(1, 2²), n = N, with known σ = 2 and a N(0, 10²) prior on μ: every capability but
+/// bounded gradients.
+fn gaussian_mean() -> Counting<GaussianMean> {
+    let data = synthetic::normal_sample(N, 1.0, 2.0, 5).unwrap();
+    Counting::new(GaussianMean::new(data, 2.0, 0.0, 10.0).unwrap())
+}
+
+/// Logistic regression with d = 2 covariates on the SBPS paper's synthetic design, n = N.
+fn logistic() -> Counting<LogisticRegression> {
+    let s = synthetic::sbps_logistic(N, 2, 3).unwrap();
+    Counting::new(LogisticRegression::new(s.data, DesignOptions::default(), 5.0).unwrap())
+}
+
+fn mode(model: &Counting<GaussianMean>) -> f64 {
+    model.inner().posterior_mean_sd().0
+}
+
+/// Runs `num_chains = 2` chains of 150 warmup and 250 sampling steps from `init`, and returns
+/// the kernels' reported evaluations summed over every step of every chain.
+fn run_discrete<M, K>(
+    model: &Counting<M>,
+    init: Vec<f64>,
+    make: impl Fn(usize) -> tallmc_core::Result<K> + Sync,
+) -> EvalCounts
+where
+    Counting<M>: Sync,
+    K: tallmc_core::Kernel<Counting<M>>,
+{
+    let config =
+        RunConfig { num_warmup: 150, num_draws: 250, num_chains: 2, seed: seed(11), save_warmup: false };
+    let chains = sample_in_memory(model, config, &[init], make).unwrap();
+    chains.iter().map(|c| c.report.warmup_evals + c.report.sampling_evals).sum()
+}
+
+/// Runs 2 chains of a piecewise-deterministic kernel for 100 warmup and 300 sampling events,
+/// returning the reported evaluations summed over every segment.
+fn run_pdmp<M, K>(
+    model: &Counting<M>,
+    init: Vec<f64>,
+    make: impl Fn(usize) -> tallmc_core::Result<K> + Sync,
+) -> EvalCounts
+where
+    Counting<M>: Sync,
+    K: tallmc_core::PdmpKernel<Counting<M>>,
+{
+    let config = ContinuousRunConfig {
+        warmup: Budget::Events(100),
+        sampling: Budget::Events(300),
+        num_chains: 2,
+        seed: seed(12),
+        ..ContinuousRunConfig::default()
+    };
+    let chains =
+        sample_trajectories_in_memory(model, config, &[init], make, InMemoryOptions::default())
+            .unwrap();
+    chains.iter().map(|c| c.report.warmup.evals + c.report.sampling.evals).sum()
+}
+
+fn walk(sd: f64) -> tallmc_core::Result<RandomWalkProposal> {
+    RandomWalkProposal::new(RandomWalkProposalConfig {
+        covariance: Some(vec![sd * sd]),
+        ..Default::default()
+    })
+}
+
+// ---- full-data kernels -------------------------------------------------------------------------
+
+#[test]
+fn random_walk_metropolis() {
+    let model = gaussian_mean();
+    let reported = run_discrete(&model, vec![0.0], |_| {
+        RandomWalkMetropolis::new(RandomWalkConfig::default())
+    });
+    assert_eq!(reported, model.counts());
+}
+
+#[test]
+fn adaptive_metropolis() {
+    let model = gaussian_mean();
+    let reported = run_discrete(&model, vec![0.0], |_| {
+        AdaptiveMetropolis::new(AdaptiveMetropolisConfig::default())
+    });
+    assert_eq!(reported, model.counts());
+}
+
+#[test]
+fn hmc() {
+    let model = logistic();
+    let reported = run_discrete(&model, vec![0.0; 2], |_| Hmc::new(HmcConfig::default()));
+    assert_eq!(reported, model.counts());
+}
+
+// ---- minibatch Metropolis–Hastings -------------------------------------------------------------
+
+#[test]
+fn minibatch_mh_exact_test() {
+    let model = gaussian_mean();
+    let m = mode(&model);
+    let reported =
+        run_discrete(&model, vec![m], |_| Ok(MinibatchMh::new(ExactTest::new(), walk(0.1)?)));
+    assert_eq!(reported, model.counts());
+}
+
+#[test]
+fn austerity_mh() {
+    let model = gaussian_mean();
+    let m = mode(&model);
+    let reported = run_discrete(&model, vec![m], |_| {
+        let test = AusterityTest::new(AusterityConfig::new(0.05, 30))
+            .map_err(|e| tallmc_core::Error::Other(e.to_string()))?;
+        Ok(MinibatchMh::new(test, walk(0.1)?))
+    });
+    assert_eq!(reported, model.counts());
+}
+
+#[test]
+fn austerity_mh_with_sgld_proposal() {
+    let model = gaussian_mean();
+    let m = mode(&model);
+    let reported = run_discrete(&model, vec![m], |_| {
+        let test = AusterityTest::new(AusterityConfig::new(0.05, 30))
+            .map_err(|e| tallmc_core::Error::Other(e.to_string()))?;
+        let proposal = SgldProposal::new(SgldProposalConfig { step_size: 1e-3, batch: 20 })?;
+        Ok(MinibatchMh::new(test, proposal))
+    });
+    assert_eq!(reported, model.counts());
+}
+
+#[test]
+fn confidence_sampler() {
+    let model = gaussian_mean();
+    let m = mode(&model);
+    let reported = run_discrete(&model, vec![m], |_| {
+        let test =
+            ConfidenceTest::new(ConfidenceConfig::new(BoundKind::EmpiricalBernsteinSerfling, 0.05))
+                .map_err(|e| tallmc_core::Error::Other(e.to_string()))?;
+        Ok(MinibatchMh::new(test, walk(0.1)?).with_term_bounds())
+    });
+    assert_eq!(reported, model.counts());
+}
+
+#[test]
+fn confidence_sampler_with_proxies() {
+    let model = logistic();
+    let reported = run_discrete(&model, vec![0.0; 2], |_| {
+        let test =
+            ConfidenceTest::new(ConfidenceConfig::new(BoundKind::EmpiricalBernsteinSerfling, 0.05))
+                .map_err(|e| tallmc_core::Error::Other(e.to_string()))?;
+        let walk = RandomWalkProposal::new(RandomWalkProposalConfig {
+            covariance: Some(vec![0.01, 0.0, 0.0, 0.01]),
+            ..Default::default()
+        })?;
+        ProxyMinibatchMh::new(test, walk, ProxyConfig::new(vec![0.0; 2]))
+    });
+    assert_eq!(reported, model.counts());
+}
+
+#[test]
+fn approximate_gibbs() {
+    let model = Counting::new(ThreeWayMrf::random(8, 0.5, 3).unwrap());
+    let init = vec![0.0; 8];
+    let config =
+        RunConfig { num_warmup: 20, num_draws: 50, num_chains: 2, seed: seed(13), save_warmup: false };
+    for austerity in [false, true] {
+        model.reset();
+        let chains = if austerity {
+            sample_in_memory(&model, config, &[init.clone()], |_| {
+                let test = AusterityTest::new(AusterityConfig::new(0.1, 5))
+                    .map_err(|e| tallmc_core::Error::Other(e.to_string()))?;
+                ApproximateGibbs::new(GibbsConfig::default(), test)
+            })
+        } else {
+            sample_in_memory(&model, config, &[init.clone()], |_| {
+                ApproximateGibbs::new(GibbsConfig::default(), ExactTest::new())
+            })
+        }
+        .unwrap();
+        let reported: EvalCounts =
+            chains.iter().map(|c| c.report.warmup_evals + c.report.sampling_evals).sum();
+        assert_eq!(reported, model.counts(), "austerity: {austerity}");
+    }
+}
+
+// ---- energy-conserving subsampling -------------------------------------------------------------
+
+#[test]
+fn perturbed_hmc_ecs() {
+    let model = gaussian_mean();
+    let config = HmcEcsConfig { subsample_size: Some(40), blocks: 10, ..HmcEcsConfig::default() };
+    let reported = run_discrete(&model, vec![0.0], |_| {
+        HmcEcs::with_engine(config.clone(), HessianProducts::with_lanes(1, 1, 40))
+    });
+    assert_eq!(reported, model.counts());
+}
+
+#[test]
+fn signed_hmc_ecs() {
+    let model = gaussian_mean();
+    let config = SignedHmcEcsConfig { block_size: 10, lambda: 10, ..SignedHmcEcsConfig::default() };
+    let reported = run_discrete(&model, vec![0.0], |_| {
+        SignedHmcEcs::with_engine(config.clone(), HessianProducts::with_lanes(1, 10, 80))
+    });
+    assert_eq!(reported, model.counts());
+}
+
+// ---- stochastic-gradient kernels ---------------------------------------------------------------
+
+#[test]
+fn sgld() {
+    let model = gaussian_mean();
+    let m = mode(&model);
+    let reported = run_discrete(&model, vec![m], |_| Sgld::new(SgldConfig::new(1e-3, 20)?));
+    assert_eq!(reported, model.counts());
+}
+
+#[test]
+fn sgld_with_control_variates() {
+    let model = gaussian_mean();
+    let m = mode(&model);
+    let (cv, _) = ControlVariate::new(&model, &[m], CvOrder::Two).unwrap();
+    let estimator =
+        ControlVariateGradient::new(&model, cv, HessianProducts::with_lanes(1, 1, 20), 20).unwrap();
+    model.reset();
+    let reported = run_discrete(&model, vec![m], |_| {
+        Sgld::with_estimator(SgldConfig::new(1e-3, 20)?, estimator.clone())
+    });
+    assert_eq!(reported, model.counts());
+}
+
+#[test]
+fn sghmc() {
+    let model = gaussian_mean();
+    let m = mode(&model);
+    let reported = run_discrete(&model, vec![m], |_| SgHmc::new(SgHmcConfig::new(1e-3, 5, 20)?));
+    assert_eq!(reported, model.counts());
+}
+
+#[test]
+fn sgnht_and_msgnht() {
+    for thermostat in [Thermostat::Scalar, Thermostat::ElementWise] {
+        let model = logistic();
+        let reported = run_discrete(&model, vec![0.0; 2], |_| {
+            Sgnht::new(SgnhtConfig::new(1e-3, 20, thermostat)?)
+        });
+        assert_eq!(reported, model.counts(), "{thermostat:?}");
+    }
+}
