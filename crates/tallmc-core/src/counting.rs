@@ -449,7 +449,10 @@ mod tests {
     fn provided_methods_count_once_and_forward_values() {
         let (plain, m) = (Quadratic(1000), Counting::new(Quadratic(1000)));
         let theta = [2.5];
-        assert_eq!(m.sum_log_terms_range(&theta, 10, 700), plain.sum_log_terms_range(&theta, 10, 700));
+        assert_eq!(
+            m.sum_log_terms_range(&theta, 10, 700),
+            plain.sum_log_terms_range(&theta, 10, 700)
+        );
         assert_eq!(m.counts(), EvalCounts::terms(690));
         m.reset();
         let (mut g, mut g_plain) = ([0.0], [0.0]);
