@@ -223,7 +223,7 @@ fn confidence_sampler_with_proxies() {
 #[test]
 fn approximate_gibbs() {
     let model = Counting::new(ThreeWayMrf::random(8, 0.5, 3).unwrap());
-    let init = vec![0.0; 8];
+    let init = [vec![0.0; 8]];
     let config = RunConfig {
         num_warmup: 20,
         num_draws: 50,
@@ -234,13 +234,13 @@ fn approximate_gibbs() {
     for austerity in [false, true] {
         model.reset();
         let chains = if austerity {
-            sample_in_memory(&model, config, &[init.clone()], |_| {
+            sample_in_memory(&model, config, &init, |_| {
                 let test = AusterityTest::new(AusterityConfig::new(0.1, 5))
                     .map_err(|e| tallmc_core::Error::Other(e.to_string()))?;
                 ApproximateGibbs::new(GibbsConfig::default(), test)
             })
         } else {
-            sample_in_memory(&model, config, &[init.clone()], |_| {
+            sample_in_memory(&model, config, &init, |_| {
                 ApproximateGibbs::new(GibbsConfig::default(), ExactTest::new())
             })
         }
@@ -425,4 +425,38 @@ fn zigzag_control_variates() {
         )?))
     });
     check(reported, &model);
+}
+
+// ---- the rank-one engine -----------------------------------------------------------------------
+
+/// With the rank-one engine a kernel evaluates differences through `LinearPredictor`: one call
+/// of `predictor_derivatives` per index returns φ_i, φ_i′ and φ_i″ at once, and the engine counts
+/// it as one term (plus a gradient or Hessian when it uses φ′ or φ″, which the wrapper cannot
+/// see). So only the terms can be checked exactly: those made through the per-datum traits
+/// (set-up passes) plus one per index handed to `predictor_derivatives`.
+#[track_caller]
+fn check_rank_one_terms<M>(reported: EvalCounts, model: &Counting<M>, case: &str) {
+    let made = model.counts().terms + model.predictor_derivatives();
+    assert_eq!(reported.terms, made, "{case}: reported terms (left) vs made (right)");
+    assert!(model.predictor_derivatives() > 0, "{case}: the rank-one engine was not used");
+}
+
+#[test]
+fn rank_one_engine_terms() {
+    let model = gaussian_mean();
+    let config = HmcEcsConfig { subsample_size: Some(40), blocks: 10, ..HmcEcsConfig::default() };
+    let reported = run_discrete_for(&model, vec![0.0], 450, |_| HmcEcs::new(config.clone()));
+    check_rank_one_terms(reported, &model, "perturbed HMC-ECS");
+
+    let model = gaussian_mean();
+    let config = SignedHmcEcsConfig { block_size: 10, lambda: 10, ..SignedHmcEcsConfig::default() };
+    let reported = run_discrete_for(&model, vec![0.0], 450, |_| SignedHmcEcs::new(config.clone()));
+    check_rank_one_terms(reported, &model, "signed HMC-ECS");
+
+    let model = logistic();
+    let reference = logistic_mode(&model);
+    let reported = run_pdmp(&model, reference.clone(), |_| {
+        Ok(ZigZagSubsampling::with_estimator(ControlVariates::rank_one(reference.clone())?))
+    });
+    check_rank_one_terms(reported, &model, "Zig-Zag with control variates");
 }
