@@ -287,18 +287,36 @@ fn sgld() {
     check(reported, &model);
 }
 
-#[test]
-fn sgld_with_control_variates() {
-    let model = gaussian_mean();
-    let m = mode(&model);
-    let (cv, _) = ControlVariate::new(&model, &[m], CvOrder::Two).unwrap();
+/// An order-2 control-variate gradient estimator around the posterior mode for minibatches of
+/// 20, built (and its construction pass forgotten) before the run.
+fn cv_estimator(model: &Counting<GaussianMean>) -> ControlVariateGradient<HessianProducts> {
+    let (cv, _) = ControlVariate::new(model, &[mode(model)], CvOrder::Two).unwrap();
     let estimator =
-        ControlVariateGradient::new(&model, cv, HessianProducts::with_lanes(1, 1, 20), 20).unwrap();
+        ControlVariateGradient::new(model, cv, HessianProducts::with_lanes(1, 1, 20), 20).unwrap();
     model.reset();
+    estimator
+}
+
+#[test]
+fn sg_kernels_with_control_variates() {
+    let model = gaussian_mean();
+    let (m, estimator) = (mode(&model), cv_estimator(&model));
     let reported = run_discrete(&model, vec![m], |_| {
         Sgld::with_estimator(SgldConfig::new(1e-3, 20)?, estimator.clone())
     });
-    check(reported, &model);
+    check_case(reported, &model, "SGLD-CV");
+
+    let estimator = cv_estimator(&model);
+    let reported = run_discrete(&model, vec![m], |_| {
+        SgHmc::with_estimator(SgHmcConfig::new(1e-3, 5, 20)?, estimator.clone())
+    });
+    check_case(reported, &model, "SG-HMC-CV");
+
+    let estimator = cv_estimator(&model);
+    let reported = run_discrete(&model, vec![m], |_| {
+        Sgnht::with_estimator(SgnhtConfig::new(1e-3, 20, Thermostat::Scalar)?, estimator.clone())
+    });
+    check_case(reported, &model, "SGNHT-CV");
 }
 
 #[test]
