@@ -18,7 +18,9 @@
 //!   piecewise-deterministic kernel ([`PdmpKernel`]) moves a particle along a continuous
 //!   trajectory and reports [`Segment`]s instead of draws;
 //! * exact thinning needs bounds on per-datum gradients and curvature: [`gradient_bounds`];
-//! * the **cost** of every step is the number of per-datum evaluations it made: [`EvalCounts`].
+//! * the **cost** of every step is the number of per-datum evaluations it made: [`EvalCounts`];
+//!   [`Counting`] wraps any model and counts the evaluations actually made, to check a kernel's
+//!   report.
 //!
 //! Besides the traits, this crate holds the one piece of shared infrastructure every full-data
 //! method needs: [`full_data`], a deterministic parallel sum over all N terms (same result for
@@ -27,6 +29,7 @@
 
 #![warn(missing_docs)]
 
+pub mod counting;
 pub mod counts;
 pub mod error;
 pub mod full_data;
@@ -38,6 +41,7 @@ pub mod pdmp;
 pub mod rng;
 pub mod subsample;
 
+pub use counting::Counting;
 pub use counts::EvalCounts;
 pub use error::{Error, Result};
 pub use full_data::{FullData, Parallelism};
