@@ -1,14 +1,17 @@
 //! The HMC-within-Gibbs sweep and the warmup re-centring shared by perturbed
-//! ([`HmcEcs`](crate::HmcEcs)) and signed ([`SignedHmcEcs`](crate::SignedHmcEcs)) HMC-ECS.
+//! ([`HmcEcs`](crate::HmcEcs), [`HmcEcsWithEstimator`](crate::HmcEcsWithEstimator)) and signed
+//! ([`SignedHmcEcs`](crate::SignedHmcEcs)) HMC-ECS.
 //!
-//! The two kernels differ only in the estimator of the log-likelihood (the perturbed difference
+//! The kernels differ only in the estimator of the log-likelihood (the perturbed difference
 //! estimator ℓ̂ − σ̂²/2 on G blocks, or log|L̂_B| of the block-Poisson estimator on λ factors),
-//! its subsample u and what an estimate records. [`EcsEstimator`] names those differences;
-//! [`gibbs_sweep`] (u-step, then θ-step with u fixed) and [`recenter`] are written once over it.
+//! its subsample u and what an estimate records. [`EcsEstimator`], [`EcsEstimate`] and
+//! [`GibbsSubsample`] name those differences (public, so that a user crate can bring its own
+//! estimator); [`gibbs_sweep`] (u-step, then θ-step with u fixed) and [`recenter`] are written
+//! once over them.
 
 use rand::{Rng, RngExt};
 use tallmc_core::subsample::BlockSubsample;
-use tallmc_core::{EvalCounts, LogPriorHessian, Result, TermHessians};
+use tallmc_core::{EvalCounts, LogPrior, LogPriorHessian, Result, TermHessians};
 use tallmc_estimators::{
     BlockPoissonEstimate, BlockPoissonEstimator, BlockPoissonSubsample, ControlVariate,
     DifferenceEstimate, DifferenceEstimator, DifferenceTerms,
@@ -17,18 +20,37 @@ use tallmc_integrators::PhasePoint;
 
 use crate::hmc_ecs::{Dynamics, ThetaStep, est_err, laplace_covariance};
 
-/// A subsample u whose u-step proposal (refresh one block or κ factors) can be accepted or
-/// undone without allocating.
-pub(crate) trait GibbsSubsample {
-    /// Proposes u′ by refreshing part of u.
+/// The auxiliary random numbers u of HMC-ECS (a subsample of data indices), with the law p(u)
+/// they are drawn from and the partial refresh of the u-step.
+///
+/// HMC-ECS targets π̄(θ, u) ∝ exp(ℓ̃(θ; u)) p(θ) p(u) (ℓ̃ the estimator's log-target, see
+/// [`EcsEstimator`]). [`GibbsSubsample::draw`] draws u ~ p(u) afresh (at initialization);
+/// the u-step proposes u′ by [`GibbsSubsample::propose`], a move that must leave p(u) invariant
+/// and be symmetric (redrawing one of G blocks from its marginal does both; successive
+/// estimates then have correlation ≈ 1 − 1/G), and the kernel accepts it with
+/// min{1, exp(ℓ̃(θ; u′) − ℓ̃(θ; u))} — the prior and p(u) cancel. A rejected proposal is undone
+/// by [`GibbsSubsample::reject`], so that no step allocates.
+///
+/// Implemented by [`BlockSubsample`] (m indices uniform with replacement in G blocks, perturbed
+/// HMC-ECS) and [`BlockPoissonSubsample`] (signed HMC-ECS); a stratified subsample of your own
+/// is the `user_estimator` example of the `tallmc` crate.
+pub trait GibbsSubsample {
+    /// Draws all of u afresh from p(u) (initialization).
+    fn draw<R: Rng + ?Sized>(&mut self, rng: &mut R);
+    /// Proposes u′ by refreshing part of u (one block, or κ factors).
     fn propose<R: Rng + ?Sized>(&mut self, rng: &mut R);
     /// Keeps u′.
     fn accept(&mut self);
     /// Goes back to u.
     fn reject(&mut self);
+    /// Number of data indices in u (the batch size the kernel reports).
+    fn batch_size(&self) -> usize;
 }
 
 impl GibbsSubsample for BlockSubsample {
+    fn draw<R: Rng + ?Sized>(&mut self, rng: &mut R) {
+        self.draw_all(rng);
+    }
     fn propose<R: Rng + ?Sized>(&mut self, rng: &mut R) {
         self.propose_refresh(rng);
     }
@@ -38,9 +60,15 @@ impl GibbsSubsample for BlockSubsample {
     fn reject(&mut self) {
         BlockSubsample::reject(self);
     }
+    fn batch_size(&self) -> usize {
+        self.indices().len()
+    }
 }
 
 impl GibbsSubsample for BlockPoissonSubsample {
+    fn draw<R: Rng + ?Sized>(&mut self, rng: &mut R) {
+        self.draw_all(rng);
+    }
     fn propose<R: Rng + ?Sized>(&mut self, rng: &mut R) {
         self.propose_refresh(rng);
     }
@@ -50,27 +78,98 @@ impl GibbsSubsample for BlockPoissonSubsample {
     fn reject(&mut self) {
         BlockPoissonSubsample::reject(self);
     }
+    fn batch_size(&self) -> usize {
+        self.total_blocks() * self.block_size()
+    }
+}
+
+/// What one evaluation of an [`EcsEstimator`] records.
+pub trait EcsEstimate: Copy {
+    /// The log-likelihood part ℓ̃(θ; u) of the extended target: ℓ̂ − σ̂²/2 for perturbed
+    /// HMC-ECS ([`DifferenceEstimate::perturbed`]), log|L̂_B| for signed HMC-ECS.
+    fn log_target(&self) -> f64;
+    /// The per-datum evaluations (terms, gradients, Hessians) this evaluation made.
+    fn counts(&self) -> EvalCounts;
+}
+
+impl EcsEstimate for DifferenceEstimate {
+    fn log_target(&self) -> f64 {
+        self.perturbed()
+    }
+    fn counts(&self) -> EvalCounts {
+        self.counts
+    }
+}
+
+impl EcsEstimate for BlockPoissonEstimate {
+    fn log_target(&self) -> f64 {
+        self.log_abs_likelihood
+    }
+    fn counts(&self) -> EvalCounts {
+        self.counts
+    }
 }
 
 /// The log-likelihood estimator of an HMC-ECS kernel, with its subsample and estimate types.
-pub(crate) trait EcsEstimator<M: ?Sized> {
+///
+/// **Contract.** For the model's log-likelihood ℓ(θ) = Σ_{i<N} ℓ_i(θ) and a subsample u drawn
+/// by [`Self::Subsample`](EcsEstimator::Subsample) (see [`GibbsSubsample`]),
+/// [`EcsEstimator::estimate_log_target`] returns an estimate whose
+/// [`log_target`](EcsEstimate::log_target) ℓ̃(θ; u) defines the extended target
+///
+/// ```text
+/// π̄(θ, u) ∝ exp(ℓ̃(θ; u)) p(θ) p(u),
+/// ```
+///
+/// and **overwrites** `grad` with ∇_θ ℓ̃(θ; u), the exact gradient at the fixed u (the θ-step
+/// is HMC on U(θ) = −ℓ̃(θ; u) − log p(θ); the kernel adds the prior). For perturbed HMC-ECS
+/// ([`HmcEcs`](crate::HmcEcs), [`HmcEcsWithEstimator`](crate::HmcEcsWithEstimator)) the
+/// estimate is a [`DifferenceEstimate`] and
+///
+/// * ℓ̂(θ; u) (`log_likelihood`) must be an unbiased estimator of ℓ(θ) over u ~ p(u);
+/// * σ̂²(θ; u) (`variance`) an estimate of V_u[ℓ̂(θ; u)];
+/// * ℓ̃ = ℓ̂ − σ̂²/2, so exp(ℓ̃) is the bias-corrected likelihood estimator of Dang et al.
+///   (2019, eq. 3.4), approximately unbiased for L(θ) when ℓ̂ is near Gaussian; the chain's
+///   θ-marginal is the perturbed posterior ∝ E_u[exp(ℓ̂ − σ̂²/2)] p(θ), close to π when σ̂² is
+///   O(1) (the smaller V[ℓ̂], the closer);
+/// * the gradient is ∇ℓ̂ − ½∇σ̂² at the fixed u.
+///
+/// The u-step and the θ-step both leave π̄ invariant exactly, whatever the estimator; how
+/// close the θ-marginal is to π is the estimator's business.
+///
+/// **Counting.** [`EcsEstimate::counts`] must report every per-datum evaluation the call made
+/// (ℓ_i, ∇ℓ_i, ∇²ℓ_i, including control variates q_i evaluated at θ*), so that the kernels'
+/// stats and the driver's cost figures are measured, not guessed.
+///
+/// **Control variate.** The estimator owns a Taylor [`ControlVariate`] around θ*; during warmup
+/// the kernel re-centres it ([`ControlVariate::recenter`] through
+/// [`EcsEstimator::control_variate_mut`]) and reads θ* and the Hessian sum (for the mass
+/// matrix) through [`EcsEstimator::control_variate`]. An estimator that caches per-datum
+/// quantities at θ* must notice a re-centring ([`ControlVariate::id`] changes).
+///
+/// **Errors.** A non-finite estimate or gradient is an `Err` (e.g.
+/// [`tallmc_estimators::Error::NonFinite`]); the kernel treats it as a rejected u-step or a
+/// divergent trajectory.
+///
+/// Implemented by [`DifferenceEstimator`] (perturbed) and [`BlockPoissonEstimator`] (signed).
+/// The `tallmc` crate's example `user_estimator` implements a stratified difference estimator
+/// outside the library and runs [`HmcEcsWithEstimator`](crate::HmcEcsWithEstimator) with it:
+/// `cargo run --release -p tallmc --example user_estimator`.
+pub trait EcsEstimator<M: ?Sized> {
     /// The subsample u.
     type Subsample: GibbsSubsample;
     /// What one estimate records (value, variance or sign, counts).
-    type Estimate: Copy;
+    type Estimate: EcsEstimate;
 
-    /// log p(θ) + the estimated log-likelihood at (θ, u), with its gradient written into
-    /// `grad`; adds the evaluations to `counts` and leaves the estimate in `last`. An estimator
-    /// error gives NaN and `None` (the caller treats it as a divergence or a rejection).
-    fn log_density(
+    /// The estimate at (θ, u), **overwriting** `grad` (length d) with ∇_θ of its
+    /// [`log_target`](EcsEstimate::log_target) at the fixed u.
+    fn estimate_log_target(
         &mut self,
         model: &M,
         theta: &[f64],
         u: &Self::Subsample,
         grad: &mut [f64],
-        counts: &mut EvalCounts,
-        last: &mut Option<Self::Estimate>,
-    ) -> f64;
+    ) -> tallmc_estimators::Result<Self::Estimate>;
 
     /// The control variate.
     fn control_variate(&self) -> &ControlVariate;
@@ -87,27 +186,15 @@ where
     type Subsample = BlockSubsample;
     type Estimate = DifferenceEstimate;
 
-    /// log p(θ) + ℓ̂ − σ̂²/2 (the perturbed estimate).
-    fn log_density(
+    /// ℓ̂ − σ̂²/2 (the perturbed estimate) and its gradient.
+    fn estimate_log_target(
         &mut self,
         model: &M,
         theta: &[f64],
         u: &BlockSubsample,
         grad: &mut [f64],
-        counts: &mut EvalCounts,
-        last: &mut Option<DifferenceEstimate>,
-    ) -> f64 {
-        match self.perturbed_grad(model, theta, u.indices(), grad) {
-            Ok(e) => {
-                *counts += e.counts;
-                *last = Some(e);
-                e.perturbed() + model.log_prior_grad(theta, grad)
-            }
-            Err(_) => {
-                *last = None;
-                f64::NAN
-            }
-        }
+    ) -> tallmc_estimators::Result<DifferenceEstimate> {
+        self.perturbed_grad(model, theta, u.indices(), grad)
     }
 
     fn control_variate(&self) -> &ControlVariate {
@@ -127,27 +214,15 @@ where
     type Subsample = BlockPoissonSubsample;
     type Estimate = BlockPoissonEstimate;
 
-    /// log p(θ) + log|L̂_B|.
-    fn log_density(
+    /// log|L̂_B| and its gradient.
+    fn estimate_log_target(
         &mut self,
         model: &M,
         theta: &[f64],
         u: &BlockPoissonSubsample,
         grad: &mut [f64],
-        counts: &mut EvalCounts,
-        last: &mut Option<BlockPoissonEstimate>,
-    ) -> f64 {
-        match self.estimate_grad(model, theta, u, grad) {
-            Ok(e) => {
-                *counts += e.counts;
-                *last = Some(e);
-                e.log_abs_likelihood + model.log_prior_grad(theta, grad)
-            }
-            Err(_) => {
-                *last = None;
-                f64::NAN
-            }
-        }
+    ) -> tallmc_estimators::Result<BlockPoissonEstimate> {
+        self.estimate_grad(model, theta, u, grad)
     }
 
     fn control_variate(&self) -> &ControlVariate {
@@ -156,6 +231,35 @@ where
 
     fn control_variate_mut(&mut self) -> &mut ControlVariate {
         BlockPoissonEstimator::control_variate_mut(self)
+    }
+}
+
+/// log p(θ) + ℓ̃(θ; u), with its gradient written into `grad`; adds the evaluations to
+/// `counts` and leaves the estimate in `last`. An estimator error gives NaN and `None` (the
+/// caller treats it as a divergence or a rejection).
+pub(crate) fn log_density<M, T>(
+    estimator: &mut T,
+    model: &M,
+    theta: &[f64],
+    u: &T::Subsample,
+    grad: &mut [f64],
+    counts: &mut EvalCounts,
+    last: &mut Option<T::Estimate>,
+) -> f64
+where
+    M: LogPrior + ?Sized,
+    T: EcsEstimator<M>,
+{
+    match estimator.estimate_log_target(model, theta, u, grad) {
+        Ok(e) => {
+            *counts += e.counts();
+            *last = Some(e);
+            e.log_target() + model.log_prior_grad(theta, grad)
+        }
+        Err(_) => {
+            *last = None;
+            f64::NAN
+        }
     }
 }
 
@@ -188,7 +292,7 @@ pub(crate) fn gibbs_sweep<M, T, R>(
     rng: &mut R,
 ) -> Sweep
 where
-    M: ?Sized,
+    M: LogPrior + ?Sized,
     T: EcsEstimator<M>,
     R: Rng + ?Sized,
 {
@@ -196,7 +300,7 @@ where
     s.subsample.propose(rng);
     let mut last = None;
     let lp =
-        estimator.log_density(model, &s.point.position, s.subsample, grad, &mut evals, &mut last);
+        log_density(estimator, model, &s.point.position, s.subsample, grad, &mut evals, &mut last);
     let log_ratio = if lp.is_finite() { lp - s.point.log_density } else { f64::NEG_INFINITY };
     let u_accept_stat = log_ratio.min(0.0).exp();
     let u_accepted = rng.random::<f64>() < u_accept_stat;
@@ -213,7 +317,7 @@ where
     let mut last = None;
     let mut trajectory = EvalCounts::ZERO;
     let theta = dynamics.theta_step(s.point, rng, |t, g| {
-        estimator.log_density(model, t, u, g, &mut trajectory, &mut last)
+        log_density(estimator, model, t, u, g, &mut trajectory, &mut last)
     });
     evals += trajectory;
     if theta.accepted
@@ -259,7 +363,8 @@ where
     // The potential changed: recompute the cached value and gradient at (θ, u).
     let mut last = None;
     let mut counts = EvalCounts::ZERO;
-    let lp = estimator.log_density(
+    let lp = log_density(
+        estimator,
         model,
         &s.point.position,
         s.subsample,
@@ -278,7 +383,8 @@ where
             let cv = estimator.control_variate_mut();
             dynamics.unreported += cv.recenter(model, &previous).map_err(est_err)?;
             let mut last = None;
-            s.point.log_density = estimator.log_density(
+            s.point.log_density = log_density(
+                estimator,
                 model,
                 &s.point.position,
                 s.subsample,

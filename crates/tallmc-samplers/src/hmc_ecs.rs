@@ -68,8 +68,8 @@ use rand_distr::{Distribution, StandardNormal};
 use serde::Serialize;
 use tallmc_core::subsample::BlockSubsample;
 use tallmc_core::{
-    ChainState, Error, EvalCounts, FullData, Kernel, LogPriorHessian, Parallelism, Result,
-    StepStats, TermHessians,
+    ChainState, Error, EvalCounts, FullData, Kernel, LogPrior, LogPriorHessian, Parallelism,
+    Result, StepStats, TermHessians,
 };
 use tallmc_estimators::tuning::{population_differences, subsample_size_for_variance};
 use tallmc_estimators::{
@@ -81,7 +81,9 @@ use tallmc_integrators::{
 
 use tallmc_core::error::check_positive;
 
-use crate::ecs_gibbs::{EcsEstimator, EcsPoint, Sweep, gibbs_sweep, recenter};
+use crate::ecs_gibbs::{
+    EcsEstimator, EcsPoint, GibbsSubsample, Sweep, gibbs_sweep, log_density, recenter,
+};
 use crate::init::{NewtonOptions, laplace_approximation};
 
 /// Number of Laplace draws at which the subsample tuning measures the differences' variance.
@@ -523,18 +525,19 @@ impl HmcEcsConfig {
 }
 
 /// State of an HMC-ECS chain: θ with the cached perturbed log density and its gradient at
-/// (θ, u), the subsample u and the estimate there.
+/// (θ, u), the subsample u and the estimate there. The subsample type `S` is
+/// [`BlockSubsample`] for [`HmcEcs`], the estimator's own for [`HmcEcsWithEstimator`].
 #[derive(Debug, Clone)]
-pub struct HmcEcsState {
+pub struct HmcEcsState<S = BlockSubsample> {
     /// θ, ∇ and log π̄ = ℓ̂ − σ̂²/2 + log p(θ) at (θ, u) (the momentum is scratch).
     pub point: PhasePoint,
     /// The subsample u.
-    pub subsample: BlockSubsample,
+    pub subsample: S,
     /// The difference estimate at (θ, u).
     pub estimate: DifferenceEstimate,
 }
 
-impl ChainState for HmcEcsState {
+impl<S: Clone + Send> ChainState for HmcEcsState<S> {
     fn position(&self) -> &[f64] {
         &self.point.position
     }
@@ -717,7 +720,8 @@ where
         let mut point = PhasePoint::zeros(d);
         point.position.copy_from_slice(position);
         let mut last = None;
-        point.log_density = estimator.log_density(
+        point.log_density = log_density(
+            &mut estimator,
             model,
             position,
             &subsample,
@@ -745,28 +749,7 @@ where
         let Some(r) = self.running.as_mut() else {
             return Err(Error::Other("HmcEcs::step called before init".into()));
         };
-        let state_parts = EcsPoint {
-            point: &mut state.point,
-            subsample: &mut state.subsample,
-            estimate: &mut state.estimate,
-        };
-        let Sweep { evals, u_accept_stat, u_accepted, theta } =
-            gibbs_sweep(&mut r.estimator, &mut r.dynamics, &mut r.grad, model, state_parts, rng);
-        Ok(HmcEcsStats {
-            accept_stat: theta.accept_stat,
-            accepted: theta.accepted,
-            divergent: theta.divergent,
-            u_accept_stat,
-            u_accepted,
-            step_size: r.dynamics.step_size,
-            n_leapfrog: theta.n_leapfrog,
-            energy: theta.energy,
-            energy_error: theta.energy_error,
-            log_likelihood: state.estimate.log_likelihood,
-            variance: state.estimate.variance,
-            evals,
-            batch_size: r.m as u64,
-        })
+        Ok(perturbed_step(&mut r.estimator, &mut r.dynamics, &mut r.grad, r.m, model, state, rng))
     }
 
     fn begin_warmup(&mut self, num_warmup: usize) {
@@ -805,6 +788,214 @@ where
                     format!("Subsample size m = {}", r.m),
                     format!("Control-variate order = {}", self.config.cv_order.number()),
                     format!("theta* = {:?}", r.estimator.control_variate().center()),
+                ];
+                lines.extend(r.dynamics.report());
+                lines
+            }
+        }
+    }
+}
+
+/// One HMC-within-Gibbs sweep of perturbed HMC-ECS and its stats (`m`: the batch size
+/// reported).
+fn perturbed_step<M, T, R>(
+    estimator: &mut T,
+    dynamics: &mut Dynamics,
+    grad: &mut [f64],
+    m: usize,
+    model: &M,
+    state: &mut HmcEcsState<T::Subsample>,
+    rng: &mut R,
+) -> HmcEcsStats
+where
+    M: LogPrior + ?Sized,
+    T: EcsEstimator<M, Estimate = DifferenceEstimate>,
+    R: Rng + ?Sized,
+{
+    let state_parts = EcsPoint {
+        point: &mut state.point,
+        subsample: &mut state.subsample,
+        estimate: &mut state.estimate,
+    };
+    let Sweep { evals, u_accept_stat, u_accepted, theta } =
+        gibbs_sweep(estimator, dynamics, grad, model, state_parts, rng);
+    HmcEcsStats {
+        accept_stat: theta.accept_stat,
+        accepted: theta.accepted,
+        divergent: theta.divergent,
+        u_accept_stat,
+        u_accepted,
+        step_size: dynamics.step_size,
+        n_leapfrog: theta.n_leapfrog,
+        energy: theta.energy,
+        energy_error: theta.energy_error,
+        log_likelihood: state.estimate.log_likelihood,
+        variance: state.estimate.variance,
+        evals,
+        batch_size: m as u64,
+    }
+}
+
+#[derive(Debug, Clone)]
+struct RunningWith<T> {
+    estimator: T,
+    dynamics: Dynamics,
+    m: usize,
+    grad: Vec<f64>,
+}
+
+/// Perturbed HMC-ECS with a log-likelihood estimator of your own: the kernel of [`HmcEcs`]
+/// (same u-step, θ-step, step-size adaptation and re-centring of θ* during warmup; see the
+/// module docs) on any [`EcsEstimator`] whose estimate is a [`DifferenceEstimate`] (ℓ̂ and
+/// σ̂², target exp(ℓ̂ − σ̂²/2) p(θ) p(u)), with any [`GibbsSubsample`] `S`.
+///
+/// You build the estimator, with its [`ControlVariate`] around θ* (e.g. the posterior mode of
+/// [`laplace_approximation`]), and a subsample `S` whose contents [`Kernel::init`] redraws
+/// from the chain's RNG ([`GibbsSubsample::draw`]). At `init` the kernel clones both (so one
+/// kernel value can start several chains), sets the mass matrix from the Laplace covariance
+/// at θ* (or `dynamics.initial_metric`) and evaluates the estimator at the start. The
+/// evaluations you made building the estimator are yours to count; everything from `init`
+/// on (the Hessian pass for M when the control variate is below order 2, every estimate,
+/// every re-centring pass) is in the kernel's stats.
+///
+/// The runnable example is `user_estimator` of the `tallmc` crate (a stratified difference
+/// estimator written outside the library):
+/// `cargo run --release -p tallmc --example user_estimator`.
+#[derive(Debug, Clone)]
+pub struct HmcEcsWithEstimator<T, S> {
+    dynamics: EcsDynamics,
+    estimator: T,
+    subsample: S,
+    running: Option<RunningWith<T>>,
+}
+
+impl<T, S> HmcEcsWithEstimator<T, S> {
+    /// A kernel with validated θ-step settings, the estimator `estimator` and the subsample
+    /// layout `subsample` (its contents are redrawn at `init`).
+    pub fn new(dynamics: EcsDynamics, estimator: T, subsample: S) -> Result<Self> {
+        dynamics.validate()?;
+        Ok(Self { dynamics, estimator, subsample, running: None })
+    }
+
+    /// The chain's estimator (after `init`; before, the one given to [`Self::new`]).
+    pub fn estimator(&self) -> &T {
+        self.running.as_ref().map_or(&self.estimator, |r| &r.estimator)
+    }
+
+    /// The current step size (after warmup: the adapted one).
+    pub fn step_size(&self) -> Option<f64> {
+        self.running.as_ref().map(|r| r.dynamics.step_size)
+    }
+
+    /// The current metric.
+    pub fn metric(&self) -> Option<&Metric> {
+        self.running.as_ref().map(|r| &r.dynamics.metric)
+    }
+}
+
+impl<M, T, S> Kernel<M> for HmcEcsWithEstimator<T, S>
+where
+    M: TermHessians + LogPriorHessian + ?Sized,
+    T: EcsEstimator<M, Subsample = S, Estimate = DifferenceEstimate> + Clone,
+    S: GibbsSubsample + Clone + Send,
+{
+    type State = HmcEcsState<S>;
+    type Stats = HmcEcsStats;
+
+    fn init<R: Rng + ?Sized>(
+        &mut self,
+        model: &M,
+        position: &[f64],
+        rng: &mut R,
+    ) -> Result<HmcEcsState<S>> {
+        let d = model.dim();
+        if d == 0 {
+            return Err(Error::invalid("model dimension", 0, "at least 1"));
+        }
+        tallmc_core::error::check_finite_vector("initial position", position, d)?;
+        let mut estimator = self.estimator.clone();
+        let cv = estimator.control_variate();
+        if cv.dim() != d {
+            return Err(Error::dimension("control variate of the estimator", d, cv.dim()));
+        }
+        let mut setup = EvalCounts::ZERO;
+        let (cov, c) = laplace_covariance(model, cv, self.dynamics.parallelism)?;
+        setup += c;
+        let mut subsample = self.subsample.clone();
+        subsample.draw(rng);
+        let mut point = PhasePoint::zeros(d);
+        point.position.copy_from_slice(position);
+        let mut last = None;
+        point.log_density = log_density(
+            &mut estimator,
+            model,
+            position,
+            &subsample,
+            &mut point.grad,
+            &mut setup,
+            &mut last,
+        );
+        let Some(estimate) = last.filter(|_| point.log_density.is_finite()) else {
+            return Err(Error::NonFiniteLogDensity {
+                what: format!("the initial position {position:?} (user estimate)"),
+                value: point.log_density,
+            });
+        };
+        let dynamics = Dynamics::new(&self.dynamics, cov, setup)?;
+        let m = subsample.batch_size();
+        self.running = Some(RunningWith { estimator, dynamics, m, grad: vec![0.0; d] });
+        Ok(HmcEcsState { point, subsample, estimate })
+    }
+
+    fn step<R: Rng + ?Sized>(
+        &mut self,
+        model: &M,
+        state: &mut HmcEcsState<S>,
+        rng: &mut R,
+    ) -> Result<HmcEcsStats> {
+        let Some(r) = self.running.as_mut() else {
+            return Err(Error::Other("HmcEcsWithEstimator::step called before init".into()));
+        };
+        Ok(perturbed_step(&mut r.estimator, &mut r.dynamics, &mut r.grad, r.m, model, state, rng))
+    }
+
+    fn begin_warmup(&mut self, num_warmup: usize) {
+        if let Some(r) = self.running.as_mut() {
+            r.dynamics.begin_warmup(num_warmup);
+        }
+    }
+
+    fn adapt<R: Rng + ?Sized>(
+        &mut self,
+        model: &M,
+        state: &mut HmcEcsState<S>,
+        stats: &HmcEcsStats,
+        _rng: &mut R,
+    ) -> Result<()> {
+        let Some(r) = self.running.as_mut() else { return Ok(()) };
+        let state_parts = EcsPoint {
+            point: &mut state.point,
+            subsample: &mut state.subsample,
+            estimate: &mut state.estimate,
+        };
+        recenter(&mut r.estimator, &mut r.dynamics, model, stats.accept_stat, state_parts)
+    }
+
+    fn end_warmup(&mut self) {
+        if let Some(r) = self.running.as_mut() {
+            r.dynamics.end_warmup();
+        }
+    }
+
+    fn adaptation_report(&self) -> Vec<String> {
+        match &self.running {
+            None => Vec::new(),
+            Some(r) => {
+                let cv = r.estimator.control_variate();
+                let mut lines = vec![
+                    format!("Subsample size m = {}", r.m),
+                    format!("Control-variate order = {}", cv.order().number()),
+                    format!("theta* = {:?}", cv.center()),
                 ];
                 lines.extend(r.dynamics.report());
                 lines

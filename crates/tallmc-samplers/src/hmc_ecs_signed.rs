@@ -56,7 +56,7 @@ use tallmc_estimators::{
 };
 use tallmc_integrators::{Metric, PhasePoint};
 
-use crate::ecs_gibbs::{EcsEstimator, EcsPoint, Sweep, gibbs_sweep, recenter};
+use crate::ecs_gibbs::{EcsPoint, Sweep, gibbs_sweep, log_density, recenter};
 use crate::hmc_ecs::{
     Dynamics, EcsDynamics, check_center, est_err, find_center, laplace_covariance, laplace_draws,
     tuning_differences,
@@ -351,7 +351,8 @@ where
         let mut point = PhasePoint::zeros(d);
         point.position.copy_from_slice(position);
         let mut last = None;
-        point.log_density = estimator.log_density(
+        point.log_density = log_density(
+            &mut estimator,
             model,
             position,
             &subsample,

@@ -23,6 +23,8 @@
 //! * [`ApproximateGibbs`] — Gibbs on binary factor models with the same tests;
 //! * [`HmcEcs`] — perturbed HMC with energy-conserving subsampling (Dang et al. 2019):
 //!   HMC-within-Gibbs on the bias-corrected difference estimator with Taylor control variates;
+//!   [`HmcEcsWithEstimator`] runs the same kernel on a log-likelihood estimator of your own
+//!   (the [`EcsEstimator`] trait, with its [`GibbsSubsample`] and [`EcsEstimate`]);
 //! * [`SignedHmcEcs`] — the signed variant on the block-Poisson estimator, with sign-corrected
 //!   averages ([`sign_corrected_mean`]).
 //!
@@ -128,13 +130,17 @@ pub use continuous::{
 pub use driver::{
     ChainOutput, ChainReport, Driver, NoProgress, Progress, RunConfig, sample_in_memory,
 };
+pub use ecs_gibbs::{EcsEstimate, EcsEstimator, GibbsSubsample};
 pub use error::{Result, SamplerError};
 pub use gibbs::{
     ApproximateGibbs, EmpiricalConditional, GibbsConfig, GibbsState, GibbsStats, Scan,
     empirical_conditional,
 };
 pub use hmc::{Hmc, HmcConfig, HmcState, HmcStats};
-pub use hmc_ecs::{EcsDynamics, HmcEcs, HmcEcsConfig, HmcEcsState, HmcEcsStats, RecenterSchedule};
+pub use hmc_ecs::{
+    EcsDynamics, HmcEcs, HmcEcsConfig, HmcEcsState, HmcEcsStats, HmcEcsWithEstimator,
+    RecenterSchedule,
+};
 pub use hmc_ecs_signed::{
     SignedHmcEcs, SignedHmcEcsConfig, SignedHmcEcsState, SignedHmcEcsStats, sign_corrected_mean,
 };

@@ -35,8 +35,8 @@ pub mod prelude {
         mcse_mean, rhat, summarize, summarize_continuous,
     };
     pub use tallmc_estimators::{
-        ControlVariate, ControlVariateGradient, CvOrder, DifferenceEstimator, GradientEstimator,
-        HessianProducts, MinibatchGradient, RankOne,
+        ControlVariate, ControlVariateGradient, CvOrder, DifferenceEstimate, DifferenceEstimator,
+        GradientEstimator, HessianProducts, MinibatchGradient, RankOne,
     };
     pub use tallmc_integrators::{Metric, MetricKind};
     pub use tallmc_models::{
@@ -53,8 +53,9 @@ pub mod prelude {
     };
     pub use tallmc_samplers::sink::{CsvSink, DrawSink, MemorySink, Tee};
     pub use tallmc_samplers::{
-        AdaptiveMetropolis, AdaptiveMetropolisConfig, ApproximateGibbs, Driver, GibbsConfig, Hmc,
-        HmcConfig, HmcEcs, HmcEcsConfig, InitStrategy, Laplace, MinibatchMh, NewtonOptions,
+        AdaptiveMetropolis, AdaptiveMetropolisConfig, ApproximateGibbs, Driver, EcsDynamics,
+        EcsEstimate, EcsEstimator, GibbsConfig, GibbsSubsample, Hmc, HmcConfig, HmcEcs,
+        HmcEcsConfig, HmcEcsWithEstimator, InitStrategy, Laplace, MinibatchMh, NewtonOptions,
         Proposal, ProxyConfig, ProxyMinibatchMh, RandomWalkConfig, RandomWalkMetropolis,
         RandomWalkProposal, RandomWalkProposalConfig, RunConfig, SgHmc, SgHmcConfig, Sgld,
         SgldConfig, SgldProposal, SgldProposalConfig, Sgnht, SgnhtConfig, SignedHmcEcs,
