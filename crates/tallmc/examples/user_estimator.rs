@@ -486,7 +486,7 @@ pub fn print(report: &Report) {
         println!();
     }
     println!(
-        "\nstratified σ̂² at θ*: {:.3e}; at θ* + 1 sd: {:.3}",
+        "\nstratified σ̂² at θ*: {:.3e}; at θ* + 1 sd: {:.3e}",
         report.variance_at_mode, report.variance_off_mode
     );
     println!("\nper-datum evaluations (all chains, set-up and warmup included):");
