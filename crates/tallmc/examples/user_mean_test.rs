@@ -123,7 +123,8 @@ impl TwoBoundTest {
     pub fn half_width(&self, k: usize, t: usize, n: usize, sd: f64, range: f64) -> f64 {
         let (tf, nf, kf) = (t as f64, n as f64, k as f64);
         let delta_k = self.config.delta / (kf * (kf + 1.0));
-        let rho = if 2 * t <= n { 1.0 - (tf - 1.0) / nf } else { (1.0 - tf / nf) * (1.0 + 1.0 / tf) };
+        let rho =
+            if 2 * t <= n { 1.0 - (tf - 1.0) / nf } else { (1.0 - tf / nf) * (1.0 + 1.0 / tf) };
         let rho = rho.max(0.0);
         let hoeffding = range * (rho * (4.0 / delta_k).ln() / (2.0 * tf)).sqrt();
         let log_b = (20.0 / delta_k).ln();
@@ -253,7 +254,10 @@ impl MeanTest for TwoBoundTest {
 
     fn describe(&self) -> Vec<(String, String)> {
         vec![
-            ("test".into(), "two-bound (min of Hoeffding–Serfling, emp. Bernstein–Serfling)".into()),
+            (
+                "test".into(),
+                "two-bound (min of Hoeffding–Serfling, emp. Bernstein–Serfling)".into(),
+            ),
             ("delta".into(), self.config.delta.to_string()),
             ("first_batch".into(), self.config.first_batch.to_string()),
             ("looks".into(), "doubling; delta_k = delta / (k (k + 1))".into()),
@@ -351,7 +355,7 @@ pub fn run(seed: u64) -> Result<Report, Box<dyn Error>> {
     };
     let hmc_run = RunConfig {
         num_warmup: 300,
-        num_draws: 1500,
+        num_draws: 1000,
         num_chains: CHAINS,
         seed: seed.wrapping_add(1),
         save_warmup: false,
@@ -367,7 +371,7 @@ pub fn run(seed: u64) -> Result<Report, Box<dyn Error>> {
     };
     let user_run = RunConfig {
         num_warmup: 500,
-        num_draws: 5000,
+        num_draws: 4000,
         num_chains: CHAINS,
         seed: seed.wrapping_add(2),
         save_warmup: false,
