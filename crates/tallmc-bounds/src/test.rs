@@ -48,6 +48,45 @@ pub struct Decision {
 /// Implementations draw batches from the population until they can decide (or the population
 /// is exhausted, when the decision is exact). They keep their scratch space between calls, so
 /// deciding allocates nothing after the first calls.
+///
+/// # The contract
+///
+/// Given a population x_1, …, x_N (revealed by [`Population::draw`] in batches drawn uniformly
+/// without replacement, with an optional range bound R ≥ max_i x_i − min_i x_i) and a threshold
+/// μ₀, the test decides
+///
+/// ```text
+/// above  ⇔  μ = (1/N) Σ_{i=1..N} x_i  >  μ₀
+/// ```
+///
+/// sequentially: after each look at t values it either stops or draws more; at t = N it must
+/// return the exact answer (the mean of all N values, compared with μ₀). It returns a
+/// [`Decision`]: the answer, the number of values `used` (what the caller pays for: in
+/// minibatch MH, two term evaluations each), the number of looks, the mean of the values used
+/// and the uncertainty it stopped with (0 when every value was used). An infinite μ₀ is decided
+/// without drawing (μ > −∞ always, μ > +∞ never).
+///
+/// **Error control.** A test states what it guarantees about P(decision ≠ exact answer), for
+/// the fixed finite population and over the draws: the [`ExactTest`](crate::ExactTest) is never
+/// wrong; the [`ConfidenceTest`](crate::ConfidenceTest) is wrong with probability ≤ δ for every
+/// population within its range bound (a union bound over looks of a concentration inequality
+/// for sampling without replacement); [`AusterityTest`](crate::AusterityTest) has an error
+/// controlled by ε under a normal approximation, with no guarantee. In minibatch MH (accept θ′
+/// iff the mean of l_i = ℓ_i(θ′) − ℓ_i(θ) exceeds μ₀ = (1/N) log[u p(θ) q(θ′|θ) / (p(θ′)
+/// q(θ|θ′))]) a per-decision error ≤ δ makes each transition within δ of exact MH's in total
+/// variation.
+///
+/// **Errors, not wrong answers.** A non-finite value is reported as
+/// [`Error::NonFiniteValue`](crate::Error::NonFiniteValue) (the minibatch MH kernels turn it
+/// into a rejected, divergent step); a test that relies on the range bound should report values
+/// spreading over more than it ([`Error::RangeExceeded`](crate::Error::RangeExceeded)) rather
+/// than lose its guarantee silently.
+///
+/// Any type implementing this trait plugs into the samplers that take a `T: MeanTest`
+/// (`MinibatchMh`, `ProxyMinibatchMh`, `ApproximateGibbs` in `tallmc-samplers`). The example
+/// `crates/tallmc/examples/user_mean_test.rs` defines one outside the library (a union bound
+/// over looks of the smaller of a Hoeffding–Serfling and an empirical Bernstein–Serfling
+/// half-width) and runs the confidence sampler with it on a logistic regression.
 pub trait MeanTest {
     /// Decides whether the mean of `population` exceeds `threshold`.
     ///

@@ -13,7 +13,9 @@
 //! exact MH; with Austerity's t-test it is approximate (error controlled by ε, bias not bounded
 //! in general); with the confidence sampler's bounds each decision is wrong with probability at
 //! most δ. The proposal is any [`Proposal`]: a random walk (scale tuned and covariance learned
-//! during warmup, as adaptive Metropolis) or an SGLD step.
+//! during warmup, as adaptive Metropolis) or an SGLD step. A test defined outside the library
+//! plugs in the same way (`crates/tallmc/examples/user_mean_test.rs` defines one and runs it
+//! here and in the proxy kernel).
 //!
 //! **Random streams.** Proposals and u come from the chain's RNG; the subsample indices come
 //! from a second ChaCha8 stream seeded at `init` from the chain's RNG. So the test used does not
