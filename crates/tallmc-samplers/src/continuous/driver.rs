@@ -198,6 +198,10 @@ impl<'a> ContinuousDriver<'a> {
                 let init = if inits.len() == 1 { &inits[0] } else { &inits[chain] };
                 run_chain(self, model, chain, init, &names, &make_kernel, sink)
             })
+            .collect::<Vec<_>>()
+            // The first failing chain in chain order, whichever thread failed first: the same
+            // error for the same input (rayon's `collect` into a `Result` returns any one).
+            .into_iter()
             .collect()
     }
 }
