@@ -263,6 +263,40 @@ where
     }
 }
 
+/// The phase point at the initial position θ₀ and the estimate there: log density
+/// ℓ̃(θ₀; u) + log p(θ₀) and its gradient, the estimate's evaluations added to `setup`.
+///
+/// # Errors
+/// The estimator fails or the log density is not finite ([`Error::NonFiniteLogDensity`], naming
+/// the position and `what` estimate).
+///
+/// [`Error::NonFiniteLogDensity`]: tallmc_core::Error::NonFiniteLogDensity
+pub(crate) fn initial_point<M, T>(
+    estimator: &mut T,
+    model: &M,
+    position: &[f64],
+    u: &T::Subsample,
+    setup: &mut EvalCounts,
+    what: &str,
+) -> Result<(PhasePoint, T::Estimate)>
+where
+    M: LogPrior + ?Sized,
+    T: EcsEstimator<M>,
+{
+    let mut point = PhasePoint::zeros(position.len());
+    point.position.copy_from_slice(position);
+    let mut last = None;
+    point.log_density =
+        log_density(estimator, model, position, u, &mut point.grad, setup, &mut last);
+    match last.filter(|_| point.log_density.is_finite()) {
+        Some(estimate) => Ok((point, estimate)),
+        None => Err(tallmc_core::Error::NonFiniteLogDensity {
+            what: format!("the initial position {position:?} ({what})"),
+            value: point.log_density,
+        }),
+    }
+}
+
 /// The chain state both kernels carry: the phase point (θ, cached log density and gradient),
 /// the subsample u and the estimate at (θ, u).
 pub(crate) struct EcsPoint<'a, S, T> {

@@ -82,7 +82,7 @@ use tallmc_integrators::{
 use tallmc_core::error::check_positive;
 
 use crate::ecs_gibbs::{
-    EcsEstimator, EcsPoint, GibbsSubsample, Sweep, gibbs_sweep, log_density, recenter,
+    EcsEstimator, EcsPoint, GibbsSubsample, Sweep, gibbs_sweep, initial_point, recenter,
 };
 use crate::init::{NewtonOptions, laplace_approximation};
 
@@ -717,24 +717,14 @@ where
         let mut subsample = BlockSubsample::new(n, m, blocks)?;
         subsample.draw_all(rng);
         let mut estimator = DifferenceEstimator::new(model, cv, engine, m).map_err(est_err)?;
-        let mut point = PhasePoint::zeros(d);
-        point.position.copy_from_slice(position);
-        let mut last = None;
-        point.log_density = log_density(
+        let (point, estimate) = initial_point(
             &mut estimator,
             model,
             position,
             &subsample,
-            &mut point.grad,
             &mut setup,
-            &mut last,
-        );
-        let Some(estimate) = last.filter(|_| point.log_density.is_finite()) else {
-            return Err(Error::NonFiniteLogDensity {
-                what: format!("the initial position {position:?} (perturbed estimate)"),
-                value: point.log_density,
-            });
-        };
+            "perturbed estimate",
+        )?;
         let dynamics = Dynamics::new(&cfg.dynamics, cov, setup)?;
         self.running = Some(Running { estimator, dynamics, m, grad: vec![0.0; d] });
         Ok(HmcEcsState { point, subsample, estimate })
@@ -923,24 +913,14 @@ where
         setup += c;
         let mut subsample = self.subsample.clone();
         subsample.draw(rng);
-        let mut point = PhasePoint::zeros(d);
-        point.position.copy_from_slice(position);
-        let mut last = None;
-        point.log_density = log_density(
+        let (point, estimate) = initial_point(
             &mut estimator,
             model,
             position,
             &subsample,
-            &mut point.grad,
             &mut setup,
-            &mut last,
-        );
-        let Some(estimate) = last.filter(|_| point.log_density.is_finite()) else {
-            return Err(Error::NonFiniteLogDensity {
-                what: format!("the initial position {position:?} (user estimate)"),
-                value: point.log_density,
-            });
-        };
+            "user estimate",
+        )?;
         let dynamics = Dynamics::new(&self.dynamics, cov, setup)?;
         let m = subsample.batch_size();
         self.running = Some(RunningWith { estimator, dynamics, m, grad: vec![0.0; d] });

@@ -56,7 +56,7 @@ use tallmc_estimators::{
 };
 use tallmc_integrators::{Metric, PhasePoint};
 
-use crate::ecs_gibbs::{EcsPoint, Sweep, gibbs_sweep, log_density, recenter};
+use crate::ecs_gibbs::{EcsPoint, Sweep, gibbs_sweep, initial_point, recenter};
 use crate::hmc_ecs::{
     Dynamics, EcsDynamics, check_center, est_err, find_center, laplace_covariance, laplace_draws,
     tuning_differences,
@@ -348,24 +348,14 @@ where
         let mut estimator =
             BlockPoissonEstimator::new(model, cv, engine, cfg.block_size, cfg.lambda, a)
                 .map_err(est_err)?;
-        let mut point = PhasePoint::zeros(d);
-        point.position.copy_from_slice(position);
-        let mut last = None;
-        point.log_density = log_density(
+        let (point, estimate) = initial_point(
             &mut estimator,
             model,
             position,
             &subsample,
-            &mut point.grad,
             &mut setup,
-            &mut last,
-        );
-        let Some(estimate) = last.filter(|_| point.log_density.is_finite()) else {
-            return Err(Error::NonFiniteLogDensity {
-                what: format!("the initial position {position:?} (block-Poisson estimate)"),
-                value: point.log_density,
-            });
-        };
+            "block-Poisson estimate",
+        )?;
         let dynamics = Dynamics::new(&cfg.dynamics, cov, setup)?;
         self.running = Some(Running { estimator, dynamics, grad: vec![0.0; d] });
         Ok(SignedHmcEcsState { point, subsample, estimate })
