@@ -40,6 +40,8 @@ pub mod model;
 pub mod pdmp;
 pub mod rng;
 pub mod subsample;
+#[cfg(test)]
+mod test_quadratic;
 
 pub use counting::Counting;
 pub use counts::EvalCounts;

@@ -314,50 +314,7 @@ pub trait ParameterNames {
 mod tests {
     use super::*;
 
-    /// ℓ_i(θ) = −(θ − i)²/2, for checking the provided methods.
-    struct Quadratic(usize);
-
-    impl Terms for Quadratic {
-        fn dim(&self) -> usize {
-            1
-        }
-        fn num_terms(&self) -> usize {
-            self.0
-        }
-        fn log_terms(&self, theta: &[f64], indices: &[u32], out: &mut [f64]) {
-            for (o, &i) in out.iter_mut().zip(indices) {
-                *o = -0.5 * (theta[0] - f64::from(i)).powi(2);
-            }
-        }
-    }
-
-    impl TermGradients for Quadratic {
-        fn log_terms_grad_sum(
-            &self,
-            theta: &[f64],
-            indices: &[u32],
-            out: &mut [f64],
-            grad_sum: &mut [f64],
-        ) -> f64 {
-            self.log_terms(theta, indices, out);
-            for &i in indices {
-                grad_sum[0] -= theta[0] - f64::from(i);
-            }
-            out.iter().sum()
-        }
-        fn log_terms_grads(
-            &self,
-            theta: &[f64],
-            indices: &[u32],
-            out: &mut [f64],
-            grads: &mut [f64],
-        ) {
-            self.log_terms(theta, indices, out);
-            for (g, &i) in grads.iter_mut().zip(indices) {
-                *g = -(theta[0] - f64::from(i));
-            }
-        }
-    }
+    use crate::test_quadratic::Quadratic;
 
     #[test]
     fn provided_range_sums_match_explicit_sums() {
