@@ -48,10 +48,7 @@ pub trait Tuning: Clone + Debug + Send + Serialize {
     /// CmdStan-style comment lines for the CSV files (without the leading `#`), written after
     /// warmup. The default writes one `key = value` line per field of the JSON form.
     fn comment_lines(&self) -> Vec<String> {
-        match serde_json_lines(self) {
-            Some(lines) => lines,
-            None => Vec::new(),
-        }
+        key_value_lines(self).unwrap_or_default()
     }
 }
 
@@ -77,7 +74,7 @@ impl Tuning for ReportLines {
 }
 
 /// `key = value` lines of a value's fields, through the flat column reader: numbers only.
-fn serde_json_lines<T: Serialize + ?Sized>(value: &T) -> Option<Vec<String>> {
+fn key_value_lines<T: Serialize + ?Sized>(value: &T) -> Option<Vec<String>> {
     let names = crate::columns::StatColumns::names(value).ok()?;
     let mut values = Vec::with_capacity(names.len());
     crate::columns::StatColumns::values(value, &mut values).ok()?;

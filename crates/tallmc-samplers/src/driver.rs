@@ -77,6 +77,15 @@ impl Progress for NoProgress {
     fn update(&self, _chain: usize, _done: usize, _total: usize) {}
 }
 
+/// The step stats of the chains kernel `K` builds on model `M`.
+pub type StatsOf<K, M> = <<K as Kernel<M>>::Chain as Chain<M>>::Stats;
+
+/// The tuning of the chains kernel `K` builds on model `M`.
+pub type TuningOf<K, M> = <<K as Kernel<M>>::Chain as Chain<M>>::Tuning;
+
+/// One chain of kernel `K` on model `M` with its draws and typed stats in memory.
+pub type InMemory<K, M> = ChainOutput<MemorySink<StatsOf<K, M>>, TuningOf<K, M>>;
+
 /// Totals of one chain, with the kernel's typed adapted tuning `T`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ChainReport<T> {
@@ -204,11 +213,11 @@ impl<'a> Driver<'a> {
         inits: &[Vec<f64>],
         kernel: &K,
         sinks: Vec<S>,
-    ) -> Result<Vec<ChainOutput<S, <K::Chain as Chain<M>>::Tuning>>>
+    ) -> Result<Vec<ChainOutput<S, TuningOf<K, M>>>>
     where
         M: Sync + ?Sized,
         K: Kernel<M>,
-        S: DrawSink<<K::Chain as Chain<M>>::Stats>,
+        S: DrawSink<StatsOf<K, M>>,
     {
         self.run_chains(model, inits, sinks, |_, init, rng| kernel.build_chain(model, init, rng))
     }
@@ -453,9 +462,7 @@ pub fn sample_in_memory<M, K>(
     config: RunConfig,
     inits: &[Vec<f64>],
     kernel: &K,
-) -> Result<
-    Vec<ChainOutput<MemorySink<<K::Chain as Chain<M>>::Stats>, <K::Chain as Chain<M>>::Tuning>>,
->
+) -> Result<Vec<InMemory<K, M>>>
 where
     M: Sync + ?Sized,
     K: Kernel<M>,

@@ -36,14 +36,14 @@
 //!
 //! # One step
 //!
-//! One [`Kernel::step`] is a sweep of D updates: every variable once in order 0, …, D−1
+//! One [`StatefulKernel::step`] is a sweep of D updates: every variable once in order 0, …, D−1
 //! ([`Scan::Systematic`], the default) or D variables drawn uniformly with replacement
 //! ([`Scan::Random`]).
 //!
 //! # Random numbers
 //!
 //! The u's (and, for a random scan, the variables) come from the chain's RNG; the subsample
-//! indices come from a **separate subsampling RNG**, a ChaCha8 seeded at [`Kernel::init`] with
+//! indices come from a **separate subsampling RNG**, a ChaCha8 seeded at [`StatefulKernel::init`] with
 //! 32 bytes drawn from the chain's RNG ([`SeedableRng::from_rng`]). So the chain's RNG is
 //! consumed identically whatever test is used — one u per update — and two tests that make the
 //! same decisions (e.g. the exact test and any test that always ends up using every value, in

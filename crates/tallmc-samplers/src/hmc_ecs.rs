@@ -819,7 +819,7 @@ struct RunningWith<T> {
 /// σ̂², target exp(ℓ̂ − σ̂²/2) p(θ) p(u)), with any [`GibbsSubsample`] `S`.
 ///
 /// You build the estimator, with its [`ControlVariate`] around θ* (e.g. the posterior mode of
-/// [`laplace_approximation`]), and a subsample `S` whose contents [`Kernel::init`] redraws
+/// [`laplace_approximation`]), and a subsample `S` whose contents [`StatefulKernel::init`] redraws
 /// from the chain's RNG ([`GibbsSubsample::draw`]). At `init` the kernel clones both (so one
 /// kernel value can start several chains), sets the mass matrix from the Laplace covariance
 /// at θ* (or `dynamics.initial_metric`) and evaluates the estimator at the start. The

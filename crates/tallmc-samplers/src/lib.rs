@@ -128,8 +128,8 @@ pub use continuous::{
     SkeletonSink, TimeAverageSink, sample_trajectories_in_memory, summarize_trajectories,
 };
 pub use driver::{
-    ChainOutput, ChainReport, Driver, NoProgress, Progress, RunConfig, sample_in_memory,
-    sample_in_memory_with,
+    ChainOutput, ChainReport, Driver, InMemory, NoProgress, Progress, RunConfig, StatsOf, TuningOf,
+    sample_in_memory, sample_in_memory_with,
 };
 pub use ecs_gibbs::{EcsEstimate, EcsEstimator, GibbsSubsample};
 pub use error::{Result, SamplerError};

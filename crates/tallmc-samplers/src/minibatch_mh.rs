@@ -274,7 +274,7 @@ impl<T: MeanTest, P, B> MinibatchMh<T, P, B> {
 }
 
 impl<T: MeanTest, P, B> MinibatchMh<T, P, B> {
-    /// The checks and setup of [`Kernel::init`], with `range_available` telling whether the
+    /// The checks and setup of [`StatefulKernel::init`], with `range_available` telling whether the
     /// decisions' values will come with a range bound.
     pub(crate) fn init_common<M, R>(
         &mut self,
@@ -320,7 +320,7 @@ impl<T: MeanTest, P, B> MinibatchMh<T, P, B> {
         Ok(MinibatchState { position: position.to_vec() })
     }
 
-    /// One step of [`Kernel::step`] deciding on the values of `values` (`None`: the plain
+    /// One step of [`StatefulKernel::step`] deciding on the values of `values` (`None`: the plain
     /// differences with the range of `B`).
     pub(crate) fn step_common<M, V, R>(
         &mut self,
