@@ -80,7 +80,8 @@ fn csv_sink_writes_cmdstan_layout_and_round_trips() {
     let header = text.lines().find(|l| !l.starts_with('#')).unwrap();
     assert_eq!(
         header,
-        "lp__,accept_stat__,stepsize__,n_leapfrog__,divergent__,energy__,n_terms__,n_grads__,a,b"
+        "lp__,accept_stat__,accepted__,divergent__,stepsize__,n_leapfrog__,energy__,\
+         energy_error__,n_terms__,n_gradients__,n_hessians__,batch_size__,a,b"
     );
     assert!(text.contains("# model = linear-gaussian"));
     assert!(text.contains("# Adaptation terminated\n# Step size = "));
@@ -95,7 +96,7 @@ fn csv_sink_writes_cmdstan_layout_and_round_trips() {
     assert_eq!(rows.len(), 300);
     for (k, row) in rows.iter().enumerate() {
         assert_eq!(row[0], mem.log_density[k]);
-        assert_eq!(&row[8..], mem.draw(k), "draw {k} does not round-trip exactly");
+        assert_eq!(&row[12..], mem.draw(k), "draw {k} does not round-trip exactly");
     }
 }
 
