@@ -98,6 +98,7 @@ impl ChainState for MinibatchState {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct MinibatchMhStats {
     /// Whether θ′ was accepted (the test's decision).
+    #[serde(rename = "accept_stat")]
     pub accepted: bool,
     /// Values l_i the test used.
     #[serde(rename = "data_used")]

@@ -161,6 +161,7 @@ impl ProxyConfig {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct ProxyMhStats {
     /// Whether θ′ was accepted (the test's decision).
+    #[serde(rename = "accept_stat")]
     pub accepted: bool,
     /// Remainders r_i the test used.
     #[serde(rename = "data_used")]
