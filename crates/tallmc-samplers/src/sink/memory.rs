@@ -88,10 +88,16 @@ impl<S> MemorySink<S> {
     where
         S: serde::Serialize,
     {
-        if !self.stat_columns.iter().any(|c| c == name) {
-            return None;
-        }
-        self.stats.iter().map(|s| StatColumns::get(s, name)).collect()
+        let c = self.stat_columns.iter().position(|s| s == name)?;
+        let mut row = Vec::with_capacity(self.stat_columns.len());
+        self.stats
+            .iter()
+            .map(|s| {
+                row.clear();
+                StatColumns::values(s, &mut row).ok()?;
+                row.get(c).copied()
+            })
+            .collect()
     }
 }
 
