@@ -64,15 +64,14 @@
 //! ```
 
 mod axes;
-mod draw;
+mod coord;
+mod glyph;
 mod histogram;
 mod layout;
-mod legend;
-mod render;
+mod panel;
 mod scale;
 mod series;
 mod style;
-mod svg;
 
 pub use axes::Axes;
 pub use histogram::{density, equal_width_edges};
@@ -80,4 +79,3 @@ pub use layout::Figure;
 pub use scale::{Scale, TickLabel, Ticks};
 pub use series::{Bars, Bins, Histogram, Line, RefLine, Scatter, Series};
 pub use style::{Color, Legend, Marker, PALETTE};
-pub use svg::escape;
