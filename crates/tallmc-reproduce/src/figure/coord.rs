@@ -41,7 +41,7 @@ impl AxisCoord {
     }
 
     /// The inverse of [`AxisCoord::to_scale`].
-    pub(crate) fn from_scale(&self, s: f64) -> f64 {
+    pub(crate) fn unscale(&self, s: f64) -> f64 {
         if self.log { 10f64.powf(s) } else { s }
     }
 
@@ -110,8 +110,8 @@ impl Frame<'_> {
         Some((self.x.to_scale(x)?, self.y.to_scale(y)?))
     }
 
-    fn from_scale(&self, (x, y): Point) -> Point {
-        (self.x.from_scale(x), self.y.from_scale(y))
+    fn unscale(&self, (x, y): Point) -> Point {
+        (self.x.unscale(x), self.y.unscale(y))
     }
 
     /// Whether `p` is drawable and inside the limits (to a thousandth of the range, so that
@@ -178,11 +178,12 @@ impl Frame<'_> {
             if let (Some(a), Some(b)) = (prev, s) {
                 match self.clip_segment(a, b) {
                     Some((a, b, cut_a, cut_b)) => {
-                        if !(open && !cut_a) {
-                            runs.push(vec![self.from_scale(a)]);
+                        // Extend the current run only if this segment starts where it ended.
+                        if !open || cut_a {
+                            runs.push(vec![self.unscale(a)]);
                         }
                         if let Some(run) = runs.last_mut() {
-                            run.push(self.from_scale(b));
+                            run.push(self.unscale(b));
                         }
                         open = !cut_b;
                     }

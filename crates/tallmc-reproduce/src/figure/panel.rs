@@ -6,7 +6,7 @@ use plotters::coord::cartesian::Cartesian2d;
 use plotters::element::DashedPathElement;
 use plotters::prelude::{
     ChartBuilder, ChartContext, Color as _, DrawingArea, DrawingAreaErrorKind, EmptyElement,
-    FontTransform, IntoFont, PathElement, Polygon, Rectangle, SeriesLabelPosition, Text, TextStyle,
+    FontTransform, IntoFont, PathElement, Polygon, Rectangle, Text, TextStyle,
 };
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters_backend::DrawingBackend;
@@ -39,9 +39,10 @@ const GAP: f64 = 4.0;
 const GROUP_WIDTH: f64 = 0.8;
 /// Half the width of an error bar's caps, in pixels.
 const CAP: i32 = 3;
-/// Length of a legend swatch, and the room it takes with its gap to the text.
+/// Length of a legend swatch, height of a legend row and padding of the legend box.
 const SWATCH: i32 = 24;
-const SWATCH_AREA: i32 = 30;
+const LEGEND_ROW: i32 = 17;
+const LEGEND_PAD: i32 = 6;
 /// Colours of grid lines, frame and text.
 const GRID_COLOR: Color = Color::rgb(0xe5, 0xe5, 0xe5);
 const INK_COLOR: Color = Color::rgb(0x33, 0x33, 0x33);
@@ -153,13 +154,6 @@ pub(crate) fn draw_panel<DB: DrawingBackend>(
     for (series, &color) in axes.series.iter().zip(&colors) {
         let bars = Bars::layout(bar_index, bar_count);
         draw_body(&mut chart, &frame, series, color, bars)?;
-        if let Some(label) = series.label() {
-            let parts = legend_swatch(series, color);
-            chart
-                .draw_series(std::iter::empty::<Glyph<Point>>())?
-                .label(clean(label))
-                .legend(move |at| Glyph { at, parts: parts.clone() });
-        }
         bar_index += usize::from(matches!(series, Series::Bars(_)));
     }
     let mut bar_index = 0;
@@ -173,23 +167,53 @@ pub(crate) fn draw_panel<DB: DrawingBackend>(
         stroke(rgb(INK_COLOR), 1.0),
     )))?;
 
-    let position = match axes.legend {
-        Legend::Hidden => return Ok(()),
-        Legend::TopRight => SeriesLabelPosition::UpperRight,
-        Legend::TopLeft => SeriesLabelPosition::UpperLeft,
-        Legend::BottomRight => SeriesLabelPosition::LowerRight,
-        Legend::BottomLeft => SeriesLabelPosition::LowerLeft,
+    let entries: Vec<(String, Parts)> = axes
+        .series
+        .iter()
+        .zip(&colors)
+        .filter_map(|(s, &c)| Some((clean(s.label()?), legend_swatch(s, c))))
+        .collect();
+    draw_legend(&chart.plotting_area().strip_coord_spec(), axes.legend, &entries)
+}
+
+/// Draws the legend rows (label and swatch) in a box at corner `place` of the plot area
+/// `area`. The box is sized from our estimate of the text width, which errs wide: plotters'
+/// own legend measures text with its font-less estimate, which errs narrow, so long labels
+/// would run out of the box.
+fn draw_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    place: Legend,
+    entries: &[(String, Parts)],
+) -> DrawResult<(), DB> {
+    if entries.is_empty() || place == Legend::Hidden {
+        return Ok(());
+    }
+    let text_w = entries
+        .iter()
+        .map(|(label, _)| text_width(label.chars().count() as f64, TICK_FONT))
+        .fold(0.0, f64::max)
+        .ceil() as i32;
+    let (w, h) = area.dim_in_pixel();
+    let (w, h) = (w as i32, h as i32);
+    let box_w = LEGEND_PAD + SWATCH + LEGEND_PAD + text_w + LEGEND_PAD;
+    let box_h = LEGEND_ROW * entries.len() as i32 + LEGEND_PAD;
+    let x = match place {
+        Legend::TopLeft | Legend::BottomLeft => LEGEND_PAD,
+        _ => w - LEGEND_PAD - box_w,
     };
-    if axes.series.iter().any(|s| s.label().is_some()) {
-        chart
-            .configure_series_labels()
-            .position(position)
-            .margin(6)
-            .legend_area_size(SWATCH_AREA)
-            .label_font(font(TICK_FONT))
-            .background_style(rgb(Color::rgb(255, 255, 255)).mix(0.85).filled())
-            .border_style(stroke(rgb(LEGEND_BORDER), 1.0))
-            .draw()?;
+    let y = match place {
+        Legend::BottomLeft | Legend::BottomRight => h - LEGEND_PAD - box_h,
+        _ => LEGEND_PAD,
+    };
+    let corners = [(x, y), (x + box_w, y + box_h)];
+    area.draw(&Rectangle::new(corners, rgb(Color::rgb(255, 255, 255)).mix(0.85).filled()))?;
+    area.draw(&Rectangle::new(corners, stroke(rgb(LEGEND_BORDER), 1.0)))?;
+    let text_style = font(TICK_FONT).pos(Pos::new(HPos::Left, VPos::Center));
+    for (i, (label, parts)) in entries.iter().enumerate() {
+        let cy = y + LEGEND_PAD / 2 + LEGEND_ROW * i as i32 + LEGEND_ROW / 2;
+        area.draw(&Glyph { at: (x + LEGEND_PAD, cy), parts: parts.clone() })?;
+        let at = (x + 2 * LEGEND_PAD + SWATCH, cy);
+        area.draw(&Text::new(label.as_str(), at, text_style.clone()))?;
     }
     Ok(())
 }
@@ -304,7 +328,7 @@ fn draw_body<DB: DrawingBackend>(
                     // y = x sampled evenly in the x axis' own scale (a curve when the scales differ).
                     let (s0, s1) = frame.x.scale_limits();
                     (0..=64)
-                        .map(|i| frame.x.from_scale(s0 + (s1 - s0) * f64::from(i) / 64.0))
+                        .map(|i| frame.x.unscale(s0 + (s1 - s0) * f64::from(i) / 64.0))
                         .map(|v| (v, v))
                         .collect()
                 }

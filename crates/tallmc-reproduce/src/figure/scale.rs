@@ -296,6 +296,16 @@ mod tests {
     }
 
     #[test]
+    fn labels_display_exponents_as_superscripts() {
+        let t = Scale::Linear.auto_ticks(1.2e-7, 4.9e-7, 4);
+        let shown: Vec<String> = t.labels.iter().map(TickLabel::to_display_string).collect();
+        assert_eq!(shown, ["10⁻⁷", "2×10⁻⁷", "3×10⁻⁷", "4×10⁻⁷", "5×10⁻⁷"]);
+        let t = Scale::Log.auto_ticks(1.0, 1e12, 6);
+        assert_eq!(t.labels[6].to_display_string(), "10¹²");
+        assert_eq!(Scale::Linear.auto_ticks(0.0, 1.0, 5).labels[1].to_display_string(), "0.2");
+    }
+
+    #[test]
     fn unit_interval() {
         let t = Scale::Linear.auto_ticks(0.0, 1.0, 5);
         assert_eq!((t.lo, t.hi), (0.0, 1.0));
