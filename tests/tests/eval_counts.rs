@@ -23,8 +23,8 @@ use tallmc_samplers::{
     ProxyMinibatchMh, RandomWalkConfig, RandomWalkMetropolis, RandomWalkProposal,
     RandomWalkProposalConfig, RunConfig, Sbps, SbpsConfig, SgHmc, SgHmcConfig, Sgld, SgldConfig,
     SgldProposal, SgldProposalConfig, Sgnht, SgnhtConfig, SignedHmcEcs, SignedHmcEcsConfig,
-    Thermostat, ZigZag, ZigZagConfig, ZigZagSubsampling, laplace_approximation, sample_in_memory,
-    sample_trajectories_in_memory,
+    Thermostat, ZigZag, ZigZagConfig, ZigZagSubsampling, laplace_approximation,
+    sample_in_memory_with, sample_trajectories_in_memory,
 };
 use tallmc_tests::seed;
 
@@ -56,7 +56,7 @@ fn run_discrete<M, K>(
 ) -> EvalCounts
 where
     Counting<M>: Sync,
-    K: tallmc_core::Kernel<Counting<M>>,
+    K: tallmc_core::StatefulKernel<Counting<M>> + Send,
 {
     run_discrete_for(model, init, 150, make)
 }
@@ -70,11 +70,11 @@ fn run_discrete_for<M, K>(
 ) -> EvalCounts
 where
     Counting<M>: Sync,
-    K: tallmc_core::Kernel<Counting<M>>,
+    K: tallmc_core::StatefulKernel<Counting<M>> + Send,
 {
     let config =
         RunConfig { num_warmup, num_draws: 250, num_chains: 2, seed: seed(11), save_warmup: false };
-    let chains = sample_in_memory(model, config, &[init], make).unwrap();
+    let chains = sample_in_memory_with(model, config, &[init], make).unwrap();
     chains.iter().map(|c| c.report.warmup_evals + c.report.sampling_evals).sum()
 }
 
@@ -234,13 +234,13 @@ fn approximate_gibbs() {
     for austerity in [false, true] {
         model.reset();
         let chains = if austerity {
-            sample_in_memory(&model, config, &init, |_| {
+            sample_in_memory_with(&model, config, &init, |_| {
                 let test = AusterityTest::new(AusterityConfig::new(0.1, 5))
                     .map_err(|e| tallmc_core::Error::Other(e.to_string()))?;
                 ApproximateGibbs::new(GibbsConfig::default(), test)
             })
         } else {
-            sample_in_memory(&model, config, &init, |_| {
+            sample_in_memory_with(&model, config, &init, |_| {
                 ApproximateGibbs::new(GibbsConfig::default(), ExactTest::new())
             })
         }

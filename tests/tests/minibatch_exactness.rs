@@ -10,7 +10,7 @@ use tallmc_bounds::{
 use tallmc_models::{DesignOptions, LogisticRegression, synthetic};
 use tallmc_samplers::{
     MinibatchMh, NewtonOptions, RandomWalkProposal, RandomWalkProposalConfig, RunConfig,
-    laplace_approximation, sample_in_memory,
+    laplace_approximation, sample_in_memory_with,
 };
 use tallmc_tests::seed;
 
@@ -33,16 +33,17 @@ fn austerity_at_zero_and_confidence_at_tiny_delta_reproduce_exact_mh() {
         save_warmup: false,
     };
     let rw = || RandomWalkProposal::new(walk.clone());
-    let exact =
-        sample_in_memory(&model, config, &inits, |_| Ok(MinibatchMh::new(ExactTest::new(), rw()?)))
-            .unwrap();
-    let austerity = sample_in_memory(&model, config, &inits, |_| {
+    let exact = sample_in_memory_with(&model, config, &inits, |_| {
+        Ok(MinibatchMh::new(ExactTest::new(), rw()?))
+    })
+    .unwrap();
+    let austerity = sample_in_memory_with(&model, config, &inits, |_| {
         let test = AusterityTest::new(AusterityConfig::new(0.0, 500))
             .map_err(|e| tallmc_core::Error::Other(e.to_string()))?;
         Ok(MinibatchMh::new(test, rw()?))
     })
     .unwrap();
-    let confidence = sample_in_memory(&model, config, &inits, |_| {
+    let confidence = sample_in_memory_with(&model, config, &inits, |_| {
         let cfg = ConfidenceConfig::new(BoundKind::EmpiricalBernsteinSerfling, 1e-300);
         let test =
             ConfidenceTest::new(cfg).map_err(|e| tallmc_core::Error::Other(e.to_string()))?;

@@ -8,10 +8,11 @@
 
 use anyhow::{Result, bail};
 use serde::Serialize;
+use tallmc_core::ReportLines;
 use tallmc_diagnostics::{SignCorrected, sign_corrected};
 use tallmc_estimators::{CvOrder, DifferenceTerms, HessianProducts, RankOne};
 use tallmc_models::{Gaussian, GaussianMean, LinearRegression, LogisticRegression};
-use tallmc_samplers::sink::{CsvSink, MemorySink, Tee};
+use tallmc_samplers::sink::{ColumnMemorySink, CsvSink, Tee};
 use tallmc_samplers::{
     ChainOutput, Driver, EcsDynamics, HmcEcs, HmcEcsConfig, SignedHmcEcs, SignedHmcEcsConfig,
 };
@@ -19,7 +20,7 @@ use tallmc_samplers::{
 use crate::args::{SampleArgs, SamplerKind};
 use crate::run::CliModel;
 
-type Outputs = Vec<ChainOutput<Tee<MemorySink, CsvSink>>>;
+type Outputs = Vec<ChainOutput<Tee<ColumnMemorySink, CsvSink>, ReportLines>>;
 
 /// Default control-variate order of HMC-ECS (the paper's).
 const DEFAULT_CV_ORDER: u32 = 2;
@@ -183,12 +184,12 @@ pub(crate) fn run_ecs<M: WithEngine>(
     center: &[f64],
     driver: &Driver<'_>,
     inits: &[Vec<f64>],
-    sinks: Vec<Tee<MemorySink, CsvSink>>,
+    sinks: Vec<Tee<ColumnMemorySink, CsvSink>>,
 ) -> Result<Outputs> {
     Ok(if s.signed {
         let cfg = s.signed_config(Some(center));
         let engine = model.engine(cfg.lambda, 8 * cfg.block_size);
-        driver.run(
+        driver.run_with(
             model,
             inits,
             |_| SignedHmcEcs::with_engine(cfg.clone(), engine.clone()),
@@ -197,7 +198,12 @@ pub(crate) fn run_ecs<M: WithEngine>(
     } else {
         let cfg = s.perturbed_config(Some(center));
         let engine = model.engine(1, cfg.subsample_size.unwrap_or(1));
-        driver.run(model, inits, |_| HmcEcs::with_engine(cfg.clone(), engine.clone()), sinks)?
+        driver.run_with(
+            model,
+            inits,
+            |_| HmcEcs::with_engine(cfg.clone(), engine.clone()),
+            sinks,
+        )?
     })
 }
 
@@ -222,7 +228,7 @@ pub(crate) struct SignCorrectedSummary {
 /// Sign-corrected means, sds and MCSEs of every parameter from the `sign__` column.
 pub(crate) fn sign_corrected_summary(
     names: &[String],
-    outputs: &[ChainOutput<Tee<MemorySink, CsvSink>>],
+    outputs: &[ChainOutput<Tee<ColumnMemorySink, CsvSink>, ReportLines>],
 ) -> Result<SignCorrectedSummary> {
     let signs: Vec<Vec<f64>> =
         outputs.iter().map(|o| o.sink.0.stat("sign__").unwrap_or_default()).collect();

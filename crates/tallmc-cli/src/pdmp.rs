@@ -31,7 +31,7 @@ use tallmc_samplers::piecewise::{
     AutoBoundConfig, BandConfig, Bps, BpsConfig, ControlVariates, LipSbps, LipSbpsConfig, Sbps,
     SbpsConfig, ZigZag, ZigZagConfig, ZigZagSubsampling,
 };
-use tallmc_samplers::sink::{CsvSink, MemorySink, Tee};
+use tallmc_samplers::sink::{ColumnMemorySink, CsvSink, Tee};
 use tallmc_samplers::{Laplace, VelocityDistribution};
 
 use crate::args::{RateBoundArg, SampleArgs, SamplerKind};
@@ -39,7 +39,7 @@ use crate::run::{CliModel, EvalTotals, Setup, WallSeconds, write_json};
 
 /// The sinks of one chain: time averages, grid draws (memory + CSV), optional skeleton.
 pub(crate) type PdmpSink =
-    Tee<TimeAverageSink, Tee<GridDraws<Tee<MemorySink, CsvSink>>, Option<SkeletonSink>>>;
+    Tee<TimeAverageSink, Tee<GridDraws<Tee<ColumnMemorySink, CsvSink>>, Option<SkeletonSink>>>;
 /// The chains of a continuous-time run.
 pub(crate) type PdmpOutputs = Vec<ContinuousChainOutput<PdmpSink>>;
 
@@ -293,7 +293,7 @@ impl<'a> PdmpRun<'a> {
                 let path = self.out.join(format!("chain_{}.csv", c + 1));
                 let csv = CsvSink::create(&path)
                     .with_context(|| format!("cannot create {}", path.display()))?;
-                let grid = GridDraws::new(Tee(MemorySink::new(), csv), self.grid)?;
+                let grid = GridDraws::new(Tee(ColumnMemorySink::new(), csv), self.grid)?;
                 let skeleton = if self.settings.skeleton {
                     let path = self.out.join(format!("skeleton_{}.csv", c + 1));
                     Some(
@@ -500,7 +500,7 @@ pub(crate) fn write_summary(
     outputs: &PdmpOutputs,
 ) -> Result<()> {
     let d = run.names.len();
-    let draws: Vec<&MemorySink> = outputs.iter().map(|o| &o.sink.1.0.inner().0).collect();
+    let draws: Vec<&ColumnMemorySink> = outputs.iter().map(|o| &o.sink.1.0.inner().0).collect();
     let counts: Vec<usize> = draws.iter().map(|m| m.num_draws()).collect();
     if counts.iter().any(|&c| c < 4) {
         bail!(

@@ -8,6 +8,7 @@ use serde::Serialize;
 use tallmc_bounds::{
     AusterityConfig, AusterityTest, BoundKind, ConfidenceConfig, ConfidenceTest, MeanTest,
 };
+use tallmc_core::ReportLines;
 use tallmc_core::{
     EvalCounts, LogPrior, LogPriorHessian, ParameterNames, TaylorRemainderBound, TermBounds,
     TermGradients, TermHessians, Terms,
@@ -17,7 +18,7 @@ use tallmc_integrators::{Metric, MetricKind};
 use tallmc_models::{
     DesignOptions, Gaussian, GaussianMean, LinearRegression, LoadOptions, LogisticRegression,
 };
-use tallmc_samplers::sink::{CsvSink, MemorySink, Tee};
+use tallmc_samplers::sink::{ColumnMemorySink, CsvSink, Tee};
 use tallmc_samplers::{
     AdaptiveMetropolis, AdaptiveMetropolisConfig, ChainOutput, Driver, Hmc, HmcConfig, Laplace,
     MinibatchMh, NewtonOptions, ProxyConfig, ProxyMinibatchMh, RandomWalkConfig,
@@ -189,7 +190,7 @@ fn confidence_test(a: &SampleArgs, n: usize) -> Result<ConfidenceTest> {
     Ok(test)
 }
 
-type Outputs = Vec<ChainOutput<Tee<MemorySink, CsvSink>>>;
+type Outputs = Vec<ChainOutput<Tee<ColumnMemorySink, CsvSink>, ReportLines>>;
 
 /// Running the confidence sampler needs the model's term bounds (plain) or a bound on third
 /// derivatives (with Taylor proxies, `--cv`): implemented per model.
@@ -201,7 +202,7 @@ pub trait RunConfidence: CliModel {
         inits: &[Vec<f64>],
         test: &ConfidenceTest,
         walk: &RandomWalkProposalConfig,
-        sinks: Vec<Tee<MemorySink, CsvSink>>,
+        sinks: Vec<Tee<ColumnMemorySink, CsvSink>>,
     ) -> Result<Outputs>;
 
     /// Runs the confidence sampler with 2nd-order Taylor proxies around `center` (Bardenet,
@@ -213,7 +214,7 @@ pub trait RunConfidence: CliModel {
         test: &ConfidenceTest,
         walk: &RandomWalkProposalConfig,
         center: &[f64],
-        sinks: Vec<Tee<MemorySink, CsvSink>>,
+        sinks: Vec<Tee<ColumnMemorySink, CsvSink>>,
     ) -> Result<Outputs>;
 }
 
@@ -224,13 +225,13 @@ fn confidence_with_proxies<M: CliModel + TaylorRemainderBound>(
     test: &ConfidenceTest,
     walk: &RandomWalkProposalConfig,
     center: &[f64],
-    sinks: Vec<Tee<MemorySink, CsvSink>>,
+    sinks: Vec<Tee<ColumnMemorySink, CsvSink>>,
 ) -> Result<Outputs> {
     let proxy = ProxyConfig::new(center.to_vec());
     let make = |_| {
         ProxyMinibatchMh::new(test.clone(), RandomWalkProposal::new(walk.clone())?, proxy.clone())
     };
-    Ok(driver.run(model, inits, make, sinks)?)
+    Ok(driver.run_with(model, inits, make, sinks)?)
 }
 
 fn no_third_derivative_bound(model: &str) -> anyhow::Error {
@@ -247,13 +248,13 @@ fn confidence_with_bounds<M: CliModel + TermBounds>(
     inits: &[Vec<f64>],
     test: &ConfidenceTest,
     walk: &RandomWalkProposalConfig,
-    sinks: Vec<Tee<MemorySink, CsvSink>>,
+    sinks: Vec<Tee<ColumnMemorySink, CsvSink>>,
 ) -> Result<Outputs> {
     let make = |_| {
         Ok(MinibatchMh::new(test.clone(), RandomWalkProposal::new(walk.clone())?)
             .with_term_bounds())
     };
-    Ok(driver.run(model, inits, make, sinks)?)
+    Ok(driver.run_with(model, inits, make, sinks)?)
 }
 
 /// Implements [`RunConfidence`] for models with term bounds; `proxies` says whether the model
@@ -267,7 +268,7 @@ macro_rules! confidence_via_bounds {
                 inits: &[Vec<f64>],
                 test: &ConfidenceTest,
                 walk: &RandomWalkProposalConfig,
-                sinks: Vec<Tee<MemorySink, CsvSink>>,
+                sinks: Vec<Tee<ColumnMemorySink, CsvSink>>,
             ) -> Result<Outputs> {
                 confidence_with_bounds(self, driver, inits, test, walk, sinks)
             }
@@ -279,7 +280,7 @@ macro_rules! confidence_via_bounds {
                 test: &ConfidenceTest,
                 walk: &RandomWalkProposalConfig,
                 center: &[f64],
-                sinks: Vec<Tee<MemorySink, CsvSink>>,
+                sinks: Vec<Tee<ColumnMemorySink, CsvSink>>,
             ) -> Result<Outputs> {
                 confidence_via_bounds!(@proxies $proxies, $name, self, driver, inits, test, walk, center, sinks)
             }
@@ -305,7 +306,7 @@ impl RunConfidence for LinearRegression {
         _inits: &[Vec<f64>],
         _test: &ConfidenceTest,
         _walk: &RandomWalkProposalConfig,
-        _sinks: Vec<Tee<MemorySink, CsvSink>>,
+        _sinks: Vec<Tee<ColumnMemorySink, CsvSink>>,
     ) -> Result<Outputs> {
         bail!(
             "--sampler confidence needs a bound on |ℓ_i(θ′) − ℓ_i(θ)| and --model linear has none \
@@ -320,7 +321,7 @@ impl RunConfidence for LinearRegression {
         _test: &ConfidenceTest,
         _walk: &RandomWalkProposalConfig,
         _center: &[f64],
-        _sinks: Vec<Tee<MemorySink, CsvSink>>,
+        _sinks: Vec<Tee<ColumnMemorySink, CsvSink>>,
     ) -> Result<Outputs> {
         Err(no_third_derivative_bound("linear"))
     }
@@ -413,7 +414,7 @@ fn run_model<M: RunConfidence + WithEngine + RunPdmp>(
         .map(|k| {
             let path = args.out.join(format!("chain_{}.csv", k + 1));
             CsvSink::create(&path)
-                .map(|csv| Tee(MemorySink::new(), csv))
+                .map(|csv| Tee(ColumnMemorySink::new(), csv))
                 .with_context(|| format!("cannot create {}", path.display()))
         })
         .collect::<Result<Vec<_>>>()?;
@@ -462,14 +463,14 @@ fn run_model<M: RunConfidence + WithEngine + RunPdmp>(
                 proposal_covariance: Some(laplace.covariance.clone()),
                 ..Default::default()
             };
-            driver.run(model, &inits, |_| RandomWalkMetropolis::new(cfg.clone()), sinks)?
+            driver.run_with(model, &inits, |_| RandomWalkMetropolis::new(cfg.clone()), sinks)?
         }
         SamplerKind::AdaptiveMh => {
             let cfg = AdaptiveMetropolisConfig {
                 initial_covariance: Some(laplace.covariance.clone()),
                 ..Default::default()
             };
-            driver.run(model, &inits, |_| AdaptiveMetropolis::new(cfg.clone()), sinks)?
+            driver.run_with(model, &inits, |_| AdaptiveMetropolis::new(cfg.clone()), sinks)?
         }
         SamplerKind::Hmc => {
             let mut cfg = HmcConfig {
@@ -483,13 +484,13 @@ fn run_model<M: RunConfidence + WithEngine + RunPdmp>(
                 cfg.trajectory_length = t;
             }
             Hmc::new(cfg.clone())?;
-            driver.run(model, &inits, |_| Hmc::new(cfg.clone()), sinks)?
+            driver.run_with(model, &inits, |_| Hmc::new(cfg.clone()), sinks)?
         }
         SamplerKind::Austerity => {
             let test = austerity.context("Austerity test")?;
             let make =
                 |_| Ok(MinibatchMh::new(test.clone(), RandomWalkProposal::new(walk.clone())?));
-            driver.run(model, &inits, make, sinks)?
+            driver.run_with(model, &inits, make, sinks)?
         }
         SamplerKind::Confidence => {
             let test = confidence.context("confidence test")?;
@@ -645,7 +646,7 @@ fn write_summary<M: CliModel>(
     setup: &Setup,
     test: &[(String, String)],
     signed: bool,
-    outputs: &[ChainOutput<Tee<MemorySink, CsvSink>>],
+    outputs: &[ChainOutput<Tee<ColumnMemorySink, CsvSink>, ReportLines>],
 ) -> Result<()> {
     let d = model.dim();
     let chains: Vec<&[f64]> = outputs.iter().map(|o| o.sink.0.draws.as_slice()).collect();
@@ -653,7 +654,7 @@ fn write_summary<M: CliModel>(
     let warmup: EvalCounts = outputs.iter().map(|o| o.report.warmup_evals).sum();
     let sampling: EvalCounts = outputs.iter().map(|o| o.report.sampling_evals).sum();
     let draws_total = (args.draws * args.chains) as f64;
-    let max = |f: fn(&ChainOutput<_>) -> f64| outputs.iter().map(f).fold(0.0, f64::max);
+    let max = |f: fn(&ChainOutput<_, _>) -> f64| outputs.iter().map(f).fold(0.0, f64::max);
     let warm_s = max(|o| o.report.warmup_seconds);
     let samp_s = max(|o| o.report.sampling_seconds);
     let totals = Totals {
@@ -690,7 +691,7 @@ fn write_summary<M: CliModel>(
         totals,
         laplace_mode: &laplace.mode,
         test: test.iter().cloned().collect(),
-        adaptation: outputs.iter().map(|o| o.report.adaptation.clone()).collect(),
+        adaptation: outputs.iter().map(|o| o.report.tuning.0.clone()).collect(),
     };
     let path = args.out.join("summary.json");
     write_json(&path, &file)

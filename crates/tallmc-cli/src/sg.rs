@@ -3,9 +3,10 @@
 
 use anyhow::{Context, Result, bail};
 use tallmc_core::EvalCounts;
+use tallmc_core::ReportLines;
 use tallmc_estimators::{ControlVariate, ControlVariateGradient, CvOrder};
 use tallmc_integrators::Metric;
-use tallmc_samplers::sink::{CsvSink, MemorySink, Tee};
+use tallmc_samplers::sink::{ColumnMemorySink, CsvSink, Tee};
 use tallmc_samplers::{
     ChainOutput, Driver, SgHmc, SgHmcConfig, Sgld, SgldConfig, Sgnht, SgnhtConfig, Thermostat,
 };
@@ -136,7 +137,7 @@ impl SgSettings {
     }
 }
 
-type Outputs = Vec<ChainOutput<Tee<MemorySink, CsvSink>>>;
+type Outputs = Vec<ChainOutput<Tee<ColumnMemorySink, CsvSink>, ReportLines>>;
 
 /// Runs the stochastic-gradient kernel of `s`; returns the chains and the evaluations spent
 /// building the control variates (one full pass at the mode), which count as setup.
@@ -147,7 +148,7 @@ pub(crate) fn run_stochastic_gradient<M: WithEngine>(
     laplace_covariance: &[f64],
     driver: &Driver<'_>,
     inits: &[Vec<f64>],
-    sinks: Vec<Tee<MemorySink, CsvSink>>,
+    sinks: Vec<Tee<ColumnMemorySink, CsvSink>>,
 ) -> Result<(Outputs, EvalCounts)> {
     let metric = if s.precondition {
         Some(Metric::dense(laplace_covariance.to_vec(), mode.len())?)
@@ -157,9 +158,13 @@ pub(crate) fn run_stochastic_gradient<M: WithEngine>(
     let (sgld, sghmc) = (s.sgld(metric.as_ref()), s.sghmc(metric.as_ref()));
     let Some(order) = s.cv else {
         let outputs = match s.kind {
-            SamplerKind::Sgld => driver.run(model, inits, |_| Sgld::new(sgld.clone()), sinks)?,
-            SamplerKind::Sghmc => driver.run(model, inits, |_| SgHmc::new(sghmc.clone()), sinks)?,
-            _ => driver.run(model, inits, |_| Sgnht::new(s.sgnht()), sinks)?,
+            SamplerKind::Sgld => {
+                driver.run_with(model, inits, |_| Sgld::new(sgld.clone()), sinks)?
+            }
+            SamplerKind::Sghmc => {
+                driver.run_with(model, inits, |_| SgHmc::new(sghmc.clone()), sinks)?
+            }
+            _ => driver.run_with(model, inits, |_| Sgnht::new(s.sgnht()), sinks)?,
         };
         return Ok((outputs, EvalCounts::ZERO));
     };
@@ -168,19 +173,19 @@ pub(crate) fn run_stochastic_gradient<M: WithEngine>(
     let engine = model.engine(1, s.batch);
     let estimator = ControlVariateGradient::new(model, cv, engine, s.batch)?;
     let outputs = match s.kind {
-        SamplerKind::Sgld => driver.run(
+        SamplerKind::Sgld => driver.run_with(
             model,
             inits,
             |_| Sgld::with_estimator(sgld.clone(), estimator.clone()),
             sinks,
         )?,
-        SamplerKind::Sghmc => driver.run(
+        SamplerKind::Sghmc => driver.run_with(
             model,
             inits,
             |_| SgHmc::with_estimator(sghmc.clone(), estimator.clone()),
             sinks,
         )?,
-        _ => driver.run(
+        _ => driver.run_with(
             model,
             inits,
             |_| Sgnht::with_estimator(s.sgnht(), estimator.clone()),

@@ -1,5 +1,7 @@
 //! The kernel trait: one Markov transition, with typed per-step statistics.
 
+use std::fmt::Debug;
+
 use rand::Rng;
 use serde::Serialize;
 
@@ -20,15 +22,11 @@ pub trait ChainState: Clone + Send {
 ///
 /// Each kernel has its own struct; the trait gives the driver and the sinks what every kernel
 /// reports: evaluation counts (the cost), an acceptance statistic, a divergence flag and the
-/// batch of data used, plus the CmdStan-style columns that go to CSV.
-pub trait StepStats: Clone + Send + Serialize {
-    /// Names of the per-step columns written to CSV, each ending in `__` as in CmdStan
-    /// (e.g. `accept_stat__`, `n_terms__`), in the order of [`StepStats::write_columns`].
-    const COLUMNS: &'static [&'static str];
-
-    /// Writes this step's column values into `out` (length `COLUMNS.len()`).
-    fn write_columns(&self, out: &mut [f64]);
-
+/// batch of data used. The CSV columns are the struct's own fields, read through its
+/// `Serialize` definition by [`StatColumns`](crate::columns::StatColumns) (`accept_stat__`,
+/// `n_terms__`, ...); `Default` gives the value the column names are read from before the
+/// first step.
+pub trait StepStats: Clone + Default + Send + Serialize {
     /// Per-datum evaluations this step made.
     fn evals(&self) -> EvalCounts;
 
@@ -44,16 +42,135 @@ pub trait StepStats: Clone + Send + Serialize {
     fn batch_size(&self) -> u64;
 }
 
-/// One Markov transition kernel.
+/// A kernel's adapted tuning (step size, metric, scale, θ*, subsample size, ...): a typed value
+/// that run reports carry and `summary.json` serializes as it is.
+pub trait Tuning: Clone + Debug + Send + Serialize {
+    /// CmdStan-style comment lines for the CSV files (without the leading `#`), written after
+    /// warmup. The default writes one `key = value` line per field of the JSON form.
+    fn comment_lines(&self) -> Vec<String> {
+        key_value_lines(self).unwrap_or_default()
+    }
+}
+
+/// The tuning of a kernel that adapts nothing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct NoTuning;
+
+impl Tuning for NoTuning {
+    fn comment_lines(&self) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// The adaptation report of a [`StatefulKernel`], as lines (kept while kernels move to
+/// [`Kernel`]/[`Chain`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ReportLines(pub Vec<String>);
+
+impl Tuning for ReportLines {
+    fn comment_lines(&self) -> Vec<String> {
+        self.0.clone()
+    }
+}
+
+/// `key = value` lines of a value's fields, through the flat column reader: numbers only.
+fn key_value_lines<T: Serialize + ?Sized>(value: &T) -> Option<Vec<String>> {
+    let names = crate::columns::StatColumns::names(value).ok()?;
+    let mut values = Vec::with_capacity(names.len());
+    crate::columns::StatColumns::values(value, &mut values).ok()?;
+    Some(
+        names
+            .iter()
+            .zip(values)
+            .map(|(n, v)| format!("{} = {v}", n.trim_end_matches("__").replace('_', " ")))
+            .collect(),
+    )
+}
+
+/// A Markov transition kernel, as its immutable, validated settings.
+///
+/// Settings are checked when the value is made (each kernel's `new`), so a `Kernel` is always
+/// valid; [`Kernel::build_chain`] checks them against the model and builds a [`Chain`] at a
+/// position. The chain owns its state and scratch buffers; there is no way to step a kernel
+/// that was not built. One settings value builds every chain of a run (the driver shares it
+/// between threads).
+///
+/// `M` is the model; an implementation states in its where-clause exactly what it needs from
+/// the model (e.g. `M: TermGradients + LogPrior`).
+pub trait Kernel<M: ?Sized>: Sync {
+    /// The running chain these settings build.
+    type Chain: Chain<M>;
+
+    /// Builds a chain at `position`, validating its length and finiteness, the settings'
+    /// dimensions against the model, and that the log density is finite there.
+    fn build_chain<R: Rng + ?Sized>(
+        &self,
+        model: &M,
+        position: &[f64],
+        rng: &mut R,
+    ) -> Result<Self::Chain>;
+}
+
+/// One running Markov chain: state, scratch and tuning of a built [`Kernel`].
+///
+/// The driver calls [`Chain::begin_warmup`] once, then for every warmup iteration
+/// [`Chain::step`] followed by [`Chain::adapt`], then [`Chain::end_warmup`], then `step` for
+/// every draw. Chains without adaptation keep the provided no-op hooks. `step` allocates
+/// nothing; the random number generator is always borrowed.
+pub trait Chain<M: ?Sized>: Send {
+    /// The typed per-step statistics.
+    type Stats: StepStats;
+    /// The typed adapted tuning.
+    type Tuning: Tuning;
+
+    /// Current position θ.
+    fn position(&self) -> &[f64];
+
+    /// The chain's current value of the log target at θ (the log posterior for exact kernels,
+    /// the kernel's estimate of it for subsampling kernels): CmdStan's `lp__` column.
+    fn log_density(&self) -> f64;
+
+    /// Makes one transition. Numerical trouble inside the step is reported as a divergence in
+    /// the stats; an `Err` means the run cannot continue.
+    fn step<R: Rng + ?Sized>(&mut self, model: &M, rng: &mut R) -> Result<Self::Stats>;
+
+    /// Called once before the first warmup step with the number of warmup iterations.
+    fn begin_warmup(&mut self, num_warmup: usize) {
+        let _ = num_warmup;
+    }
+
+    /// Called after every warmup step: adapt tuning parameters. May re-evaluate cached
+    /// quantities and draw random numbers.
+    fn adapt<R: Rng + ?Sized>(
+        &mut self,
+        model: &M,
+        stats: &Self::Stats,
+        rng: &mut R,
+    ) -> Result<()> {
+        let _ = (model, stats, rng);
+        Ok(())
+    }
+
+    /// Called once after the last warmup step: fix the tuning parameters for sampling.
+    fn end_warmup(&mut self) {}
+
+    /// The current (after warmup: the adapted) tuning.
+    fn tuning(&self) -> Self::Tuning;
+}
+
+/// A kernel that keeps its scratch in `Option`s filled by `init` and its state outside.
+///
+/// The shape kernels had before [`Kernel`]/[`Chain`]; [`Stateful`] runs one as a [`Chain`]
+/// while the remaining kernels move to settings that build chains.
 ///
 /// `M` is the model; an implementation states in its where-clause exactly what it needs from the
 /// model (e.g. `M: TermGradients + LogPrior`). Scratch buffers belong to the kernel, built once,
-/// so that [`Kernel::step`] allocates nothing. The random number generator is always borrowed.
+/// so that [`StatefulKernel::step`] allocates nothing. The random number generator is always borrowed.
 ///
-/// The driver calls [`Kernel::begin_warmup`] once, then for every warmup iteration
-/// [`Kernel::step`] followed by [`Kernel::adapt`], then [`Kernel::end_warmup`], then `step` for
+/// The driver calls [`StatefulKernel::begin_warmup`] once, then for every warmup iteration
+/// [`StatefulKernel::step`] followed by [`StatefulKernel::adapt`], then [`StatefulKernel::end_warmup`], then `step` for
 /// every draw. Kernels without adaptation keep the provided no-op hooks.
-pub trait Kernel<M: ?Sized> {
+pub trait StatefulKernel<M: ?Sized> {
     /// The chain state this kernel moves.
     type State: ChainState;
     /// The typed per-step statistics this kernel reports.
@@ -103,5 +220,57 @@ pub trait Kernel<M: ?Sized> {
     /// without the leading `#`.
     fn adaptation_report(&self) -> Vec<String> {
         Vec::new()
+    }
+}
+
+/// A [`StatefulKernel`] with its state: a [`Chain`].
+#[derive(Debug)]
+pub struct Stateful<K, S> {
+    /// The kernel (settings and scratch).
+    pub kernel: K,
+    /// Its state.
+    pub state: S,
+}
+
+impl<K, S> Stateful<K, S> {
+    /// Initializes `kernel` at `position`.
+    pub fn init<M: ?Sized, R: Rng + ?Sized>(
+        mut kernel: K,
+        model: &M,
+        position: &[f64],
+        rng: &mut R,
+    ) -> Result<Self>
+    where
+        K: StatefulKernel<M, State = S>,
+    {
+        let state = kernel.init(model, position, rng)?;
+        Ok(Self { kernel, state })
+    }
+}
+
+impl<M: ?Sized, K: StatefulKernel<M> + Send> Chain<M> for Stateful<K, K::State> {
+    type Stats = K::Stats;
+    type Tuning = ReportLines;
+
+    fn position(&self) -> &[f64] {
+        self.state.position()
+    }
+    fn log_density(&self) -> f64 {
+        self.state.log_density()
+    }
+    fn step<R: Rng + ?Sized>(&mut self, model: &M, rng: &mut R) -> Result<K::Stats> {
+        self.kernel.step(model, &mut self.state, rng)
+    }
+    fn begin_warmup(&mut self, num_warmup: usize) {
+        self.kernel.begin_warmup(num_warmup);
+    }
+    fn adapt<R: Rng + ?Sized>(&mut self, model: &M, stats: &K::Stats, rng: &mut R) -> Result<()> {
+        self.kernel.adapt(model, &mut self.state, stats, rng)
+    }
+    fn end_warmup(&mut self) {
+        self.kernel.end_warmup();
+    }
+    fn tuning(&self) -> ReportLines {
+        ReportLines(self.kernel.adaptation_report())
     }
 }

@@ -29,6 +29,7 @@
 
 #![warn(missing_docs)]
 
+pub mod columns;
 pub mod counting;
 pub mod counts;
 pub mod error;
@@ -43,6 +44,7 @@ pub mod subsample;
 #[cfg(test)]
 mod test_quadratic;
 
+pub use columns::{ColumnError, StatColumns};
 pub use counting::Counting;
 pub use counts::EvalCounts;
 pub use error::{Error, Result};
@@ -51,7 +53,9 @@ pub use gradient_bounds::{
     CurvatureBound, LogPriorCurvature, TermCurvatureBound, TermGradientBounds,
     TermGradientLipschitz,
 };
-pub use kernel::{ChainState, Kernel, StepStats};
+pub use kernel::{
+    Chain, ChainState, Kernel, NoTuning, ReportLines, Stateful, StatefulKernel, StepStats, Tuning,
+};
 pub use model::{
     BinaryFactors, LinearPredictor, LogPrior, LogPriorHessian, ParameterNames,
     TaylorRemainderBound, TermBounds, TermGradients, TermHessians, Terms,

@@ -56,7 +56,8 @@ pub struct KernelRun {
     /// Which kernel.
     pub kernel: ExactKernel,
     /// The chains, with their draws in memory.
-    pub chains: Vec<ChainOutput<MemorySink>>,
+    /// (Stats and tuning dropped: the runs of the three kernels are collected alike.)
+    pub chains: Vec<ChainOutput<MemorySink<()>, ()>>,
     /// Per-coordinate summaries.
     pub summaries: Vec<Summary>,
     /// Per-datum evaluations while drawing, all chains.
@@ -118,21 +119,31 @@ where
     let total = ((config.num_warmup + config.num_draws) * config.num_chains) as u64;
     let task = reporter.task(&format!("{label}: {}", kernel.label()), total);
     let driver = Driver::new(config).parameter_names(names.clone()).progress(&*task);
-    let sinks = || (0..config.num_chains).map(|_| MemorySink::new()).collect::<Vec<_>>();
+
     let chains = match kernel {
         ExactKernel::Rwm => {
             let cfg = RandomWalkConfig {
                 proposal_covariance: Some(laplace.covariance.clone()),
                 ..Default::default()
             };
-            driver.run(model, &inits, |_| RandomWalkMetropolis::new(cfg.clone()), sinks())?
+            erase(driver.run_with(
+                model,
+                &inits,
+                |_| RandomWalkMetropolis::new(cfg.clone()),
+                sinks(config.num_chains),
+            )?)
         }
         ExactKernel::AdaptiveMh => {
             let cfg = AdaptiveMetropolisConfig {
                 initial_covariance: Some(laplace.covariance.clone()),
                 ..Default::default()
             };
-            driver.run(model, &inits, |_| AdaptiveMetropolis::new(cfg.clone()), sinks())?
+            erase(driver.run_with(
+                model,
+                &inits,
+                |_| AdaptiveMetropolis::new(cfg.clone()),
+                sinks(config.num_chains),
+            )?)
         }
         ExactKernel::Hmc => {
             // The Laplace metric, not one estimated from warmup draws: on tall-data posteriors
@@ -145,7 +156,12 @@ where
                 adapt_metric: false,
                 ..Default::default()
             };
-            driver.run(model, &inits, |_| Hmc::new(cfg.clone()), sinks())?
+            erase(driver.run_with(
+                model,
+                &inits,
+                |_| Hmc::new(cfg.clone()),
+                sinks(config.num_chains),
+            )?)
         }
     };
     drop(task);
@@ -159,4 +175,13 @@ where
         chains,
         summaries,
     })
+}
+
+/// A run's chains without their stats and tuning.
+fn erase<S, T>(chains: Vec<ChainOutput<MemorySink<S>, T>>) -> Vec<ChainOutput<MemorySink<()>, ()>> {
+    chains.into_iter().map(|c| c.map(|s| s.map_stats(|_| ()), |_| ())).collect()
+}
+
+fn sinks<S>(chains: usize) -> Vec<MemorySink<S>> {
+    (0..chains).map(|_| MemorySink::new()).collect()
 }

@@ -129,7 +129,7 @@ pub fn run_higgs_reference(
     };
     let task = reporter.task("adaptive Metropolis reference", ((warmup + draws) * chains) as u64);
     let sinks = (0..chains).map(|_| MemorySink::new()).collect();
-    let out = Driver::new(config).progress(&*task).run(
+    let out = Driver::new(config).progress(&*task).run_with(
         &model,
         &inits,
         |_| AdaptiveMetropolis::new(cfg.clone()),

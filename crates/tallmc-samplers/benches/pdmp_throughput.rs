@@ -44,7 +44,7 @@ use std::time::Instant;
 
 use tallmc_core::rng::chain_rng;
 use tallmc_core::{
-    ChainState, EvalCounts, EventTotals, Kernel, PdmpKernel, PdmpState, StepStats, Terms,
+    ChainState, EvalCounts, EventTotals, PdmpKernel, PdmpState, StatefulKernel, StepStats, Terms,
 };
 use tallmc_estimators::RankOne;
 use tallmc_models::{DesignOptions, LogisticRegression, synthetic};
@@ -183,7 +183,7 @@ fn run_hmc_ecs(model: &LogisticRegression, mode: &[f64], o: &Options) -> Result<
     let mut setup_evals = EvalCounts::ZERO;
     let mut warmup_evals = EvalCounts::ZERO;
     let t = Instant::now();
-    Kernel::<LogisticRegression>::begin_warmup(&mut kernel, o.ecs_warmup);
+    StatefulKernel::<LogisticRegression>::begin_warmup(&mut kernel, o.ecs_warmup);
     for i in 0..o.ecs_warmup {
         let s = kernel.step(model, &mut state, &mut rng).map_err(err)?;
         if i == 0 {
@@ -193,7 +193,7 @@ fn run_hmc_ecs(model: &LogisticRegression, mode: &[f64], o: &Options) -> Result<
         }
         kernel.adapt(model, &mut state, &s, &mut rng).map_err(err)?;
     }
-    Kernel::<LogisticRegression>::end_warmup(&mut kernel);
+    StatefulKernel::<LogisticRegression>::end_warmup(&mut kernel);
     let warmup_s = t.elapsed().as_secs_f64();
     let d = model.dim();
     let mut columns = vec![Vec::with_capacity(o.ecs_draws); d];
@@ -209,7 +209,7 @@ fn run_hmc_ecs(model: &LogisticRegression, mode: &[f64], o: &Options) -> Result<
         }
     }
     let sampling_s = t.elapsed().as_secs_f64();
-    let report = Kernel::<LogisticRegression>::adaptation_report(&kernel);
+    let report = StatefulKernel::<LogisticRegression>::adaptation_report(&kernel);
     let pick = |key: &str| {
         report.iter().find(|l| l.contains(key)).cloned().unwrap_or_default().replace('|', "/")
     };

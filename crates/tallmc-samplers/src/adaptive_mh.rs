@@ -31,7 +31,7 @@
 
 use rand::Rng;
 use serde::Serialize;
-use tallmc_core::{Error, Kernel, LogPrior, Parallelism, Result, Terms};
+use tallmc_core::{Error, LogPrior, Parallelism, Result, StatefulKernel, Terms};
 
 use crate::mh::{FullDataMh, MhState, MhStats};
 use crate::proposal::{RandomWalkProposal, RandomWalkProposalConfig};
@@ -101,7 +101,7 @@ impl AdaptiveMetropolis {
     }
 }
 
-impl<M: Terms + LogPrior + ?Sized> Kernel<M> for AdaptiveMetropolis {
+impl<M: Terms + LogPrior + ?Sized> StatefulKernel<M> for AdaptiveMetropolis {
     type State = MhState;
     type Stats = MhStats;
 

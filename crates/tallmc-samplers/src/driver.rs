@@ -5,18 +5,28 @@
 //! ([`tallmc_core::rng::chain_rng`]), so the draws of a chain do not depend on how many chains
 //! run, on the order in which they finish, or on the number of threads.
 //!
-//! Per chain: `init` at the chain's initial position; `begin_warmup(W)`; W times `step` then
-//! `adapt`; `end_warmup`; D times `step`, each draw recorded. Every step's per-datum evaluation
-//! counts are summed into the chain's report (initialization and adaptation included).
+//! Per chain: the kernel's settings build the chain at its initial position; `begin_warmup(W)`;
+//! W times `step` then `adapt`; `end_warmup`; D times `step`, each draw recorded. Every step's
+//! per-datum evaluation counts are summed into the chain's report (initialization and
+//! adaptation included).
+//!
+//! A chain stops early, with its sink finished (a CSV file stays complete and readable), when
+//! the run's stop flag is raised ([`Driver::stop_when`], e.g. by Ctrl-C: the report says
+//! `interrupted`), or when a step leaves the finite numbers (a non-finite coordinate of θ: the
+//! run fails with [`SamplerError::NonFiniteDraw`], keeping every draw recorded before it).
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
+use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 use serde::Serialize;
 use tallmc_core::rng::chain_rng;
-use tallmc_core::{ChainState, Error, EvalCounts, Kernel, StepStats};
+use tallmc_core::{
+    Chain, Error, EvalCounts, Kernel, ReportLines, Stateful, StatefulKernel, StepStats, Tuning,
+};
 
-use crate::sink::{ChainFooter, ChainHeader, DrawRecord, DrawSink, MemorySink};
+use crate::sink::{ChainFooter, ChainHeader, DrawRecord, DrawSink, MemorySink, stat_column_names};
 use crate::{Result, SamplerError};
 
 /// How many chains, iterations and which seed.
@@ -67,9 +77,18 @@ impl Progress for NoProgress {
     fn update(&self, _chain: usize, _done: usize, _total: usize) {}
 }
 
-/// Totals of one chain.
+/// The step stats of the chains kernel `K` builds on model `M`.
+pub type StatsOf<K, M> = <<K as Kernel<M>>::Chain as Chain<M>>::Stats;
+
+/// The tuning of the chains kernel `K` builds on model `M`.
+pub type TuningOf<K, M> = <<K as Kernel<M>>::Chain as Chain<M>>::Tuning;
+
+/// One chain of kernel `K` on model `M` with its draws and typed stats in memory.
+pub type InMemory<K, M> = ChainOutput<MemorySink<StatsOf<K, M>>, TuningOf<K, M>>;
+
+/// Totals of one chain, with the kernel's typed adapted tuning `T`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ChainReport {
+pub struct ChainReport<T> {
     /// Chain number.
     pub chain: usize,
     /// Per-datum evaluations during initialization and warmup.
@@ -88,17 +107,50 @@ pub struct ChainReport {
     pub mean_accept_stat: f64,
     /// Mean number of data points looked at per step while drawing.
     pub mean_batch_size: f64,
-    /// The kernel's adaptation report.
-    pub adaptation: Vec<String>,
+    /// Post-warmup draws made (fewer than asked when the run was interrupted).
+    pub num_draws: usize,
+    /// Whether the run's stop flag ended this chain early.
+    pub interrupted: bool,
+    /// The kernel's adapted tuning (at the end of warmup).
+    pub tuning: T,
 }
 
 /// A chain's report and its sink (with whatever the sink kept).
 #[derive(Debug)]
-pub struct ChainOutput<S> {
+pub struct ChainOutput<S, T> {
     /// Totals.
-    pub report: ChainReport,
+    pub report: ChainReport<T>,
     /// The sink, returned so that in-memory draws can be read.
     pub sink: S,
+}
+
+impl<S, T> ChainOutput<S, T> {
+    /// The same chain with its sink mapped by `sink` and its tuning by `tuning` (e.g. to
+    /// collect runs of different kernels in one vector).
+    pub fn map<S2, T2>(
+        self,
+        sink: impl FnOnce(S) -> S2,
+        tuning: impl FnOnce(T) -> T2,
+    ) -> ChainOutput<S2, T2> {
+        let r = self.report;
+        ChainOutput {
+            report: ChainReport {
+                chain: r.chain,
+                warmup_evals: r.warmup_evals,
+                sampling_evals: r.sampling_evals,
+                warmup_seconds: r.warmup_seconds,
+                sampling_seconds: r.sampling_seconds,
+                warmup_divergences: r.warmup_divergences,
+                divergences: r.divergences,
+                mean_accept_stat: r.mean_accept_stat,
+                mean_batch_size: r.mean_batch_size,
+                num_draws: r.num_draws,
+                interrupted: r.interrupted,
+                tuning: tuning(r.tuning),
+            },
+            sink: sink(self.sink),
+        }
+    }
 }
 
 /// Runs chains. Build with [`Driver::new`], then [`Driver::run`].
@@ -107,12 +159,19 @@ pub struct Driver<'a> {
     parameter_names: Vec<String>,
     comments: Vec<(String, String)>,
     progress: &'a dyn Progress,
+    stop: Option<&'a AtomicBool>,
 }
 
 impl<'a> Driver<'a> {
     /// A driver for `config` (validated in `run`).
     pub fn new(config: RunConfig) -> Self {
-        Self { config, parameter_names: Vec::new(), comments: Vec::new(), progress: &NoProgress }
+        Self {
+            config,
+            parameter_names: Vec::new(),
+            comments: Vec::new(),
+            progress: &NoProgress,
+            stop: None,
+        }
     }
 
     /// Names of the parameters (default `theta.1`, …).
@@ -133,26 +192,69 @@ impl<'a> Driver<'a> {
         self
     }
 
+    /// A flag that, once raised, ends every chain after its current iteration, finishing its
+    /// sink; the reports say `interrupted` and how many draws were made.
+    pub fn stop_when(mut self, stop: &'a AtomicBool) -> Self {
+        self.stop = Some(stop);
+        self
+    }
+
     /// The run configuration.
     pub fn config(&self) -> &RunConfig {
         &self.config
     }
 
-    /// Runs `num_chains` chains in parallel. `inits` holds one initial position per chain (or a
-    /// single one shared by all); `make_kernel(k)` builds chain k's kernel; `sinks` holds one
-    /// sink per chain. Returns the chains' reports and sinks in chain order.
-    pub fn run<M, K, F, S>(
+    /// Runs `num_chains` chains of `kernel` in parallel. `inits` holds one initial position per
+    /// chain (or a single one shared by all); `sinks` holds one sink per chain. Returns the
+    /// chains' reports and sinks in chain order.
+    pub fn run<M, K, S>(
+        &self,
+        model: &M,
+        inits: &[Vec<f64>],
+        kernel: &K,
+        sinks: Vec<S>,
+    ) -> Result<Vec<ChainOutput<S, TuningOf<K, M>>>>
+    where
+        M: Sync + ?Sized,
+        K: Kernel<M>,
+        S: DrawSink<StatsOf<K, M>>,
+    {
+        self.run_chains(model, inits, sinks, |_, init, rng| kernel.build_chain(model, init, rng))
+    }
+
+    /// Runs chains of a [`StatefulKernel`]: `make_kernel(k)` builds chain k's kernel, which
+    /// is then initialized at the chain's position. Kept for kernels that have not yet moved
+    /// to [`Kernel`] settings.
+    pub fn run_with<M, K, F, S>(
         &self,
         model: &M,
         inits: &[Vec<f64>],
         make_kernel: F,
         sinks: Vec<S>,
-    ) -> Result<Vec<ChainOutput<S>>>
+    ) -> Result<Vec<ChainOutput<S, ReportLines>>>
     where
         M: Sync + ?Sized,
-        K: Kernel<M>,
+        K: StatefulKernel<M> + Send,
         F: Fn(usize) -> tallmc_core::Result<K> + Sync,
-        S: DrawSink,
+        S: DrawSink<K::Stats>,
+    {
+        self.run_chains(model, inits, sinks, |chain, init, rng| {
+            Stateful::init(make_kernel(chain)?, model, init, rng)
+        })
+    }
+
+    fn run_chains<M, C, B, S>(
+        &self,
+        model: &M,
+        inits: &[Vec<f64>],
+        sinks: Vec<S>,
+        build: B,
+    ) -> Result<Vec<ChainOutput<S, C::Tuning>>>
+    where
+        M: Sync + ?Sized,
+        C: Chain<M>,
+        B: Fn(usize, &[f64], &mut ChaCha8Rng) -> tallmc_core::Result<C> + Sync,
+        S: DrawSink<C::Stats>,
     {
         let c = &self.config;
         c.validate()?;
@@ -176,12 +278,18 @@ impl<'a> Driver<'a> {
         if names.len() != dim {
             return Err(Error::dimension("parameter names", dim, names.len()).into());
         }
+        let columns = stat_column_names::<C::Stats>()?;
         sinks
             .into_par_iter()
             .enumerate()
             .map(|(chain, sink)| {
                 let init = if inits.len() == 1 { &inits[0] } else { &inits[chain] };
-                self.run_chain(model, chain, init, &names, &make_kernel, sink)
+                let mut rng = chain_rng(c.seed, chain);
+                let start = Instant::now();
+                let built = build(chain, init, &mut rng)
+                    .map_err(|source| SamplerError::Init { chain, source })?;
+                let run = ChainRun { driver: self, model, chain, names: &names, columns: &columns };
+                run.run(built, rng, start, sink)
             })
             .collect::<Vec<_>>()
             // The first failing chain in chain order, whichever thread failed first: the same
@@ -189,48 +297,65 @@ impl<'a> Driver<'a> {
             .into_iter()
             .collect()
     }
+}
 
-    fn run_chain<M, K, F, S>(
+/// What one chain's loop needs from the run.
+struct ChainRun<'r, 'a, M: ?Sized> {
+    driver: &'r Driver<'a>,
+    model: &'r M,
+    chain: usize,
+    names: &'r [String],
+    columns: &'r [String],
+}
+
+impl<M: ?Sized> ChainRun<'_, '_, M> {
+    fn stopped(&self) -> bool {
+        self.driver.stop.is_some_and(|s| s.load(Ordering::Relaxed))
+    }
+
+    /// The first non-finite coordinate of θ after a step, as an error.
+    fn check_finite(&self, position: &[f64], iteration: usize) -> Result<()> {
+        match position.iter().position(|x| !x.is_finite()) {
+            None => Ok(()),
+            Some(index) => Err(SamplerError::NonFiniteDraw {
+                chain: self.chain,
+                iteration,
+                parameter: self.names[index].clone(),
+                value: position[index],
+            }),
+        }
+    }
+
+    fn run<C, S>(
         &self,
-        model: &M,
-        chain: usize,
-        init: &[f64],
-        names: &[String],
-        make_kernel: &F,
+        mut kernel: C,
+        mut rng: ChaCha8Rng,
+        start: Instant,
         mut sink: S,
-    ) -> Result<ChainOutput<S>>
+    ) -> Result<ChainOutput<S, C::Tuning>>
     where
-        M: Sync + ?Sized,
-        K: Kernel<M>,
-        F: Fn(usize) -> tallmc_core::Result<K>,
-        S: DrawSink,
+        C: Chain<M>,
+        S: DrawSink<C::Stats>,
     {
-        let c = self.config;
+        let (chain, model) = (self.chain, self.model);
+        let c = self.driver.config;
         let sink_err = |sink: &S, source| SamplerError::Sink {
             chain,
             path: sink.path().map(|p| p.to_path_buf()),
             source,
         };
-        let mut rng = chain_rng(c.seed, chain);
-        let start = Instant::now();
-        let mut kernel =
-            make_kernel(chain).map_err(|source| SamplerError::Init { chain, source })?;
-        let mut state = kernel
-            .init(model, init, &mut rng)
-            .map_err(|source| SamplerError::Init { chain, source })?;
         let header = ChainHeader {
             chain,
             seed: c.seed,
-            parameter_names: names,
-            stat_columns: K::Stats::COLUMNS,
+            parameter_names: self.names,
+            stat_columns: self.columns,
             num_warmup: c.num_warmup,
             num_draws: c.num_draws,
             save_warmup: c.save_warmup,
-            config: &self.comments,
+            config: &self.driver.comments,
         };
         sink.begin(&header).map_err(|e| sink_err(&sink, e))?;
         let total = c.num_warmup + c.num_draws;
-        let mut columns = vec![0.0; K::Stats::COLUMNS.len()];
         let mut report = ChainReport {
             chain,
             warmup_evals: EvalCounts::ZERO,
@@ -239,82 +364,125 @@ impl<'a> Driver<'a> {
             sampling_seconds: 0.0,
             warmup_divergences: 0,
             divergences: 0,
-            mean_accept_stat: 0.0,
-            mean_batch_size: 0.0,
-            adaptation: Vec::new(),
+            mean_accept_stat: f64::NAN,
+            mean_batch_size: f64::NAN,
+            num_draws: 0,
+            interrupted: false,
+            tuning: kernel.tuning(),
+        };
+        // Ends the chain early: finish the sink so that what it wrote stays readable.
+        let finish = |sink: &mut S, report: &ChainReport<C::Tuning>| {
+            let footer = ChainFooter {
+                warmup_seconds: report.warmup_seconds,
+                sampling_seconds: report.sampling_seconds,
+                warmup_evals: report.warmup_evals,
+                sampling_evals: report.sampling_evals,
+            };
+            sink.finish(&footer)
         };
         kernel.begin_warmup(c.num_warmup);
         for it in 0..c.num_warmup {
+            if self.stopped() {
+                report.interrupted = true;
+                break;
+            }
             let fail = |source| SamplerError::Chain { chain, iteration: it, source };
-            let stats = kernel.step(model, &mut state, &mut rng).map_err(fail)?;
+            let stats = kernel.step(model, &mut rng).map_err(fail)?;
             report.warmup_evals += stats.evals();
             report.warmup_divergences += usize::from(stats.divergent());
-            kernel.adapt(model, &mut state, &stats, &mut rng).map_err(fail)?;
+            kernel.adapt(model, &stats, &mut rng).map_err(fail)?;
+            if let Err(e) = self.check_finite(kernel.position(), it) {
+                report.warmup_seconds = start.elapsed().as_secs_f64();
+                finish(&mut sink, &report).map_err(|e| sink_err(&sink, e))?;
+                return Err(e);
+            }
             if c.save_warmup {
-                stats.write_columns(&mut columns);
                 let rec = DrawRecord {
                     iteration: it,
                     warmup: true,
-                    log_density: state.log_density(),
-                    stats: &columns,
-                    position: state.position(),
+                    log_density: kernel.log_density(),
+                    stats: &stats,
+                    position: kernel.position(),
                 };
                 sink.record(&rec).map_err(|e| sink_err(&sink, e))?;
             }
-            self.progress.update(chain, it + 1, total);
+            self.driver.progress.update(chain, it + 1, total);
         }
         kernel.end_warmup();
-        report.adaptation = kernel.adaptation_report();
-        sink.end_warmup(&report.adaptation).map_err(|e| sink_err(&sink, e))?;
+        report.tuning = kernel.tuning();
+        sink.end_warmup(&report.tuning.comment_lines()).map_err(|e| sink_err(&sink, e))?;
         report.warmup_seconds = start.elapsed().as_secs_f64();
         let sampling_start = Instant::now();
         let (mut accept_sum, mut batch_sum) = (0.0, 0.0);
         for k in 0..c.num_draws {
+            if report.interrupted || self.stopped() {
+                report.interrupted = true;
+                break;
+            }
             let it = c.num_warmup + k;
-            let stats = kernel
-                .step(model, &mut state, &mut rng)
-                .map_err(|source| SamplerError::Chain { chain, iteration: it, source })?;
+            let stats = kernel.step(model, &mut rng).map_err(|source| SamplerError::Chain {
+                chain,
+                iteration: it,
+                source,
+            })?;
             report.sampling_evals += stats.evals();
             report.divergences += usize::from(stats.divergent());
+            if let Err(e) = self.check_finite(kernel.position(), it) {
+                report.sampling_seconds = sampling_start.elapsed().as_secs_f64();
+                finish(&mut sink, &report).map_err(|e| sink_err(&sink, e))?;
+                return Err(e);
+            }
             accept_sum += stats.accept_stat();
             batch_sum += stats.batch_size() as f64;
-            stats.write_columns(&mut columns);
+            report.num_draws += 1;
             let rec = DrawRecord {
                 iteration: it,
                 warmup: false,
-                log_density: state.log_density(),
-                stats: &columns,
-                position: state.position(),
+                log_density: kernel.log_density(),
+                stats: &stats,
+                position: kernel.position(),
             };
             sink.record(&rec).map_err(|e| sink_err(&sink, e))?;
-            self.progress.update(chain, it + 1, total);
+            self.driver.progress.update(chain, it + 1, total);
         }
         report.sampling_seconds = sampling_start.elapsed().as_secs_f64();
-        report.mean_accept_stat = accept_sum / c.num_draws as f64;
-        report.mean_batch_size = batch_sum / c.num_draws as f64;
-        let footer = ChainFooter {
-            warmup_seconds: report.warmup_seconds,
-            sampling_seconds: report.sampling_seconds,
-            warmup_evals: report.warmup_evals,
-            sampling_evals: report.sampling_evals,
-        };
-        sink.finish(&footer).map_err(|e| sink_err(&sink, e))?;
+        if report.num_draws > 0 {
+            report.mean_accept_stat = accept_sum / report.num_draws as f64;
+            report.mean_batch_size = batch_sum / report.num_draws as f64;
+        }
+        finish(&mut sink, &report).map_err(|e| sink_err(&sink, e))?;
         Ok(ChainOutput { report, sink })
     }
 }
 
-/// Runs chains into [`MemorySink`]s: the convenient form for tests and library users.
-pub fn sample_in_memory<M, K, F>(
+/// Runs chains of `kernel` into [`MemorySink`]s: the convenient form for tests and library
+/// users.
+pub fn sample_in_memory<M, K>(
+    model: &M,
+    config: RunConfig,
+    inits: &[Vec<f64>],
+    kernel: &K,
+) -> Result<Vec<InMemory<K, M>>>
+where
+    M: Sync + ?Sized,
+    K: Kernel<M>,
+{
+    let sinks = (0..config.num_chains).map(|_| MemorySink::new()).collect();
+    Driver::new(config).run(model, inits, kernel, sinks)
+}
+
+/// [`sample_in_memory`] for a [`StatefulKernel`] built per chain by `make_kernel`.
+pub fn sample_in_memory_with<M, K, F>(
     model: &M,
     config: RunConfig,
     inits: &[Vec<f64>],
     make_kernel: F,
-) -> Result<Vec<ChainOutput<MemorySink>>>
+) -> Result<Vec<ChainOutput<MemorySink<K::Stats>, ReportLines>>>
 where
     M: Sync + ?Sized,
-    K: Kernel<M>,
+    K: StatefulKernel<M> + Send,
     F: Fn(usize) -> tallmc_core::Result<K> + Sync,
 {
     let sinks = (0..config.num_chains).map(|_| MemorySink::new()).collect();
-    Driver::new(config).run(model, inits, make_kernel, sinks)
+    Driver::new(config).run_with(model, inits, make_kernel, sinks)
 }

@@ -37,6 +37,23 @@ pub enum SamplerError {
         /// What went wrong.
         source: tallmc_core::Error,
     },
+    /// A step of chain `chain` left the finite numbers: coordinate `parameter` of θ is
+    /// `value` (a stochastic-gradient chain whose step size is too large, typically). The draws
+    /// recorded before it are kept: the sink was finished.
+    #[error(
+        "chain {chain} left the finite numbers at iteration {iteration}: {parameter} = {value}; \
+         the draws before it were kept (a smaller step size usually cures this)"
+    )]
+    NonFiniteDraw {
+        /// The chain.
+        chain: usize,
+        /// The iteration (0-based, warmup included).
+        iteration: usize,
+        /// Name of the first non-finite coordinate.
+        parameter: String,
+        /// Its value.
+        value: f64,
+    },
     /// Continuous-time chain `chain` failed at trajectory segment `segment` (0-based, warmup
     /// included): the kernel returned an error, or reported a segment of negative or non-finite
     /// duration.

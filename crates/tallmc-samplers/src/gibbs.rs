@@ -36,14 +36,14 @@
 //!
 //! # One step
 //!
-//! One [`Kernel::step`] is a sweep of D updates: every variable once in order 0, …, D−1
+//! One [`StatefulKernel::step`] is a sweep of D updates: every variable once in order 0, …, D−1
 //! ([`Scan::Systematic`], the default) or D variables drawn uniformly with replacement
 //! ([`Scan::Random`]).
 //!
 //! # Random numbers
 //!
 //! The u's (and, for a random scan, the variables) come from the chain's RNG; the subsample
-//! indices come from a **separate subsampling RNG**, a ChaCha8 seeded at [`Kernel::init`] with
+//! indices come from a **separate subsampling RNG**, a ChaCha8 seeded at [`StatefulKernel::init`] with
 //! 32 bytes drawn from the chain's RNG ([`SeedableRng::from_rng`]). So the chain's RNG is
 //! consumed identically whatever test is used — one u per update — and two tests that make the
 //! same decisions (e.g. the exact test and any test that always ends up using every value, in
@@ -92,7 +92,9 @@ use serde::Serialize;
 use tallmc_bounds::{MeanTest, Population};
 use tallmc_core::rng::ChainRng;
 use tallmc_core::subsample::WithoutReplacement;
-use tallmc_core::{BinaryFactors, ChainState, Error, EvalCounts, Kernel, Result, StepStats};
+use tallmc_core::{
+    BinaryFactors, ChainState, Error, EvalCounts, Result, StatefulKernel, StepStats,
+};
 
 /// Order in which a sweep visits the variables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -129,7 +131,7 @@ impl ChainState for GibbsState {
 }
 
 /// Stats of one Gibbs sweep.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct GibbsStats {
     /// Fraction of the sweep's updates that changed their variable (the Gibbs analogue of an
     /// MH acceptance rate: how often the chain moved).
@@ -142,39 +144,20 @@ pub struct GibbsStats {
     pub n_ones: u64,
     /// Mean over the updates of (values used)/N_i: 1 with the exact test (an update of a
     /// variable with no factors counts as 1).
+    #[serde(rename = "frac_used")]
     pub mean_fraction_used: f64,
     /// Total looks (batches) the test took over the sweep.
     pub n_looks: u64,
     /// Always false: a Gibbs update cannot diverge (test errors are `Err`s).
     pub divergent: bool,
     /// Factor log-ratio evaluations, as `terms` (one per population value drawn).
+    #[serde(rename = "n")]
     pub evals: EvalCounts,
     /// Population values used over the sweep (= `evals.terms`).
     pub batch_size: u64,
 }
 
 impl StepStats for GibbsStats {
-    const COLUMNS: &'static [&'static str] = &[
-        "accept_stat__",
-        "n_updates__",
-        "n_flips__",
-        "n_ones__",
-        "frac_used__",
-        "n_looks__",
-        "divergent__",
-        "n_terms__",
-    ];
-
-    fn write_columns(&self, out: &mut [f64]) {
-        out[0] = self.accept_stat;
-        out[1] = self.n_updates as f64;
-        out[2] = self.n_flips as f64;
-        out[3] = self.n_ones as f64;
-        out[4] = self.mean_fraction_used;
-        out[5] = self.n_looks as f64;
-        out[6] = f64::from(u8::from(self.divergent));
-        out[7] = self.evals.terms as f64;
-    }
     fn evals(&self) -> EvalCounts {
         self.evals
     }
@@ -342,7 +325,7 @@ impl<T: MeanTest> ApproximateGibbs<T> {
     }
 }
 
-impl<M: BinaryFactors + ?Sized, T: MeanTest> Kernel<M> for ApproximateGibbs<T> {
+impl<M: BinaryFactors + ?Sized, T: MeanTest> StatefulKernel<M> for ApproximateGibbs<T> {
     type State = GibbsState;
     type Stats = GibbsStats;
 

@@ -30,8 +30,8 @@
 use rand::{Rng, RngExt};
 use serde::Serialize;
 use tallmc_core::{
-    ChainState, Error, EvalCounts, FullData, Kernel, LogPrior, Parallelism, Result, StepStats,
-    TermGradients,
+    ChainState, Error, EvalCounts, FullData, LogPrior, Parallelism, Result, StatefulKernel,
+    StepStats, TermGradients,
 };
 use tallmc_integrators::{
     DualAveraging, DualAveragingConfig, LeapfrogOutcome, Metric, MetricEstimator, MetricKind,
@@ -122,7 +122,7 @@ impl ChainState for HmcState {
 }
 
 /// Stats of one HMC step.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct HmcStats {
     /// min{1, exp(−ΔH)} (0 for a divergent trajectory).
     pub accept_stat: f64,
@@ -131,6 +131,7 @@ pub struct HmcStats {
     /// Whether the trajectory diverged.
     pub divergent: bool,
     /// Step size ε used.
+    #[serde(rename = "stepsize")]
     pub step_size: f64,
     /// Leapfrog steps taken.
     pub n_leapfrog: usize,
@@ -139,31 +140,13 @@ pub struct HmcStats {
     /// ΔH of the proposal (NaN or +∞ when divergent).
     pub energy_error: f64,
     /// Per-datum evaluations.
+    #[serde(rename = "n")]
     pub evals: EvalCounts,
     /// Data points looked at per gradient (N).
     pub batch_size: u64,
 }
 
 impl StepStats for HmcStats {
-    const COLUMNS: &'static [&'static str] = &[
-        "accept_stat__",
-        "stepsize__",
-        "n_leapfrog__",
-        "divergent__",
-        "energy__",
-        "n_terms__",
-        "n_grads__",
-    ];
-
-    fn write_columns(&self, out: &mut [f64]) {
-        out[0] = self.accept_stat;
-        out[1] = self.step_size;
-        out[2] = self.n_leapfrog as f64;
-        out[3] = f64::from(u8::from(self.divergent));
-        out[4] = self.energy;
-        out[5] = self.evals.terms as f64;
-        out[6] = self.evals.gradients as f64;
-    }
     fn evals(&self) -> EvalCounts {
         self.evals
     }
@@ -267,7 +250,7 @@ impl Running {
     }
 }
 
-impl<M: TermGradients + LogPrior + ?Sized> Kernel<M> for Hmc {
+impl<M: TermGradients + LogPrior + ?Sized> StatefulKernel<M> for Hmc {
     type State = HmcState;
     type Stats = HmcStats;
 

@@ -68,8 +68,8 @@ use rand_distr::{Distribution, StandardNormal};
 use serde::Serialize;
 use tallmc_core::subsample::BlockSubsample;
 use tallmc_core::{
-    ChainState, Error, EvalCounts, FullData, Kernel, LogPrior, LogPriorHessian, Parallelism,
-    Result, StepStats, TermHessians,
+    ChainState, Error, EvalCounts, FullData, LogPrior, LogPriorHessian, Parallelism, Result,
+    StatefulKernel, StepStats, TermHessians,
 };
 use tallmc_estimators::tuning::{population_differences, subsample_size_for_variance};
 use tallmc_estimators::{
@@ -547,7 +547,7 @@ impl<S: Clone + Send> ChainState for HmcEcsState<S> {
 }
 
 /// Stats of one HMC-ECS iteration.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct HmcEcsStats {
     /// min{1, exp(−ΔH)} of the θ-step (0 when divergent).
     pub accept_stat: f64,
@@ -560,6 +560,7 @@ pub struct HmcEcsStats {
     /// Whether the u-step accepted.
     pub u_accepted: bool,
     /// Step size ε.
+    #[serde(rename = "stepsize")]
     pub step_size: f64,
     /// Leapfrog steps taken.
     pub n_leapfrog: usize,
@@ -570,38 +571,16 @@ pub struct HmcEcsStats {
     /// ℓ̂_m at the new state.
     pub log_likelihood: f64,
     /// σ̂²_m at the new state.
+    #[serde(rename = "sigma2")]
     pub variance: f64,
     /// Per-datum evaluations as the estimator reports them (plus setup/re-centring passes).
+    #[serde(rename = "n")]
     pub evals: EvalCounts,
     /// Subsample size m.
     pub batch_size: u64,
 }
 
 impl StepStats for HmcEcsStats {
-    const COLUMNS: &'static [&'static str] = &[
-        "accept_stat__",
-        "stepsize__",
-        "n_leapfrog__",
-        "divergent__",
-        "energy__",
-        "u_accept_stat__",
-        "sigma2__",
-        "n_terms__",
-        "n_grads__",
-        "n_hessians__",
-    ];
-    fn write_columns(&self, out: &mut [f64]) {
-        out[0] = self.accept_stat;
-        out[1] = self.step_size;
-        out[2] = self.n_leapfrog as f64;
-        out[3] = f64::from(u8::from(self.divergent));
-        out[4] = self.energy;
-        out[5] = self.u_accept_stat;
-        out[6] = self.variance;
-        out[7] = self.evals.terms as f64;
-        out[8] = self.evals.gradients as f64;
-        out[9] = self.evals.hessians as f64;
-    }
     fn evals(&self) -> EvalCounts {
         self.evals
     }
@@ -673,7 +652,7 @@ impl<E> HmcEcs<E> {
     }
 }
 
-impl<M, E> Kernel<M> for HmcEcs<E>
+impl<M, E> StatefulKernel<M> for HmcEcs<E>
 where
     M: TermHessians + LogPriorHessian + ?Sized,
     E: DifferenceTerms<M> + Clone,
@@ -840,7 +819,7 @@ struct RunningWith<T> {
 /// σ̂², target exp(ℓ̂ − σ̂²/2) p(θ) p(u)), with any [`GibbsSubsample`] `S`.
 ///
 /// You build the estimator, with its [`ControlVariate`] around θ* (e.g. the posterior mode of
-/// [`laplace_approximation`]), and a subsample `S` whose contents [`Kernel::init`] redraws
+/// [`laplace_approximation`]), and a subsample `S` whose contents [`StatefulKernel::init`] redraws
 /// from the chain's RNG ([`GibbsSubsample::draw`]). At `init` the kernel clones both (so one
 /// kernel value can start several chains), sets the mass matrix from the Laplace covariance
 /// at θ* (or `dynamics.initial_metric`) and evaluates the estimator at the start. The
@@ -883,7 +862,7 @@ impl<T, S> HmcEcsWithEstimator<T, S> {
     }
 }
 
-impl<M, T, S> Kernel<M> for HmcEcsWithEstimator<T, S>
+impl<M, T, S> StatefulKernel<M> for HmcEcsWithEstimator<T, S>
 where
     M: TermHessians + LogPriorHessian + ?Sized,
     T: EcsEstimator<M, Subsample = S, Estimate = DifferenceEstimate> + Clone,

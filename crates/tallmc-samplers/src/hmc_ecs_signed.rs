@@ -47,7 +47,7 @@
 use rand::Rng;
 use serde::Serialize;
 use tallmc_core::{
-    ChainState, Error, EvalCounts, Kernel, LogPriorHessian, Result, StepStats, TermHessians,
+    ChainState, Error, EvalCounts, LogPriorHessian, Result, StatefulKernel, StepStats, TermHessians,
 };
 use tallmc_estimators::tuning::block_poisson_moments;
 use tallmc_estimators::{
@@ -152,7 +152,7 @@ impl ChainState for SignedHmcEcsState {
 }
 
 /// Stats of one signed HMC-ECS iteration.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct SignedHmcEcsStats {
     /// min{1, exp(−ΔH)} of the θ-step (0 when divergent).
     pub accept_stat: f64,
@@ -165,6 +165,7 @@ pub struct SignedHmcEcsStats {
     /// Whether the u-step accepted.
     pub u_accepted: bool,
     /// Step size ε.
+    #[serde(rename = "stepsize")]
     pub step_size: f64,
     /// Leapfrog steps taken.
     pub n_leapfrog: usize,
@@ -179,34 +180,11 @@ pub struct SignedHmcEcsStats {
     /// Number of data looked at per estimate at the new state (Σ_l χ_l · m).
     pub batch_size: u64,
     /// Per-datum evaluations as the estimator reports them (plus setup/re-centring passes).
+    #[serde(rename = "n")]
     pub evals: EvalCounts,
 }
 
 impl StepStats for SignedHmcEcsStats {
-    const COLUMNS: &'static [&'static str] = &[
-        "accept_stat__",
-        "stepsize__",
-        "n_leapfrog__",
-        "divergent__",
-        "energy__",
-        "u_accept_stat__",
-        "sign__",
-        "n_terms__",
-        "n_grads__",
-        "n_hessians__",
-    ];
-    fn write_columns(&self, out: &mut [f64]) {
-        out[0] = self.accept_stat;
-        out[1] = self.step_size;
-        out[2] = self.n_leapfrog as f64;
-        out[3] = f64::from(u8::from(self.divergent));
-        out[4] = self.energy;
-        out[5] = self.u_accept_stat;
-        out[6] = self.sign;
-        out[7] = self.evals.terms as f64;
-        out[8] = self.evals.gradients as f64;
-        out[9] = self.evals.hessians as f64;
-    }
     fn evals(&self) -> EvalCounts {
         self.evals
     }
@@ -303,7 +281,7 @@ fn tune_lower_bound(mu: f64, sd: f64, lambda: usize, min_prob: f64) -> f64 {
     best.1
 }
 
-impl<M, E> Kernel<M> for SignedHmcEcs<E>
+impl<M, E> StatefulKernel<M> for SignedHmcEcs<E>
 where
     M: TermHessians + LogPriorHessian + ?Sized,
     E: DifferenceTerms<M> + Clone,

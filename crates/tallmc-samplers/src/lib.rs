@@ -59,7 +59,7 @@
 //!
 //! ```
 //! use tallmc_core::{LogPrior, TermGradients, Terms};
-//! use tallmc_samplers::{Hmc, HmcConfig, RunConfig, sample_in_memory};
+//! use tallmc_samplers::{Hmc, HmcConfig, RunConfig, sample_in_memory_with};
 //!
 //! /// ℓ_i(θ) = −(y_i − θ)²/2 for y = (−1, 0, 1, 2), flat prior: posterior N(0.5, 1/4).
 //! struct Toy;
@@ -88,7 +88,7 @@
 //! }
 //!
 //! let config = RunConfig { num_warmup: 300, num_draws: 2000, num_chains: 2, seed: 7, save_warmup: false };
-//! let chains = sample_in_memory(&Toy, config, &[vec![0.0]], |_| Hmc::new(HmcConfig::default()))?;
+//! let chains = sample_in_memory_with(&Toy, config, &[vec![0.0]], |_| Hmc::new(HmcConfig::default()))?;
 //! let draws: Vec<f64> = chains.iter().flat_map(|c| c.sink.coordinate(0)).collect();
 //! let mean = draws.iter().sum::<f64>() / draws.len() as f64;
 //! assert!((mean - 0.5).abs() < 0.1);
@@ -124,11 +124,12 @@ pub mod sink;
 pub use adaptive_mh::{AdaptiveMetropolis, AdaptiveMetropolisConfig};
 pub use continuous::{
     Budget, ContinuousChainOutput, ContinuousChainReport, ContinuousDriver, ContinuousRunConfig,
-    GridDraws, InMemoryOptions, MemorySkeleton, MemoryTrajectory, SegmentSink, SkeletonSink,
-    TimeAverageSink, sample_trajectories_in_memory, summarize_trajectories,
+    GridDraws, GridStats, InMemoryOptions, MemorySkeleton, MemoryTrajectory, SegmentSink,
+    SkeletonSink, TimeAverageSink, sample_trajectories_in_memory, summarize_trajectories,
 };
 pub use driver::{
-    ChainOutput, ChainReport, Driver, NoProgress, Progress, RunConfig, sample_in_memory,
+    ChainOutput, ChainReport, Driver, InMemory, NoProgress, Progress, RunConfig, StatsOf, TuningOf,
+    sample_in_memory, sample_in_memory_with,
 };
 pub use ecs_gibbs::{EcsEstimate, EcsEstimator, GibbsSubsample};
 pub use error::{Result, SamplerError};

@@ -28,7 +28,7 @@ impl ChainState for MhState {
 }
 
 /// Stats of one random-walk MH step.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct MhStats {
     /// min(1, π(θ′)/π(θ)) (0 when the proposal's density is not finite).
     pub accept_stat: f64,
@@ -37,25 +37,16 @@ pub struct MhStats {
     /// Whether the proposal's log density was NaN or +∞ (numerical trouble; rejected).
     pub divergent: bool,
     /// Proposal scale s used (θ′ = θ + s L z).
+    #[serde(rename = "stepsize")]
     pub scale: f64,
     /// Per-datum evaluations (N terms per proposal whose prior density is positive).
+    #[serde(rename = "n")]
     pub evals: EvalCounts,
     /// Data points looked at.
     pub batch_size: u64,
 }
 
 impl StepStats for MhStats {
-    const COLUMNS: &'static [&'static str] =
-        &["accept_stat__", "accepted__", "stepsize__", "divergent__", "n_terms__", "n_grads__"];
-
-    fn write_columns(&self, out: &mut [f64]) {
-        out[0] = self.accept_stat;
-        out[1] = f64::from(u8::from(self.accepted));
-        out[2] = self.scale;
-        out[3] = f64::from(u8::from(self.divergent));
-        out[4] = self.evals.terms as f64;
-        out[5] = self.evals.gradients as f64;
-    }
     fn evals(&self) -> EvalCounts {
         self.evals
     }

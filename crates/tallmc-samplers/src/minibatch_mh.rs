@@ -38,7 +38,7 @@ use tallmc_bounds::{MeanTest, Population};
 use tallmc_core::rng::ChainRng;
 use tallmc_core::subsample::WithoutReplacement;
 use tallmc_core::{
-    ChainState, Error, EvalCounts, Kernel, LogPrior, Result, StepStats, TermBounds, Terms,
+    ChainState, Error, EvalCounts, LogPrior, Result, StatefulKernel, StepStats, TermBounds, Terms,
 };
 
 use crate::proposal::Proposal;
@@ -95,11 +95,12 @@ impl ChainState for MinibatchState {
 }
 
 /// Stats of one minibatch MH step.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct MinibatchMhStats {
     /// Whether θ′ was accepted (the test's decision).
     pub accepted: bool,
     /// Values l_i the test used.
+    #[serde(rename = "data_used")]
     pub used: usize,
     /// `used / N`.
     pub data_fraction: f64,
@@ -111,36 +112,16 @@ pub struct MinibatchMhStats {
     /// The threshold μ₀.
     pub threshold: f64,
     /// Proposal step size (random-walk scale or SGLD α).
+    #[serde(rename = "stepsize")]
     pub step_size: f64,
     /// Numerical trouble (a non-finite l_i, correction or threshold): rejected.
     pub divergent: bool,
     /// Per-datum evaluations: 2 terms per value used, plus the proposal's.
+    #[serde(rename = "n")]
     pub evals: EvalCounts,
 }
 
 impl StepStats for MinibatchMhStats {
-    const COLUMNS: &'static [&'static str] = &[
-        "accept_stat__",
-        "stepsize__",
-        "data_used__",
-        "data_fraction__",
-        "looks__",
-        "half_width__",
-        "divergent__",
-        "n_terms__",
-        "n_grads__",
-    ];
-    fn write_columns(&self, out: &mut [f64]) {
-        out[0] = f64::from(u8::from(self.accepted));
-        out[1] = self.step_size;
-        out[2] = self.used as f64;
-        out[3] = self.data_fraction;
-        out[4] = self.looks as f64;
-        out[5] = self.half_width;
-        out[6] = f64::from(u8::from(self.divergent));
-        out[7] = self.evals.terms as f64;
-        out[8] = self.evals.gradients as f64;
-    }
     fn evals(&self) -> EvalCounts {
         self.evals
     }
@@ -293,7 +274,7 @@ impl<T: MeanTest, P, B> MinibatchMh<T, P, B> {
 }
 
 impl<T: MeanTest, P, B> MinibatchMh<T, P, B> {
-    /// The checks and setup of [`Kernel::init`], with `range_available` telling whether the
+    /// The checks and setup of [`StatefulKernel::init`], with `range_available` telling whether the
     /// decisions' values will come with a range bound.
     pub(crate) fn init_common<M, R>(
         &mut self,
@@ -339,7 +320,7 @@ impl<T: MeanTest, P, B> MinibatchMh<T, P, B> {
         Ok(MinibatchState { position: position.to_vec() })
     }
 
-    /// One step of [`Kernel::step`] deciding on the values of `values` (`None`: the plain
+    /// One step of [`StatefulKernel::step`] deciding on the values of `values` (`None`: the plain
     /// differences with the range of `B`).
     pub(crate) fn step_common<M, V, R>(
         &mut self,
@@ -472,7 +453,7 @@ where
     (Some(decision), prepared)
 }
 
-impl<M, T, P, B> Kernel<M> for MinibatchMh<T, P, B>
+impl<M, T, P, B> StatefulKernel<M> for MinibatchMh<T, P, B>
 where
     M: Terms + LogPrior + ?Sized,
     T: MeanTest,

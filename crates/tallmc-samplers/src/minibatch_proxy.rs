@@ -80,14 +80,14 @@
 //! use tallmc_models::GaussianMean;
 //! use tallmc_samplers::{
 //!     ProxyConfig, ProxyMinibatchMh, RandomWalkProposal, RandomWalkProposalConfig, RunConfig,
-//!     sample_in_memory,
+//!     sample_in_memory_with,
 //! };
 //!
 //! let y: Vec<f64> = (0..20_000).map(|i| ((i * 7919) % 1000) as f64 / 500.0 - 1.0).collect();
 //! let model = GaussianMean::from_observations(y, 1.0, 0.0, 10.0)?;
 //! let (mode, sd) = model.posterior_mean_sd();
 //! let config = RunConfig { num_warmup: 200, num_draws: 500, num_chains: 1, seed: 3, save_warmup: false };
-//! let chains = sample_in_memory(&model, config, &[vec![mode]], |_| {
+//! let chains = sample_in_memory_with(&model, config, &[vec![mode]], |_| {
 //!     let test = ConfidenceTest::new(ConfidenceConfig::new(BoundKind::EmpiricalBernsteinSerfling, 0.01))
 //!         .map_err(|e| tallmc_core::Error::Other(e.to_string()))?;
 //!     let walk = RandomWalkProposal::new(RandomWalkProposalConfig {
@@ -106,7 +106,8 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 use tallmc_bounds::MeanTest;
 use tallmc_core::{
-    Error, EvalCounts, Kernel, LogPrior, Result, StepStats, TaylorRemainderBound, TermHessians,
+    Error, EvalCounts, LogPrior, Result, StatefulKernel, StepStats, TaylorRemainderBound,
+    TermHessians,
 };
 use tallmc_estimators::{ControlVariate, CvOrder};
 
@@ -157,11 +158,12 @@ impl ProxyConfig {
 }
 
 /// Stats of one [`ProxyMinibatchMh`] step.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct ProxyMhStats {
     /// Whether θ′ was accepted (the test's decision).
     pub accepted: bool,
     /// Remainders r_i the test used.
+    #[serde(rename = "data_used")]
     pub used: usize,
     /// `used / N`.
     pub data_fraction: f64,
@@ -178,6 +180,7 @@ pub struct ProxyMhStats {
     /// were not looked at).
     pub remainder_bound: f64,
     /// Proposal step size.
+    #[serde(rename = "stepsize")]
     pub step_size: f64,
     /// Numerical trouble (a non-finite value, proxy mean or threshold): rejected.
     pub divergent: bool,
@@ -185,40 +188,11 @@ pub struct ProxyMhStats {
     pub recentred: bool,
     /// Per-datum evaluations: per value used 3 terms, 1 gradient, 1 Hessian-vector product; the
     /// setup pass (first step) and re-centring passes; the proposal's.
+    #[serde(rename = "n")]
     pub evals: EvalCounts,
 }
 
 impl StepStats for ProxyMhStats {
-    const COLUMNS: &'static [&'static str] = &[
-        "accept_stat__",
-        "stepsize__",
-        "data_used__",
-        "data_fraction__",
-        "looks__",
-        "half_width__",
-        "divergent__",
-        "n_terms__",
-        "n_grads__",
-        "n_hessians__",
-        "proxy_mean__",
-        "remainder_bound__",
-        "recentred__",
-    ];
-    fn write_columns(&self, out: &mut [f64]) {
-        out[0] = f64::from(u8::from(self.accepted));
-        out[1] = self.step_size;
-        out[2] = self.used as f64;
-        out[3] = self.data_fraction;
-        out[4] = self.looks as f64;
-        out[5] = self.half_width;
-        out[6] = f64::from(u8::from(self.divergent));
-        out[7] = self.evals.terms as f64;
-        out[8] = self.evals.gradients as f64;
-        out[9] = self.evals.hessians as f64;
-        out[10] = self.proxy_mean;
-        out[11] = self.remainder_bound;
-        out[12] = f64::from(u8::from(self.recentred));
-    }
     fn evals(&self) -> EvalCounts {
         self.evals
     }
@@ -397,7 +371,7 @@ fn cv_error(e: tallmc_estimators::Error) -> Error {
     Error::Other(format!("proxy sums at θ*: {e}"))
 }
 
-impl<M, T, P> Kernel<M> for ProxyMinibatchMh<T, P>
+impl<M, T, P> StatefulKernel<M> for ProxyMinibatchMh<T, P>
 where
     M: TaylorRemainderBound + TermHessians + LogPrior + ?Sized,
     T: MeanTest,
@@ -472,7 +446,7 @@ where
     }
 
     fn begin_warmup(&mut self, num_warmup: usize) {
-        Kernel::<M>::begin_warmup(&mut self.inner, num_warmup);
+        StatefulKernel::<M>::begin_warmup(&mut self.inner, num_warmup);
     }
 
     fn adapt<R: Rng + ?Sized>(
@@ -497,11 +471,11 @@ where
     }
 
     fn end_warmup(&mut self) {
-        Kernel::<M>::end_warmup(&mut self.inner);
+        StatefulKernel::<M>::end_warmup(&mut self.inner);
     }
 
     fn adaptation_report(&self) -> Vec<String> {
-        let mut lines = Kernel::<M>::adaptation_report(&self.inner);
+        let mut lines = StatefulKernel::<M>::adaptation_report(&self.inner);
         lines.push("proxies = second-order Taylor around theta* (BDH 2017)".into());
         match self.config.recenter_every {
             Some(k) => lines.push(format!(

@@ -12,7 +12,7 @@
 
 use rand::Rng;
 use serde::Serialize;
-use tallmc_core::{Error, Kernel, LogPrior, Parallelism, Result, Terms};
+use tallmc_core::{Error, LogPrior, Parallelism, Result, StatefulKernel, Terms};
 
 use crate::mh::{FullDataMh, MhState, MhStats};
 use crate::proposal::{RandomWalkProposal, RandomWalkProposalConfig};
@@ -72,7 +72,7 @@ impl RandomWalkMetropolis {
     }
 }
 
-impl<M: Terms + LogPrior + ?Sized> Kernel<M> for RandomWalkMetropolis {
+impl<M: Terms + LogPrior + ?Sized> StatefulKernel<M> for RandomWalkMetropolis {
     type State = MhState;
     type Stats = MhStats;
 

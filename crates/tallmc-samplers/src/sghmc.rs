@@ -41,7 +41,7 @@ use rand::Rng;
 use rand_distr::{Distribution, StandardNormal};
 use serde::Serialize;
 use tallmc_core::{
-    ChainState, Error, EvalCounts, Kernel, LogPrior, Result, StepStats, TermGradients,
+    ChainState, Error, EvalCounts, LogPrior, Result, StatefulKernel, StepStats, TermGradients,
 };
 use tallmc_estimators::{GradientEstimator, MinibatchGradient};
 use tallmc_integrators::Metric;
@@ -122,42 +122,28 @@ impl ChainState for SgHmcState {
 }
 
 /// Stats of one SG-HMC trajectory.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct SgHmcStats {
     /// Step size ε.
+    #[serde(rename = "stepsize")]
     pub step_size: f64,
     /// Steps taken (L, or fewer when the trajectory diverged).
+    #[serde(rename = "n_leapfrog")]
     pub num_steps: usize,
     /// A non-finite gradient, position or momentum (the chain did not move).
     pub divergent: bool,
     /// Everything the gradient estimator evaluated over the trajectory.
+    #[serde(rename = "n")]
     pub evals: EvalCounts,
     /// Minibatch size n.
     pub batch: usize,
     /// Kinetic energy ½ pᵀ M⁻¹ p at the end of the trajectory (stationary mean d/2 when the
     /// dynamics are accurate), NaN after a divergence.
+    #[serde(rename = "kinetic")]
     pub kinetic_energy: f64,
 }
 
 impl StepStats for SgHmcStats {
-    const COLUMNS: &'static [&'static str] = &[
-        "accept_stat__",
-        "stepsize__",
-        "n_leapfrog__",
-        "divergent__",
-        "n_terms__",
-        "n_grads__",
-        "kinetic__",
-    ];
-    fn write_columns(&self, out: &mut [f64]) {
-        out[0] = 1.0;
-        out[1] = self.step_size;
-        out[2] = self.num_steps as f64;
-        out[3] = f64::from(u8::from(self.divergent));
-        out[4] = self.evals.terms as f64;
-        out[5] = self.evals.gradients as f64;
-        out[6] = self.kinetic_energy;
-    }
     fn evals(&self) -> EvalCounts {
         self.evals
     }
@@ -220,7 +206,7 @@ impl<G> SgHmc<G> {
     }
 }
 
-impl<M, G> Kernel<M> for SgHmc<G>
+impl<M, G> StatefulKernel<M> for SgHmc<G>
 where
     M: TermGradients + LogPrior + ?Sized,
     G: GradientEstimator<M>,

@@ -32,7 +32,7 @@
 use rand::Rng;
 use rand_distr::{Distribution, StandardNormal};
 use serde::Serialize;
-use tallmc_core::{Error, EvalCounts, Kernel, LogPrior, Result, StepStats, TermGradients};
+use tallmc_core::{Error, EvalCounts, LogPrior, Result, StatefulKernel, StepStats, TermGradients};
 use tallmc_estimators::{GradientEstimator, MinibatchGradient};
 use tallmc_integrators::Metric;
 
@@ -84,28 +84,21 @@ impl SgldConfig {
 }
 
 /// Stats of one SGLD step.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct SgldStats {
     /// Step size h.
+    #[serde(rename = "stepsize")]
     pub step_size: f64,
     /// A non-finite gradient or position (the chain did not move).
     pub divergent: bool,
     /// What the gradient estimator evaluated (plain: n terms and n gradients).
+    #[serde(rename = "n")]
     pub evals: EvalCounts,
     /// Minibatch size n.
     pub batch: usize,
 }
 
 impl StepStats for SgldStats {
-    const COLUMNS: &'static [&'static str] =
-        &["accept_stat__", "stepsize__", "divergent__", "n_terms__", "n_grads__"];
-    fn write_columns(&self, out: &mut [f64]) {
-        out[0] = 1.0;
-        out[1] = self.step_size;
-        out[2] = f64::from(u8::from(self.divergent));
-        out[3] = self.evals.terms as f64;
-        out[4] = self.evals.gradients as f64;
-    }
     fn evals(&self) -> EvalCounts {
         self.evals
     }
@@ -166,7 +159,7 @@ impl<G> Sgld<G> {
     }
 }
 
-impl<M, G> Kernel<M> for Sgld<G>
+impl<M, G> StatefulKernel<M> for Sgld<G>
 where
     M: TermGradients + LogPrior + ?Sized,
     G: GradientEstimator<M>,

@@ -48,7 +48,7 @@ use rand::Rng;
 use rand_distr::{Distribution, StandardNormal};
 use serde::Serialize;
 use tallmc_core::{
-    ChainState, Error, EvalCounts, Kernel, LogPrior, Result, StepStats, TermGradients,
+    ChainState, Error, EvalCounts, LogPrior, Result, StatefulKernel, StepStats, TermGradients,
 };
 use tallmc_estimators::{GradientEstimator, MinibatchGradient};
 
@@ -138,45 +138,29 @@ impl ChainState for SgnhtState {
 }
 
 /// Stats of one SGNHT kernel step.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct SgnhtStats {
     /// Step size h.
+    #[serde(rename = "stepsize")]
     pub step_size: f64,
     /// Updates made (L, or fewer when the step diverged).
+    #[serde(rename = "n_leapfrog")]
     pub num_steps: usize,
     /// A non-finite value (the state was restored).
     pub divergent: bool,
     /// Everything the gradient estimator evaluated.
+    #[serde(rename = "n")]
     pub evals: EvalCounts,
     /// Minibatch size n.
     pub batch: usize,
     /// Mean of the thermostat(s) after the step (the scalar ξ for SGNHT).
     pub thermostat: f64,
     /// Kinetic energy ½ pᵀp after the step (stationary mean d/2).
+    #[serde(rename = "kinetic")]
     pub kinetic_energy: f64,
 }
 
 impl StepStats for SgnhtStats {
-    const COLUMNS: &'static [&'static str] = &[
-        "accept_stat__",
-        "stepsize__",
-        "n_leapfrog__",
-        "divergent__",
-        "n_terms__",
-        "n_grads__",
-        "thermostat__",
-        "kinetic__",
-    ];
-    fn write_columns(&self, out: &mut [f64]) {
-        out[0] = 1.0;
-        out[1] = self.step_size;
-        out[2] = self.num_steps as f64;
-        out[3] = f64::from(u8::from(self.divergent));
-        out[4] = self.evals.terms as f64;
-        out[5] = self.evals.gradients as f64;
-        out[6] = self.thermostat;
-        out[7] = self.kinetic_energy;
-    }
     fn evals(&self) -> EvalCounts {
         self.evals
     }
@@ -237,7 +221,7 @@ impl<G> Sgnht<G> {
     }
 }
 
-impl<M, G> Kernel<M> for Sgnht<G>
+impl<M, G> StatefulKernel<M> for Sgnht<G>
 where
     M: TermGradients + LogPrior + ?Sized,
     G: GradientEstimator<M>,

@@ -13,14 +13,16 @@ use std::sync::OnceLock;
 
 use tallmc_bounds::{BoundKind, ConfidenceConfig, ConfidenceTest, ExactTest};
 use tallmc_core::rng::chain_rng;
-use tallmc_core::{EvalCounts, Kernel, StepStats, TaylorRemainderBound, TermHessians, Terms};
+use tallmc_core::{
+    EvalCounts, StatefulKernel, StepStats, TaylorRemainderBound, TermHessians, Terms,
+};
 use tallmc_diagnostics::summary::{Draws, summarize};
 use tallmc_integrators::Metric;
 use tallmc_models::synthetic::{higgs_like, normal_sample, two_class_2d};
 use tallmc_models::{DesignOptions, GaussianMean, LogisticRegression};
 use tallmc_samplers::{
     Hmc, HmcConfig, MinibatchMh, NewtonOptions, ProxyConfig, ProxyMinibatchMh, RandomWalkProposal,
-    RandomWalkProposalConfig, RunConfig, laplace_approximation, sample_in_memory,
+    RandomWalkProposalConfig, RunConfig, laplace_approximation, sample_in_memory_with,
 };
 use tallmc_testkit::{CountingAllocator, Z_MAX, allocations, seed};
 
@@ -96,15 +98,15 @@ fn exact_test_and_tiny_delta_reproduce_exact_minibatch_mh_bit_for_bit() {
         save_warmup: false,
     };
     let inits = [p.mode.clone()];
-    let plain = sample_in_memory(&p.model, config, &inits, |_| {
+    let plain = sample_in_memory_with(&p.model, config, &inits, |_| {
         Ok(MinibatchMh::new(ExactTest::new(), walk(&p.cov)))
     })
     .unwrap();
-    let proxy_exact = sample_in_memory(&p.model, config, &inits, |_| {
+    let proxy_exact = sample_in_memory_with(&p.model, config, &inits, |_| {
         ProxyMinibatchMh::new(ExactTest::new(), walk(&p.cov), ProxyConfig::new(p.mode.clone()))
     })
     .unwrap();
-    let proxy_tiny = sample_in_memory(&p.model, config, &inits, |_| {
+    let proxy_tiny = sample_in_memory_with(&p.model, config, &inits, |_| {
         ProxyMinibatchMh::new(confidence(1e-300), walk(&p.cov), ProxyConfig::new(p.mode.clone()))
     })
     .unwrap();
@@ -142,9 +144,10 @@ fn proxy_confidence_sampler_matches_full_data_hmc_on_logistic_regression() {
             seed: seed(51),
             save_warmup: false,
         };
-        let out =
-            sample_in_memory(&p.model, config, &vec![p.mode.clone(); 4], |_| Hmc::new(cfg.clone()))
-                .unwrap();
+        let out = sample_in_memory_with(&p.model, config, &vec![p.mode.clone(); 4], |_| {
+            Hmc::new(cfg.clone())
+        })
+        .unwrap();
         let chains: Vec<&[f64]> = out.iter().map(|c| c.sink.draws.as_slice()).collect();
         summary(&chains, d)
     };
@@ -156,7 +159,7 @@ fn proxy_confidence_sampler_matches_full_data_hmc_on_logistic_regression() {
             seed: seed(52 + k),
             save_warmup: false,
         };
-        let out = sample_in_memory(&p.model, config, &vec![p.mode.clone(); 4], |_| {
+        let out = sample_in_memory_with(&p.model, config, &vec![p.mode.clone(); 4], |_| {
             let mut cfg = ProxyConfig::new(p.mode.clone());
             cfg.recenter_every = recenter;
             ProxyMinibatchMh::new(confidence(DELTA), walk(&p.cov), cfg)
@@ -203,7 +206,7 @@ fn gaussian_mean_has_exact_proxies_and_decides_on_the_first_batch() {
         seed: seed(62),
         save_warmup: false,
     };
-    let out = sample_in_memory(&model, config, &vec![vec![mean]; 4], |_| {
+    let out = sample_in_memory_with(&model, config, &vec![vec![mean]; 4], |_| {
         // Centre away from the mode: the proxies are exact anywhere.
         ProxyMinibatchMh::new(
             confidence(DELTA),
@@ -232,7 +235,7 @@ fn gaussian_mean_has_exact_proxies_and_decides_on_the_first_batch() {
 /// Mean data fraction per iteration of `num` steps from the mode, and the acceptance rate.
 fn equilibrium_fraction<K>(p: &Problem, mut kernel: K, s: u64, num: usize) -> (f64, f64)
 where
-    K: Kernel<LogisticRegression>,
+    K: StatefulKernel<LogisticRegression>,
 {
     let mut rng = chain_rng(seed(s), 1);
     let mut state = kernel.init(&p.model, &p.mode, &mut rng).unwrap();
@@ -529,8 +532,8 @@ fn steps_allocate_nothing() {
             .unwrap();
     let mut rng = chain_rng(seed(92), 1);
     let mut state = k.init(&p.model, &p.mode, &mut rng).unwrap();
-    Kernel::<LogisticRegression>::begin_warmup(&mut k, 0);
-    Kernel::<LogisticRegression>::end_warmup(&mut k);
+    StatefulKernel::<LogisticRegression>::begin_warmup(&mut k, 0);
+    StatefulKernel::<LogisticRegression>::end_warmup(&mut k);
     k.step(&p.model, &mut state, &mut rng).unwrap();
     let before = allocations();
     for _ in 0..50 {

@@ -175,7 +175,7 @@ fn draws_budget_gives_exactly_count_draws_at_awkward_steps() {
     let r = &out[0].report;
     assert_eq!(sum("n_segments__"), r.sampling.segments);
     assert_eq!(sum("n_events__"), r.sampling.events());
-    assert_eq!(sum("n_grads__"), r.sampling.evals.gradients);
+    assert_eq!(sum("n_gradients__"), r.sampling.evals.gradients);
     assert!(d.log_density.iter().all(|l| l.is_nan()));
 }
 
@@ -378,7 +378,7 @@ fn skeleton_rows_and_csv_files() {
     let mut glines = grid.lines().filter(|l| !l.starts_with('#'));
     assert_eq!(
         glines.next().unwrap(),
-        "lp__,time__,n_segments__,n_events__,n_proposals__,n_terms__,n_grads__,n_hessians__,\
+        "lp__,time__,n_segments__,n_events__,n_proposals__,n_terms__,n_gradients__,n_hessians__,\
          n_divergent__,a,b"
     );
     let body: Vec<&str> = glines.collect();

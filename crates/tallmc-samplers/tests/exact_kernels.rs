@@ -10,12 +10,12 @@
 mod common;
 
 use common::LinearGaussian;
-use tallmc_core::Kernel;
+use tallmc_core::StatefulKernel;
 use tallmc_diagnostics::{Draws, summarize};
 use tallmc_integrators::{Metric, MetricKind};
 use tallmc_samplers::{
     AdaptiveMetropolis, AdaptiveMetropolisConfig, Hmc, HmcConfig, RandomWalkConfig,
-    RandomWalkMetropolis, RunConfig, sample_in_memory,
+    RandomWalkMetropolis, RunConfig, sample_in_memory_with,
 };
 
 const Z_MAX: f64 = 4.0;
@@ -27,7 +27,7 @@ fn seeds() -> [u64; 4] {
 
 fn check<K, F>(name: &str, model: &LinearGaussian, warmup: usize, draws: usize, make: F)
 where
-    K: Kernel<LinearGaussian>,
+    K: StatefulKernel<LinearGaussian> + Send,
     F: Fn(usize) -> tallmc_core::Result<K> + Sync,
 {
     let (mean, cov) = model.posterior();
@@ -53,7 +53,7 @@ where
                     .collect()
             })
             .collect();
-        let out = sample_in_memory(model, config, &inits, &make).unwrap();
+        let out = sample_in_memory_with(model, config, &inits, &make).unwrap();
         let chains: Vec<&[f64]> = out.iter().map(|c| c.sink.draws.as_slice()).collect();
         let names: Vec<String> = (0..d).map(|j| format!("theta.{j}")).collect();
         let summary = summarize(&names, &Draws::new(&chains, d).unwrap()).unwrap();
@@ -128,7 +128,7 @@ fn random_walk_tuning_reaches_its_target_acceptance() {
     let cfg = RandomWalkConfig { proposal_covariance: Some(cov), ..Default::default() };
     let config =
         RunConfig { num_warmup: 2000, num_draws: 4000, num_chains: 1, seed: 3, save_warmup: false };
-    let out = sample_in_memory(&m, config, &[m.posterior().0], |_| {
+    let out = sample_in_memory_with(&m, config, &[m.posterior().0], |_| {
         RandomWalkMetropolis::new(cfg.clone())
     })
     .unwrap();

@@ -20,13 +20,13 @@
 use rand::{Rng, RngExt};
 use tallmc_bounds::{Decision, ExactTest, MeanTest, Population};
 use tallmc_core::rng::chain_rng;
-use tallmc_core::{BinaryFactors, ChainState, Kernel, StepStats};
+use tallmc_core::{BinaryFactors, ChainState, StatefulKernel, StepStats};
 use tallmc_diagnostics::ess_mean;
 use tallmc_models::ThreeWayMrf;
 use tallmc_models::mrf::state_index;
 use tallmc_samplers::{
     ApproximateGibbs, GibbsConfig, GibbsStats, RunConfig, Scan, empirical_conditional,
-    sample_in_memory,
+    sample_in_memory_with,
 };
 use tallmc_testkit::{CountingAllocator, allocations};
 
@@ -210,7 +210,7 @@ fn check_joint(scan: Scan, draws: usize, base_seed: u64) {
         save_warmup: false,
     };
     let inits = vec![zeros(d), vec![1.0; d], zeros(d), vec![1.0; d]];
-    let out = sample_in_memory(&mrf, config, &inits, |_| {
+    let out = sample_in_memory_with(&mrf, config, &inits, |_| {
         ApproximateGibbs::new(GibbsConfig { scan }, ExactTest::new())
     })
     .unwrap();
@@ -460,12 +460,14 @@ fn a_sweep_counts_its_factor_evaluations() {
     assert_eq!(s.evals.terms, (d * 20) as u64);
     assert!((s.mean_fraction_used - 20.0 / 55.0).abs() < 1e-15);
 
-    // CmdStan-style columns.
-    let mut cols = vec![f64::NAN; GibbsStats::COLUMNS.len()];
-    s.write_columns(&mut cols);
-    assert!(GibbsStats::COLUMNS.iter().all(|c| c.ends_with("__")));
+    // CmdStan-style columns, read from the stats' definition.
+    let names = tallmc_core::StatColumns::names(&s).unwrap();
+    let mut cols = Vec::new();
+    tallmc_core::StatColumns::values(&s, &mut cols).unwrap();
+    assert_eq!(names.len(), cols.len());
+    assert!(names.iter().all(|c| c.ends_with("__")));
     assert!(cols.iter().all(|v| v.is_finite()));
-    let col = |name: &str| cols[GibbsStats::COLUMNS.iter().position(|c| *c == name).unwrap()];
+    let col = |name: &str| cols[names.iter().position(|c| c == name).unwrap()];
     assert_eq!(col("n_terms__"), (d * 20) as f64);
     assert_eq!(col("n_updates__"), d as f64);
     assert_eq!(col("accept_stat__"), s.accept_stat);
@@ -530,7 +532,8 @@ fn bad_states_and_failing_tests_are_errors() {
     // step before init
     let mut fresh = kernel(ExactTest::new());
     let mut state = k.init(&mrf, &zeros(5), &mut rng).unwrap();
-    let e = Kernel::<ThreeWayMrf>::step(&mut fresh, &mrf, &mut state, &mut rng).unwrap_err();
+    let e =
+        StatefulKernel::<ThreeWayMrf>::step(&mut fresh, &mrf, &mut state, &mut rng).unwrap_err();
     assert!(e.to_string().contains("before init"), "{e}");
     // a state of the wrong length
     let mut short = state.clone();

@@ -13,8 +13,8 @@ use std::sync::OnceLock;
 
 use tallmc_core::rng::chain_rng;
 use tallmc_core::{
-    Kernel, LinearPredictor, LogPrior, LogPriorHessian, Parallelism, TermGradients, TermHessians,
-    Terms,
+    LinearPredictor, LogPrior, LogPriorHessian, Parallelism, StatefulKernel, TermGradients,
+    TermHessians, Terms,
 };
 use tallmc_diagnostics::mcse::mcse_mean;
 use tallmc_diagnostics::signed::sign_corrected;
@@ -25,7 +25,7 @@ use tallmc_models::synthetic::{HIGGS_LIKE_PRIOR_SD, higgs_like, normal_sample};
 use tallmc_models::{DesignOptions, GaussianMean, LogisticRegression};
 use tallmc_samplers::{
     EcsDynamics, Hmc, HmcConfig, HmcEcs, HmcEcsConfig, NewtonOptions, RunConfig, SignedHmcEcs,
-    SignedHmcEcsConfig, laplace_approximation, sample_in_memory, sign_corrected_mean,
+    SignedHmcEcsConfig, laplace_approximation, sample_in_memory_with, sign_corrected_mean,
 };
 use tallmc_testkit::{CountingAllocator, Z_MAX, allocations, seed};
 
@@ -63,8 +63,9 @@ fn perturbed_is_exact_on_the_gaussian_mean_with_second_order_control_variates() 
         // Over-dispersed starts; θ* is found by Newton from each.
         let inits: Vec<Vec<f64>> =
             (0..4).map(|c| vec![mean + 3.0 * sd * (c as f64 - 1.5)]).collect();
-        let out = sample_in_memory(&model, config, &inits, |_| HmcEcs::new(small_config(50, 10)))
-            .unwrap();
+        let out =
+            sample_in_memory_with(&model, config, &inits, |_| HmcEcs::new(small_config(50, 10)))
+                .unwrap();
         let chains: Vec<&[f64]> = out.iter().map(|c| c.sink.draws.as_slice()).collect();
         let summary = summarize(&["mu"], &Draws::new(&chains, 1).unwrap()).unwrap();
         let s0 = &summary[0];
@@ -131,7 +132,7 @@ fn reference() -> &'static Reference {
             save_warmup: false,
         };
         let inits = vec![lap.mode.clone(); 4];
-        let out = sample_in_memory(model, config, &inits, |_| Hmc::new(cfg.clone())).unwrap();
+        let out = sample_in_memory_with(model, config, &inits, |_| Hmc::new(cfg.clone())).unwrap();
         let chains: Vec<&[f64]> = out.iter().map(|c| c.sink.draws.as_slice()).collect();
         let names: Vec<String> = (0..d).map(|j| format!("theta.{j}")).collect();
         let s = summarize(&names, &Draws::new(&chains, d).unwrap()).unwrap();
@@ -161,7 +162,7 @@ fn perturbed_matches_full_data_hmc_on_logistic_regression() {
         save_warmup: false,
     };
     let inits = vec![r.mode.clone(); 4];
-    let out = sample_in_memory(model, config, &inits, |_| HmcEcs::new(cfg.clone())).unwrap();
+    let out = sample_in_memory_with(model, config, &inits, |_| HmcEcs::new(cfg.clone())).unwrap();
     let chains: Vec<&[f64]> = out.iter().map(|c| c.sink.draws.as_slice()).collect();
     let names: Vec<String> = (0..d).map(|j| format!("theta.{j}")).collect();
     let s = summarize(&names, &Draws::new(&chains, d).unwrap()).unwrap();
@@ -221,7 +222,8 @@ fn signed_sign_corrected_means_match_full_data_hmc_on_logistic_regression() {
         save_warmup: false,
     };
     let inits = vec![r.mode.clone(); 4];
-    let out = sample_in_memory(model, config, &inits, |_| SignedHmcEcs::new(cfg.clone())).unwrap();
+    let out =
+        sample_in_memory_with(model, config, &inits, |_| SignedHmcEcs::new(cfg.clone())).unwrap();
     let signs: Vec<Vec<f64>> = out.iter().map(|c| c.sink.stat("sign__").unwrap()).collect();
     let all_signs: Vec<f64> = signs.concat();
     let s_bar = all_signs.iter().sum::<f64>() / all_signs.len() as f64;
@@ -250,7 +252,7 @@ fn signed_sign_corrected_means_match_full_data_hmc_on_logistic_regression() {
     let draws = all_signs.len() as f64;
     let evals: u64 = out.iter().map(|c| c.report.sampling_evals.terms).sum();
     let acc: f64 = out.iter().map(|c| c.report.mean_accept_stat).sum::<f64>() / 4.0;
-    let a = out[0].report.adaptation.iter().find(|l| l.starts_with("Block-Poisson")).cloned();
+    let a = out[0].report.tuning.0.iter().find(|l| l.starts_with("Block-Poisson")).cloned();
     eprintln!(
         "signed HMC-ECS, n = {LOGISTIC_N}, d = {d}: {a:?}, tau = {tau:.4}, max |z| = {worst_z:.2}, max |Δmean| = {worst_sd_units:.4} sd, θ-accept {acc:.3}, data per iteration {:.2}%",
         100.0 * evals as f64 / draws / LOGISTIC_N as f64
@@ -292,7 +294,8 @@ fn signed_with_negative_signs_sign_corrected_means_match_full_data_hmc() {
         save_warmup: false,
     };
     let inits = vec![r.mode.clone(); 4];
-    let out = sample_in_memory(model, config, &inits, |_| SignedHmcEcs::new(cfg.clone())).unwrap();
+    let out =
+        sample_in_memory_with(model, config, &inits, |_| SignedHmcEcs::new(cfg.clone())).unwrap();
     let signs: Vec<Vec<f64>> = out.iter().map(|c| c.sink.stat("sign__").unwrap()).collect();
     let negative = signs.iter().flatten().filter(|s| **s < 0.0).count();
     let total = signs.iter().map(Vec::len).sum::<usize>();
@@ -314,7 +317,7 @@ fn signed_with_negative_signs_sign_corrected_means_match_full_data_hmc() {
             sc.mcse_mean
         );
     }
-    let a = out[0].report.adaptation.iter().find(|l| l.starts_with("Block-Poisson")).cloned();
+    let a = out[0].report.tuning.0.iter().find(|l| l.starts_with("Block-Poisson")).cloned();
     eprintln!(
         "signed HMC-ECS with sign flips: {a:?}, tau = {tau:.4} ({negative} negative of {total}), max |z| sign-corrected {worst_z:.2}, unweighted {worst_plain_z:.2}"
     );
@@ -400,7 +403,7 @@ fn same_seed_gives_identical_draws() {
             seed: 9,
             save_warmup: false,
         };
-        let out = sample_in_memory(&model, config, &[vec![0.0], vec![2.0]], |_| {
+        let out = sample_in_memory_with(&model, config, &[vec![0.0], vec![2.0]], |_| {
             HmcEcs::new(HmcEcsConfig { cv_order: CvOrder::One, ..small_config(40, 4) })
         })
         .unwrap();
@@ -519,8 +522,8 @@ fn steps_allocate_nothing() {
     let mut k = HmcEcs::new(cfg).unwrap();
     let mut rng = chain_rng(1, 0);
     let mut state = k.init(model, &r, &mut rng).unwrap();
-    Kernel::<LogisticRegression>::begin_warmup(&mut k, 0);
-    Kernel::<LogisticRegression>::end_warmup(&mut k);
+    StatefulKernel::<LogisticRegression>::begin_warmup(&mut k, 0);
+    StatefulKernel::<LogisticRegression>::end_warmup(&mut k);
     for _ in 0..5 {
         k.step(model, &mut state, &mut rng).unwrap();
     }
@@ -538,8 +541,8 @@ fn steps_allocate_nothing() {
     };
     let mut k = SignedHmcEcs::new(cfg).unwrap();
     let mut state = k.init(model, &r, &mut rng).unwrap();
-    Kernel::<LogisticRegression>::begin_warmup(&mut k, 0);
-    Kernel::<LogisticRegression>::end_warmup(&mut k);
+    StatefulKernel::<LogisticRegression>::begin_warmup(&mut k, 0);
+    StatefulKernel::<LogisticRegression>::end_warmup(&mut k);
     for _ in 0..5 {
         k.step(model, &mut state, &mut rng).unwrap();
     }

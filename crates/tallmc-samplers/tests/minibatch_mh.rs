@@ -8,11 +8,11 @@ mod common;
 use common::LinearGaussian;
 use rand::Rng;
 use tallmc_bounds::{Decision, ExactTest, MeanTest, Population};
-use tallmc_core::Kernel;
+use tallmc_core::StatefulKernel;
 use tallmc_diagnostics::{Draws, summarize};
 use tallmc_samplers::{
     MinibatchMh, RandomWalkProposal, RandomWalkProposalConfig, RunConfig, Sgld, SgldConfig,
-    SgldProposal, SgldProposalConfig, sample_in_memory,
+    SgldProposal, SgldProposalConfig, sample_in_memory_with,
 };
 
 use tallmc_testkit::seed_offset as offset;
@@ -20,14 +20,14 @@ use tallmc_testkit::seed_offset as offset;
 /// (mean z, sd z) per coordinate against the closed form.
 fn z_scores<K, F>(model: &LinearGaussian, draws: usize, seed: u64, make: F) -> Vec<(f64, f64)>
 where
-    K: Kernel<LinearGaussian>,
+    K: StatefulKernel<LinearGaussian> + Send,
     F: Fn(usize) -> tallmc_core::Result<K> + Sync,
 {
     let (mean, cov) = model.posterior();
     let d = model.d;
     let config =
         RunConfig { num_warmup: 1000, num_draws: draws, num_chains: 4, seed, save_warmup: false };
-    let out = sample_in_memory(model, config, std::slice::from_ref(&mean), make).unwrap();
+    let out = sample_in_memory_with(model, config, std::slice::from_ref(&mean), make).unwrap();
     let chains: Vec<&[f64]> = out.iter().map(|c| c.sink.draws.as_slice()).collect();
     let names: Vec<String> = (0..d).map(|j| format!("t{j}")).collect();
     let s = summarize(&names, &Draws::new(&chains, d).unwrap()).unwrap();
@@ -115,11 +115,11 @@ fn the_test_does_not_shift_proposals_or_uniforms() {
     let model = LinearGaussian::new(500, 2, 23);
     let config =
         RunConfig { num_warmup: 100, num_draws: 300, num_chains: 1, seed: 5, save_warmup: false };
-    let a = sample_in_memory(&model, config, &[model.posterior().0], |_| {
+    let a = sample_in_memory_with(&model, config, &[model.posterior().0], |_| {
         Ok(MinibatchMh::new(ExactTest::new(), random_walk(&model)))
     })
     .unwrap();
-    let b = sample_in_memory(&model, config, &[model.posterior().0], |_| {
+    let b = sample_in_memory_with(&model, config, &[model.posterior().0], |_| {
         Ok(MinibatchMh::new(ExactInOddLooks, random_walk(&model)))
     })
     .unwrap();
@@ -158,13 +158,13 @@ fn bad_settings_are_errors_at_init() {
     let model = LinearGaussian::new(100, 2, 24);
     let config =
         RunConfig { num_warmup: 10, num_draws: 10, num_chains: 1, seed: 1, save_warmup: false };
-    let e = sample_in_memory(&model, config, &[vec![0.0; 2]], |_| {
+    let e = sample_in_memory_with(&model, config, &[vec![0.0; 2]], |_| {
         Ok(MinibatchMh::new(NeedsRange, random_walk(&model)))
     })
     .unwrap_err();
     assert!(e.to_string().contains("needs a bound on the range"), "{e}");
     let cfg = SgldProposalConfig { step_size: 1e-3, batch: 101 };
-    let e = sample_in_memory(&model, config, &[vec![0.0; 2]], |_| {
+    let e = sample_in_memory_with(&model, config, &[vec![0.0; 2]], |_| {
         Ok(MinibatchMh::new(ExactTest::new(), SgldProposal::new(cfg)?))
     })
     .unwrap_err();

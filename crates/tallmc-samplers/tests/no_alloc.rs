@@ -6,7 +6,7 @@ mod common;
 
 use common::LinearGaussian;
 use tallmc_core::rng::chain_rng;
-use tallmc_core::{Kernel, Parallelism};
+use tallmc_core::{Parallelism, StatefulKernel};
 use tallmc_integrators::MetricKind;
 use tallmc_samplers::{
     AdaptiveMetropolis, AdaptiveMetropolisConfig, Hmc, HmcConfig, RandomWalkConfig,
@@ -18,7 +18,7 @@ use tallmc_testkit::{CountingAllocator, allocations};
 #[global_allocator]
 static GLOBAL: CountingAllocator = CountingAllocator;
 
-fn steps_allocate_nothing<K: Kernel<LinearGaussian>>(name: &str, mut kernel: K) {
+fn steps_allocate_nothing<K: StatefulKernel<LinearGaussian>>(name: &str, mut kernel: K) {
     let model = LinearGaussian::new(5_000, 3, 1);
     let mut rng = chain_rng(1, 0);
     let mut state = kernel.init(&model, &model.posterior().0, &mut rng).unwrap();

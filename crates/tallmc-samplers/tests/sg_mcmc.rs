@@ -17,7 +17,7 @@ mod common;
 
 use rand_distr::{Distribution, StandardNormal};
 use tallmc_core::rng::{chain_rng, setup_rng};
-use tallmc_core::{EvalCounts, Kernel, LogPrior, StepStats, TermGradients, Terms};
+use tallmc_core::{EvalCounts, LogPrior, StatefulKernel, StepStats, TermGradients, Terms};
 use tallmc_diagnostics::{Draws, Summary, summarize};
 use tallmc_estimators::{GradientEstimator, MinibatchGradient};
 use tallmc_integrators::Metric;
@@ -185,7 +185,7 @@ fn run<M, K>(
 ) -> (Vec<Summary>, EvalCounts)
 where
     M: Terms + ?Sized,
-    K: Kernel<M>,
+    K: StatefulKernel<M>,
 {
     let d = model.dim();
     let mut all = Vec::new();

@@ -372,9 +372,9 @@ pub struct Report {
     pub variance_off_mode: f64,
 }
 
-fn collect(
+fn collect<S, T>(
     names: &[String],
-    chains: &[tallmc::samplers::driver::ChainOutput<MemorySink>],
+    chains: &[tallmc::samplers::driver::ChainOutput<MemorySink<S>, T>],
     setup: EvalCounts,
 ) -> Result<SamplerRun, Box<dyn Error>> {
     let draws: Vec<&[f64]> = chains.iter().map(|c| c.sink.draws.as_slice()).collect();
@@ -416,7 +416,7 @@ pub fn run(seed: u64) -> Result<Report, Box<dyn Error>> {
         adapt_metric: false,
         ..HmcConfig::default()
     };
-    let hmc = sample_in_memory(&model, run_config(1, 300, 2000), &inits, |_| {
+    let hmc = sample_in_memory_with(&model, run_config(1, 300, 2000), &inits, |_| {
         Hmc::new(hmc_config.clone())
     })?;
 
@@ -427,7 +427,7 @@ pub fn run(seed: u64) -> Result<Report, Box<dyn Error>> {
         blocks: BLOCKS,
         ..HmcEcsConfig::default()
     };
-    let ecs = sample_in_memory(&model, run_config(2, 1000, 3000), &inits, |_| {
+    let ecs = sample_in_memory_with(&model, run_config(2, 1000, 3000), &inits, |_| {
         HmcEcs::new(ecs_config.clone())
     })?;
 
@@ -450,7 +450,7 @@ pub fn run(seed: u64) -> Result<Report, Box<dyn Error>> {
         (at.variance, away.variance)
     };
     let dynamics = EcsDynamics::default();
-    let stratified = sample_in_memory(&model, run_config(3, 1000, 3000), &inits, |_| {
+    let stratified = sample_in_memory_with(&model, run_config(3, 1000, 3000), &inits, |_| {
         HmcEcsWithEstimator::new(dynamics.clone(), estimator.clone(), subsample.clone())
     })?;
 

@@ -311,9 +311,9 @@ impl Report {
     }
 }
 
-fn collect(
+fn collect<S, T>(
     names: &[String],
-    chains: &[tallmc::samplers::driver::ChainOutput<MemorySink>],
+    chains: &[tallmc::samplers::driver::ChainOutput<MemorySink<S>, T>],
 ) -> Result<SamplerRun, Box<dyn Error>> {
     let draws: Vec<&[f64]> = chains.iter().map(|c| c.sink.draws.as_slice()).collect();
     let summaries = summarize(names, &Draws::new(&draws, names.len())?)?;
@@ -360,7 +360,7 @@ pub fn run(seed: u64) -> Result<Report, Box<dyn Error>> {
         seed: seed.wrapping_add(1),
         save_warmup: false,
     };
-    let hmc = sample_in_memory(&model, hmc_run, &inits, |_| Hmc::new(hmc_config.clone()))?;
+    let hmc = sample_in_memory_with(&model, hmc_run, &inits, |_| Hmc::new(hmc_config.clone()))?;
 
     let config = TwoBoundConfig::new(DELTA, FIRST_BATCH)?;
     let walk = RandomWalkProposalConfig {
@@ -376,7 +376,7 @@ pub fn run(seed: u64) -> Result<Report, Box<dyn Error>> {
         seed: seed.wrapping_add(2),
         save_warmup: false,
     };
-    let user = sample_in_memory(&model, user_run, &inits, |_| {
+    let user = sample_in_memory_with(&model, user_run, &inits, |_| {
         ProxyMinibatchMh::new(
             TwoBoundTest::new(config),
             RandomWalkProposal::new(walk.clone())?,
@@ -385,7 +385,7 @@ pub fn run(seed: u64) -> Result<Report, Box<dyn Error>> {
     })?;
 
     let plain_run = RunConfig { num_warmup: 100, num_draws: 300, ..user_run };
-    let plain = sample_in_memory(&model, plain_run, &inits, |_| {
+    let plain = sample_in_memory_with(&model, plain_run, &inits, |_| {
         Ok(MinibatchMh::new(TwoBoundTest::new(config), RandomWalkProposal::new(walk.clone())?)
             .with_term_bounds())
     })?;

@@ -335,9 +335,9 @@ pub struct Report {
     pub ecs: SamplerRun,
 }
 
-fn collect(
+fn collect<S, T>(
     names: &[String],
-    chains: &[tallmc::samplers::driver::ChainOutput<MemorySink>],
+    chains: &[tallmc::samplers::driver::ChainOutput<MemorySink<S>, T>],
 ) -> Result<SamplerRun, Box<dyn Error>> {
     let draws: Vec<&[f64]> = chains.iter().map(|c| c.sink.draws.as_slice()).collect();
     let summaries = summarize(names, &Draws::new(&draws, names.len())?)?;
@@ -381,7 +381,7 @@ pub fn run(seed: u64) -> Result<Report, Box<dyn Error>> {
         seed: seed.wrapping_add(1),
         save_warmup: false,
     };
-    let hmc = sample_in_memory(&model, hmc_run, &inits, |_| Hmc::new(hmc_config.clone()))?;
+    let hmc = sample_in_memory_with(&model, hmc_run, &inits, |_| Hmc::new(hmc_config.clone()))?;
 
     // m is tuned at θ* for V[ℓ̂] ≤ 1; θ* is re-set during warmup (the paper's schedule).
     let ecs_config = HmcEcsConfig { center: Some(laplace.mode.clone()), ..HmcEcsConfig::default() };
@@ -392,7 +392,7 @@ pub fn run(seed: u64) -> Result<Report, Box<dyn Error>> {
         seed: seed.wrapping_add(2),
         save_warmup: false,
     };
-    let ecs = sample_in_memory(&model, ecs_run, &inits, |_| {
+    let ecs = sample_in_memory_with(&model, ecs_run, &inits, |_| {
         HmcEcs::with_engine(ecs_config.clone(), HessianProducts::new(D, 1))
     })?;
 

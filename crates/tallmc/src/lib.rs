@@ -24,9 +24,9 @@ pub mod prelude {
     };
     pub use tallmc_core::rng::{chain_rng, setup_rng};
     pub use tallmc_core::{
-        BinaryFactors, ChainState, EvalCounts, EventKind, FullData, Kernel, LinearPredictor,
-        LogPrior, LogPriorCurvature, LogPriorHessian, Parallelism, ParameterNames, PdmpKernel,
-        PdmpState, Segment, SegmentStats, StepStats, TaylorRemainderBound, TermBounds,
+        BinaryFactors, ChainState, EvalCounts, EventKind, FullData, LinearPredictor, LogPrior,
+        LogPriorCurvature, LogPriorHessian, Parallelism, ParameterNames, PdmpKernel, PdmpState,
+        Segment, SegmentStats, StatefulKernel, StepStats, TaylorRemainderBound, TermBounds,
         TermCurvatureBound, TermGradientBounds, TermGradientLipschitz, TermGradients, TermHessians,
         Terms, Trajectory,
     };
@@ -60,5 +60,6 @@ pub mod prelude {
         RandomWalkProposal, RandomWalkProposalConfig, RunConfig, SgHmc, SgHmcConfig, Sgld,
         SgldConfig, SgldProposal, SgldProposalConfig, Sgnht, SgnhtConfig, SignedHmcEcs,
         SignedHmcEcsConfig, Subsampling, Thermostat, laplace_approximation, sample_in_memory,
+        sample_in_memory_with,
     };
 }

@@ -10,6 +10,7 @@ use super::sink::{
     GridDraws, MemorySkeleton, SegmentFooter, SegmentHeader, SegmentSink, TimeAverageSink,
 };
 use crate::Result;
+use crate::continuous::GridStats;
 use crate::sink::MemorySink;
 
 /// Options of [`sample_trajectories_in_memory`].
@@ -33,7 +34,7 @@ pub struct MemoryTrajectory {
     /// The skeleton.
     pub skeleton: MemorySkeleton,
     /// Grid draws, when a grid step was given.
-    pub grid: Option<GridDraws<MemorySink>>,
+    pub grid: Option<GridDraws<MemorySink<GridStats>>>,
 }
 
 impl MemoryTrajectory {
@@ -54,7 +55,7 @@ impl MemoryTrajectory {
     }
 
     /// The grid draws (`None` without a grid).
-    pub fn draws(&self) -> Option<&MemorySink> {
+    pub fn draws(&self) -> Option<&MemorySink<GridStats>> {
         self.grid.as_ref().map(GridDraws::inner)
     }
 }

@@ -134,6 +134,6 @@ pub use memory::{
     InMemoryOptions, MemoryTrajectory, sample_trajectories_in_memory, summarize_trajectories,
 };
 pub use sink::{
-    GRID_COLUMNS, GridDraws, MemorySkeleton, SegmentFooter, SegmentHeader, SegmentSink,
-    SkeletonEvent, SkeletonSink, TestFn, TimeAverageSink,
+    GridDraws, GridStats, MemorySkeleton, SegmentFooter, SegmentHeader, SegmentSink, SkeletonEvent,
+    SkeletonSink, TestFn, TimeAverageSink,
 };

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! # key = value              configuration comments (model, sampler, num_warmup, seed, ...)
-//! lp__,accept_stat__,...,n_grads__,theta.1,...,theta.d
+//! lp__,accept_stat__,...,n_gradients__,theta.1,...,theta.d
 //! [warmup draws, if saved]
 //! # Adaptation terminated
 //! # Step size = 0.51
@@ -22,6 +22,8 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+use tallmc_core::{StatColumns, StepStats};
+
 use super::{ChainFooter, ChainHeader, DrawRecord, DrawSink};
 
 /// Writes one chain to a CSV file in CmdStan's layout.
@@ -30,6 +32,7 @@ pub struct CsvSink {
     path: PathBuf,
     out: BufWriter<File>,
     line: String,
+    values: Vec<f64>,
 }
 
 impl CsvSink {
@@ -37,7 +40,7 @@ impl CsvSink {
     pub fn create(path: impl AsRef<Path>) -> io::Result<Self> {
         let path = path.as_ref().to_path_buf();
         let out = BufWriter::new(File::create(&path)?);
-        Ok(Self { path, out, line: String::new() })
+        Ok(Self { path, out, line: String::new(), values: Vec::new() })
     }
 }
 
@@ -53,7 +56,7 @@ pub(crate) fn push_number(line: &mut String, x: f64) {
     }
 }
 
-impl DrawSink for CsvSink {
+impl<S: StepStats> DrawSink<S> for CsvSink {
     fn begin(&mut self, h: &ChainHeader<'_>) -> io::Result<()> {
         writeln!(self.out, "# tallmc {}", env!("CARGO_PKG_VERSION"))?;
         writeln!(self.out, "# method = sample (Default)")?;
@@ -78,18 +81,21 @@ impl DrawSink for CsvSink {
         writeln!(self.out, "{header}")
     }
 
-    fn end_warmup(&mut self, adaptation: &[String]) -> io::Result<()> {
+    fn end_warmup(&mut self, tuning: &[String]) -> io::Result<()> {
         writeln!(self.out, "# Adaptation terminated")?;
-        for l in adaptation {
+        for l in tuning {
             writeln!(self.out, "# {l}")?;
         }
         Ok(())
     }
 
-    fn record(&mut self, d: &DrawRecord<'_>) -> io::Result<()> {
+    fn record(&mut self, d: &DrawRecord<'_, S>) -> io::Result<()> {
+        self.values.clear();
+        StatColumns::values(d.stats, &mut self.values)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
         self.line.clear();
         push_number(&mut self.line, d.log_density);
-        for &x in d.stats.iter().chain(d.position) {
+        for &x in self.values.iter().chain(d.position) {
             self.line.push(',');
             push_number(&mut self.line, x);
         }

@@ -1,19 +1,23 @@
 //! Where draws go: the driver streams every draw and its stats to a [`DrawSink`].
 //!
-//! * [`MemorySink`] keeps everything in memory (tests, summaries);
+//! * [`MemorySink`] keeps everything in memory, with the kernel's typed stats;
+//! * [`ColumnMemorySink`] keeps everything in memory with the stats as numeric columns, for
+//!   code that handles runs of any kernel alike;
 //! * [`CsvSink`] writes CmdStan's CSV layout (readable by `arviz.from_cmdstan`);
 //! * [`Tee`] sends the same stream to two sinks.
 
+mod columns;
 mod csv;
 mod memory;
 
+pub use columns::ColumnMemorySink;
 pub use csv::CsvSink;
 pub(crate) use csv::push_number;
 pub use memory::MemorySink;
 
 use std::io;
 
-use tallmc_core::EvalCounts;
+use tallmc_core::{EvalCounts, StatColumns, StepStats};
 
 /// What a sink learns before the first draw of a chain.
 #[derive(Debug, Clone)]
@@ -24,8 +28,9 @@ pub struct ChainHeader<'a> {
     pub seed: u64,
     /// Parameter names, one per coordinate of θ.
     pub parameter_names: &'a [String],
-    /// The kernel's per-step stat columns (CmdStan style, ending in `__`).
-    pub stat_columns: &'a [&'static str],
+    /// The kernel's per-step stat columns (CmdStan style, ending in `__`), read from the stats
+    /// type's definition ([`StatColumns`]).
+    pub stat_columns: &'a [String],
     /// Warmup iterations.
     pub num_warmup: usize,
     /// Post-warmup draws.
@@ -36,17 +41,17 @@ pub struct ChainHeader<'a> {
     pub config: &'a [(String, String)],
 }
 
-/// One draw.
+/// One draw, with the kernel's own typed stats.
 #[derive(Debug, Clone, Copy)]
-pub struct DrawRecord<'a> {
+pub struct DrawRecord<'a, S> {
     /// Iteration, 0-based, warmup included.
     pub iteration: usize,
     /// Whether this is a warmup iteration.
     pub warmup: bool,
     /// The kernel's log target at the draw (`lp__`).
     pub log_density: f64,
-    /// Stat columns, in the header's order.
-    pub stats: &'a [f64],
+    /// The step's stats (their columns are the header's `stat_columns`).
+    pub stats: &'a S,
     /// θ.
     pub position: &'a [f64],
 }
@@ -64,14 +69,15 @@ pub struct ChainFooter {
     pub sampling_evals: EvalCounts,
 }
 
-/// A destination for the draws of one chain.
-pub trait DrawSink: Send {
+/// A destination for the draws of one chain of a kernel whose step stats are `S`.
+pub trait DrawSink<S>: Send {
     /// Called once before any draw.
     fn begin(&mut self, header: &ChainHeader<'_>) -> io::Result<()>;
-    /// Called once at the end of warmup with the kernel's adaptation report.
-    fn end_warmup(&mut self, adaptation: &[String]) -> io::Result<()>;
+    /// Called once at the end of warmup with the adapted tuning's comment lines
+    /// ([`Tuning::comment_lines`](tallmc_core::Tuning::comment_lines)).
+    fn end_warmup(&mut self, tuning: &[String]) -> io::Result<()>;
     /// Called for every recorded draw.
-    fn record(&mut self, draw: &DrawRecord<'_>) -> io::Result<()>;
+    fn record(&mut self, draw: &DrawRecord<'_, S>) -> io::Result<()>;
     /// Called once after the last draw.
     fn finish(&mut self, footer: &ChainFooter) -> io::Result<()>;
     /// The file this sink writes, if any (for error messages).
@@ -80,14 +86,14 @@ pub trait DrawSink: Send {
     }
 }
 
-impl<S: DrawSink + ?Sized> DrawSink for Box<S> {
+impl<S, D: DrawSink<S> + ?Sized> DrawSink<S> for Box<D> {
     fn begin(&mut self, header: &ChainHeader<'_>) -> io::Result<()> {
         (**self).begin(header)
     }
-    fn end_warmup(&mut self, adaptation: &[String]) -> io::Result<()> {
-        (**self).end_warmup(adaptation)
+    fn end_warmup(&mut self, tuning: &[String]) -> io::Result<()> {
+        (**self).end_warmup(tuning)
     }
-    fn record(&mut self, draw: &DrawRecord<'_>) -> io::Result<()> {
+    fn record(&mut self, draw: &DrawRecord<'_, S>) -> io::Result<()> {
         (**self).record(draw)
     }
     fn finish(&mut self, footer: &ChainFooter) -> io::Result<()> {
@@ -102,16 +108,16 @@ impl<S: DrawSink + ?Sized> DrawSink for Box<S> {
 #[derive(Debug)]
 pub struct Tee<A, B>(pub A, pub B);
 
-impl<A: DrawSink, B: DrawSink> DrawSink for Tee<A, B> {
+impl<S, A: DrawSink<S>, B: DrawSink<S>> DrawSink<S> for Tee<A, B> {
     fn begin(&mut self, header: &ChainHeader<'_>) -> io::Result<()> {
         self.0.begin(header)?;
         self.1.begin(header)
     }
-    fn end_warmup(&mut self, adaptation: &[String]) -> io::Result<()> {
-        self.0.end_warmup(adaptation)?;
-        self.1.end_warmup(adaptation)
+    fn end_warmup(&mut self, tuning: &[String]) -> io::Result<()> {
+        self.0.end_warmup(tuning)?;
+        self.1.end_warmup(tuning)
     }
-    fn record(&mut self, draw: &DrawRecord<'_>) -> io::Result<()> {
+    fn record(&mut self, draw: &DrawRecord<'_, S>) -> io::Result<()> {
         self.0.record(draw)?;
         self.1.record(draw)
     }
@@ -122,4 +128,13 @@ impl<A: DrawSink, B: DrawSink> DrawSink for Tee<A, B> {
     fn path(&self) -> Option<&std::path::Path> {
         self.0.path().or(self.1.path())
     }
+}
+
+/// The column names of stats type `S`, read from its definition at `S::default()`.
+///
+/// # Errors
+/// A field that cannot be a numeric column (a string, a sequence), named.
+pub fn stat_column_names<S: StepStats>() -> tallmc_core::Result<Vec<String>> {
+    StatColumns::names(&S::default())
+        .map_err(|e| tallmc_core::Error::invalid("stats type", std::any::type_name::<S>(), e))
 }

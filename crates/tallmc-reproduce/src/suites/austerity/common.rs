@@ -6,7 +6,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 use tallmc_core::linalg::Cholesky;
 use tallmc_core::rng::{ChainRng, chain_rng};
-use tallmc_core::{ChainState, Kernel, LogPrior, StepStats, Terms};
+use tallmc_core::{ChainState, LogPrior, StatefulKernel, StepStats, Terms};
 use tallmc_samplers::Laplace;
 
 use crate::{Error, Result, Task};
@@ -61,7 +61,7 @@ pub(crate) fn run_until<M, K, S, F>(
 ) -> Result<ChainTotals>
 where
     M: ?Sized,
-    K: Kernel<M>,
+    K: StatefulKernel<M>,
     S: Fn(u64, u64) -> bool,
     F: FnMut(&[f64], &K::Stats, u64),
 {
@@ -96,7 +96,7 @@ pub(crate) fn run_to_budget<M, K, F>(
 ) -> Result<ChainTotals>
 where
     M: ?Sized,
-    K: Kernel<M>,
+    K: StatefulKernel<M>,
     F: FnMut(&[f64], &K::Stats, u64),
 {
     run_until(model, kernel, init, rng, budget.max(1), task, |_, e| e >= budget, observe)

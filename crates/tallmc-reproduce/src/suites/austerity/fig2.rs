@@ -6,7 +6,7 @@
 use rayon::prelude::*;
 use serde::Serialize;
 use tallmc_bounds::{AusterityConfig, AusterityTest, ExactTest};
-use tallmc_core::Kernel;
+use tallmc_core::StatefulKernel;
 use tallmc_core::rng::chain_rng;
 use tallmc_models::LogisticRegression;
 use tallmc_samplers::{MinibatchMh, RandomWalkProposal, RandomWalkProposalConfig};
@@ -91,7 +91,7 @@ pub(crate) fn tune_scale(
     let mut rng = chain_rng(ctx.seed, TUNE_STREAM);
     let model = &setup.model;
     let mut state = kernel.init(model, &setup.laplace.mode, &mut rng)?;
-    Kernel::<LogisticRegression>::begin_warmup(&mut kernel, warmup);
+    StatefulKernel::<LogisticRegression>::begin_warmup(&mut kernel, warmup);
     let mut accepted = 0usize;
     for it in 0..warmup {
         let stats = kernel.step(model, &mut state, &mut rng)?;
@@ -101,7 +101,7 @@ pub(crate) fn tune_scale(
         }
         task.advance(1);
     }
-    Kernel::<LogisticRegression>::end_warmup(&mut kernel);
+    StatefulKernel::<LogisticRegression>::end_warmup(&mut kernel);
     Ok((kernel.proposal().scale(), accepted as f64 / (warmup - warmup / 2).max(1) as f64))
 }
 

@@ -7,7 +7,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 use tallmc_bounds::{AusterityConfig, AusterityTest, ExactTest};
 use tallmc_core::rng::chain_rng;
-use tallmc_core::{Kernel, StepStats};
+use tallmc_core::{StatefulKernel, StepStats};
 use tallmc_models::LogisticRegression;
 use tallmc_samplers::{MinibatchMh, Sgld, SgldConfig, SgldProposal, SgldProposalConfig};
 
@@ -159,7 +159,7 @@ const RATIO_BLOCK: u64 = 16;
 
 /// Welford running moments, the L1 error at every checkpoint, and the series of the squared
 /// distance to the true mean in units of the true variances.
-fn run_chain<K: Kernel<LogisticRegression>>(
+fn run_chain<K: StatefulKernel<LogisticRegression>>(
     model: &LogisticRegression,
     mut kernel: K,
     init: &[f64],

@@ -34,7 +34,7 @@ use serde_json::{Value, json};
 use tallmc_bounds::{BoundKind, ConfidenceConfig, ConfidenceTest};
 use tallmc_core::linalg::Cholesky;
 use tallmc_core::rng::chain_rng;
-use tallmc_core::{ChainState, Kernel, StepStats, Terms};
+use tallmc_core::{ChainState, StatefulKernel, StepStats, Terms};
 use tallmc_models::{DesignOptions, LogisticRegression, synthetic};
 use tallmc_samplers::{
     MinibatchMh, NewtonOptions, RandomWalkConfig, RandomWalkMetropolis, RandomWalkProposal,
@@ -189,7 +189,7 @@ fn run_chain<M, K>(
 ) -> Result<TransientChain>
 where
     M: ?Sized,
-    K: Kernel<M>,
+    K: StatefulKernel<M>,
 {
     let clock = std::time::Instant::now();
     // Chain k of sampler s: stream (s, k) so the two samplers' streams differ.

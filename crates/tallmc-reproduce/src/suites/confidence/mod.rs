@@ -140,10 +140,10 @@ pub(crate) fn run_driver<M, K, F>(
     make: F,
     reporter: &dyn Reporter,
     label: &str,
-) -> Result<Vec<ChainOutput<MemorySink>>>
+) -> Result<Vec<ChainOutput<MemorySink<K::Stats>, tallmc_core::ReportLines>>>
 where
     M: ParameterNames + Sync + ?Sized,
-    K: tallmc_core::Kernel<M>,
+    K: tallmc_core::StatefulKernel<M> + Send,
     F: Fn(usize) -> tallmc_core::Result<K> + Sync,
 {
     let total = ((config.num_warmup + config.num_draws) * config.num_chains) as u64;
@@ -152,12 +152,15 @@ where
     let out = Driver::new(config)
         .parameter_names(model.parameter_names())
         .progress(&*task)
-        .run(model, inits, make, sinks)?;
+        .run_with(model, inits, make, sinks)?;
     Ok(out)
 }
 
 /// The mean of a stat column over every chain's post-warmup draws (NaN if absent).
-pub(crate) fn mean_stat(chains: &[ChainOutput<MemorySink>], column: &str) -> f64 {
+pub(crate) fn mean_stat<S: serde::Serialize, T>(
+    chains: &[ChainOutput<MemorySink<S>, T>],
+    column: &str,
+) -> f64 {
     let (mut sum, mut count) = (0.0, 0usize);
     for c in chains {
         if let Some(v) = c.sink.stat(column) {

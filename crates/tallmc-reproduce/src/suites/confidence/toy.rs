@@ -435,50 +435,58 @@ pub fn compute(ctx: &Context<'_>) -> Result<Toy> {
         let mut runs = Vec::new();
         for method in Method::ALL {
             let label = format!("Fig. 4 {}: {}", data.key(), method.label());
-            let out = match method {
+            let run = match method {
                 Method::ExactMh => {
                     let cfg = RandomWalkConfig {
                         proposal_covariance: Some(cov.clone()),
                         target_accept: Some(TARGET_ACCEPT),
                         ..Default::default()
                     };
+                    summarize_chains(
+                        method,
+                        run_driver(
+                            &model,
+                            &inits,
+                            config,
+                            |_| RandomWalkMetropolis::new(cfg.clone()),
+                            ctx.reporter,
+                            &label,
+                        )?,
+                    )?
+                }
+                Method::Confidence => summarize_chains(
+                    method,
                     run_driver(
                         &model,
                         &inits,
                         config,
-                        |_| RandomWalkMetropolis::new(cfg.clone()),
+                        |_| {
+                            Ok(MinibatchMh::new(confidence(CONFIDENCE_DELTA)?, walk(&cov)?)
+                                .with_term_bounds())
+                        },
                         ctx.reporter,
                         &label,
-                    )?
-                }
-                Method::Confidence => run_driver(
-                    &model,
-                    &inits,
-                    config,
-                    |_| {
-                        Ok(MinibatchMh::new(confidence(CONFIDENCE_DELTA)?, walk(&cov)?)
-                            .with_term_bounds())
-                    },
-                    ctx.reporter,
-                    &label,
+                    )?,
                 )?,
                 Method::AusterityT2 | Method::AusterityT500 => {
                     let first = if method == Method::AusterityT2 { 2 } else { AUSTERITY_BATCH };
                     let factor =
                         if data == ToyData::Lognormal { AUSTERITY_DRAWS_FACTOR } else { 1 };
                     let config = RunConfig { num_draws: draws * factor, ..config };
-                    run_driver(
-                        &model,
-                        &inits,
-                        config,
-                        |_| Ok(MinibatchMh::new(austerity(first)?, walk(&cov)?)),
-                        ctx.reporter,
-                        &label,
+                    summarize_chains(
+                        method,
+                        run_driver(
+                            &model,
+                            &inits,
+                            config,
+                            |_| Ok(MinibatchMh::new(austerity(first)?, walk(&cov)?)),
+                            ctx.reporter,
+                            &label,
+                        )?,
                     )?
                 }
             };
-            let total = out.iter().map(|c| c.sink.num_draws()).sum();
-            runs.push(summarize_run(method, &out, total)?);
+            runs.push(run);
         }
         exactness.push(exactness_check(&model, data, &inits, &cov, seed, ctx)?);
         audits.extend(audit_decisions(&model, data, &inits, &cov, seed, audit_draws, ctx)?);
@@ -487,9 +495,18 @@ pub fn compute(ctx: &Context<'_>) -> Result<Toy> {
     Ok(Toy { chains, warmup, draws, problems, exactness, audits, audit_draws })
 }
 
-fn summarize_run(
+/// [`summarize_run`] over all the draws (one call per method: their stats types differ).
+fn summarize_chains<S: Serialize, T>(
     method: Method,
-    out: &[ChainOutput<MemorySink>],
+    out: Vec<ChainOutput<MemorySink<S>, T>>,
+) -> Result<MethodRun> {
+    let total = out.iter().map(|c| c.sink.num_draws()).sum();
+    summarize_run(method, &out, total)
+}
+
+fn summarize_run<S: Serialize, T>(
+    method: Method,
+    out: &[ChainOutput<MemorySink<S>, T>],
     total_draws: usize,
 ) -> Result<MethodRun> {
     let mu: Vec<Vec<f64>> = out.iter().map(|c| c.sink.coordinate(0)).collect();
@@ -502,7 +519,7 @@ fn summarize_run(
     };
     let scale = out
         .first()
-        .and_then(|c| c.sink.adaptation.first())
+        .and_then(|c| c.sink.tuning_lines.first())
         .and_then(|l| l.strip_prefix("Step size = "))
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or(f64::NAN);
@@ -584,7 +601,7 @@ fn audit_decisions(
     Ok(out)
 }
 
-fn bits(out: &[ChainOutput<MemorySink>]) -> Vec<u64> {
+fn bits<S, T>(out: &[ChainOutput<MemorySink<S>, T>]) -> Vec<u64> {
     out.iter()
         .flat_map(|c| c.sink.warmup_draws.iter().chain(&c.sink.draws).map(|v| v.to_bits()))
         .collect()

@@ -38,7 +38,7 @@ use tallmc_core::{LinearPredictor, LogPriorHessian, ParameterNames, TermHessians
 use tallmc_diagnostics::{Draws, Summary, ess_coda, summarize};
 pub use tallmc_estimators::CvOrder;
 use tallmc_samplers::sink::{ChainFooter, ChainHeader, DrawRecord, DrawSink, MemorySink};
-use tallmc_samplers::{ChainOutput, Driver, HmcEcs, HmcEcsConfig, RunConfig};
+use tallmc_samplers::{ChainOutput, Driver, HmcEcs, HmcEcsConfig, HmcEcsStats, RunConfig};
 
 use crate::report::Report;
 use crate::{Context, Error, Mode, Reporter, Result};
@@ -138,25 +138,21 @@ fn report(c: &Hmcecs) -> Report {
 #[derive(Debug, Clone, Default)]
 pub struct TraceSink {
     /// The draws and post-warmup stats.
-    pub memory: MemorySink,
+    pub memory: MemorySink<HmcEcsStats>,
     /// σ̂²_m at every recorded iteration, in order.
     pub sigma2: Vec<f64>,
-    column: Option<usize>,
 }
 
-impl DrawSink for TraceSink {
+impl DrawSink<HmcEcsStats> for TraceSink {
     fn begin(&mut self, header: &ChainHeader<'_>) -> std::io::Result<()> {
-        self.column = header.stat_columns.iter().position(|c| *c == "sigma2__");
         self.sigma2.reserve(header.num_warmup + header.num_draws);
         self.memory.begin(header)
     }
     fn end_warmup(&mut self, adaptation: &[String]) -> std::io::Result<()> {
         self.memory.end_warmup(adaptation)
     }
-    fn record(&mut self, draw: &DrawRecord<'_>) -> std::io::Result<()> {
-        if let Some(c) = self.column {
-            self.sigma2.push(draw.stats[c]);
-        }
+    fn record(&mut self, draw: &DrawRecord<'_, HmcEcsStats>) -> std::io::Result<()> {
+        self.sigma2.push(draw.stats.variance);
         self.memory.record(draw)
     }
     fn finish(&mut self, footer: &ChainFooter) -> std::io::Result<()> {
@@ -168,7 +164,7 @@ impl DrawSink for TraceSink {
 #[derive(Debug)]
 pub struct EcsRun {
     /// The chains.
-    pub chains: Vec<ChainOutput<TraceSink>>,
+    pub chains: Vec<ChainOutput<TraceSink, tallmc_core::ReportLines>>,
     /// Per-coordinate summaries of the post-warmup draws, all chains.
     pub summaries: Vec<Summary>,
     /// Per-coordinate inefficiency factor IF = draws / ESS, ESS by coda's `effectiveSize`
@@ -255,10 +251,10 @@ impl EcsRun {
 /// The adaptation value named `key` in a chain's report, as the kernel wrote it
 /// (`key = value`).
 pub(crate) fn adaptation_value<'a>(
-    report: &'a tallmc_samplers::ChainReport,
+    report: &'a tallmc_samplers::ChainReport<tallmc_core::ReportLines>,
     key: &str,
 ) -> Option<&'a str> {
-    report.adaptation.iter().find_map(|line| {
+    report.tuning.0.iter().find_map(|line| {
         line.strip_prefix(key).and_then(|rest| rest.trim_start().strip_prefix('=')).map(str::trim)
     })
 }
@@ -280,7 +276,7 @@ where
     let total = ((run.num_warmup + run.num_draws) * run.num_chains) as u64;
     let task = reporter.task(label, total);
     let sinks = (0..run.num_chains).map(|_| TraceSink::default()).collect();
-    let chains = Driver::new(run).parameter_names(names.clone()).progress(&*task).run(
+    let chains = Driver::new(run).parameter_names(names.clone()).progress(&*task).run_with(
         model,
         inits,
         |_| HmcEcs::new(config.clone()),

@@ -304,41 +304,61 @@ pub fn compute_with(ctx: &Context<'_>, plan: Plan) -> Result<Tables> {
             _ => (4, sgld_draws),
         };
         let cfg = run(sg_burnin(draws), draws, salt);
-        let out = match method {
-            Method::SgHmcCv => run_driver(
-                &model,
-                &inits,
-                cfg,
-                |_| SgHmc::with_estimator(sghmc.clone(), cv_gradient.clone()),
-                ctx.reporter,
-                &label(method),
+        let measured = match method {
+            Method::SgHmcCv => measure(
+                method,
+                &run_driver(
+                    &model,
+                    &inits,
+                    cfg,
+                    |_| SgHmc::with_estimator(sghmc.clone(), cv_gradient.clone()),
+                    ctx.reporter,
+                    &label(method),
+                )?,
+                &laplace,
+                m as f64,
             )?,
-            Method::SgHmc => run_driver(
-                &model,
-                &inits,
-                cfg,
-                |_| SgHmc::new(sghmc.clone()),
-                ctx.reporter,
-                &label(method),
+            Method::SgHmc => measure(
+                method,
+                &run_driver(
+                    &model,
+                    &inits,
+                    cfg,
+                    |_| SgHmc::new(sghmc.clone()),
+                    ctx.reporter,
+                    &label(method),
+                )?,
+                &laplace,
+                m as f64,
             )?,
-            Method::SgldCv => run_driver(
-                &model,
-                &inits,
-                cfg,
-                |_| Sgld::with_estimator(sgld.clone(), cv_gradient.clone()),
-                ctx.reporter,
-                &label(method),
+            Method::SgldCv => measure(
+                method,
+                &run_driver(
+                    &model,
+                    &inits,
+                    cfg,
+                    |_| Sgld::with_estimator(sgld.clone(), cv_gradient.clone()),
+                    ctx.reporter,
+                    &label(method),
+                )?,
+                &laplace,
+                m as f64,
             )?,
-            _ => run_driver(
-                &model,
-                &inits,
-                cfg,
-                |_| Sgld::new(sgld.clone()),
-                ctx.reporter,
-                &label(method),
+            _ => measure(
+                method,
+                &run_driver(
+                    &model,
+                    &inits,
+                    cfg,
+                    |_| Sgld::new(sgld.clone()),
+                    ctx.reporter,
+                    &label(method),
+                )?,
+                &laplace,
+                m as f64,
             )?,
         };
-        runs.push(measure(method, &out, &laplace, m as f64)?);
+        runs.push(measured);
     }
     Ok(Tables { plan, newton: laplace.evals, runs })
 }
@@ -351,9 +371,9 @@ fn estimator(e: tallmc_estimators::Error) -> Error {
     }
 }
 
-fn measure(
+fn measure<S: serde::Serialize, T>(
     method: Method,
-    out: &[ChainOutput<MemorySink>],
+    out: &[ChainOutput<MemorySink<S>, T>],
     laplace: &Laplace,
     m: f64,
 ) -> Result<MethodRun> {

@@ -31,7 +31,7 @@ use std::time::Instant;
 
 use crate::{Error, Result};
 use tallmc_core::rng::ChainRng;
-use tallmc_core::{ChainState, Kernel, PdmpKernel, PdmpState, StepStats, Terms};
+use tallmc_core::{ChainState, PdmpKernel, PdmpState, StatefulKernel, StepStats, Terms};
 
 /// Checkpoints per halving of the epoch count (≈ 20 per decade).
 pub const PER_OCTAVE: usize = 6;
@@ -334,7 +334,7 @@ pub fn run_sg<M, K>(
 ) -> Result<Trace>
 where
     M: Terms + ?Sized,
-    K: Kernel<M>,
+    K: StatefulKernel<M>,
 {
     let mut t = Tracker::new(model, plan);
     let mut state = kernel.init(model, start, rng)?;

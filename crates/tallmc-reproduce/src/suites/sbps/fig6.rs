@@ -71,14 +71,14 @@ struct ThinSink {
     kept: Vec<f64>,
 }
 
-impl DrawSink for ThinSink {
+impl<S> DrawSink<S> for ThinSink {
     fn begin(&mut self, _h: &ChainHeader<'_>) -> io::Result<()> {
         Ok(())
     }
     fn end_warmup(&mut self, _a: &[String]) -> io::Result<()> {
         Ok(())
     }
-    fn record(&mut self, draw: &DrawRecord<'_>) -> io::Result<()> {
+    fn record(&mut self, draw: &DrawRecord<'_, S>) -> io::Result<()> {
         if !draw.warmup && self.count.is_multiple_of(self.every) {
             self.kept.extend_from_slice(draw.position);
         }
@@ -173,7 +173,7 @@ impl Fig6 {
         let every = (run.num_draws / 4_000).max(1);
         let sinks = (0..2).map(|_| ThinSink { every, ..ThinSink::default() }).collect();
         let task = ctx.reporter.task("sbps Fig. 6: RWM reference", (2 * per_chain) as u64);
-        let reference = Driver::new(run).progress(&*task).run(
+        let reference = Driver::new(run).progress(&*task).run_with(
             &model,
             &zero,
             |_| RandomWalkMetropolis::new(RandomWalkConfig::default()),
@@ -183,7 +183,8 @@ impl Fig6 {
         let accept = reference.iter().map(|c| c.report.mean_accept_stat).sum::<f64>() / 2.0;
         let scale = reference[0]
             .report
-            .adaptation
+            .tuning
+            .0
             .iter()
             .find_map(|l| l.strip_prefix("Step size = ").and_then(|v| v.trim().parse().ok()))
             .unwrap_or(f64::NAN);
@@ -244,7 +245,7 @@ impl Fig6 {
             seed: chain_seed(ctx.seed, 61),
             save_warmup: false,
         };
-        let pilot = Driver::new(pilot_run).run(
+        let pilot = Driver::new(pilot_run).run_with(
             &model,
             &[last],
             |_| RandomWalkMetropolis::new(paper.clone()),
@@ -264,7 +265,7 @@ impl Fig6 {
             };
             let task =
                 ctx.reporter.task(&format!("sbps Fig. 6: SGLD h = {h}"), run.num_draws as u64);
-            let out = Driver::new(run).progress(&*task).run(
+            let out = Driver::new(run).progress(&*task).run_with(
                 &model,
                 &zero,
                 |_| SgldConfig::new(h, BATCH).and_then(Sgld::new),

@@ -10,6 +10,7 @@ use tallmc_diagnostics::continuous::{
     ContinuousEstimate, ContinuousSummary, QuadratureConfig, TimeAverageConfig, pooled_estimate,
     summarize_continuous,
 };
+use tallmc_samplers::GridStats;
 use tallmc_samplers::continuous::{
     ContinuousChainOutput, ContinuousDriver, ContinuousRunConfig, GridDraws, MemorySkeleton,
     PROGRESS_TICKS, SegmentFooter, SegmentHeader, SegmentSink, TimeAverageSink,
@@ -73,7 +74,7 @@ pub struct RunSink {
     /// The skeleton, if kept.
     pub skeleton: Option<MemorySkeleton>,
     /// Grid draws, if asked.
-    pub grid: Option<GridDraws<MemorySink>>,
+    pub grid: Option<GridDraws<MemorySink<GridStats>>>,
 }
 
 impl RunSink {
@@ -92,7 +93,7 @@ impl RunSink {
     }
 
     /// The grid draws (`None` without a grid).
-    pub fn draws(&self) -> Option<&MemorySink> {
+    pub fn draws(&self) -> Option<&MemorySink<GridStats>> {
         self.grid.as_ref().map(GridDraws::inner)
     }
 }

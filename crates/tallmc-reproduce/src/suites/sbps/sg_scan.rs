@@ -31,7 +31,7 @@
 //! unbiased sampler passes: see [`ScanPlan::from_reference`].
 
 use tallmc_core::rng::chain_rng;
-use tallmc_core::{ChainState, Kernel, StepStats};
+use tallmc_core::{ChainState, StatefulKernel, StepStats};
 use tallmc_models::LogisticRegression;
 use tallmc_samplers::{Laplace, Sgld, SgldConfig, Sgnht, SgnhtConfig, Thermostat};
 
@@ -262,7 +262,7 @@ pub fn scan(
 
 /// Means and sds of the iterates after the first tenth, and the divergences, of `iterations`
 /// steps of `kernel` from the mode. A non-finite iterate makes both NaN.
-fn moments<K: Kernel<LogisticRegression>>(
+fn moments<K: StatefulKernel<LogisticRegression>>(
     model: &LogisticRegression,
     mut kernel: K,
     laplace: &Laplace,

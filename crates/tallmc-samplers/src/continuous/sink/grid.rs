@@ -3,30 +3,49 @@
 use std::io;
 use std::path::Path;
 
-use tallmc_core::{EventTotals, Segment, SegmentStats};
+use serde::Serialize;
+use tallmc_core::{EvalCounts, EventTotals, Segment, SegmentStats, StepStats};
 
 use super::{SegmentFooter, SegmentHeader, SegmentSink};
 use crate::continuous::Budget;
-use crate::sink::{ChainFooter, ChainHeader, DrawRecord, DrawSink};
+use crate::sink::{ChainFooter, ChainHeader, DrawRecord, DrawSink, stat_column_names};
 
-/// The stat columns of a grid draw, counting what happened since the previous grid point:
-///
-/// * `time__` — the grid time kΔ on the sampling clock;
-/// * `n_segments__` — kernel steps (segments) whose end lies in ((k − 1)Δ, kΔ];
-/// * `n_events__` — velocity changes among them (bounces/flips, refreshes, divergences);
-/// * `n_proposals__` — thinning proposals among them;
-/// * `n_terms__`, `n_grads__`, `n_hessians__` — their per-datum evaluations;
-/// * `n_divergent__` — their divergences.
-pub const GRID_COLUMNS: &[&str] = &[
-    "time__",
-    "n_segments__",
-    "n_events__",
-    "n_proposals__",
-    "n_terms__",
-    "n_grads__",
-    "n_hessians__",
-    "n_divergent__",
-];
+/// The stats of a grid draw, counting what happened since the previous grid point (columns
+/// `time__`, `n_segments__`, `n_events__`, `n_proposals__`, `n_terms__`, `n_gradients__`,
+/// `n_hessians__`, `n_divergent__`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct GridStats {
+    /// The grid time kΔ on the sampling clock.
+    pub time: f64,
+    /// Kernel steps (segments) whose end lies in ((k − 1)Δ, kΔ].
+    pub n_segments: u64,
+    /// Velocity changes among them (bounces/flips, refreshes, divergences).
+    pub n_events: u64,
+    /// Thinning proposals among them.
+    pub n_proposals: u64,
+    /// Their per-datum evaluations.
+    #[serde(rename = "n")]
+    pub evals: EvalCounts,
+    /// Their divergences.
+    pub n_divergent: u64,
+}
+
+impl StepStats for GridStats {
+    fn evals(&self) -> EvalCounts {
+        self.evals
+    }
+    /// PDMPs have no acceptance step: NaN.
+    fn accept_stat(&self) -> f64 {
+        f64::NAN
+    }
+    fn divergent(&self) -> bool {
+        self.n_divergent > 0
+    }
+    /// Not meaningful for a grid point: 0.
+    fn batch_size(&self) -> u64 {
+        0
+    }
+}
 
 /// Turns a trajectory into the equally weighted draws x(Δ), x(2Δ), x(3Δ), … (on the sampling
 /// clock, which is 0 at the end of warmup) and feeds them to any [`DrawSink`] —
@@ -42,7 +61,7 @@ pub const GRID_COLUMNS: &[&str] = &[
 /// [`TimeAverageSink`](super::TimeAverageSink) are never worse.
 ///
 /// Each draw has `lp__` = NaN (PDMPs do not evaluate the log density) and the
-/// [`GRID_COLUMNS`] stats. A step's counts go to the first grid point at or after the end of
+/// [`GridStats`]. A step's counts go to the first grid point at or after the end of
 /// its segment.
 ///
 /// With a sampling budget [`Budget::Draws`] `{ count, grid_step }` and the same Δ, exactly
@@ -57,10 +76,10 @@ pub struct GridDraws<S> {
     next: u64,
     x: Vec<f64>,
     since: EventTotals,
-    columns: [f64; 8],
+    columns: Vec<String>,
 }
 
-impl<S: DrawSink> GridDraws<S> {
+impl<S: DrawSink<GridStats>> GridDraws<S> {
     /// Draws every `grid_step` = Δ of trajectory time into `inner`.
     ///
     /// # Errors
@@ -75,7 +94,7 @@ impl<S: DrawSink> GridDraws<S> {
             next: 1,
             x: Vec::new(),
             since: EventTotals::default(),
-            columns: [0.0; 8],
+            columns: stat_column_names::<GridStats>()?,
         })
     }
 
@@ -120,23 +139,20 @@ impl<S: DrawSink> GridDraws<S> {
             }
             let offset = (t - s.start_time).clamp(0.0, s.duration);
             s.position_after(offset, &mut self.x);
-            let c = &mut self.columns;
             let n = &self.since;
-            *c = [
-                t,
-                n.segments as f64,
-                n.events() as f64,
-                n.proposals as f64,
-                n.evals.terms as f64,
-                n.evals.gradients as f64,
-                n.evals.hessians as f64,
-                n.divergences as f64,
-            ];
+            let stats = GridStats {
+                time: t,
+                n_segments: n.segments,
+                n_events: n.events(),
+                n_proposals: n.proposals,
+                evals: n.evals,
+                n_divergent: n.divergences,
+            };
             let rec = DrawRecord {
                 iteration: (self.next - 1) as usize,
                 warmup: false,
                 log_density: f64::NAN,
-                stats: &self.columns,
+                stats: &stats,
                 position: &self.x,
             };
             self.inner.record(&rec)?;
@@ -151,7 +167,7 @@ fn slack(t: f64, step: f64) -> f64 {
     1e-9 * step + 4.0 * f64::EPSILON * t.abs()
 }
 
-impl<S: DrawSink> SegmentSink for GridDraws<S> {
+impl<S: DrawSink<GridStats>> SegmentSink for GridDraws<S> {
     fn begin(&mut self, h: &SegmentHeader<'_>) -> io::Result<()> {
         self.x = vec![0.0; h.parameter_names.len()];
         self.next = 1;
@@ -160,7 +176,7 @@ impl<S: DrawSink> SegmentSink for GridDraws<S> {
             chain: h.chain,
             seed: h.seed,
             parameter_names: h.parameter_names,
-            stat_columns: GRID_COLUMNS,
+            stat_columns: &self.columns,
             num_warmup: 0,
             num_draws: self.expected(&h.sampling),
             save_warmup: false,

@@ -15,7 +15,7 @@ mod skeleton;
 mod skeleton_csv;
 
 pub use averages::{TestFn, TimeAverageSink};
-pub use grid::{GRID_COLUMNS, GridDraws};
+pub use grid::{GridDraws, GridStats};
 pub use skeleton::{MemorySkeleton, SkeletonEvent};
 pub use skeleton_csv::SkeletonSink;
 
