@@ -37,8 +37,6 @@ const CHAR_WIDTH: f64 = 0.6;
 const GAP: f64 = 4.0;
 /// Width of a category's group of bars, in category units.
 const GROUP_WIDTH: f64 = 0.8;
-/// Shortest segment of a dashed path, in pixels.
-const DASH_STEP: i32 = 10;
 /// Half the width of an error bar's caps, in pixels.
 const CAP: i32 = 3;
 /// Length of a legend swatch, height of a legend row and padding of the legend box.
@@ -349,9 +347,6 @@ fn draw_runs<DB: DrawingBackend>(
     dashed: bool,
 ) -> DrawResult<(), DB> {
     if dashed {
-        // Dashes follow each segment of the path, and its points are whole pixels: a curve
-        // sampled at every pixel would give dashes at jittering slopes, so thin it first.
-        let runs: Vec<Vec<Point>> = runs.into_iter().map(|run| thin(chart, run)).collect();
         chart.draw_series(
             runs.into_iter().map(|run| DashedPathElement::new(run, DASH.0, DASH.1, style)),
         )?;
@@ -359,24 +354,6 @@ fn draw_runs<DB: DrawingBackend>(
         chart.draw_series(runs.into_iter().map(|run| PathElement::new(run, style)))?;
     }
     Ok(())
-}
-
-/// `run` without the points closer than [`DASH_STEP`] pixels to the last one kept (the ends are
-/// kept).
-fn thin<DB: DrawingBackend>(chart: &Chart<'_, DB>, run: Vec<Point>) -> Vec<Point> {
-    let last = run.len().saturating_sub(1);
-    let mut kept: Option<(i32, i32)> = None;
-    let mut out = Vec::new();
-    for (i, p) in run.into_iter().enumerate() {
-        let px = chart.backend_coord(&p);
-        let far =
-            kept.is_none_or(|k| (px.0 - k.0).pow(2) + (px.1 - k.1).pow(2) >= DASH_STEP.pow(2));
-        if far || i == last {
-            out.push(p);
-            kept = Some(px);
-        }
-    }
-    out
 }
 
 /// A histogram as filled step outlines, one per run of bins inside the frame.
