@@ -1,4 +1,4 @@
-//! Public-API tests of the SVG figure module: determinism, well-formed XML, escaping, ticks and
+//! Public-API tests of the SVG figure module (drawn by plotters' SVG backend): determinism, well-formed XML, escaping, ticks and
 //! the handling of NaN, empty and degenerate input.
 
 use tallmc_reproduce::figure::{
@@ -217,12 +217,31 @@ fn text_is_escaped() {
     assert_eq!(svg.matches(escaped).count(), 6);
 }
 
-/// The `d` attributes of the paths stroked in `color`.
-fn paths_in(svg: &str, color: Color) -> Vec<&str> {
-    let stroke = format!("stroke=\"{color}\"");
+/// The `points` attributes of the polylines stroked in `color` (plotters writes one polyline
+/// per unbroken run of a line, and one per dash of a dashed line).
+fn polylines_in(svg: &str, color: Color) -> Vec<Vec<(i32, i32)>> {
+    let stroke = format!("stroke=\"{}\"", color.to_string().to_uppercase());
     svg.lines()
-        .filter(|l| l.trim_start().starts_with("<path") && l.contains(&stroke))
-        .filter_map(|l| l.split("d=\"").nth(1)?.split('"').next())
+        .filter(|l| l.starts_with("<polyline") && l.contains(&stroke))
+        .filter_map(|l| l.split("points=\"").nth(1)?.split('"').next())
+        .map(|points| {
+            points
+                .split_whitespace()
+                .map(|p| {
+                    let (x, y) = p.split_once(',').expect("x,y");
+                    (x.parse().expect("x"), y.parse().expect("y"))
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// The contents of the `<text>` elements.
+fn texts(svg: &str) -> Vec<&str> {
+    svg.split("<text")
+        .skip(1)
+        .filter_map(|t| t.split_once('>')?.1.split("</text>").next())
+        .map(str::trim)
         .collect()
 }
 
@@ -230,17 +249,34 @@ fn paths_in(svg: &str, color: Color) -> Vec<&str> {
 fn non_finite_points_break_lines() {
     let y = [1.0, 2.0, f64::NAN, 3.0, 4.0, f64::INFINITY, f64::NEG_INFINITY, 5.0, 6.0];
     let svg = Figure::new().with_panel(Axes::new().with_series(Line::trace(&y))).to_svg();
-    let paths = paths_in(&svg, PALETTE[0]);
-    assert_eq!(paths.len(), 1);
-    assert_eq!(paths[0].matches('M').count(), 3, "{}", paths[0]);
-    assert_eq!(paths[0].matches('L').count(), 3, "{}", paths[0]);
+    let runs = polylines_in(&svg, PALETTE[0]);
+    assert_eq!(runs.len(), 3, "{runs:?}");
+    assert!(runs.iter().all(|run| run.len() == 2), "{runs:?}");
+    // Increasing pieces, left to right.
+    assert!(runs.windows(2).all(|w| w[0][1].0 < w[1][0].0 && w[0][1].1 > w[1][0].1), "{runs:?}");
 
     // On a log axis, non-positive values break the line too, and do not stretch the range.
     let y = [1.0, 10.0, 0.0, -5.0, 100.0, 1000.0];
     let axes = Axes::new().with_log_y().with_series(Line::trace(&y));
     let svg = Figure::new().with_panel(axes).to_svg();
-    assert_eq!(paths_in(&svg, PALETTE[0])[0].matches('M').count(), 2);
-    assert!(!svg.contains("-10<tspan") && !svg.contains("10<tspan dy=\"-5\" font-size=\"8\">-"));
+    assert_eq!(polylines_in(&svg, PALETTE[0]).len(), 2);
+    let labels = texts(&svg);
+    assert!(labels.contains(&"10⁰") && labels.contains(&"10³"), "{labels:?}");
+    assert!(!svg.contains('⁻'), "a negative decade on the axis: {labels:?}");
+}
+
+#[test]
+fn lines_leaving_a_fixed_range_are_cut_at_the_frame() {
+    let axes = Axes::new()
+        .with_x_range(0.0, 10.0)
+        .with_y_range(0.0, 1.0)
+        .with_series(Line::new(&[0.0, 5.0, 10.0], &[0.5, 2.0, 0.5]));
+    let svg = Figure::new().with_panel(axes).to_svg();
+    let runs = polylines_in(&svg, PALETTE[0]);
+    // Up to the top of the frame and back down from it: two pieces, not one flattened line.
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    assert_eq!(runs[0][1].1, runs[1][0].1);
+    assert!(runs[0][1].0 < runs[1][0].0, "{runs:?}");
 }
 
 #[test]
@@ -251,11 +287,14 @@ fn palette_cycles_per_series_and_skips_reference_lines() {
     }
     let svg = Figure::new().with_panel(axes).to_svg();
     for color in PALETTE {
-        assert!(!paths_in(&svg, color).is_empty(), "{color} unused");
+        assert!(!polylines_in(&svg, color).is_empty(), "{color} unused");
     }
     // The ninth line wraps around to the first colour.
-    assert_eq!(paths_in(&svg, PALETTE[0]).len(), 2);
-    assert_eq!(paths_in(&svg, Color::GREY).len(), 1);
+    assert_eq!(polylines_in(&svg, PALETTE[0]).len(), 2);
+    // The reference line is grey and dashed: several dashes, all at one x.
+    let dashes = polylines_in(&svg, Color::GREY);
+    assert!(dashes.len() > 5, "{dashes:?}");
+    assert!(dashes.iter().flatten().all(|p| p.0 == dashes[0][0].0), "{dashes:?}");
     assert_eq!(Color::rgb(0, 114, 178).to_string(), "#0072b2");
 }
 
@@ -279,9 +318,10 @@ fn categories_label_the_bars() {
         .with_categories(["MH", "austerity"])
         .with_series(Bars::new(&[10.0, 20.0, 30.0]));
     let svg = Figure::new().with_panel(axes).to_svg();
-    assert!(svg.contains(">MH</text>") && svg.contains(">austerity</text>"));
+    let labels = texts(&svg);
+    assert!(labels.contains(&"MH") && labels.contains(&"austerity"), "{labels:?}");
     // A third value without a name is numbered.
-    assert!(svg.contains(">3</text>"));
+    assert!(labels.contains(&"3"), "{labels:?}");
 }
 
 #[test]

@@ -1,11 +1,14 @@
-//! A figure: panels laid out in a grid, written as one SVG document.
+//! A figure: panels laid out in a grid, drawn with plotters as one SVG document.
 
 use std::io;
 use std::path::Path;
 
+use plotters::backend::SVGBackend;
+use plotters::prelude::{DrawingAreaErrorKind, IntoDrawingArea, Text, WHITE};
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
 use super::axes::Axes;
-use super::render::{Rect, render_axes};
-use super::svg::{SvgWriter, escape};
+use super::panel::{clean, draw_panel, font};
 
 /// Height reserved for the figure title.
 const TITLE_HEIGHT: f64 = 32.0;
@@ -93,39 +96,35 @@ impl Figure {
         (columns as f64 * self.panel_width, rows as f64 * self.panel_height + title)
     }
 
-    /// The figure as a standalone SVG document.
+    /// The figure as a standalone SVG document (drawn by plotters' SVG backend).
     pub fn to_svg(&self) -> String {
         let (width, height) = self.size();
-        let mut w = SvgWriter::new(width, height);
-        let top = if let Some(title) = &self.title {
-            w.element_raw(
-                "text",
-                &[
-                    ("x", (width / 2.0).into()),
-                    ("y", (TITLE_HEIGHT - 10.0).into()),
-                    ("font-size", TITLE_FONT.into()),
-                    ("text-anchor", "middle".into()),
-                    ("fill", "#333333".into()),
-                ],
-                &escape(title),
-            );
-            TITLE_HEIGHT
-        } else {
-            0.0
+        let size = (width.round() as u32, height.round() as u32);
+        let mut body = String::new();
+        // The backend writes into a String, which cannot fail; an error could only cut the
+        // drawing short, and the document is still closed when the backend is dropped.
+        let _ = self.draw(SVGBackend::with_string(&mut body, size));
+        format!("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n{body}")
+    }
+
+    fn draw(&self, backend: SVGBackend<'_>) -> Result<(), DrawingAreaErrorKind<io::Error>> {
+        let root = backend.into_drawing_area();
+        root.fill(&WHITE)?;
+        let panels = match &self.title {
+            Some(title) => {
+                let (head, panels) = root.split_vertically(TITLE_HEIGHT as i32);
+                let style = font(TITLE_FONT).pos(Pos::new(HPos::Center, VPos::Center));
+                let (w, h) = head.dim_in_pixel();
+                head.draw(&Text::new(clean(title), ((w / 2) as i32, (h / 2 + 2) as i32), style))?;
+                panels
+            }
+            None => root.clone(),
         };
-        let (columns, _) = self.grid();
-        for (i, axes) in self.panels.iter().enumerate() {
-            let cell = Rect {
-                x: (i % columns) as f64 * self.panel_width,
-                y: top + (i / columns) as f64 * self.panel_height,
-                w: self.panel_width,
-                h: self.panel_height,
-            };
-            w.open("g", &[]);
-            render_axes(&mut w, axes, cell, i);
-            w.close("g");
+        let (columns, rows) = self.grid();
+        for (axes, cell) in self.panels.iter().zip(panels.split_evenly((rows, columns))) {
+            draw_panel(&cell, axes)?;
         }
-        w.finish()
+        root.present()
     }
 
     /// Writes [`Figure::to_svg`] to `path`, creating missing parent directories.

@@ -1,4 +1,4 @@
-//! Dependency-free SVG figures for the reproduction suites.
+//! SVG figures for the reproduction suites, drawn with plotters' SVG backend.
 //!
 //! A [`Figure`] holds panels ([`Axes`]) in a grid. Each panel has a title, axis labels, linear or
 //! log scales with automatic "nice" ticks (1-2-5 steps; decades on log axes), a legend and any
@@ -13,10 +13,16 @@
 //! * [`RefLine`]: horizontal, vertical and `y = x` reference lines.
 //!
 //! Series take the colours of the Okabe–Ito [`PALETTE`] in turn. Points with a non-finite
-//! coordinate, or a non-positive one on a log axis, are skipped and lines break there; empty
-//! series and degenerate ranges still give a sensible figure. Text is plain SVG `<text>`
-//! (generic `sans-serif`, no font files), escaped. The output is deterministic: numbers are
-//! printed with fixed precision and nothing depends on time or randomness.
+//! coordinate, or a non-positive one on a log axis, are skipped and lines break there; lines
+//! leaving fixed limits are cut at the frame. Empty series and degenerate ranges still give a
+//! sensible figure.
+//!
+//! The ticks, their labels (`2×10⁻⁶`, decades on log axes) and the clipping are ours; plotters
+//! lays out each panel (title, label areas), draws its mesh, and writes the SVG. It is built
+//! without fonts (`svg_backend` only), so text is plain SVG `<text>` in the generic `sans-serif`
+//! family, escaped; label areas and the legend box are sized from an estimate of the text width
+//! that errs wide. The output is deterministic: every coordinate is a whole pixel and nothing
+//! depends on time or randomness.
 //!
 //! # Example
 //!
@@ -64,15 +70,14 @@
 //! ```
 
 mod axes;
-mod draw;
+mod coord;
+mod glyph;
 mod histogram;
 mod layout;
-mod legend;
-mod render;
+mod panel;
 mod scale;
 mod series;
 mod style;
-mod svg;
 
 pub use axes::Axes;
 pub use histogram::{density, equal_width_edges};
@@ -80,4 +85,3 @@ pub use layout::Figure;
 pub use scale::{Scale, TickLabel, Ticks};
 pub use series::{Bars, Bins, Histogram, Line, RefLine, Scatter, Series};
 pub use style::{Color, Legend, Marker, PALETTE};
-pub use svg::escape;

@@ -39,6 +39,20 @@ impl TickLabel {
         }
     }
 
+    /// The label as drawn: the exponent in Unicode superscripts (`"2.5×10⁻⁶"`).
+    pub(crate) fn to_display_string(&self) -> String {
+        const SUPERSCRIPTS: [char; 10] = ['⁰', '¹', '²', '³', '⁴', '⁵', '⁶', '⁷', '⁸', '⁹'];
+        let Some(k) = self.exponent else { return self.text.clone() };
+        let mut s = format!("{}10", self.text);
+        if k < 0 {
+            s.push('⁻');
+        }
+        for d in k.unsigned_abs().to_string().bytes() {
+            s.push(SUPERSCRIPTS[usize::from(d - b'0')]);
+        }
+        s
+    }
+
     /// The approximate width in character cells (an exponent counts as its digits at 70%).
     pub(crate) fn char_width(&self) -> f64 {
         let text = self.text.chars().count() as f64;
@@ -273,62 +287,22 @@ fn log_ticks(lo: f64, hi: f64, target: usize, snap: bool) -> Ticks {
     }
 }
 
-/// Maps data values along one axis to pixel positions.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Mapper {
-    log: bool,
-    lo: f64,
-    hi: f64,
-    p0: f64,
-    p1: f64,
-}
-
-impl Mapper {
-    /// Maps the axis limits `lo`, `hi` to pixels `p0`, `p1`.
-    pub(crate) fn new(scale: Scale, lo: f64, hi: f64, p0: f64, p1: f64) -> Self {
-        let log = scale == Scale::Log;
-        let t = |v: f64| if log { v.log10() } else { v };
-        Mapper { log, lo: t(lo), hi: t(hi), p0, p1 }
-    }
-
-    /// The pixel of `v`, or `None` when it cannot be drawn (non-finite, or ≤ 0 on a log axis).
-    pub(crate) fn map(&self, v: f64) -> Option<f64> {
-        if !v.is_finite() || (self.log && v <= 0.0) {
-            return None;
-        }
-        let s = if self.log { v.log10() } else { v };
-        Some(self.p0 + (s - self.lo) / (self.hi - self.lo) * (self.p1 - self.p0))
-    }
-
-    /// Like [`Mapper::map`], but values that cannot be drawn go to the start of the axis
-    /// (`p0`), as the base of bars and histograms should.
-    pub(crate) fn map_or_start(&self, v: f64) -> f64 {
-        self.map(v).unwrap_or(self.p0)
-    }
-
-    /// The data value at pixel `p` (inverse of [`Mapper::map`]).
-    pub(crate) fn invert(&self, p: f64) -> f64 {
-        let s = self.lo + (p - self.p0) / (self.p1 - self.p0) * (self.hi - self.lo);
-        if self.log { 10f64.powf(s) } else { s }
-    }
-
-    /// The pixel where the axis starts.
-    pub(crate) fn start(&self) -> f64 {
-        self.p0
-    }
-
-    /// The pixel where the axis ends.
-    pub(crate) fn end(&self) -> f64 {
-        self.p1
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn labels(t: &Ticks) -> Vec<String> {
         t.labels.iter().map(TickLabel::to_plain_string).collect()
+    }
+
+    #[test]
+    fn labels_display_exponents_as_superscripts() {
+        let t = Scale::Linear.auto_ticks(1.2e-7, 4.9e-7, 4);
+        let shown: Vec<String> = t.labels.iter().map(TickLabel::to_display_string).collect();
+        assert_eq!(shown, ["10⁻⁷", "2×10⁻⁷", "3×10⁻⁷", "4×10⁻⁷", "5×10⁻⁷"]);
+        let t = Scale::Log.auto_ticks(1.0, 1e12, 6);
+        assert_eq!(t.labels[6].to_display_string(), "10¹²");
+        assert_eq!(Scale::Linear.auto_ticks(0.0, 1.0, 5).labels[1].to_display_string(), "0.2");
     }
 
     #[test]
@@ -419,15 +393,5 @@ mod tests {
         let t = Scale::Log.auto_ticks(0.15, 0.9, 5);
         assert!(t.lo > 0.0);
         assert!(t.major.iter().all(|&v| v > 0.0));
-    }
-
-    #[test]
-    fn mapper_maps_limits_to_pixels() {
-        let m = Mapper::new(Scale::Log, 1.0, 100.0, 300.0, 0.0);
-        assert_eq!(m.map(1.0), Some(300.0));
-        assert_eq!(m.map(10.0), Some(150.0));
-        assert_eq!(m.map(0.0), None);
-        assert_eq!(m.map(f64::NAN), None);
-        assert_eq!(m.map_or_start(-1.0), 300.0);
     }
 }

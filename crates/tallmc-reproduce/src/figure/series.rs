@@ -75,7 +75,7 @@ impl Line {
         self
     }
 
-    /// Sets the stroke width in pixels (default 1.5).
+    /// Sets the stroke width in pixels (default 1.5; drawn rounded to whole pixels, at least 1).
     pub fn with_width(mut self, width: f64) -> Self {
         self.width = width;
         self
@@ -133,7 +133,7 @@ impl Scatter {
         self
     }
 
-    /// Sets the marker radius in pixels (default 3.5).
+    /// Sets the marker radius in pixels (default 3.5; drawn rounded to whole pixels).
     pub fn with_size(mut self, size: f64) -> Self {
         self.size = size;
         self

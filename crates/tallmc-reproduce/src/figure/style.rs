@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-/// An opaque sRGB colour, written as `#rrggbb`.
+/// An opaque sRGB colour; displayed as `#rrggbb` (the SVG spells it in capitals).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Color {
     /// Red, 0–255.
