@@ -317,10 +317,14 @@ impl<'a> PdmpRun<'a> {
         K: PdmpKernel<M>,
         F: Fn(usize) -> tallmc_core::Result<K> + Sync,
     {
+        let progress = crate::progress::Bar::on_terminal(self.chains);
         let driver = ContinuousDriver::new(self.config())
             .parameter_names(self.names.to_vec())
-            .comments(self.comments.clone());
-        Ok(driver.run(model, self.inits, make, self.sinks()?)?)
+            .comments(self.comments.clone())
+            .progress(&progress);
+        let outputs = driver.run(model, self.inits, make, self.sinks()?)?;
+        progress.finish();
+        Ok(outputs)
     }
 }
 
@@ -549,6 +553,7 @@ pub(crate) fn write_summary(
         parameters: &parameters,
         divergences: samp.divergences as usize,
         data_fraction: (samp.proposals > 0).then_some(data_fraction),
+        step_word: "proposal",
         evals_total: (setup.evals + warm.evals + samp.evals).total(),
         evals_per_draw: sampling_total / total_draws as f64,
         wall_seconds: wall_total,

@@ -31,6 +31,8 @@ pub(crate) struct RunFacts<'a> {
     /// Mean fraction of the N data points looked at per iteration (per proposal for the
     /// continuous-time samplers); `None` when it does not apply.
     pub(crate) data_fraction: Option<f64>,
+    /// What `data_fraction` is per: "iteration" or "proposal" (continuous time).
+    pub(crate) step_word: &'static str,
     pub(crate) evals_total: u64,
     pub(crate) evals_per_draw: f64,
     pub(crate) wall_seconds: f64,
@@ -130,11 +132,12 @@ pub(crate) fn warnings(f: &RunFacts<'_>) -> Vec<String> {
         && fraction >= DATA_FRACTION_LIMIT
     {
         w.push(format!(
-            "--sampler {} looked at {:.0}% of the N = {} data points per iteration: no saving \
-             over exact MH (--sampler rwm or hmc cost about as much and are exact). Try {}.",
+            "--sampler {} looked at {:.0}% of the N = {} data points per {}: no saving over \
+             exact MH (--sampler rwm or hmc cost about as much and are exact). Try {}.",
             f.sampler.name(),
             100.0 * fraction,
             f.n,
+            f.step_word,
             f.sampler.smaller_subsample_hint()
         ));
     }
@@ -240,7 +243,8 @@ pub(crate) fn render(f: &RunFacts<'_>, warnings: &[String]) -> String {
     }
     let _ = writeln!(s, "  divergences: {} of {made} draws", f.divergences);
     if let Some(fraction) = f.data_fraction {
-        let _ = writeln!(s, "  data per iteration: {:.3}% of N = {}", 100.0 * fraction, f.n);
+        let (word, percent) = (f.step_word, 100.0 * fraction);
+        let _ = writeln!(s, "  data per {word}: {percent:.3}% of N = {}", f.n);
     }
     let _ = writeln!(
         s,
@@ -290,6 +294,7 @@ mod tests {
             parameters: ps,
             divergences: 0,
             data_fraction: Some(0.1),
+            step_word: "iteration",
             evals_total: 10,
             evals_per_draw: 1.0,
             wall_seconds: 1.0,

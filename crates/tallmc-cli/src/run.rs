@@ -795,6 +795,7 @@ fn write_summary<M: CliModel>(
         parameters: &parameters,
         divergences,
         data_fraction: data_fraction.is_finite().then_some(data_fraction),
+        step_word: "iteration",
         evals_total: totals.evals.total,
         evals_per_draw: totals.evals_per_draw,
         wall_seconds: totals.wall_seconds.total,
