@@ -83,7 +83,7 @@ pub(crate) fn warnings(f: &RunFacts<'_>) -> Vec<String> {
         let made = f.draws_made.iter().copied().min().unwrap_or(0);
         w.push(format!(
             "The run was interrupted after {made} of {} draws per chain: the summaries use the \
-             draws made so far (the CSV files hold every one of them).",
+             draws made so far (every CSV file was cut to that many so that the chains line up).",
             f.draws_asked
         ));
     }

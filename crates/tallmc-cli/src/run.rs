@@ -753,6 +753,13 @@ fn write_summary<M: CliModel>(
     // An interrupted run's chains stop at different draws: summarize every chain's first
     // min-count draws (ESS and R-hat need 4).
     let common = draws_made.iter().copied().min().unwrap_or(0);
+    if interrupted {
+        // ArviZ (and CmdStan's tools) read a run's chains only when they have equal lengths.
+        for k in 1..=outputs.len() {
+            cut_csv(&args.out.join(format!("chain_{k}.csv")), common)?;
+        }
+    }
+    let draws_made = if interrupted { vec![common; outputs.len()] } else { draws_made };
     let parameters = if common >= 4 {
         let chains: Vec<&[f64]> = outputs.iter().map(|o| &o.sink.0.draws[..common * d]).collect();
         summarize(names, &Draws::new(&chains, d)?)?
@@ -828,6 +835,29 @@ fn write_summary<M: CliModel>(
     write_json(&path, &file)?;
     report::print(&facts, &warnings);
     Ok(if interrupted { Outcome::Interrupted } else { Outcome::Finished })
+}
+
+/// Keeps the first `keep` draws of a CmdStan CSV file, with every comment line and the header.
+fn cut_csv(path: &Path, keep: usize) -> Result<()> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut out = String::with_capacity(text.len());
+    let (mut header_seen, mut rows) = (false, 0);
+    for line in text.lines() {
+        let is_row = !line.starts_with('#') && header_seen;
+        header_seen |= !line.starts_with('#');
+        if is_row {
+            rows += 1;
+            if rows > keep {
+                continue;
+            }
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    let tmp = path.with_extension("csv.tmp");
+    std::fs::write(&tmp, out).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot replace {}", path.display()))
 }
 
 pub(crate) fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {

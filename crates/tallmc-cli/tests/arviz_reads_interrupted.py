@@ -58,9 +58,9 @@ def main() -> None:
         idata = arviz.from_cmdstan(files)
         post = idata.posterior
         assert post.sizes["chain"] == 2, post
-        # The chains stop at nearly the same draw; ArviZ aligns them to one length.
+        # tallmc cuts the chains of an interrupted run to a common length, as ArviZ needs.
         counts = summary["draws_per_chain"]
-        assert min(counts) <= post.sizes["draw"] <= max(counts), (post, counts)
+        assert post.sizes["draw"] == counts[0] == counts[1] > 0, (post, counts)
         assert "mu" in post
         print(arviz.summary(idata))
         print("ok: arviz.from_cmdstan reads the interrupted run")
