@@ -14,6 +14,9 @@ pub(crate) const ESS_PER_CHAIN: f64 = 100.0;
 /// A subsampling sampler that looks at this fraction of the data per iteration saves nothing
 /// over its exact counterpart.
 pub(crate) const DATA_FRACTION_LIMIT: f64 = 0.9;
+/// A stochastic-gradient chain whose draws spread this many times wider than the Laplace
+/// approximation (accurate for tall data) is dominated by its step size.
+pub(crate) const SD_RATIO_LIMIT: f64 = 10.0;
 /// Rows of the parameter table.
 const MAX_ROWS: usize = 8;
 
@@ -142,6 +145,33 @@ pub(crate) fn warnings(f: &RunFacts<'_>) -> Vec<String> {
         ));
     }
     w
+}
+
+/// For the uncorrected stochastic-gradient samplers: a warning when some parameter's sd exceeds
+/// [`SD_RATIO_LIMIT`] times its Laplace sd (`laplace_sd`, in parameter order).
+pub(crate) fn too_wide(f: &RunFacts<'_>, laplace_sd: &[f64]) -> Option<String> {
+    if !f.sampler.is_stochastic_gradient() {
+        return None;
+    }
+    let wide: Vec<(&Summary, f64)> = f
+        .parameters
+        .iter()
+        .zip(laplace_sd)
+        .map(|(p, s)| (p, p.sd / s))
+        .filter(|(_, r)| *r > SD_RATIO_LIMIT)
+        .collect();
+    let (worst, ratio) = wide.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1))?;
+    Some(format!(
+        "The draws spread far wider than the posterior: {} has sd {:.4} where the Laplace \
+         approximation has {:.4} ({ratio:.0} times; {} of {} parameters over {SD_RATIO_LIMIT} \
+         times). The step size, not the posterior, sets this chain's spread: try a smaller \
+         --step-size (or --cv).",
+        worst.name,
+        worst.sd,
+        worst.sd / ratio,
+        wide.len(),
+        f.parameters.len()
+    ))
 }
 
 /// "a (v), b (v), …": at most five names.

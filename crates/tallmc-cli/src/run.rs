@@ -808,7 +808,9 @@ fn write_summary<M: CliModel>(
         wall_seconds: totals.wall_seconds.total,
         interrupted,
     };
-    let warnings = report::warnings(&facts);
+    let mut warnings = report::warnings(&facts);
+    let laplace_sd: Vec<f64> = (0..d).map(|j| laplace.covariance[j * d + j].sqrt()).collect();
+    warnings.extend(report::too_wide(&facts, &laplace_sd));
     let sign_corrected =
         if signed && !interrupted { Some(sign_corrected_summary(names, outputs)?) } else { None };
     let file = SummaryFile {

@@ -286,3 +286,49 @@ fn ctrl_c_ends_the_run_cleanly_with_status_130() {
     assert!(per_chain[0] > 0);
     assert!(warnings(&summary).iter().any(|w| w.contains("interrupted")));
 }
+
+#[test]
+fn an_sgld_chain_much_wider_than_the_posterior_warns_about_its_step_size() {
+    // Logistic gradients are bounded, so a huge step does not overflow: the chain wanders.
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("logit.csv");
+    let mut state: u64 = 7;
+    let mut text = String::from("y,x1\n");
+    for _ in 0..5000 {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let x = ((state >> 11) as f64 / (1u64 << 53) as f64) * 4.0 - 2.0;
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let u = (state >> 11) as f64 / (1u64 << 53) as f64;
+        let y = u32::from(u < 1.0 / (1.0 + (-x).exp()));
+        text.push_str(&format!("{y},{x}\n"));
+    }
+    std::fs::write(&data, text).unwrap();
+    let out = dir.path().join("wide");
+    let o = tallmc(&[
+        "sample",
+        "--model",
+        "logistic",
+        "--intercept",
+        "--data",
+        data.to_str().unwrap(),
+        "--sampler",
+        "sgld",
+        "--step-size",
+        "1",
+        "--chains",
+        "2",
+        "--warmup",
+        "100",
+        "--draws",
+        "500",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("far wider than the posterior"), "{err}");
+    assert!(err.contains("smaller --step-size"), "{err}");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert!(warnings(&summary).iter().any(|w| w.contains("far wider")));
+}
