@@ -162,8 +162,8 @@ pub(crate) fn too_wide(f: &RunFacts<'_>, laplace_sd: &[f64]) -> Option<String> {
         .collect();
     let (worst, ratio) = wide.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1))?;
     Some(format!(
-        "The draws spread far wider than the posterior: {} has sd {:.4} where the Laplace \
-         approximation has {:.4} ({ratio:.0} times; {} of {} parameters over {SD_RATIO_LIMIT} \
+        "The draws spread far wider than the posterior: {} has sd {:.4e} where the Laplace \
+         approximation has {:.4e} ({ratio:.0} times; {} of {} parameters over {SD_RATIO_LIMIT} \
          times). The step size, not the posterior, sets this chain's spread: try a smaller \
          --step-size (or --cv).",
         worst.name,

@@ -602,14 +602,19 @@ fn check_sg_stayed_finite(
     };
     let j = (0..d).max_by(|&a, &b| distance(a).total_cmp(&distance(b))).unwrap_or(0);
     let h = args.step_size.map_or_else(String::new, |h| format!(" than {h}"));
+    let far = distance(j);
+    let far = if far.is_finite() {
+        format!(", {far:.1e} posterior sds from the mode")
+    } else {
+        String::new()
+    };
     bail!(
         "chain {k} left the finite numbers: {} of its steps made θ or its gradient non-finite \
-         ({} = {:.4e} at its last draw, {:.1e} posterior sds from the mode); try a smaller \
-         --step-size{h} (chain_{k}.csv keeps the draws; no summary.json was written)",
+         ({} = {:.4e} at its last draw{far}); try a smaller --step-size{h} (chain_{k}.csv keeps \
+         the draws; no summary.json was written)",
         o.report.divergences + o.report.warmup_divergences,
         names[j],
         last[j],
-        distance(j)
     )
 }
 
