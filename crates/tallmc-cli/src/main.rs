@@ -7,17 +7,27 @@
 //!
 //! Writes `chain_1.csv … chain_C.csv` in CmdStan's CSV layout (readable by
 //! `arviz.from_cmdstan`) and `summary.json` (per parameter: mean, sd, 5/50/95% quantiles, bulk
-//! and tail ESS, R-hat; totals: per-datum evaluations and wall time). Every bad input is a
-//! one-line error on stderr and exit status 1.
+//! and tail ESS, R-hat; totals: per-datum evaluations and wall time; warnings). At the end it
+//! prints a short report on stderr: the worst parameters (mean, sd, bulk ESS, R-hat),
+//! divergences, data use, cost, wall time and warnings. Every bad input is a one-line error on
+//! stderr and exit status 1.
+//!
+//! Ctrl-C (SIGINT) ends every chain after its current iteration: the CSV files stay complete,
+//! summary.json is written (marked `"interrupted": true`), the report is printed and the exit
+//! status is 130. A second Ctrl-C exits at once. The continuous-time samplers cannot be stopped
+//! cleanly yet: Ctrl-C ends them at once, as without a handler.
 
 mod args;
 mod ecs;
 mod pdmp;
+mod progress;
+mod report;
 mod run;
 mod sg;
 
 use std::io::Write;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::Parser;
 
@@ -34,10 +44,17 @@ fn main() -> ExitCode {
     }));
     let cli = args::Cli::parse();
     let result = match &cli.command {
-        args::Command::Sample(a) => run::sample(a),
+        args::Command::Sample(a) => {
+            if !a.sampler.is_continuous() {
+                install_stop_handler();
+            }
+            run::sample(a, &STOP)
+        }
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(run::Outcome::Finished) => ExitCode::SUCCESS,
+        // 128 + SIGINT, as a shell reports a process ended by Ctrl-C.
+        Ok(run::Outcome::Interrupted) => ExitCode::from(130),
         Err(e) => {
             // The error and the causes that add something (many messages already quote theirs).
             let mut msg = String::new();
@@ -54,5 +71,24 @@ fn main() -> ExitCode {
             let _ = writeln!(std::io::stderr(), "tallmc: error: {msg}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Raised by the first Ctrl-C; the driver ends every chain after its current iteration.
+static STOP: AtomicBool = AtomicBool::new(false);
+
+/// Ctrl-C raises [`STOP`]; a second one exits at once (status 130).
+fn install_stop_handler() {
+    let installed = ctrlc::set_handler(|| {
+        if STOP.swap(true, Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+        let _ = writeln!(
+            std::io::stderr(),
+            "tallmc: interrupted: finishing the current iterations (Ctrl-C again to quit now)"
+        );
+    });
+    if let Err(e) = installed {
+        let _ = writeln!(std::io::stderr(), "tallmc: warning: Ctrl-C will not stop cleanly: {e}");
     }
 }

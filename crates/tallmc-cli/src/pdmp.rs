@@ -35,6 +35,7 @@ use tallmc_samplers::sink::{ColumnMemorySink, CsvSink, Tee};
 use tallmc_samplers::{Laplace, VelocityDistribution};
 
 use crate::args::{RateBoundArg, SampleArgs, SamplerKind};
+use crate::report::{self, RunFacts};
 use crate::run::{CliModel, EvalTotals, Setup, WallSeconds, write_json};
 
 /// The sinks of one chain: time averages, grid draws (memory + CSV), optional skeleton.
@@ -316,10 +317,14 @@ impl<'a> PdmpRun<'a> {
         K: PdmpKernel<M>,
         F: Fn(usize) -> tallmc_core::Result<K> + Sync,
     {
+        let progress = crate::progress::Bar::on_terminal(self.chains);
         let driver = ContinuousDriver::new(self.config())
             .parameter_names(self.names.to_vec())
-            .comments(self.comments.clone());
-        Ok(driver.run(model, self.inits, make, self.sinks()?)?)
+            .comments(self.comments.clone())
+            .progress(&progress);
+        let outputs = driver.run(model, self.inits, make, self.sinks()?)?;
+        progress.finish();
+        Ok(outputs)
     }
 }
 
@@ -480,6 +485,8 @@ struct PdmpSummaryFile<'a> {
     warmup_budget: String,
     sampling_budget: String,
     draws_per_chain: Vec<usize>,
+    /// The run report's warnings (R-hat, ESS, divergences, data use), one sentence each.
+    warnings: Vec<String>,
     /// Summaries of the grid draws (ESS and R-hat as for any sampler), over the first
     /// min(draws_per_chain) draws of every chain.
     parameters: &'a [Summary],
@@ -534,6 +541,25 @@ pub(crate) fn write_summary(
     let total_draws: usize = counts.iter().sum();
     let sampling_total = samp.evals.total() as f64;
     let (warmup_budget, sampling_budget) = run.settings.budgets(run.grid);
+    let wall_total = setup.seconds + warm_s + samp_s;
+    // Per thinning proposal, the continuous-time analogue of an iteration.
+    let data_fraction = sampling_total / samp.proposals.max(1) as f64 / n as f64;
+    let facts = RunFacts {
+        sampler: args.sampler,
+        n,
+        chains: args.chains,
+        draws_asked: common,
+        draws_made: counts.clone(),
+        parameters: &parameters,
+        divergences: samp.divergences as usize,
+        data_fraction: (samp.proposals > 0).then_some(data_fraction),
+        step_word: "proposal",
+        evals_total: (setup.evals + warm.evals + samp.evals).total(),
+        evals_per_draw: sampling_total / total_draws as f64,
+        wall_seconds: wall_total,
+        interrupted: false,
+    };
+    let warnings = report::warnings(&facts);
     let file = PdmpSummaryFile {
         model: format!("{:?}", args.model).to_lowercase(),
         sampler: args.sampler.name(),
@@ -546,6 +572,7 @@ pub(crate) fn write_summary(
         warmup_budget: describe(&warmup_budget),
         sampling_budget: describe(&sampling_budget),
         draws_per_chain: counts,
+        warnings: warnings.clone(),
         parameters: &parameters,
         continuous_time,
         events: EventReport {
@@ -572,13 +599,15 @@ pub(crate) fn write_summary(
                 setup: setup.seconds,
                 warmup_max_over_chains: warm_s,
                 sampling_max_over_chains: samp_s,
-                total: setup.seconds + warm_s + samp_s,
+                total: wall_total,
             },
         },
         laplace_mode: run.mode,
         adaptation: outputs.iter().map(|o| o.report.adaptation.clone()).collect(),
     };
-    write_json(&args.out.join("summary.json"), &file)
+    write_json(&args.out.join("summary.json"), &file)?;
+    report::print(&facts, &warnings);
+    Ok(())
 }
 
 fn add_totals(into: &mut EventTotals, t: &EventTotals) {

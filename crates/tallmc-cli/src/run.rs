@@ -1,6 +1,7 @@
 //! `tallmc sample`: build the model, start the chains, run the sampler, write the outputs.
 
 use std::path::Path;
+use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
@@ -22,13 +23,14 @@ use tallmc_samplers::sink::{ColumnMemorySink, CsvSink, Tee};
 use tallmc_samplers::{
     AdaptiveMetropolis, AdaptiveMetropolisConfig, ChainOutput, Driver, Hmc, HmcConfig, Laplace,
     MinibatchMh, NewtonOptions, ProxyConfig, ProxyMinibatchMh, RandomWalkConfig,
-    RandomWalkMetropolis, RandomWalkProposal, RandomWalkProposalConfig, RunConfig,
+    RandomWalkMetropolis, RandomWalkProposal, RandomWalkProposalConfig, RunConfig, SamplerError,
     laplace_approximation, uniform_positions,
 };
 
 use crate::args::{BoundArg, InitKind, MetricArg, ModelKind, SampleArgs, SamplerKind};
 use crate::ecs::{EcsSettings, WithEngine, run_ecs, sign_corrected_summary};
 use crate::pdmp::{PdmpRun, PdmpSettings, RunPdmp};
+use crate::report::{self, RunFacts};
 use crate::sg::{SgSettings, run_stochastic_gradient};
 
 /// What every model used by the CLI provides.
@@ -40,6 +42,10 @@ impl<M> CliModel for M where
     M: TermHessians + TermGradients + Terms + LogPrior + LogPriorHessian + ParameterNames + Sync
 {
 }
+
+/// Scale of a random-walk proposal shaped by the Laplace covariance, times 1/√d (Gelman,
+/// Roberts & Gilks 1996), as `RandomWalkMetropolis` starts.
+const RWM_SCALE: f64 = 2.38;
 
 /// Rejects flags that do not apply to the chosen model, so that nothing is silently ignored.
 fn check_flags(a: &SampleArgs) -> Result<()> {
@@ -327,8 +333,45 @@ impl RunConfidence for LinearRegression {
     }
 }
 
-/// Runs `tallmc sample`.
-pub fn sample(args: &SampleArgs) -> Result<()> {
+/// How a run ended (errors aside).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Every chain made its draws.
+    Finished,
+    /// The stop flag (Ctrl-C) ended the chains early; the outputs hold the draws made.
+    Interrupted,
+}
+
+/// Runs `tallmc sample`; `stop`, once raised, ends the chains after their current iteration.
+pub fn sample(args: &SampleArgs, stop: &AtomicBool) -> Result<Outcome> {
+    sample_model(args, stop).map_err(|e| explain_non_finite(e, args))
+}
+
+/// A chain that left the finite numbers, told in the CLI's terms: 1-based chain and its file,
+/// the parameter, and the flag to change.
+fn explain_non_finite(e: anyhow::Error, args: &SampleArgs) -> anyhow::Error {
+    let Some(SamplerError::NonFiniteDraw { chain, iteration, parameter, value }) =
+        e.downcast_ref::<SamplerError>()
+    else {
+        return e;
+    };
+    let k = chain + 1;
+    let when = if *iteration < args.warmup {
+        format!("warmup iteration {}", iteration + 1)
+    } else {
+        format!("draw {}", iteration - args.warmup + 1)
+    };
+    let cure = match (args.sampler.is_stochastic_gradient(), args.step_size) {
+        (true, Some(h)) => format!("try a smaller --step-size than {h}"),
+        _ => "a smaller step size usually cures this".to_string(),
+    };
+    anyhow::anyhow!(
+        "chain {k} diverged to {parameter} = {value} at {when}; {cure} (chain_{k}.csv keeps the \
+         draws made before it; no summary.json was written)"
+    )
+}
+
+fn sample_model(args: &SampleArgs, stop: &AtomicBool) -> Result<Outcome> {
     check_flags(args)?;
     if let Some(t) = args.threads {
         rayon_pool(t)?;
@@ -340,18 +383,18 @@ pub fn sample(args: &SampleArgs) -> Result<()> {
     let prior_sd = args.prior_sd.unwrap_or(10.0);
     match args.model {
         ModelKind::Logistic => {
-            run_model(&LogisticRegression::new(data, design, prior_sd)?, args, n, setup_start)
+            run_model(&LogisticRegression::new(data, design, prior_sd)?, args, n, setup_start, stop)
         }
         ModelKind::Linear => {
-            run_model(&LinearRegression::new(data, design, prior_sd)?, args, n, setup_start)
+            run_model(&LinearRegression::new(data, design, prior_sd)?, args, n, setup_start, stop)
         }
-        ModelKind::Gaussian => run_model(&Gaussian::new(data)?, args, n, setup_start),
+        ModelKind::Gaussian => run_model(&Gaussian::new(data)?, args, n, setup_start, stop),
         ModelKind::GaussianMean => {
             let Some(sigma) = args.sigma else {
                 bail!("--model gaussian-mean needs --sigma S, the known noise sd");
             };
             let model = GaussianMean::new(data, sigma, args.prior_mean.unwrap_or(0.0), prior_sd)?;
-            run_model(&model, args, n, setup_start)
+            run_model(&model, args, n, setup_start, stop)
         }
     }
 }
@@ -369,7 +412,8 @@ fn run_model<M: RunConfidence + WithEngine + RunPdmp>(
     args: &SampleArgs,
     n: usize,
     setup_start: Instant,
-) -> Result<()> {
+    stop: &AtomicBool,
+) -> Result<Outcome> {
     let d = model.dim();
     let names = model.parameter_names();
     // Minibatch tests first: a bad setting is an error before any work.
@@ -408,7 +452,8 @@ fn run_model<M: RunConfidence + WithEngine + RunPdmp>(
         )?;
         let outputs = model.run_pdmp(&run)?;
         let setup = Setup { evals: laplace.evals, seconds: setup_seconds };
-        return crate::pdmp::write_summary(args, n, &run, &setup, &outputs);
+        crate::pdmp::write_summary(args, n, &run, &setup, &outputs)?;
+        return Ok(Outcome::Finished);
     }
     let sinks = (0..args.chains)
         .map(|k| {
@@ -449,14 +494,13 @@ fn run_model<M: RunConfidence + WithEngine + RunPdmp>(
         comments.extend(s.comments());
     }
     let mut setup_evals = laplace.evals;
-    // The minibatch kernels' random walk: Laplace shape, scale tuned and covariance learned in
-    // warmup (as adaptive Metropolis).
-    let walk = RandomWalkProposalConfig {
-        covariance: Some(laplace.covariance.clone()),
-        adapt_covariance: true,
-        ..Default::default()
-    };
-    let driver = Driver::new(run).parameter_names(names.clone()).comments(comments);
+    let walk = minibatch_walk(&laplace.covariance, d);
+    let progress = crate::progress::Bar::on_terminal(args.chains);
+    let driver = Driver::new(run)
+        .parameter_names(names.clone())
+        .comments(comments)
+        .progress(&progress)
+        .stop_when(stop);
     let outputs = match args.sampler {
         SamplerKind::Rwm => {
             let cfg = RandomWalkConfig {
@@ -512,6 +556,7 @@ fn run_model<M: RunConfidence + WithEngine + RunPdmp>(
                 sinks,
             )?;
             setup_evals += cv_setup;
+            check_sg_stayed_finite(args, &names, &laplace, &inits, &outputs)?;
             outputs
         }
         SamplerKind::HmcEcs | SamplerKind::HmcEcsSigned => {
@@ -528,7 +573,61 @@ fn run_model<M: RunConfidence + WithEngine + RunPdmp>(
     };
     let setup = Setup { evals: setup_evals, seconds: setup_seconds };
     let signed = ecs.is_some_and(|s| s.is_signed());
+    progress.finish();
     write_summary(args, model, n, &names, &laplace, &setup, &test_description, signed, &outputs)
+}
+
+/// A stochastic-gradient step that leaves the finite numbers is a divergence (the chain stays
+/// put), which means the step size is far too large for the posterior's curvature: the run is
+/// an error, naming the coordinate that ran away (the one farthest from the mode in Laplace sds
+/// at the chain's last draw) and the flag to change. The CSV files are complete up to there.
+fn check_sg_stayed_finite(
+    args: &SampleArgs,
+    names: &[String],
+    laplace: &Laplace,
+    inits: &[Vec<f64>],
+    outputs: &[ChainOutput<Tee<ColumnMemorySink, CsvSink>, ReportLines>],
+) -> Result<()> {
+    let d = names.len();
+    let Some(o) = outputs.iter().find(|o| o.report.divergences + o.report.warmup_divergences > 0)
+    else {
+        return Ok(());
+    };
+    let k = o.report.chain + 1;
+    let draws = &o.sink.0.draws;
+    let last = if draws.len() >= d { &draws[draws.len() - d..] } else { &inits[k - 1][..] };
+    let distance = |j: usize| {
+        let sd = laplace.covariance[j * d + j].sqrt();
+        if last[j].is_finite() { ((last[j] - laplace.mode[j]) / sd).abs() } else { f64::INFINITY }
+    };
+    let j = (0..d).max_by(|&a, &b| distance(a).total_cmp(&distance(b))).unwrap_or(0);
+    let h = args.step_size.map_or_else(String::new, |h| format!(" than {h}"));
+    let far = distance(j);
+    let far = if far.is_finite() {
+        format!(", {far:.1e} posterior sds from the mode")
+    } else {
+        String::new()
+    };
+    bail!(
+        "chain {k} left the finite numbers: {} of its steps made θ or its gradient non-finite \
+         ({} = {:.4e} at its last draw{far}); try a smaller --step-size{h} (chain_{k}.csv keeps \
+         the draws; no summary.json was written)",
+        o.report.divergences + o.report.warmup_divergences,
+        names[j],
+        last[j],
+    )
+}
+
+/// The random walk of austerity and confidence: as rwm, it starts from the Laplace covariance
+/// Σ at scale s = 2.38/√d (proposal covariance s²Σ = 2.38²/d · Σ, Gelman, Roberts & Gilks
+/// 1996) rather than Haario's 2.4/√d; the scale is tuned and Σ learned during warmup.
+fn minibatch_walk(covariance: &[f64], d: usize) -> RandomWalkProposalConfig {
+    RandomWalkProposalConfig {
+        covariance: Some(covariance.to_vec()),
+        initial_scale: Some(RWM_SCALE / (d as f64).sqrt()),
+        adapt_covariance: true,
+        ..Default::default()
+    }
 }
 
 fn initial_metric(laplace: &Laplace, kind: MetricKind) -> Result<Metric> {
@@ -624,6 +723,11 @@ struct SummaryFile<'a> {
     warmup: usize,
     draws: usize,
     seed: u64,
+    /// Ctrl-C ended the chains early: `draws_per_chain` says how many draws each made.
+    interrupted: bool,
+    draws_per_chain: Vec<usize>,
+    /// The run report's warnings (R-hat, ESS, divergences, data use), one sentence each.
+    warnings: Vec<String>,
     /// Plain summaries of the draws. For signed HMC-ECS these describe the chain's target
     /// π̃ ∝ |L̂_B|, not the posterior: use `sign_corrected`.
     parameters: &'a [Summary],
@@ -647,26 +751,44 @@ fn write_summary<M: CliModel>(
     test: &[(String, String)],
     signed: bool,
     outputs: &[ChainOutput<Tee<ColumnMemorySink, CsvSink>, ReportLines>],
-) -> Result<()> {
+) -> Result<Outcome> {
     let d = model.dim();
-    let chains: Vec<&[f64]> = outputs.iter().map(|o| o.sink.0.draws.as_slice()).collect();
-    let parameters = summarize(names, &Draws::new(&chains, d)?)?;
+    let interrupted = outputs.iter().any(|o| o.report.interrupted);
+    let draws_made: Vec<usize> = outputs.iter().map(|o| o.sink.0.num_draws()).collect();
+    // An interrupted run's chains stop at different draws: summarize every chain's first
+    // min-count draws (ESS and R-hat need 4).
+    let common = draws_made.iter().copied().min().unwrap_or(0);
+    if interrupted {
+        // ArviZ (and CmdStan's tools) read a run's chains only when they have equal lengths.
+        for k in 1..=outputs.len() {
+            cut_csv(&args.out.join(format!("chain_{k}.csv")), common)?;
+        }
+    }
+    let draws_made = if interrupted { vec![common; outputs.len()] } else { draws_made };
+    let parameters = if common >= 4 {
+        let chains: Vec<&[f64]> = outputs.iter().map(|o| &o.sink.0.draws[..common * d]).collect();
+        summarize(names, &Draws::new(&chains, d)?)?
+    } else {
+        Vec::new()
+    };
     let warmup: EvalCounts = outputs.iter().map(|o| o.report.warmup_evals).sum();
     let sampling: EvalCounts = outputs.iter().map(|o| o.report.sampling_evals).sum();
-    let draws_total = (args.draws * args.chains) as f64;
+    let draws_total = draws_made.iter().sum::<usize>().max(1) as f64;
     let max = |f: fn(&ChainOutput<_, _>) -> f64| outputs.iter().map(f).fold(0.0, f64::max);
     let warm_s = max(|o| o.report.warmup_seconds);
     let samp_s = max(|o| o.report.sampling_seconds);
+    let data_fraction = outputs.iter().map(|o| o.report.mean_batch_size).sum::<f64>()
+        / outputs.len() as f64
+        / n as f64;
+    let divergences = outputs.iter().map(|o| o.report.divergences).sum();
     let totals = Totals {
         evals_setup: setup.evals.into(),
         evals_warmup: warmup.into(),
         evals_sampling: sampling.into(),
         evals: (setup.evals + warmup + sampling).into(),
         evals_per_draw: sampling.total() as f64 / draws_total,
-        data_fraction_per_iteration: outputs.iter().map(|o| o.report.mean_batch_size).sum::<f64>()
-            / outputs.len() as f64
-            / n as f64,
-        divergences: outputs.iter().map(|o| o.report.divergences).sum(),
+        data_fraction_per_iteration: data_fraction,
+        divergences,
         mean_accept_stat: outputs.iter().map(|o| o.report.mean_accept_stat).sum::<f64>()
             / outputs.len() as f64,
         wall_seconds: WallSeconds {
@@ -676,6 +798,26 @@ fn write_summary<M: CliModel>(
             total: setup.seconds + warm_s + samp_s,
         },
     };
+    let facts = RunFacts {
+        sampler: args.sampler,
+        n,
+        chains: args.chains,
+        draws_asked: args.draws,
+        draws_made: draws_made.clone(),
+        parameters: &parameters,
+        divergences,
+        data_fraction: data_fraction.is_finite().then_some(data_fraction),
+        step_word: "iteration",
+        evals_total: totals.evals.total,
+        evals_per_draw: totals.evals_per_draw,
+        wall_seconds: totals.wall_seconds.total,
+        interrupted,
+    };
+    let mut warnings = report::warnings(&facts);
+    let laplace_sd: Vec<f64> = (0..d).map(|j| laplace.covariance[j * d + j].sqrt()).collect();
+    warnings.extend(report::too_wide(&facts, &laplace_sd));
+    let sign_corrected =
+        if signed && !interrupted { Some(sign_corrected_summary(names, outputs)?) } else { None };
     let file = SummaryFile {
         model: format!("{:?}", args.model).to_lowercase(),
         sampler: args.sampler.name(),
@@ -686,18 +828,63 @@ fn write_summary<M: CliModel>(
         warmup: args.warmup,
         draws: args.draws,
         seed: args.seed,
+        interrupted,
+        draws_per_chain: draws_made,
+        warnings: warnings.clone(),
         parameters: &parameters,
-        sign_corrected: if signed { Some(sign_corrected_summary(names, outputs)?) } else { None },
+        sign_corrected,
         totals,
         laplace_mode: &laplace.mode,
         test: test.iter().cloned().collect(),
         adaptation: outputs.iter().map(|o| o.report.tuning.0.clone()).collect(),
     };
     let path = args.out.join("summary.json");
-    write_json(&path, &file)
+    write_json(&path, &file)?;
+    report::print(&facts, &warnings);
+    Ok(if interrupted { Outcome::Interrupted } else { Outcome::Finished })
+}
+
+/// Keeps the first `keep` draws of a CmdStan CSV file, with every comment line and the header.
+fn cut_csv(path: &Path, keep: usize) -> Result<()> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut out = String::with_capacity(text.len());
+    let (mut header_seen, mut rows) = (false, 0);
+    for line in text.lines() {
+        let is_row = !line.starts_with('#') && header_seen;
+        header_seen |= !line.starts_with('#');
+        if is_row {
+            rows += 1;
+            if rows > keep {
+                continue;
+            }
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    let tmp = path.with_extension("csv.tmp");
+    std::fs::write(&tmp, out).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot replace {}", path.display()))
 }
 
 pub(crate) fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
     let text = serde_json::to_string_pretty(value)?;
     std::fs::write(path, text + "\n").with_context(|| format!("cannot write {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn minibatch_walks_start_at_the_rwm_scale() {
+        let d = 3;
+        let sigma: Vec<f64> =
+            (0..d * d).map(|i| if i % (d + 1) == 0 { 2.0 } else { 0.0 }).collect();
+        let walk = minibatch_walk(&sigma, d);
+        let s = walk.initial_scale.unwrap();
+        assert!((s * s - 2.38 * 2.38 / d as f64).abs() < 1e-12);
+        assert_eq!(walk.covariance.as_deref(), Some(&sigma[..]));
+        assert!(walk.adapt_covariance && walk.adapt_scale);
+    }
 }

@@ -1,0 +1,334 @@
+//! The run report on stderr, its warnings (also in summary.json), the error of a chain that
+//! leaves the finite numbers, and Ctrl-C.
+
+mod support;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use support::{stderr, tallmc, write_gaussian_csv};
+
+/// Runs `tallmc sample --model gaussian-mean --sigma 2` on `n` points with `extra` flags;
+/// returns the output, the summary (if written) and the output directory.
+fn run(
+    dir: &Path,
+    name: &str,
+    n: usize,
+    extra: &[&str],
+) -> (std::process::Output, Option<serde_json::Value>, std::path::PathBuf) {
+    let data = dir.join(format!("y{n}.csv"));
+    if !data.exists() {
+        write_gaussian_csv(&data, n);
+    }
+    let out = dir.join(name);
+    let mut args = vec![
+        "sample",
+        "--model",
+        "gaussian-mean",
+        "--sigma",
+        "2",
+        "--data",
+        data.to_str().unwrap(),
+        "--seed",
+        "5",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let o = tallmc(&args);
+    let summary = std::fs::read_to_string(out.join("summary.json"))
+        .ok()
+        .map(|t| serde_json::from_str(&t).unwrap());
+    (o, summary, out)
+}
+
+fn warnings(summary: &serde_json::Value) -> Vec<String> {
+    summary["warnings"]
+        .as_array()
+        .expect("summary.json has a warnings array")
+        .iter()
+        .map(|w| w.as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Checks a file is CmdStan CSV: `#` comments, one header, complete rows of numbers. Returns the
+/// number of draws.
+fn check_cmdstan_csv(path: &Path) -> usize {
+    let text = std::fs::read_to_string(path).unwrap();
+    assert!(text.ends_with('\n'), "{}: the last row is incomplete", path.display());
+    assert!(text.starts_with('#'), "{}: no leading comments", path.display());
+    let mut rows = text.lines().filter(|l| !l.starts_with('#'));
+    let header: Vec<&str> = rows.next().expect("a header").split(',').collect();
+    assert_eq!(header[0], "lp__", "{}", path.display());
+    let mut count = 0;
+    for row in rows {
+        let fields: Vec<&str> = row.split(',').collect();
+        assert_eq!(fields.len(), header.len(), "{}: ragged row {row:?}", path.display());
+        for f in fields {
+            assert!(f.parse::<f64>().is_ok(), "{}: {f:?} is not a number", path.display());
+        }
+        count += 1;
+    }
+    count
+}
+
+#[test]
+fn the_report_shows_the_table_costs_and_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let (o, summary, _) = run(
+        dir.path(),
+        "ok",
+        2000,
+        &["--sampler", "hmc", "--chains", "2", "--warmup", "300", "--draws", "1000"],
+    );
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    for needle in [
+        "parameter",
+        "mean",
+        "ess_bulk",
+        "r_hat",
+        "mu ",
+        "divergences: 0 of 2000 draws",
+        "data per iteration: 100",
+        "per-datum evaluations:",
+        "wall time:",
+    ] {
+        assert!(err.contains(needle), "the report should show {needle:?}: {err}");
+    }
+    let summary = summary.unwrap();
+    assert_eq!(summary["interrupted"], false);
+    assert!(warnings(&summary).is_empty(), "{:?}", warnings(&summary));
+    assert!(!err.contains("warning"), "{err}");
+}
+
+#[test]
+fn chains_that_have_not_mixed_warn_about_r_hat() {
+    // Uniform(−2, 2) starts, ~100 posterior sds from the mode, no warmup, few draws.
+    let dir = tempfile::tempdir().unwrap();
+    let (o, summary, _) = run(
+        dir.path(),
+        "rhat",
+        5000,
+        &["--sampler", "rwm", "--init", "uniform", "--warmup", "0", "--draws", "50"],
+    );
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("warning: The largest R-hat is"), "{err}");
+    assert!(err.contains("chains have not mixed"), "{err}");
+    let w = warnings(&summary.unwrap());
+    assert!(w.iter().any(|w| w.contains("R-hat") && w.contains("mu (")), "{w:?}");
+}
+
+#[test]
+fn short_chains_warn_about_bulk_ess() {
+    let dir = tempfile::tempdir().unwrap();
+    let (o, summary, _) = run(
+        dir.path(),
+        "ess",
+        2000,
+        &["--sampler", "rwm", "--chains", "2", "--warmup", "200", "--draws", "60"],
+    );
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("warning: Bulk Effective Samples Size (ESS) is too low"), "{err}");
+    let w = warnings(&summary.unwrap());
+    assert!(w.iter().any(|w| w.contains("fewer than 100 per chain")), "{w:?}");
+}
+
+#[test]
+fn divergent_transitions_after_warmup_are_reported() {
+    // A target acceptance of 0.05 makes dual averaging choose a step far beyond stability.
+    let dir = tempfile::tempdir().unwrap();
+    let (o, summary, _) = run(
+        dir.path(),
+        "div",
+        2000,
+        &[
+            "--sampler",
+            "hmc",
+            "--chains",
+            "2",
+            "--warmup",
+            "300",
+            "--draws",
+            "300",
+            "--target-accept",
+            "0.05",
+        ],
+    );
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    let summary = summary.unwrap();
+    let divergences = summary["totals"]["divergences"].as_u64().unwrap();
+    assert!(divergences > 0, "expected divergences: {err}");
+    assert!(err.contains("divergent transitions after warmup"), "{err}");
+    assert!(err.contains("--target-accept"), "{err}");
+    assert!(warnings(&summary).iter().any(|w| w.contains("divergent transitions")));
+}
+
+#[test]
+fn a_subsampler_that_reads_all_the_data_says_it_saves_nothing() {
+    // Austerity at ε = 0 is exact MH: every decision reads all N points.
+    let dir = tempfile::tempdir().unwrap();
+    let (o, summary, _) = run(
+        dir.path(),
+        "full",
+        2000,
+        &["--sampler", "austerity", "--epsilon", "0", "--warmup", "200", "--draws", "400"],
+    );
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("no saving over exact MH"), "{err}");
+    assert!(err.contains("--epsilon"), "the hint names the flag to change: {err}");
+    let w = warnings(&summary.unwrap());
+    assert!(w.iter().any(|w| w.contains("no saving over exact MH")), "{w:?}");
+}
+
+#[test]
+fn sgld_with_a_huge_step_fails_naming_the_parameter_and_keeps_its_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    let (o, summary, out) = run(
+        dir.path(),
+        "blowup",
+        20_000,
+        &[
+            "--sampler",
+            "sgld",
+            "--step-size",
+            "1",
+            "--chains",
+            "2",
+            "--warmup",
+            "0",
+            "--draws",
+            "1000",
+            "--init",
+            "uniform",
+        ],
+    );
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "not one line: {err}");
+    assert!(err.starts_with("tallmc: error: "), "{err}");
+    assert!(err.contains("mu ="), "names the parameter: {err}");
+    assert!(err.contains("smaller --step-size"), "suggests a smaller step: {err}");
+    assert!(summary.is_none(), "no summary of a failed run");
+    for k in 1..=2 {
+        check_cmdstan_csv(&out.join(format!("chain_{k}.csv")));
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn ctrl_c_ends_the_run_cleanly_with_status_130() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("y.csv");
+    write_gaussian_csv(&data, 20_000);
+    let out = dir.path().join("interrupted");
+    let child = Command::new(env!("CARGO_BIN_EXE_tallmc"))
+        .args([
+            "sample",
+            "--model",
+            "gaussian-mean",
+            "--sigma",
+            "2",
+            "--sampler",
+            "rwm",
+            "--data",
+            data.to_str().unwrap(),
+            "--chains",
+            "2",
+            "--warmup",
+            "100",
+            "--draws",
+            "100000000",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until both chains are drawing.
+    let start = Instant::now();
+    let drawing = |k: usize| {
+        std::fs::read_to_string(out.join(format!("chain_{k}.csv")))
+            .is_ok_and(|t| t.lines().filter(|l| !l.starts_with('#')).count() > 20)
+    };
+    while !(drawing(1) && drawing(2)) {
+        assert!(start.elapsed() < Duration::from_secs(60), "the run did not start drawing");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let killed = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(killed.success());
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(130), "{err}");
+    assert!(err.contains("(interrupted)"), "the report is printed: {err}");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["interrupted"], true);
+    let per_chain: Vec<u64> = summary["draws_per_chain"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    for k in 1..=2 {
+        let rows = check_cmdstan_csv(&out.join(format!("chain_{k}.csv")));
+        assert_eq!(rows as u64, per_chain[k - 1], "chain {k}");
+        assert!(rows < 100_000_000);
+    }
+    // Cut to a common length, so that ArviZ reads the chains together.
+    assert_eq!(per_chain[0], per_chain[1]);
+    assert!(per_chain[0] > 0);
+    assert!(warnings(&summary).iter().any(|w| w.contains("interrupted")));
+}
+
+#[test]
+fn an_sgld_chain_much_wider_than_the_posterior_warns_about_its_step_size() {
+    // Logistic gradients are bounded, so a huge step does not overflow: the chain wanders.
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("logit.csv");
+    let mut state: u64 = 7;
+    let mut text = String::from("y,x1\n");
+    for _ in 0..5000 {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let x = ((state >> 11) as f64 / (1u64 << 53) as f64) * 4.0 - 2.0;
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let u = (state >> 11) as f64 / (1u64 << 53) as f64;
+        let y = u32::from(u < 1.0 / (1.0 + (-x).exp()));
+        text.push_str(&format!("{y},{x}\n"));
+    }
+    std::fs::write(&data, text).unwrap();
+    let out = dir.path().join("wide");
+    let o = tallmc(&[
+        "sample",
+        "--model",
+        "logistic",
+        "--intercept",
+        "--data",
+        data.to_str().unwrap(),
+        "--sampler",
+        "sgld",
+        "--step-size",
+        "1",
+        "--chains",
+        "2",
+        "--warmup",
+        "100",
+        "--draws",
+        "500",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("far wider than the posterior"), "{err}");
+    assert!(err.contains("smaller --step-size"), "{err}");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert!(warnings(&summary).iter().any(|w| w.contains("far wider")));
+}
