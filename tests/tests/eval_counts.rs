@@ -14,6 +14,7 @@ use tallmc_bounds::{
     AusterityConfig, AusterityTest, BoundKind, ConfidenceConfig, ConfidenceTest, ExactTest,
 };
 use tallmc_core::{Counting, EvalCounts};
+use tallmc_core::{Kernel, fresh_each};
 use tallmc_estimators::{ControlVariate, ControlVariateGradient, CvOrder, HessianProducts};
 use tallmc_models::{DesignOptions, GaussianMean, LogisticRegression, ThreeWayMrf, synthetic};
 use tallmc_samplers::{
@@ -23,8 +24,8 @@ use tallmc_samplers::{
     ProxyMinibatchMh, RandomWalkConfig, RandomWalkMetropolis, RandomWalkProposal,
     RandomWalkProposalConfig, RunConfig, Sbps, SbpsConfig, SgHmc, SgHmcConfig, Sgld, SgldConfig,
     SgldProposal, SgldProposalConfig, Sgnht, SgnhtConfig, SignedHmcEcs, SignedHmcEcsConfig,
-    Thermostat, ZigZag, ZigZagConfig, ZigZagSubsampling, laplace_approximation,
-    sample_in_memory_with, sample_trajectories_in_memory,
+    Thermostat, ZigZag, ZigZagConfig, ZigZagSubsampling, laplace_approximation, sample_in_memory,
+    sample_trajectories_in_memory,
 };
 use tallmc_tests::seed;
 
@@ -49,16 +50,12 @@ fn mode(model: &Counting<GaussianMean>) -> f64 {
 
 /// Runs `num_chains = 2` chains of 150 warmup and 250 sampling steps from `init`, and returns
 /// the kernels' reported evaluations summed over every step of every chain.
-fn run_discrete<M, K>(
-    model: &Counting<M>,
-    init: Vec<f64>,
-    make: impl Fn(usize) -> tallmc_core::Result<K> + Sync,
-) -> EvalCounts
+fn run_discrete<M, K>(model: &Counting<M>, init: Vec<f64>, kernel: &K) -> EvalCounts
 where
     Counting<M>: Sync,
-    K: tallmc_core::StatefulKernel<Counting<M>> + Send,
+    K: Kernel<Counting<M>>,
 {
-    run_discrete_for(model, init, 150, make)
+    run_discrete_for(model, init, 150, kernel)
 }
 
 /// [`run_discrete`] with `num_warmup` warmup steps.
@@ -66,15 +63,15 @@ fn run_discrete_for<M, K>(
     model: &Counting<M>,
     init: Vec<f64>,
     num_warmup: usize,
-    make: impl Fn(usize) -> tallmc_core::Result<K> + Sync,
+    kernel: &K,
 ) -> EvalCounts
 where
     Counting<M>: Sync,
-    K: tallmc_core::StatefulKernel<Counting<M>> + Send,
+    K: Kernel<Counting<M>>,
 {
     let config =
         RunConfig { num_warmup, num_draws: 250, num_chains: 2, seed: seed(11), save_warmup: false };
-    let chains = sample_in_memory_with(model, config, &[init], make).unwrap();
+    let chains = sample_in_memory(model, config, &[init], kernel).unwrap();
     chains.iter().map(|c| c.report.warmup_evals + c.report.sampling_evals).sum()
 }
 
@@ -127,24 +124,29 @@ fn walk(sd: f64) -> tallmc_core::Result<RandomWalkProposal> {
 #[test]
 fn random_walk_metropolis() {
     let model = gaussian_mean();
-    let reported =
-        run_discrete(&model, vec![0.0], |_| RandomWalkMetropolis::new(RandomWalkConfig::default()));
+    let reported = run_discrete(
+        &model,
+        vec![0.0],
+        &fresh_each(|| RandomWalkMetropolis::new(RandomWalkConfig::default())),
+    );
     check(reported, &model);
 }
 
 #[test]
 fn adaptive_metropolis() {
     let model = gaussian_mean();
-    let reported = run_discrete(&model, vec![0.0], |_| {
-        AdaptiveMetropolis::new(AdaptiveMetropolisConfig::default())
-    });
+    let reported = run_discrete(
+        &model,
+        vec![0.0],
+        &fresh_each(|| AdaptiveMetropolis::new(AdaptiveMetropolisConfig::default())),
+    );
     check(reported, &model);
 }
 
 #[test]
 fn hmc() {
     let model = logistic();
-    let reported = run_discrete(&model, vec![0.0; 2], |_| Hmc::new(HmcConfig::default()));
+    let reported = run_discrete(&model, vec![0.0; 2], &Hmc::new(HmcConfig::default()).unwrap());
     check(reported, &model);
 }
 
@@ -161,8 +163,11 @@ fn laplace_approximation_reports_its_newton_iterations() {
 fn minibatch_mh_exact_test() {
     let model = gaussian_mean();
     let m = mode(&model);
-    let reported =
-        run_discrete(&model, vec![m], |_| Ok(MinibatchMh::new(ExactTest::new(), walk(0.1)?)));
+    let reported = run_discrete(
+        &model,
+        vec![m],
+        &fresh_each(|| Ok(MinibatchMh::new(ExactTest::new(), walk(0.1)?))),
+    );
     check(reported, &model);
 }
 
@@ -170,11 +175,15 @@ fn minibatch_mh_exact_test() {
 fn austerity_mh() {
     let model = gaussian_mean();
     let m = mode(&model);
-    let reported = run_discrete(&model, vec![m], |_| {
-        let test = AusterityTest::new(AusterityConfig::new(0.05, 30))
-            .map_err(|e| tallmc_core::Error::Other(e.to_string()))?;
-        Ok(MinibatchMh::new(test, walk(0.1)?))
-    });
+    let reported = run_discrete(
+        &model,
+        vec![m],
+        &fresh_each(|| {
+            let test = AusterityTest::new(AusterityConfig::new(0.05, 30))
+                .map_err(|e| tallmc_core::Error::Other(e.to_string()))?;
+            Ok(MinibatchMh::new(test, walk(0.1)?))
+        }),
+    );
     check(reported, &model);
 }
 
@@ -182,12 +191,16 @@ fn austerity_mh() {
 fn austerity_mh_with_sgld_proposal() {
     let model = gaussian_mean();
     let m = mode(&model);
-    let reported = run_discrete(&model, vec![m], |_| {
-        let test = AusterityTest::new(AusterityConfig::new(0.05, 30))
-            .map_err(|e| tallmc_core::Error::Other(e.to_string()))?;
-        let proposal = SgldProposal::new(SgldProposalConfig { step_size: 1e-3, batch: 20 })?;
-        Ok(MinibatchMh::new(test, proposal))
-    });
+    let reported = run_discrete(
+        &model,
+        vec![m],
+        &fresh_each(|| {
+            let test = AusterityTest::new(AusterityConfig::new(0.05, 30))
+                .map_err(|e| tallmc_core::Error::Other(e.to_string()))?;
+            let proposal = SgldProposal::new(SgldProposalConfig { step_size: 1e-3, batch: 20 })?;
+            Ok(MinibatchMh::new(test, proposal))
+        }),
+    );
     check(reported, &model);
 }
 
@@ -195,28 +208,40 @@ fn austerity_mh_with_sgld_proposal() {
 fn confidence_sampler() {
     let model = gaussian_mean();
     let m = mode(&model);
-    let reported = run_discrete(&model, vec![m], |_| {
-        let test =
-            ConfidenceTest::new(ConfidenceConfig::new(BoundKind::EmpiricalBernsteinSerfling, 0.05))
-                .map_err(|e| tallmc_core::Error::Other(e.to_string()))?;
-        Ok(MinibatchMh::new(test, walk(0.1)?).with_term_bounds())
-    });
+    let reported = run_discrete(
+        &model,
+        vec![m],
+        &fresh_each(|| {
+            let test = ConfidenceTest::new(ConfidenceConfig::new(
+                BoundKind::EmpiricalBernsteinSerfling,
+                0.05,
+            ))
+            .map_err(|e| tallmc_core::Error::Other(e.to_string()))?;
+            Ok(MinibatchMh::new(test, walk(0.1)?).with_term_bounds())
+        }),
+    );
     check(reported, &model);
 }
 
 #[test]
 fn confidence_sampler_with_proxies() {
     let model = logistic();
-    let reported = run_discrete(&model, vec![0.0; 2], |_| {
-        let test =
-            ConfidenceTest::new(ConfidenceConfig::new(BoundKind::EmpiricalBernsteinSerfling, 0.05))
-                .map_err(|e| tallmc_core::Error::Other(e.to_string()))?;
-        let walk = RandomWalkProposal::new(RandomWalkProposalConfig {
-            covariance: Some(vec![0.01, 0.0, 0.0, 0.01]),
-            ..Default::default()
-        })?;
-        ProxyMinibatchMh::new(test, walk, ProxyConfig::new(vec![0.0; 2]))
-    });
+    let reported = run_discrete(
+        &model,
+        vec![0.0; 2],
+        &fresh_each(|| {
+            let test = ConfidenceTest::new(ConfidenceConfig::new(
+                BoundKind::EmpiricalBernsteinSerfling,
+                0.05,
+            ))
+            .map_err(|e| tallmc_core::Error::Other(e.to_string()))?;
+            let walk = RandomWalkProposal::new(RandomWalkProposalConfig {
+                covariance: Some(vec![0.01, 0.0, 0.0, 0.01]),
+                ..Default::default()
+            })?;
+            ProxyMinibatchMh::new(test, walk, ProxyConfig::new(vec![0.0; 2]))
+        }),
+    );
     check(reported, &model);
 }
 
@@ -234,15 +259,23 @@ fn approximate_gibbs() {
     for austerity in [false, true] {
         model.reset();
         let chains = if austerity {
-            sample_in_memory_with(&model, config, &init, |_| {
-                let test = AusterityTest::new(AusterityConfig::new(0.1, 5))
-                    .map_err(|e| tallmc_core::Error::Other(e.to_string()))?;
-                ApproximateGibbs::new(GibbsConfig::default(), test)
-            })
+            sample_in_memory(
+                &model,
+                config,
+                &init,
+                &fresh_each(|| {
+                    let test = AusterityTest::new(AusterityConfig::new(0.1, 5))
+                        .map_err(|e| tallmc_core::Error::Other(e.to_string()))?;
+                    ApproximateGibbs::new(GibbsConfig::default(), test)
+                }),
+            )
         } else {
-            sample_in_memory_with(&model, config, &init, |_| {
-                ApproximateGibbs::new(GibbsConfig::default(), ExactTest::new())
-            })
+            sample_in_memory(
+                &model,
+                config,
+                &init,
+                &fresh_each(|| ApproximateGibbs::new(GibbsConfig::default(), ExactTest::new())),
+            )
         }
         .unwrap();
         let reported: EvalCounts =
@@ -261,9 +294,12 @@ fn approximate_gibbs() {
 fn perturbed_hmc_ecs() {
     let model = gaussian_mean();
     let config = HmcEcsConfig { subsample_size: Some(40), blocks: 10, ..HmcEcsConfig::default() };
-    let reported = run_discrete_for(&model, vec![0.0], 450, |_| {
-        HmcEcs::with_engine(config.clone(), HessianProducts::with_lanes(1, 1, 40))
-    });
+    let reported = run_discrete_for(
+        &model,
+        vec![0.0],
+        450,
+        &fresh_each(|| HmcEcs::with_engine(config.clone(), HessianProducts::with_lanes(1, 1, 40))),
+    );
     check(reported, &model);
 }
 
@@ -271,9 +307,14 @@ fn perturbed_hmc_ecs() {
 fn signed_hmc_ecs() {
     let model = gaussian_mean();
     let config = SignedHmcEcsConfig { block_size: 10, lambda: 10, ..SignedHmcEcsConfig::default() };
-    let reported = run_discrete_for(&model, vec![0.0], 450, |_| {
-        SignedHmcEcs::with_engine(config.clone(), HessianProducts::with_lanes(1, 10, 80))
-    });
+    let reported = run_discrete_for(
+        &model,
+        vec![0.0],
+        450,
+        &fresh_each(|| {
+            SignedHmcEcs::with_engine(config.clone(), HessianProducts::with_lanes(1, 10, 80))
+        }),
+    );
     check(reported, &model);
 }
 
@@ -283,7 +324,8 @@ fn signed_hmc_ecs() {
 fn sgld() {
     let model = gaussian_mean();
     let m = mode(&model);
-    let reported = run_discrete(&model, vec![m], |_| Sgld::new(SgldConfig::new(1e-3, 20)?));
+    let reported =
+        run_discrete(&model, vec![m], &fresh_each(|| Sgld::new(SgldConfig::new(1e-3, 20)?)));
     check(reported, &model);
 }
 
@@ -301,21 +343,32 @@ fn cv_estimator(model: &Counting<GaussianMean>) -> ControlVariateGradient<Hessia
 fn sg_kernels_with_control_variates() {
     let model = gaussian_mean();
     let (m, estimator) = (mode(&model), cv_estimator(&model));
-    let reported = run_discrete(&model, vec![m], |_| {
-        Sgld::with_estimator(SgldConfig::new(1e-3, 20)?, estimator.clone())
-    });
+    let reported = run_discrete(
+        &model,
+        vec![m],
+        &fresh_each(|| Sgld::with_estimator(SgldConfig::new(1e-3, 20)?, estimator.clone())),
+    );
     check_case(reported, &model, "SGLD-CV");
 
     let estimator = cv_estimator(&model);
-    let reported = run_discrete(&model, vec![m], |_| {
-        SgHmc::with_estimator(SgHmcConfig::new(1e-3, 5, 20)?, estimator.clone())
-    });
+    let reported = run_discrete(
+        &model,
+        vec![m],
+        &fresh_each(|| SgHmc::with_estimator(SgHmcConfig::new(1e-3, 5, 20)?, estimator.clone())),
+    );
     check_case(reported, &model, "SG-HMC-CV");
 
     let estimator = cv_estimator(&model);
-    let reported = run_discrete(&model, vec![m], |_| {
-        Sgnht::with_estimator(SgnhtConfig::new(1e-3, 20, Thermostat::Scalar)?, estimator.clone())
-    });
+    let reported = run_discrete(
+        &model,
+        vec![m],
+        &fresh_each(|| {
+            Sgnht::with_estimator(
+                SgnhtConfig::new(1e-3, 20, Thermostat::Scalar)?,
+                estimator.clone(),
+            )
+        }),
+    );
     check_case(reported, &model, "SGNHT-CV");
 }
 
@@ -323,7 +376,8 @@ fn sg_kernels_with_control_variates() {
 fn sghmc() {
     let model = gaussian_mean();
     let m = mode(&model);
-    let reported = run_discrete(&model, vec![m], |_| SgHmc::new(SgHmcConfig::new(1e-3, 5, 20)?));
+    let reported =
+        run_discrete(&model, vec![m], &fresh_each(|| SgHmc::new(SgHmcConfig::new(1e-3, 5, 20)?)));
     check(reported, &model);
 }
 
@@ -331,9 +385,11 @@ fn sghmc() {
 fn sgnht_and_msgnht() {
     for thermostat in [Thermostat::Scalar, Thermostat::ElementWise] {
         let model = logistic();
-        let reported = run_discrete(&model, vec![0.0; 2], |_| {
-            Sgnht::new(SgnhtConfig::new(1e-3, 20, thermostat)?)
-        });
+        let reported = run_discrete(
+            &model,
+            vec![0.0; 2],
+            &fresh_each(|| Sgnht::new(SgnhtConfig::new(1e-3, 20, thermostat)?)),
+        );
         check_case(reported, &model, &format!("{thermostat:?}"));
     }
 }
@@ -463,12 +519,14 @@ fn check_rank_one_terms<M>(reported: EvalCounts, model: &Counting<M>, case: &str
 fn rank_one_engine_terms() {
     let model = gaussian_mean();
     let config = HmcEcsConfig { subsample_size: Some(40), blocks: 10, ..HmcEcsConfig::default() };
-    let reported = run_discrete_for(&model, vec![0.0], 450, |_| HmcEcs::new(config.clone()));
+    let reported =
+        run_discrete_for(&model, vec![0.0], 450, &fresh_each(|| HmcEcs::new(config.clone())));
     check_rank_one_terms(reported, &model, "perturbed HMC-ECS");
 
     let model = gaussian_mean();
     let config = SignedHmcEcsConfig { block_size: 10, lambda: 10, ..SignedHmcEcsConfig::default() };
-    let reported = run_discrete_for(&model, vec![0.0], 450, |_| SignedHmcEcs::new(config.clone()));
+    let reported =
+        run_discrete_for(&model, vec![0.0], 450, &fresh_each(|| SignedHmcEcs::new(config.clone())));
     check_rank_one_terms(reported, &model, "signed HMC-ECS");
 
     let model = logistic();

@@ -8,7 +8,7 @@
 
 use anyhow::{Result, bail};
 use serde::Serialize;
-use tallmc_core::ReportLines;
+use tallmc_core::fresh_each;
 use tallmc_diagnostics::{SignCorrected, sign_corrected};
 use tallmc_estimators::{CvOrder, DifferenceTerms, HessianProducts, RankOne};
 use tallmc_models::{Gaussian, GaussianMean, LinearRegression, LogisticRegression};
@@ -18,9 +18,8 @@ use tallmc_samplers::{
 };
 
 use crate::args::{SampleArgs, SamplerKind};
+use crate::outputs::{AnyTuning, Outputs, Sinks, run_kernel};
 use crate::run::CliModel;
-
-type Outputs = Vec<ChainOutput<Tee<ColumnMemorySink, CsvSink>, ReportLines>>;
 
 /// Default control-variate order of HMC-ECS (the paper's).
 const DEFAULT_CV_ORDER: u32 = 2;
@@ -189,19 +188,21 @@ pub(crate) fn run_ecs<M: WithEngine>(
     Ok(if s.signed {
         let cfg = s.signed_config(Some(center));
         let engine = model.engine(cfg.lambda, 8 * cfg.block_size);
-        driver.run_with(
+        run_kernel(
+            driver,
             model,
             inits,
-            |_| SignedHmcEcs::with_engine(cfg.clone(), engine.clone()),
+            &fresh_each(|| SignedHmcEcs::with_engine(cfg.clone(), engine.clone())),
             sinks,
         )?
     } else {
         let cfg = s.perturbed_config(Some(center));
         let engine = model.engine(1, cfg.subsample_size.unwrap_or(1));
-        driver.run_with(
+        run_kernel(
+            driver,
             model,
             inits,
-            |_| HmcEcs::with_engine(cfg.clone(), engine.clone()),
+            &fresh_each(|| HmcEcs::with_engine(cfg.clone(), engine.clone())),
             sinks,
         )?
     })
@@ -228,7 +229,7 @@ pub(crate) struct SignCorrectedSummary {
 /// Sign-corrected means, sds and MCSEs of every parameter from the `sign__` column.
 pub(crate) fn sign_corrected_summary(
     names: &[String],
-    outputs: &[ChainOutput<Tee<ColumnMemorySink, CsvSink>, ReportLines>],
+    outputs: &[ChainOutput<Sinks, AnyTuning>],
 ) -> Result<SignCorrectedSummary> {
     let signs: Vec<Vec<f64>> =
         outputs.iter().map(|o| o.sink.0.stat("sign__").unwrap_or_default()).collect();

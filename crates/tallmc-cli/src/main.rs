@@ -19,6 +19,7 @@
 
 mod args;
 mod ecs;
+mod outputs;
 mod pdmp;
 mod progress;
 mod report;

@@ -3,13 +3,13 @@
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
+use tallmc_core::fresh_each;
 
 use anyhow::{Context, Result, bail};
 use serde::Serialize;
 use tallmc_bounds::{
     AusterityConfig, AusterityTest, BoundKind, ConfidenceConfig, ConfidenceTest, MeanTest,
 };
-use tallmc_core::ReportLines;
 use tallmc_core::{
     EvalCounts, LogPrior, LogPriorHessian, ParameterNames, TaylorRemainderBound, TermBounds,
     TermGradients, TermHessians, Terms,
@@ -29,6 +29,7 @@ use tallmc_samplers::{
 
 use crate::args::{BoundArg, InitKind, MetricArg, ModelKind, SampleArgs, SamplerKind};
 use crate::ecs::{EcsSettings, WithEngine, run_ecs, sign_corrected_summary};
+use crate::outputs::{AnyTuning, Outputs, Sinks, run_kernel};
 use crate::pdmp::{PdmpRun, PdmpSettings, RunPdmp};
 use crate::report::{self, RunFacts};
 use crate::sg::{SgSettings, run_stochastic_gradient};
@@ -196,8 +197,6 @@ fn confidence_test(a: &SampleArgs, n: usize) -> Result<ConfidenceTest> {
     Ok(test)
 }
 
-type Outputs = Vec<ChainOutput<Tee<ColumnMemorySink, CsvSink>, ReportLines>>;
-
 /// Running the confidence sampler needs the model's term bounds (plain) or a bound on third
 /// derivatives (with Taylor proxies, `--cv`): implemented per model.
 pub trait RunConfidence: CliModel {
@@ -234,10 +233,10 @@ fn confidence_with_proxies<M: CliModel + TaylorRemainderBound>(
     sinks: Vec<Tee<ColumnMemorySink, CsvSink>>,
 ) -> Result<Outputs> {
     let proxy = ProxyConfig::new(center.to_vec());
-    let make = |_| {
+    let make = || {
         ProxyMinibatchMh::new(test.clone(), RandomWalkProposal::new(walk.clone())?, proxy.clone())
     };
-    Ok(driver.run_with(model, inits, make, sinks)?)
+    run_kernel(driver, model, inits, &fresh_each(&make), sinks)
 }
 
 fn no_third_derivative_bound(model: &str) -> anyhow::Error {
@@ -256,11 +255,11 @@ fn confidence_with_bounds<M: CliModel + TermBounds>(
     walk: &RandomWalkProposalConfig,
     sinks: Vec<Tee<ColumnMemorySink, CsvSink>>,
 ) -> Result<Outputs> {
-    let make = |_| {
+    let make = || {
         Ok(MinibatchMh::new(test.clone(), RandomWalkProposal::new(walk.clone())?)
             .with_term_bounds())
     };
-    Ok(driver.run_with(model, inits, make, sinks)?)
+    run_kernel(driver, model, inits, &fresh_each(&make), sinks)
 }
 
 /// Implements [`RunConfidence`] for models with term bounds; `proxies` says whether the model
@@ -507,14 +506,26 @@ fn run_model<M: RunConfidence + WithEngine + RunPdmp>(
                 proposal_covariance: Some(laplace.covariance.clone()),
                 ..Default::default()
             };
-            driver.run_with(model, &inits, |_| RandomWalkMetropolis::new(cfg.clone()), sinks)?
+            run_kernel(
+                &driver,
+                model,
+                &inits,
+                &fresh_each(|| RandomWalkMetropolis::new(cfg.clone())),
+                sinks,
+            )?
         }
         SamplerKind::AdaptiveMh => {
             let cfg = AdaptiveMetropolisConfig {
                 initial_covariance: Some(laplace.covariance.clone()),
                 ..Default::default()
             };
-            driver.run_with(model, &inits, |_| AdaptiveMetropolis::new(cfg.clone()), sinks)?
+            run_kernel(
+                &driver,
+                model,
+                &inits,
+                &fresh_each(|| AdaptiveMetropolis::new(cfg.clone())),
+                sinks,
+            )?
         }
         SamplerKind::Hmc => {
             let mut cfg = HmcConfig {
@@ -527,14 +538,13 @@ fn run_model<M: RunConfidence + WithEngine + RunPdmp>(
             if let Some(t) = args.trajectory_length {
                 cfg.trajectory_length = t;
             }
-            Hmc::new(cfg.clone())?;
-            driver.run_with(model, &inits, |_| Hmc::new(cfg.clone()), sinks)?
+            run_kernel(&driver, model, &inits, &Hmc::new(cfg)?, sinks)?
         }
         SamplerKind::Austerity => {
             let test = austerity.context("Austerity test")?;
             let make =
-                |_| Ok(MinibatchMh::new(test.clone(), RandomWalkProposal::new(walk.clone())?));
-            driver.run_with(model, &inits, make, sinks)?
+                || Ok(MinibatchMh::new(test.clone(), RandomWalkProposal::new(walk.clone())?));
+            run_kernel(&driver, model, &inits, &fresh_each(&make), sinks)?
         }
         SamplerKind::Confidence => {
             let test = confidence.context("confidence test")?;
@@ -586,7 +596,7 @@ fn check_sg_stayed_finite(
     names: &[String],
     laplace: &Laplace,
     inits: &[Vec<f64>],
-    outputs: &[ChainOutput<Tee<ColumnMemorySink, CsvSink>, ReportLines>],
+    outputs: &[ChainOutput<Sinks, AnyTuning>],
 ) -> Result<()> {
     let d = names.len();
     let Some(o) = outputs.iter().find(|o| o.report.divergences + o.report.warmup_divergences > 0)
@@ -739,6 +749,8 @@ struct SummaryFile<'a> {
     /// The mean test of minibatch samplers and its settings (ε, δ, …), empty otherwise.
     test: std::collections::BTreeMap<String, String>,
     adaptation: Vec<Vec<String>>,
+    /// Per chain: the kernel's adapted tuning, typed (step size, metric, scale, …).
+    tuning: Vec<serde_json::Value>,
 }
 
 fn write_summary<M: CliModel>(
@@ -750,7 +762,7 @@ fn write_summary<M: CliModel>(
     setup: &Setup,
     test: &[(String, String)],
     signed: bool,
-    outputs: &[ChainOutput<Tee<ColumnMemorySink, CsvSink>, ReportLines>],
+    outputs: &[ChainOutput<Sinks, AnyTuning>],
 ) -> Result<Outcome> {
     let d = model.dim();
     let interrupted = outputs.iter().any(|o| o.report.interrupted);
@@ -836,7 +848,8 @@ fn write_summary<M: CliModel>(
         totals,
         laplace_mode: &laplace.mode,
         test: test.iter().cloned().collect(),
-        adaptation: outputs.iter().map(|o| o.report.tuning.0.clone()).collect(),
+        adaptation: outputs.iter().map(|o| o.report.tuning.lines.clone()).collect(),
+        tuning: outputs.iter().map(|o| o.report.tuning.value.clone()).collect(),
     };
     let path = args.out.join("summary.json");
     write_json(&path, &file)?;

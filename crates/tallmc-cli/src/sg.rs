@@ -3,16 +3,17 @@
 
 use anyhow::{Context, Result, bail};
 use tallmc_core::EvalCounts;
-use tallmc_core::ReportLines;
+use tallmc_core::fresh_each;
 use tallmc_estimators::{ControlVariate, ControlVariateGradient, CvOrder};
 use tallmc_integrators::Metric;
 use tallmc_samplers::sink::{ColumnMemorySink, CsvSink, Tee};
 use tallmc_samplers::{
-    ChainOutput, Driver, SgHmc, SgHmcConfig, Sgld, SgldConfig, Sgnht, SgnhtConfig, Thermostat,
+    Driver, SgHmc, SgHmcConfig, Sgld, SgldConfig, Sgnht, SgnhtConfig, Thermostat,
 };
 
 use crate::args::{SampleArgs, SamplerKind, ThermostatArg};
 use crate::ecs::WithEngine;
+use crate::outputs::{Outputs, run_kernel};
 
 /// Default minibatch size: min(500, N).
 pub(crate) const DEFAULT_BATCH: usize = 500;
@@ -137,8 +138,6 @@ impl SgSettings {
     }
 }
 
-type Outputs = Vec<ChainOutput<Tee<ColumnMemorySink, CsvSink>, ReportLines>>;
-
 /// Runs the stochastic-gradient kernel of `s`; returns the chains and the evaluations spent
 /// building the control variates (one full pass at the mode), which count as setup.
 pub(crate) fn run_stochastic_gradient<M: WithEngine>(
@@ -159,12 +158,12 @@ pub(crate) fn run_stochastic_gradient<M: WithEngine>(
     let Some(order) = s.cv else {
         let outputs = match s.kind {
             SamplerKind::Sgld => {
-                driver.run_with(model, inits, |_| Sgld::new(sgld.clone()), sinks)?
+                run_kernel(driver, model, inits, &fresh_each(|| Sgld::new(sgld.clone())), sinks)?
             }
             SamplerKind::Sghmc => {
-                driver.run_with(model, inits, |_| SgHmc::new(sghmc.clone()), sinks)?
+                run_kernel(driver, model, inits, &fresh_each(|| SgHmc::new(sghmc.clone())), sinks)?
             }
-            _ => driver.run_with(model, inits, |_| Sgnht::new(s.sgnht()), sinks)?,
+            _ => run_kernel(driver, model, inits, &fresh_each(|| Sgnht::new(s.sgnht())), sinks)?,
         };
         return Ok((outputs, EvalCounts::ZERO));
     };
@@ -173,22 +172,25 @@ pub(crate) fn run_stochastic_gradient<M: WithEngine>(
     let engine = model.engine(1, s.batch);
     let estimator = ControlVariateGradient::new(model, cv, engine, s.batch)?;
     let outputs = match s.kind {
-        SamplerKind::Sgld => driver.run_with(
+        SamplerKind::Sgld => run_kernel(
+            driver,
             model,
             inits,
-            |_| Sgld::with_estimator(sgld.clone(), estimator.clone()),
+            &fresh_each(|| Sgld::with_estimator(sgld.clone(), estimator.clone())),
             sinks,
         )?,
-        SamplerKind::Sghmc => driver.run_with(
+        SamplerKind::Sghmc => run_kernel(
+            driver,
             model,
             inits,
-            |_| SgHmc::with_estimator(sghmc.clone(), estimator.clone()),
+            &fresh_each(|| SgHmc::with_estimator(sghmc.clone(), estimator.clone())),
             sinks,
         )?,
-        _ => driver.run_with(
+        _ => run_kernel(
+            driver,
             model,
             inits,
-            |_| Sgnht::with_estimator(s.sgnht(), estimator.clone()),
+            &fresh_each(|| Sgnht::with_estimator(s.sgnht(), estimator.clone())),
             sinks,
         )?,
     };

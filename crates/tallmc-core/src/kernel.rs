@@ -1,6 +1,7 @@
 //! The kernel trait: one Markov transition, with typed per-step statistics.
 
 use std::fmt::Debug;
+use std::marker::PhantomData;
 
 use rand::Rng;
 use serde::Serialize;
@@ -272,5 +273,39 @@ impl<M: ?Sized, K: StatefulKernel<M> + Send> Chain<M> for Stateful<K, K::State> 
     }
     fn tuning(&self) -> ReportLines {
         ReportLines(self.kernel.adaptation_report())
+    }
+}
+
+/// [`Kernel`] settings that make a fresh [`StatefulKernel`] for every chain (transitional,
+/// while kernels move to settings that build chains). Made by [`fresh_each`].
+pub struct FreshEach<F, K> {
+    make: F,
+    kernel: PhantomData<fn() -> K>,
+}
+
+/// Runs a [`StatefulKernel`] as [`Kernel`] settings: `make()` builds each chain's kernel,
+/// which is then initialized at the chain's position.
+pub fn fresh_each<F, K>(make: F) -> FreshEach<F, K>
+where
+    F: Fn() -> Result<K> + Sync,
+{
+    FreshEach { make, kernel: PhantomData }
+}
+
+impl<M, K, F> Kernel<M> for FreshEach<F, K>
+where
+    M: ?Sized,
+    K: StatefulKernel<M> + Send,
+    F: Fn() -> Result<K> + Sync,
+{
+    type Chain = Stateful<K, K::State>;
+
+    fn build_chain<R: Rng + ?Sized>(
+        &self,
+        model: &M,
+        position: &[f64],
+        rng: &mut R,
+    ) -> Result<Self::Chain> {
+        Stateful::init((self.make)()?, model, position, rng)
     }
 }

@@ -54,7 +54,8 @@ pub use gradient_bounds::{
     TermGradientLipschitz,
 };
 pub use kernel::{
-    Chain, ChainState, Kernel, NoTuning, ReportLines, Stateful, StatefulKernel, StepStats, Tuning,
+    Chain, ChainState, FreshEach, Kernel, NoTuning, ReportLines, Stateful, StatefulKernel,
+    StepStats, Tuning, fresh_each,
 };
 pub use model::{
     BinaryFactors, LinearPredictor, LogPrior, LogPriorHessian, ParameterNames,

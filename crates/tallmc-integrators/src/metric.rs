@@ -44,6 +44,26 @@ pub enum Metric {
     },
 }
 
+/// Serialized as its kind, dimension and Σ (row-major when dense; empty for the identity).
+impl Serialize for Metric {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let (kind, inverse_mass): (MetricKind, &[f64]) = match self {
+            Self::Identity(_) => (MetricKind::Identity, &[]),
+            Self::Diagonal { inverse_mass, .. } => (MetricKind::Diagonal, inverse_mass),
+            Self::Dense { inverse_mass, .. } => (MetricKind::Dense, inverse_mass),
+        };
+        let mut s = serializer.serialize_struct("Metric", 3)?;
+        s.serialize_field("kind", &kind)?;
+        s.serialize_field("dim", &self.dim())?;
+        s.serialize_field("inverse_mass", inverse_mass)?;
+        s.end()
+    }
+}
+
 impl Metric {
     /// A diagonal metric; every entry must be finite and > 0.
     pub fn diagonal(inverse_mass: Vec<f64>) -> Result<Self> {

@@ -2,6 +2,7 @@
 //! approximation, run the chains, summarize every coordinate with its MCSE and cost.
 
 use serde::Serialize;
+use tallmc_core::fresh_each;
 use tallmc_core::{
     EvalCounts, LogPrior, LogPriorHessian, ParameterNames, TermGradients, TermHessians,
 };
@@ -126,10 +127,10 @@ where
                 proposal_covariance: Some(laplace.covariance.clone()),
                 ..Default::default()
             };
-            erase(driver.run_with(
+            erase(driver.run(
                 model,
                 &inits,
-                |_| RandomWalkMetropolis::new(cfg.clone()),
+                &fresh_each(|| RandomWalkMetropolis::new(cfg.clone())),
                 sinks(config.num_chains),
             )?)
         }
@@ -138,10 +139,10 @@ where
                 initial_covariance: Some(laplace.covariance.clone()),
                 ..Default::default()
             };
-            erase(driver.run_with(
+            erase(driver.run(
                 model,
                 &inits,
-                |_| AdaptiveMetropolis::new(cfg.clone()),
+                &fresh_each(|| AdaptiveMetropolis::new(cfg.clone())),
                 sinks(config.num_chains),
             )?)
         }
@@ -156,12 +157,7 @@ where
                 adapt_metric: false,
                 ..Default::default()
             };
-            erase(driver.run_with(
-                model,
-                &inits,
-                |_| Hmc::new(cfg.clone()),
-                sinks(config.num_chains),
-            )?)
+            erase(driver.run(model, &inits, &Hmc::new(cfg)?, sinks(config.num_chains))?)
         }
     };
     drop(task);

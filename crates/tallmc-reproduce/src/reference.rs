@@ -11,6 +11,7 @@
 //! wrong posterior.
 
 use serde::{Deserialize, Serialize};
+use tallmc_core::fresh_each;
 use tallmc_diagnostics::{Draws, summarize};
 use tallmc_models::{DesignOptions, LogisticRegression, synthetic};
 use tallmc_samplers::{
@@ -129,10 +130,10 @@ pub fn run_higgs_reference(
     };
     let task = reporter.task("adaptive Metropolis reference", ((warmup + draws) * chains) as u64);
     let sinks = (0..chains).map(|_| MemorySink::new()).collect();
-    let out = Driver::new(config).progress(&*task).run_with(
+    let out = Driver::new(config).progress(&*task).run(
         &model,
         &inits,
-        |_| AdaptiveMetropolis::new(cfg.clone()),
+        &fresh_each(|| AdaptiveMetropolis::new(cfg.clone())),
         sinks,
     )?;
     drop(task);

@@ -22,9 +22,7 @@ use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 use serde::Serialize;
 use tallmc_core::rng::chain_rng;
-use tallmc_core::{
-    Chain, Error, EvalCounts, Kernel, ReportLines, Stateful, StatefulKernel, StepStats, Tuning,
-};
+use tallmc_core::{Chain, Error, EvalCounts, Kernel, StepStats, Tuning};
 
 use crate::sink::{ChainFooter, ChainHeader, DrawRecord, DrawSink, MemorySink, stat_column_names};
 use crate::{Result, SamplerError};
@@ -220,27 +218,6 @@ impl<'a> Driver<'a> {
         S: DrawSink<StatsOf<K, M>>,
     {
         self.run_chains(model, inits, sinks, |_, init, rng| kernel.build_chain(model, init, rng))
-    }
-
-    /// Runs chains of a [`StatefulKernel`]: `make_kernel(k)` builds chain k's kernel, which
-    /// is then initialized at the chain's position. Kept for kernels that have not yet moved
-    /// to [`Kernel`] settings.
-    pub fn run_with<M, K, F, S>(
-        &self,
-        model: &M,
-        inits: &[Vec<f64>],
-        make_kernel: F,
-        sinks: Vec<S>,
-    ) -> Result<Vec<ChainOutput<S, ReportLines>>>
-    where
-        M: Sync + ?Sized,
-        K: StatefulKernel<M> + Send,
-        F: Fn(usize) -> tallmc_core::Result<K> + Sync,
-        S: DrawSink<K::Stats>,
-    {
-        self.run_chains(model, inits, sinks, |chain, init, rng| {
-            Stateful::init(make_kernel(chain)?, model, init, rng)
-        })
     }
 
     fn run_chains<M, C, B, S>(
@@ -469,20 +446,4 @@ where
 {
     let sinks = (0..config.num_chains).map(|_| MemorySink::new()).collect();
     Driver::new(config).run(model, inits, kernel, sinks)
-}
-
-/// [`sample_in_memory`] for a [`StatefulKernel`] built per chain by `make_kernel`.
-pub fn sample_in_memory_with<M, K, F>(
-    model: &M,
-    config: RunConfig,
-    inits: &[Vec<f64>],
-    make_kernel: F,
-) -> Result<Vec<ChainOutput<MemorySink<K::Stats>, ReportLines>>>
-where
-    M: Sync + ?Sized,
-    K: StatefulKernel<M> + Send,
-    F: Fn(usize) -> tallmc_core::Result<K> + Sync,
-{
-    let sinks = (0..config.num_chains).map(|_| MemorySink::new()).collect();
-    Driver::new(config).run_with(model, inits, make_kernel, sinks)
 }

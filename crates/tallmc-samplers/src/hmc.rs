@@ -30,8 +30,8 @@
 use rand::{Rng, RngExt};
 use serde::Serialize;
 use tallmc_core::{
-    ChainState, Error, EvalCounts, FullData, LogPrior, Parallelism, Result, StatefulKernel,
-    StepStats, TermGradients,
+    Chain, Error, EvalCounts, FullData, Kernel, LogPrior, Parallelism, Result, StepStats,
+    TermGradients, Tuning,
 };
 use tallmc_integrators::{
     DualAveraging, DualAveragingConfig, LeapfrogOutcome, Metric, MetricEstimator, MetricKind,
@@ -105,22 +105,6 @@ impl HmcConfig {
     }
 }
 
-/// State of an HMC chain: θ with log π(θ) and ∇log π(θ) cached.
-#[derive(Debug, Clone, PartialEq)]
-pub struct HmcState {
-    /// Position, cached log density and gradient (the momentum is scratch between steps).
-    pub point: PhasePoint,
-}
-
-impl ChainState for HmcState {
-    fn position(&self) -> &[f64] {
-        &self.point.position
-    }
-    fn log_density(&self) -> f64 {
-        self.point.log_density
-    }
-}
-
 /// Stats of one HMC step.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct HmcStats {
@@ -161,9 +145,50 @@ impl StepStats for HmcStats {
     }
 }
 
-/// Scratch and adaptation state built at `init`.
+/// The adapted tuning of an HMC chain: step size ε and metric Σ.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HmcTuning {
+    /// Step size ε (after warmup: the dual-averaged one).
+    pub step_size: f64,
+    /// Inverse mass matrix Σ.
+    pub metric: Metric,
+}
+
+impl Tuning for HmcTuning {
+    /// CmdStan's lines: `Step size = ε` then the metric.
+    fn comment_lines(&self) -> Vec<String> {
+        let mut lines = vec![format!("Step size = {}", self.step_size)];
+        lines.extend(self.metric.describe());
+        lines
+    }
+}
+
+/// Full-data HMC settings (see the module docs): validated when made, they build one
+/// [`HmcChain`] per chain.
 #[derive(Debug, Clone)]
-struct Running {
+pub struct Hmc {
+    config: HmcConfig,
+}
+
+impl Hmc {
+    /// Settings checked by [`HmcConfig::validate`].
+    pub fn new(config: HmcConfig) -> Result<Self> {
+        config.validate()?;
+        Ok(Self { config })
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &HmcConfig {
+        &self.config
+    }
+}
+
+/// A running HMC chain: θ with log π(θ) and ∇log π(θ) cached, the metric, step size,
+/// warmup adaptation and scratch.
+#[derive(Debug, Clone)]
+pub struct HmcChain {
+    config: HmcConfig,
+    point: PhasePoint,
     full: FullData,
     metric: Metric,
     proposal: PhasePoint,
@@ -177,41 +202,26 @@ struct Running {
     unreported: EvalCounts,
 }
 
-/// Full-data HMC (see the module docs).
-#[derive(Debug, Clone)]
-pub struct Hmc {
-    config: HmcConfig,
-    running: Option<Running>,
-}
-
-impl Hmc {
-    /// A kernel with validated settings.
-    pub fn new(config: HmcConfig) -> Result<Self> {
-        config.validate()?;
-        Ok(Self { config, running: None })
-    }
-
-    /// The current step size (after warmup: the adapted one).
-    pub fn step_size(&self) -> Option<f64> {
-        self.running.as_ref().map(|r| r.step_size)
-    }
-
-    /// The current metric.
-    pub fn metric(&self) -> Option<&Metric> {
-        self.running.as_ref().map(|r| &r.metric)
-    }
-}
-
 /// −log π + kinetic energy.
 fn hamiltonian(point: &PhasePoint, metric: &Metric, velocity: &mut [f64]) -> f64 {
     -point.log_density + metric.kinetic_energy(&point.momentum, velocity)
 }
 
-impl Running {
+impl HmcChain {
+    /// The current step size (after warmup: the adapted one).
+    pub fn step_size(&self) -> f64 {
+        self.step_size
+    }
+
+    /// The current metric.
+    pub fn metric(&self) -> &Metric {
+        &self.metric
+    }
+
     /// Hoffman & Gelman (2014) Alg. 4 as in Stan: starting from the current ε, double (or
     /// halve) it until the acceptance ratio of one leapfrog step from a fresh momentum crosses
     /// 0.8. Returns the new step size; evaluations are added to `unreported`.
-    fn find_step_size<M, R>(&mut self, model: &M, state: &mut HmcState, rng: &mut R) -> f64
+    fn find_step_size<M, R>(&mut self, model: &M, rng: &mut R) -> f64
     where
         M: TermGradients + LogPrior + ?Sized,
         R: Rng + ?Sized,
@@ -221,9 +231,9 @@ impl Running {
         let mut eps = self.step_size;
         let mut direction = 0i32;
         for _ in 0..100 {
-            self.metric.sample_momentum(rng, &mut state.point.momentum, &mut self.z);
-            let h0 = hamiltonian(&state.point, &self.metric, &mut self.velocity);
-            self.proposal.copy_from(&state.point);
+            self.metric.sample_momentum(rng, &mut self.point.momentum, &mut self.z);
+            let h0 = hamiltonian(&self.point, &self.metric, &mut self.velocity);
+            self.proposal.copy_from(&self.point);
             let full = &mut self.full;
             let out =
                 leapfrog(&mut self.proposal, &self.metric, eps, 1, &mut self.velocity, |t, g| {
@@ -250,16 +260,15 @@ impl Running {
     }
 }
 
-impl<M: TermGradients + LogPrior + ?Sized> StatefulKernel<M> for Hmc {
-    type State = HmcState;
-    type Stats = HmcStats;
+impl<M: TermGradients + LogPrior + ?Sized> Kernel<M> for Hmc {
+    type Chain = HmcChain;
 
-    fn init<R: Rng + ?Sized>(
-        &mut self,
+    fn build_chain<R: Rng + ?Sized>(
+        &self,
         model: &M,
         position: &[f64],
         rng: &mut R,
-    ) -> Result<HmcState> {
+    ) -> Result<HmcChain> {
         let d = model.dim();
         if d == 0 {
             return Err(Error::invalid("model dimension", 0, "at least 1"));
@@ -280,7 +289,9 @@ impl<M: TermGradients + LogPrior + ?Sized> StatefulKernel<M> for Hmc {
                 value: point.log_density,
             });
         }
-        let mut running = Running {
+        let mut chain = HmcChain {
+            config: self.config.clone(),
+            point,
             full,
             metric,
             proposal: PhasePoint::zeros(d),
@@ -293,41 +304,45 @@ impl<M: TermGradients + LogPrior + ?Sized> StatefulKernel<M> for Hmc {
             warmup_iteration: 0,
             unreported: EvalCounts::terms_and_gradients(model.num_terms()),
         };
-        let mut state = HmcState { point };
         if self.config.initial_step_size.is_none() {
-            running.step_size = running.find_step_size(model, &mut state, rng);
+            chain.step_size = chain.find_step_size(model, rng);
         }
-        self.running = Some(running);
-        Ok(state)
+        Ok(chain)
+    }
+}
+
+impl<M: TermGradients + LogPrior + ?Sized> Chain<M> for HmcChain {
+    type Stats = HmcStats;
+    type Tuning = HmcTuning;
+
+    fn position(&self) -> &[f64] {
+        &self.point.position
     }
 
-    fn step<R: Rng + ?Sized>(
-        &mut self,
-        model: &M,
-        state: &mut HmcState,
-        rng: &mut R,
-    ) -> Result<HmcStats> {
-        let Some(r) = self.running.as_mut() else {
-            return Err(Error::Other("Hmc::step called before init".into()));
-        };
+    fn log_density(&self) -> f64 {
+        self.point.log_density
+    }
+
+    fn step<R: Rng + ?Sized>(&mut self, model: &M, rng: &mut R) -> Result<HmcStats> {
         let n = model.num_terms();
-        r.metric.sample_momentum(rng, &mut state.point.momentum, &mut r.z);
-        let h0 = hamiltonian(&state.point, &r.metric, &mut r.velocity);
-        r.proposal.copy_from(&state.point);
-        let eps = r.step_size;
+        self.metric.sample_momentum(rng, &mut self.point.momentum, &mut self.z);
+        let h0 = hamiltonian(&self.point, &self.metric, &mut self.velocity);
+        self.proposal.copy_from(&self.point);
+        let eps = self.step_size;
         let j = self.config.trajectory_jitter;
         let time = self.config.trajectory_length * (1.0 + j * (2.0 * rng.random::<f64>() - 1.0));
         let steps = ((time / eps).ceil() as usize).clamp(1, self.config.max_leapfrog_steps);
-        let full = &mut r.full;
-        let outcome = leapfrog(&mut r.proposal, &r.metric, eps, steps, &mut r.velocity, |t, g| {
-            full.log_posterior_grad(model, t, g)
-        });
+        let full = &mut self.full;
+        let outcome =
+            leapfrog(&mut self.proposal, &self.metric, eps, steps, &mut self.velocity, |t, g| {
+                full.log_posterior_grad(model, t, g)
+            });
         let evals = EvalCounts::terms_and_gradients(n * outcome.gradient_evaluations())
-            + std::mem::take(&mut r.unreported);
+            + std::mem::take(&mut self.unreported);
         let (energy_error, divergent) = match outcome {
             LeapfrogOutcome::NonFinite { .. } => (f64::NAN, true),
             LeapfrogOutcome::Completed { .. } => {
-                let h1 = hamiltonian(&r.proposal, &r.metric, &mut r.velocity);
+                let h1 = hamiltonian(&self.proposal, &self.metric, &mut self.velocity);
                 let dh = h1 - h0;
                 (dh, !dh.is_finite() || dh > self.config.max_energy_error)
             }
@@ -335,7 +350,7 @@ impl<M: TermGradients + LogPrior + ?Sized> StatefulKernel<M> for Hmc {
         let accept_stat = if divergent { 0.0 } else { (-energy_error).min(0.0).exp() };
         let accepted = !divergent && rng.random::<f64>() < accept_stat;
         let energy = if accepted {
-            state.point.copy_from(&r.proposal);
+            self.point.copy_from(&self.proposal);
             h0 + energy_error
         } else {
             h0
@@ -354,46 +369,37 @@ impl<M: TermGradients + LogPrior + ?Sized> StatefulKernel<M> for Hmc {
     }
 
     fn begin_warmup(&mut self, num_warmup: usize) {
-        let config = &self.config;
-        if let Some(r) = self.running.as_mut() {
-            r.warmup_iteration = 0;
-            if config.adapt_step_size {
-                r.tuner = DualAveraging::new(config.dual_averaging, r.step_size).ok();
-            }
-            if config.adapt_metric && config.metric != MetricKind::Identity {
-                r.schedule = Some(WarmupSchedule::new(num_warmup));
-                r.estimator = Some(MetricEstimator::new(config.metric, r.metric.dim()));
-            }
+        self.warmup_iteration = 0;
+        if self.config.adapt_step_size {
+            self.tuner = DualAveraging::new(self.config.dual_averaging, self.step_size).ok();
+        }
+        if self.config.adapt_metric && self.config.metric != MetricKind::Identity {
+            self.schedule = Some(WarmupSchedule::new(num_warmup));
+            self.estimator = Some(MetricEstimator::new(self.config.metric, self.metric.dim()));
         }
     }
 
-    fn adapt<R: Rng + ?Sized>(
-        &mut self,
-        model: &M,
-        state: &mut HmcState,
-        stats: &HmcStats,
-        rng: &mut R,
-    ) -> Result<()> {
-        let Some(r) = self.running.as_mut() else { return Ok(()) };
-        let t = r.warmup_iteration;
-        r.warmup_iteration += 1;
-        if let Some(tuner) = r.tuner.as_mut() {
+    fn adapt<R: Rng + ?Sized>(&mut self, model: &M, stats: &HmcStats, rng: &mut R) -> Result<()> {
+        let t = self.warmup_iteration;
+        self.warmup_iteration += 1;
+        if let Some(tuner) = self.tuner.as_mut() {
             tuner.update(stats.accept_stat);
-            r.step_size = tuner.step_size();
+            self.step_size = tuner.step_size();
         }
-        let (Some(schedule), Some(estimator)) = (r.schedule.as_ref(), r.estimator.as_mut()) else {
+        let (Some(schedule), Some(estimator)) = (self.schedule.as_ref(), self.estimator.as_mut())
+        else {
             return Ok(());
         };
         if schedule.in_slow_window(t) {
-            estimator.add(&state.point.position);
+            estimator.add(&self.point.position);
         }
         if schedule.ends_slow_window(t) {
-            r.metric = estimator.estimate()?;
+            self.metric = estimator.estimate()?;
             estimator.reset();
-            if r.tuner.is_some() {
-                r.step_size = r.find_step_size(model, state, rng);
-                if let Some(tuner) = r.tuner.as_mut() {
-                    tuner.restart(r.step_size);
+            if self.tuner.is_some() {
+                self.step_size = self.find_step_size(model, rng);
+                if let Some(tuner) = self.tuner.as_mut() {
+                    tuner.restart(self.step_size);
                 }
             }
         }
@@ -401,23 +407,14 @@ impl<M: TermGradients + LogPrior + ?Sized> StatefulKernel<M> for Hmc {
     }
 
     fn end_warmup(&mut self) {
-        if let Some(r) = self.running.as_mut() {
-            if let Some(tuner) = r.tuner.take() {
-                r.step_size = tuner.final_step_size();
-            }
-            r.schedule = None;
-            r.estimator = None;
+        if let Some(tuner) = self.tuner.take() {
+            self.step_size = tuner.final_step_size();
         }
+        self.schedule = None;
+        self.estimator = None;
     }
 
-    fn adaptation_report(&self) -> Vec<String> {
-        match &self.running {
-            None => Vec::new(),
-            Some(r) => {
-                let mut lines = vec![format!("Step size = {}", r.step_size)];
-                lines.extend(r.metric.describe());
-                lines
-            }
-        }
+    fn tuning(&self) -> HmcTuning {
+        HmcTuning { step_size: self.step_size, metric: self.metric.clone() }
     }
 }

@@ -59,7 +59,7 @@
 //!
 //! ```
 //! use tallmc_core::{LogPrior, TermGradients, Terms};
-//! use tallmc_samplers::{Hmc, HmcConfig, RunConfig, sample_in_memory_with};
+//! use tallmc_samplers::{Hmc, HmcConfig, RunConfig, sample_in_memory};
 //!
 //! /// ℓ_i(θ) = −(y_i − θ)²/2 for y = (−1, 0, 1, 2), flat prior: posterior N(0.5, 1/4).
 //! struct Toy;
@@ -88,7 +88,7 @@
 //! }
 //!
 //! let config = RunConfig { num_warmup: 300, num_draws: 2000, num_chains: 2, seed: 7, save_warmup: false };
-//! let chains = sample_in_memory_with(&Toy, config, &[vec![0.0]], |_| Hmc::new(HmcConfig::default()))?;
+//! let chains = sample_in_memory(&Toy, config, &[vec![0.0]], &Hmc::new(HmcConfig::default())?)?;
 //! let draws: Vec<f64> = chains.iter().flat_map(|c| c.sink.coordinate(0)).collect();
 //! let mean = draws.iter().sum::<f64>() / draws.len() as f64;
 //! assert!((mean - 0.5).abs() < 0.1);
@@ -129,7 +129,7 @@ pub use continuous::{
 };
 pub use driver::{
     ChainOutput, ChainReport, Driver, InMemory, NoProgress, Progress, RunConfig, StatsOf, TuningOf,
-    sample_in_memory, sample_in_memory_with,
+    sample_in_memory,
 };
 pub use ecs_gibbs::{EcsEstimate, EcsEstimator, GibbsSubsample};
 pub use error::{Result, SamplerError};
@@ -137,7 +137,7 @@ pub use gibbs::{
     ApproximateGibbs, EmpiricalConditional, GibbsConfig, GibbsState, GibbsStats, Scan,
     empirical_conditional,
 };
-pub use hmc::{Hmc, HmcConfig, HmcState, HmcStats};
+pub use hmc::{Hmc, HmcChain, HmcConfig, HmcStats, HmcTuning};
 pub use hmc_ecs::{
     EcsDynamics, HmcEcs, HmcEcsConfig, HmcEcsState, HmcEcsStats, HmcEcsWithEstimator,
     RecenterSchedule,

@@ -76,18 +76,19 @@
 //! whenever both tests decide exactly (e.g. [`ExactTest`](tallmc_bounds::ExactTest)).
 //!
 //! ```
+//! use tallmc_core::fresh_each;
 //! use tallmc_bounds::{BoundKind, ConfidenceConfig, ConfidenceTest};
 //! use tallmc_models::GaussianMean;
 //! use tallmc_samplers::{
 //!     ProxyConfig, ProxyMinibatchMh, RandomWalkProposal, RandomWalkProposalConfig, RunConfig,
-//!     sample_in_memory_with,
+//!     sample_in_memory,
 //! };
 //!
 //! let y: Vec<f64> = (0..20_000).map(|i| ((i * 7919) % 1000) as f64 / 500.0 - 1.0).collect();
 //! let model = GaussianMean::from_observations(y, 1.0, 0.0, 10.0)?;
 //! let (mode, sd) = model.posterior_mean_sd();
 //! let config = RunConfig { num_warmup: 200, num_draws: 500, num_chains: 1, seed: 3, save_warmup: false };
-//! let chains = sample_in_memory_with(&model, config, &[vec![mode]], |_| {
+//! let chains = sample_in_memory(&model, config, &[vec![mode]], &fresh_each(|| {
 //!     let test = ConfidenceTest::new(ConfidenceConfig::new(BoundKind::EmpiricalBernsteinSerfling, 0.01))
 //!         .map_err(|e| tallmc_core::Error::Other(e.to_string()))?;
 //!     let walk = RandomWalkProposal::new(RandomWalkProposalConfig {
@@ -95,7 +96,7 @@
 //!         ..Default::default()
 //!     })?;
 //!     ProxyMinibatchMh::new(test, walk, ProxyConfig::new(vec![mode]))
-//! })?;
+//! }))?;
 //! // ℓ_i is quadratic in μ (M₃ = 0): every decision is taken on the first batch of 100.
 //! let used = chains[0].sink.stat("data_used__").unwrap();
 //! assert!(used.iter().all(|&u| u <= 100.0));

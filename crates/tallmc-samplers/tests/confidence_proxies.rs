@@ -10,6 +10,7 @@
 #![allow(clippy::print_stderr)] // measured numbers are reported with --nocapture
 
 use std::sync::OnceLock;
+use tallmc_core::fresh_each;
 
 use tallmc_bounds::{BoundKind, ConfidenceConfig, ConfidenceTest, ExactTest};
 use tallmc_core::rng::chain_rng;
@@ -22,7 +23,7 @@ use tallmc_models::synthetic::{higgs_like, normal_sample, two_class_2d};
 use tallmc_models::{DesignOptions, GaussianMean, LogisticRegression};
 use tallmc_samplers::{
     Hmc, HmcConfig, MinibatchMh, NewtonOptions, ProxyConfig, ProxyMinibatchMh, RandomWalkProposal,
-    RandomWalkProposalConfig, RunConfig, laplace_approximation, sample_in_memory_with,
+    RandomWalkProposalConfig, RunConfig, laplace_approximation, sample_in_memory,
 };
 use tallmc_testkit::{CountingAllocator, Z_MAX, allocations, seed};
 
@@ -98,17 +99,34 @@ fn exact_test_and_tiny_delta_reproduce_exact_minibatch_mh_bit_for_bit() {
         save_warmup: false,
     };
     let inits = [p.mode.clone()];
-    let plain = sample_in_memory_with(&p.model, config, &inits, |_| {
-        Ok(MinibatchMh::new(ExactTest::new(), walk(&p.cov)))
-    })
+    let plain = sample_in_memory(
+        &p.model,
+        config,
+        &inits,
+        &fresh_each(|| Ok(MinibatchMh::new(ExactTest::new(), walk(&p.cov)))),
+    )
     .unwrap();
-    let proxy_exact = sample_in_memory_with(&p.model, config, &inits, |_| {
-        ProxyMinibatchMh::new(ExactTest::new(), walk(&p.cov), ProxyConfig::new(p.mode.clone()))
-    })
+    let proxy_exact = sample_in_memory(
+        &p.model,
+        config,
+        &inits,
+        &fresh_each(|| {
+            ProxyMinibatchMh::new(ExactTest::new(), walk(&p.cov), ProxyConfig::new(p.mode.clone()))
+        }),
+    )
     .unwrap();
-    let proxy_tiny = sample_in_memory_with(&p.model, config, &inits, |_| {
-        ProxyMinibatchMh::new(confidence(1e-300), walk(&p.cov), ProxyConfig::new(p.mode.clone()))
-    })
+    let proxy_tiny = sample_in_memory(
+        &p.model,
+        config,
+        &inits,
+        &fresh_each(|| {
+            ProxyMinibatchMh::new(
+                confidence(1e-300),
+                walk(&p.cov),
+                ProxyConfig::new(p.mode.clone()),
+            )
+        }),
+    )
     .unwrap();
     let accept = plain[0].report.mean_accept_stat;
     assert!(accept > 0.1 && accept < 0.9, "acceptance {accept}");
@@ -144,9 +162,12 @@ fn proxy_confidence_sampler_matches_full_data_hmc_on_logistic_regression() {
             seed: seed(51),
             save_warmup: false,
         };
-        let out = sample_in_memory_with(&p.model, config, &vec![p.mode.clone(); 4], |_| {
-            Hmc::new(cfg.clone())
-        })
+        let out = sample_in_memory(
+            &p.model,
+            config,
+            &vec![p.mode.clone(); 4],
+            &Hmc::new(cfg.clone()).unwrap(),
+        )
         .unwrap();
         let chains: Vec<&[f64]> = out.iter().map(|c| c.sink.draws.as_slice()).collect();
         summary(&chains, d)
@@ -159,11 +180,16 @@ fn proxy_confidence_sampler_matches_full_data_hmc_on_logistic_regression() {
             seed: seed(52 + k),
             save_warmup: false,
         };
-        let out = sample_in_memory_with(&p.model, config, &vec![p.mode.clone(); 4], |_| {
-            let mut cfg = ProxyConfig::new(p.mode.clone());
-            cfg.recenter_every = recenter;
-            ProxyMinibatchMh::new(confidence(DELTA), walk(&p.cov), cfg)
-        })
+        let out = sample_in_memory(
+            &p.model,
+            config,
+            &vec![p.mode.clone(); 4],
+            &fresh_each(|| {
+                let mut cfg = ProxyConfig::new(p.mode.clone());
+                cfg.recenter_every = recenter;
+                ProxyMinibatchMh::new(confidence(DELTA), walk(&p.cov), cfg)
+            }),
+        )
         .unwrap();
         let chains: Vec<&[f64]> = out.iter().map(|c| c.sink.draws.as_slice()).collect();
         let s = summary(&chains, d);
@@ -206,14 +232,19 @@ fn gaussian_mean_has_exact_proxies_and_decides_on_the_first_batch() {
         seed: seed(62),
         save_warmup: false,
     };
-    let out = sample_in_memory_with(&model, config, &vec![vec![mean]; 4], |_| {
-        // Centre away from the mode: the proxies are exact anywhere.
-        ProxyMinibatchMh::new(
-            confidence(DELTA),
-            walk(&[sd * sd]),
-            ProxyConfig::new(vec![mean + 3.0 * sd]),
-        )
-    })
+    let out = sample_in_memory(
+        &model,
+        config,
+        &vec![vec![mean]; 4],
+        &fresh_each(|| {
+            // Centre away from the mode: the proxies are exact anywhere.
+            ProxyMinibatchMh::new(
+                confidence(DELTA),
+                walk(&[sd * sd]),
+                ProxyConfig::new(vec![mean + 3.0 * sd]),
+            )
+        }),
+    )
     .unwrap();
     let first = ConfidenceConfig::default().first_batch as f64;
     for c in &out {

@@ -4,12 +4,13 @@ mod common;
 
 use common::LinearGaussian;
 use tallmc_core::Parallelism;
+use tallmc_core::fresh_each;
 use tallmc_integrators::Metric;
 use tallmc_samplers::sink::{CsvSink, MemorySink, Tee};
 use tallmc_samplers::{
     AdaptiveMetropolis, AdaptiveMetropolisConfig, Driver, Hmc, HmcConfig, NewtonOptions,
     RandomWalkConfig, RandomWalkMetropolis, RunConfig, SamplerError, laplace_approximation,
-    sample_in_memory_with,
+    sample_in_memory,
 };
 
 fn config(chains: usize, seed: u64) -> RunConfig {
@@ -24,12 +25,12 @@ fn same_seed_gives_identical_draws_for_any_thread_count_and_chain_count() {
     let (_, cov) = model.posterior();
     let metric = Metric::diagonal((0..3).map(|j| cov[j * 3 + j]).collect()).unwrap();
     let cfg = HmcConfig { initial_metric: Some(metric), ..Default::default() };
-    let hmc = |_| Hmc::new(cfg.clone());
-    let a = sample_in_memory_with(&model, config(3, 42), &[vec![0.0; 3]], hmc).unwrap();
+    let hmc = Hmc::new(cfg).unwrap();
+    let a = sample_in_memory(&model, config(3, 42), &[vec![0.0; 3]], &hmc).unwrap();
     let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
-    let b = pool
-        .install(|| sample_in_memory_with(&model, config(3, 42), &[vec![0.0; 3]], hmc).unwrap());
-    let one = sample_in_memory_with(&model, config(1, 42), &[vec![0.0; 3]], hmc).unwrap();
+    let b =
+        pool.install(|| sample_in_memory(&model, config(3, 42), &[vec![0.0; 3]], &hmc).unwrap());
+    let one = sample_in_memory(&model, config(1, 42), &[vec![0.0; 3]], &hmc).unwrap();
     for (x, y) in a.iter().zip(&b) {
         assert_eq!(x.sink.draws, y.sink.draws);
         assert_eq!(x.sink.stats, y.sink.stats);
@@ -38,7 +39,7 @@ fn same_seed_gives_identical_draws_for_any_thread_count_and_chain_count() {
     assert_eq!(a[0].sink.draws, one[0].sink.draws);
     // Different chains and different seeds differ.
     assert_ne!(a[0].sink.draws, a[1].sink.draws);
-    let c = sample_in_memory_with(&model, config(1, 43), &[vec![0.0; 3]], hmc).unwrap();
+    let c = sample_in_memory(&model, config(1, 43), &[vec![0.0; 3]], &hmc).unwrap();
     assert_ne!(a[0].sink.draws, c[0].sink.draws);
 }
 
@@ -46,9 +47,12 @@ fn same_seed_gives_identical_draws_for_any_thread_count_and_chain_count() {
 fn reported_counts_are_full_data_passes() {
     let n = 5_000;
     let model = LinearGaussian::new(n, 2, 2);
-    let out = sample_in_memory_with(&model, config(1, 1), &[vec![0.0; 2]], |_| {
-        RandomWalkMetropolis::new(RandomWalkConfig::default())
-    })
+    let out = sample_in_memory(
+        &model,
+        config(1, 1),
+        &[vec![0.0; 2]],
+        &fresh_each(|| RandomWalkMetropolis::new(RandomWalkConfig::default())),
+    )
     .unwrap();
     let r = &out[0].report;
     // Every proposal evaluates all N terms (the Gaussian prior is positive everywhere), plus the
@@ -56,9 +60,12 @@ fn reported_counts_are_full_data_passes() {
     assert_eq!(r.sampling_evals.terms, 300 * n as u64);
     assert_eq!(r.warmup_evals.terms, 201 * n as u64);
     assert_eq!(r.sampling_evals.gradients, 0);
-    let hmc = sample_in_memory_with(&model, config(1, 1), &[vec![0.0; 2]], |_| {
-        Hmc::new(HmcConfig::default())
-    })
+    let hmc = sample_in_memory(
+        &model,
+        config(1, 1),
+        &[vec![0.0; 2]],
+        &Hmc::new(HmcConfig::default()).unwrap(),
+    )
     .unwrap();
     let leapfrogs: f64 = hmc[0].sink.stat("n_leapfrog__").unwrap().iter().sum();
     assert_eq!(hmc[0].report.sampling_evals.gradients, leapfrogs as u64 * n as u64);
@@ -74,7 +81,7 @@ fn csv_sink_writes_cmdstan_layout_and_round_trips() {
     let out = Driver::new(config(1, 9))
         .parameter_names(vec!["a".into(), "b".into()])
         .comments(vec![("model".into(), "linear-gaussian".into())])
-        .run_with(&model, &[vec![0.0; 2]], |_| Hmc::new(HmcConfig::default()), sinks)
+        .run(&model, &[vec![0.0; 2]], &Hmc::new(HmcConfig::default()).unwrap(), sinks)
         .unwrap();
     let text = std::fs::read_to_string(&path).unwrap();
     let header = text.lines().find(|l| !l.starts_with('#')).unwrap();
@@ -103,12 +110,12 @@ fn csv_sink_writes_cmdstan_layout_and_round_trips() {
 #[test]
 fn bad_inputs_are_clear_errors() {
     let model = LinearGaussian::new(100, 2, 4);
-    let hmc = |_| Hmc::new(HmcConfig::default());
-    let e = sample_in_memory_with(&model, config(1, 1), &[vec![0.0; 3]], hmc).unwrap_err();
+    let hmc = Hmc::new(HmcConfig::default()).unwrap();
+    let e = sample_in_memory(&model, config(1, 1), &[vec![0.0; 3]], &hmc).unwrap_err();
     assert!(e.to_string().contains("initial position: expected 2, found 3"), "{e}");
-    let e = sample_in_memory_with(&model, config(1, 1), &[vec![0.0, f64::NAN]], hmc).unwrap_err();
+    let e = sample_in_memory(&model, config(1, 1), &[vec![0.0, f64::NAN]], &hmc).unwrap_err();
     assert!(e.to_string().contains("non-finite value in initial position"), "{e}");
-    let e = sample_in_memory_with(&model, config(0, 1), &[vec![0.0; 2]], hmc).unwrap_err();
+    let e = sample_in_memory(&model, config(0, 1), &[vec![0.0; 2]], &hmc).unwrap_err();
     assert!(matches!(e, SamplerError::Core(_)), "{e}");
     let e =
         Hmc::new(HmcConfig { initial_step_size: Some(-1.0), ..Default::default() }).unwrap_err();
@@ -123,9 +130,12 @@ fn bad_inputs_are_clear_errors() {
         proposal_covariance: Some(vec![1.0, 2.0, 2.0, 1.0]),
         ..Default::default()
     };
-    let e = sample_in_memory_with(&model, config(1, 1), &[vec![0.0; 2]], |_| {
-        RandomWalkMetropolis::new(bad_cov.clone())
-    })
+    let e = sample_in_memory(
+        &model,
+        config(1, 1),
+        &[vec![0.0; 2]],
+        &fresh_each(|| RandomWalkMetropolis::new(bad_cov.clone())),
+    )
     .unwrap_err();
     assert!(
         e.to_string().contains("proposal covariance is not symmetric positive definite"),
@@ -144,7 +154,7 @@ fn divergences_are_reported_not_panics() {
         ..Default::default()
     };
     let out =
-        sample_in_memory_with(&model, config(1, 1), &[vec![0.0; 2]], |_| Hmc::new(cfg.clone()))
+        sample_in_memory(&model, config(1, 1), &[vec![0.0; 2]], &Hmc::new(cfg.clone()).unwrap())
             .unwrap();
     assert_eq!(out[0].report.divergences, 300);
     assert!(

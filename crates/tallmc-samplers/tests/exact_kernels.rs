@@ -10,12 +10,13 @@
 mod common;
 
 use common::LinearGaussian;
-use tallmc_core::StatefulKernel;
+use tallmc_core::Kernel;
+use tallmc_core::fresh_each;
 use tallmc_diagnostics::{Draws, summarize};
 use tallmc_integrators::{Metric, MetricKind};
 use tallmc_samplers::{
     AdaptiveMetropolis, AdaptiveMetropolisConfig, Hmc, HmcConfig, RandomWalkConfig,
-    RandomWalkMetropolis, RunConfig, sample_in_memory_with,
+    RandomWalkMetropolis, RunConfig, sample_in_memory,
 };
 
 const Z_MAX: f64 = 4.0;
@@ -25,10 +26,9 @@ fn seeds() -> [u64; 4] {
     [1, 2, 3, 4].map(tallmc_testkit::seed)
 }
 
-fn check<K, F>(name: &str, model: &LinearGaussian, warmup: usize, draws: usize, make: F)
+fn check<K>(name: &str, model: &LinearGaussian, warmup: usize, draws: usize, kernel: &K)
 where
-    K: StatefulKernel<LinearGaussian> + Send,
-    F: Fn(usize) -> tallmc_core::Result<K> + Sync,
+    K: Kernel<LinearGaussian>,
 {
     let (mean, cov) = model.posterior();
     let d = model.d;
@@ -53,7 +53,7 @@ where
                     .collect()
             })
             .collect();
-        let out = sample_in_memory_with(model, config, &inits, &make).unwrap();
+        let out = sample_in_memory(model, config, &inits, kernel).unwrap();
         let chains: Vec<&[f64]> = out.iter().map(|c| c.sink.draws.as_slice()).collect();
         let names: Vec<String> = (0..d).map(|j| format!("theta.{j}")).collect();
         let summary = summarize(&names, &Draws::new(&chains, d).unwrap()).unwrap();
@@ -83,7 +83,7 @@ fn hmc_with_diagonal_and_dense_metric_matches_closed_form() {
     let m = model();
     for kind in [MetricKind::Diagonal, MetricKind::Dense] {
         let cfg = HmcConfig { metric: kind, ..Default::default() };
-        check(&format!("HMC ({kind:?})"), &m, 1000, 1000, |_| Hmc::new(cfg.clone()));
+        check(&format!("HMC ({kind:?})"), &m, 1000, 1000, &Hmc::new(cfg.clone()).unwrap());
     }
 }
 
@@ -96,7 +96,7 @@ fn hmc_from_a_given_metric_without_adaptation_matches_closed_form() {
         adapt_metric: false,
         ..Default::default()
     };
-    check("HMC (fixed dense metric)", &m, 300, 1000, |_| Hmc::new(cfg.clone()));
+    check("HMC (fixed dense metric)", &m, 300, 1000, &Hmc::new(cfg.clone()).unwrap());
 }
 
 #[test]
@@ -104,7 +104,7 @@ fn random_walk_metropolis_matches_closed_form() {
     let m = model();
     let (_, cov) = m.posterior();
     let cfg = RandomWalkConfig { proposal_covariance: Some(cov), ..Default::default() };
-    check("RWM", &m, 1000, 5000, |_| RandomWalkMetropolis::new(cfg.clone()));
+    check("RWM", &m, 1000, 5000, &fresh_each(|| RandomWalkMetropolis::new(cfg.clone())));
 }
 
 #[test]
@@ -118,7 +118,7 @@ fn adaptive_metropolis_matches_closed_form() {
     let v = 4.0 * (0..3).map(|j| cov[j * 3 + j]).fold(0.0, f64::max);
     let guess = vec![v, 0.0, 0.0, 0.0, v, 0.0, 0.0, 0.0, v];
     let cfg = AdaptiveMetropolisConfig { initial_covariance: Some(guess), ..Default::default() };
-    check("AM", &m, 3000, 5000, |_| AdaptiveMetropolis::new(cfg.clone()));
+    check("AM", &m, 3000, 5000, &fresh_each(|| AdaptiveMetropolis::new(cfg.clone())));
 }
 
 #[test]
@@ -128,9 +128,12 @@ fn random_walk_tuning_reaches_its_target_acceptance() {
     let cfg = RandomWalkConfig { proposal_covariance: Some(cov), ..Default::default() };
     let config =
         RunConfig { num_warmup: 2000, num_draws: 4000, num_chains: 1, seed: 3, save_warmup: false };
-    let out = sample_in_memory_with(&m, config, &[m.posterior().0], |_| {
-        RandomWalkMetropolis::new(cfg.clone())
-    })
+    let out = sample_in_memory(
+        &m,
+        config,
+        &[m.posterior().0],
+        &fresh_each(|| RandomWalkMetropolis::new(cfg.clone())),
+    )
     .unwrap();
     // The acceptance indicator's mean over 4000 correlated draws: allow ±0.05 around 0.234.
     let acc = out[0].report.mean_accept_stat;

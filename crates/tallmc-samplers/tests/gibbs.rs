@@ -19,6 +19,7 @@
 
 use rand::{Rng, RngExt};
 use tallmc_bounds::{Decision, ExactTest, MeanTest, Population};
+use tallmc_core::fresh_each;
 use tallmc_core::rng::chain_rng;
 use tallmc_core::{BinaryFactors, ChainState, StatefulKernel, StepStats};
 use tallmc_diagnostics::ess_mean;
@@ -26,7 +27,7 @@ use tallmc_models::ThreeWayMrf;
 use tallmc_models::mrf::state_index;
 use tallmc_samplers::{
     ApproximateGibbs, GibbsConfig, GibbsStats, RunConfig, Scan, empirical_conditional,
-    sample_in_memory_with,
+    sample_in_memory,
 };
 use tallmc_testkit::{CountingAllocator, allocations};
 
@@ -210,9 +211,12 @@ fn check_joint(scan: Scan, draws: usize, base_seed: u64) {
         save_warmup: false,
     };
     let inits = vec![zeros(d), vec![1.0; d], zeros(d), vec![1.0; d]];
-    let out = sample_in_memory_with(&mrf, config, &inits, |_| {
-        ApproximateGibbs::new(GibbsConfig { scan }, ExactTest::new())
-    })
+    let out = sample_in_memory(
+        &mrf,
+        config,
+        &inits,
+        &fresh_each(|| ApproximateGibbs::new(GibbsConfig { scan }, ExactTest::new())),
+    )
     .unwrap();
     let cats: Vec<Vec<usize>> = out
         .iter()

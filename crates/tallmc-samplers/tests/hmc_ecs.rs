@@ -10,6 +10,7 @@
 #![allow(clippy::print_stderr)] // measured numbers are reported with --nocapture
 
 use std::sync::OnceLock;
+use tallmc_core::fresh_each;
 
 use tallmc_core::rng::chain_rng;
 use tallmc_core::{
@@ -25,7 +26,7 @@ use tallmc_models::synthetic::{HIGGS_LIKE_PRIOR_SD, higgs_like, normal_sample};
 use tallmc_models::{DesignOptions, GaussianMean, LogisticRegression};
 use tallmc_samplers::{
     EcsDynamics, Hmc, HmcConfig, HmcEcs, HmcEcsConfig, NewtonOptions, RunConfig, SignedHmcEcs,
-    SignedHmcEcsConfig, laplace_approximation, sample_in_memory_with, sign_corrected_mean,
+    SignedHmcEcsConfig, laplace_approximation, sample_in_memory, sign_corrected_mean,
 };
 use tallmc_testkit::{CountingAllocator, Z_MAX, allocations, seed};
 
@@ -63,9 +64,13 @@ fn perturbed_is_exact_on_the_gaussian_mean_with_second_order_control_variates() 
         // Over-dispersed starts; θ* is found by Newton from each.
         let inits: Vec<Vec<f64>> =
             (0..4).map(|c| vec![mean + 3.0 * sd * (c as f64 - 1.5)]).collect();
-        let out =
-            sample_in_memory_with(&model, config, &inits, |_| HmcEcs::new(small_config(50, 10)))
-                .unwrap();
+        let out = sample_in_memory(
+            &model,
+            config,
+            &inits,
+            &fresh_each(|| HmcEcs::new(small_config(50, 10))),
+        )
+        .unwrap();
         let chains: Vec<&[f64]> = out.iter().map(|c| c.sink.draws.as_slice()).collect();
         let summary = summarize(&["mu"], &Draws::new(&chains, 1).unwrap()).unwrap();
         let s0 = &summary[0];
@@ -132,7 +137,7 @@ fn reference() -> &'static Reference {
             save_warmup: false,
         };
         let inits = vec![lap.mode.clone(); 4];
-        let out = sample_in_memory_with(model, config, &inits, |_| Hmc::new(cfg.clone())).unwrap();
+        let out = sample_in_memory(model, config, &inits, &Hmc::new(cfg.clone()).unwrap()).unwrap();
         let chains: Vec<&[f64]> = out.iter().map(|c| c.sink.draws.as_slice()).collect();
         let names: Vec<String> = (0..d).map(|j| format!("theta.{j}")).collect();
         let s = summarize(&names, &Draws::new(&chains, d).unwrap()).unwrap();
@@ -162,7 +167,8 @@ fn perturbed_matches_full_data_hmc_on_logistic_regression() {
         save_warmup: false,
     };
     let inits = vec![r.mode.clone(); 4];
-    let out = sample_in_memory_with(model, config, &inits, |_| HmcEcs::new(cfg.clone())).unwrap();
+    let out =
+        sample_in_memory(model, config, &inits, &fresh_each(|| HmcEcs::new(cfg.clone()))).unwrap();
     let chains: Vec<&[f64]> = out.iter().map(|c| c.sink.draws.as_slice()).collect();
     let names: Vec<String> = (0..d).map(|j| format!("theta.{j}")).collect();
     let s = summarize(&names, &Draws::new(&chains, d).unwrap()).unwrap();
@@ -223,7 +229,8 @@ fn signed_sign_corrected_means_match_full_data_hmc_on_logistic_regression() {
     };
     let inits = vec![r.mode.clone(); 4];
     let out =
-        sample_in_memory_with(model, config, &inits, |_| SignedHmcEcs::new(cfg.clone())).unwrap();
+        sample_in_memory(model, config, &inits, &fresh_each(|| SignedHmcEcs::new(cfg.clone())))
+            .unwrap();
     let signs: Vec<Vec<f64>> = out.iter().map(|c| c.sink.stat("sign__").unwrap()).collect();
     let all_signs: Vec<f64> = signs.concat();
     let s_bar = all_signs.iter().sum::<f64>() / all_signs.len() as f64;
@@ -295,7 +302,8 @@ fn signed_with_negative_signs_sign_corrected_means_match_full_data_hmc() {
     };
     let inits = vec![r.mode.clone(); 4];
     let out =
-        sample_in_memory_with(model, config, &inits, |_| SignedHmcEcs::new(cfg.clone())).unwrap();
+        sample_in_memory(model, config, &inits, &fresh_each(|| SignedHmcEcs::new(cfg.clone())))
+            .unwrap();
     let signs: Vec<Vec<f64>> = out.iter().map(|c| c.sink.stat("sign__").unwrap()).collect();
     let negative = signs.iter().flatten().filter(|s| **s < 0.0).count();
     let total = signs.iter().map(Vec::len).sum::<usize>();
@@ -403,9 +411,14 @@ fn same_seed_gives_identical_draws() {
             seed: 9,
             save_warmup: false,
         };
-        let out = sample_in_memory_with(&model, config, &[vec![0.0], vec![2.0]], |_| {
-            HmcEcs::new(HmcEcsConfig { cv_order: CvOrder::One, ..small_config(40, 4) })
-        })
+        let out = sample_in_memory(
+            &model,
+            config,
+            &[vec![0.0], vec![2.0]],
+            &fresh_each(|| {
+                HmcEcs::new(HmcEcsConfig { cv_order: CvOrder::One, ..small_config(40, 4) })
+            }),
+        )
         .unwrap();
         out.into_iter().flat_map(|c| c.sink.draws).collect::<Vec<f64>>()
     };

@@ -8,26 +8,26 @@ mod common;
 use common::LinearGaussian;
 use rand::Rng;
 use tallmc_bounds::{Decision, ExactTest, MeanTest, Population};
-use tallmc_core::StatefulKernel;
+use tallmc_core::Kernel;
+use tallmc_core::fresh_each;
 use tallmc_diagnostics::{Draws, summarize};
 use tallmc_samplers::{
     MinibatchMh, RandomWalkProposal, RandomWalkProposalConfig, RunConfig, Sgld, SgldConfig,
-    SgldProposal, SgldProposalConfig, sample_in_memory_with,
+    SgldProposal, SgldProposalConfig, sample_in_memory,
 };
 
 use tallmc_testkit::seed_offset as offset;
 
 /// (mean z, sd z) per coordinate against the closed form.
-fn z_scores<K, F>(model: &LinearGaussian, draws: usize, seed: u64, make: F) -> Vec<(f64, f64)>
+fn z_scores<K>(model: &LinearGaussian, draws: usize, seed: u64, kernel: &K) -> Vec<(f64, f64)>
 where
-    K: StatefulKernel<LinearGaussian> + Send,
-    F: Fn(usize) -> tallmc_core::Result<K> + Sync,
+    K: Kernel<LinearGaussian>,
 {
     let (mean, cov) = model.posterior();
     let d = model.d;
     let config =
         RunConfig { num_warmup: 1000, num_draws: draws, num_chains: 4, seed, save_warmup: false };
-    let out = sample_in_memory_with(model, config, std::slice::from_ref(&mean), make).unwrap();
+    let out = sample_in_memory(model, config, std::slice::from_ref(&mean), kernel).unwrap();
     let chains: Vec<&[f64]> = out.iter().map(|c| c.sink.draws.as_slice()).collect();
     let names: Vec<String> = (0..d).map(|j| format!("t{j}")).collect();
     let s = summarize(&names, &Draws::new(&chains, d).unwrap()).unwrap();
@@ -51,9 +51,12 @@ fn random_walk(model: &LinearGaussian) -> RandomWalkProposal {
 fn minibatch_mh_with_the_exact_test_samples_the_posterior() {
     let model = LinearGaussian::new(1_000, 2, 21);
     for seed in [1, 2] {
-        let z = z_scores(&model, 4000, seed + offset(), |_| {
-            Ok(MinibatchMh::new(ExactTest::new(), random_walk(&model)))
-        });
+        let z = z_scores(
+            &model,
+            4000,
+            seed + offset(),
+            &fresh_each(|| Ok(MinibatchMh::new(ExactTest::new(), random_walk(&model)))),
+        );
         for (j, (zm, zs)) in z.iter().enumerate() {
             assert!(zm.abs() < 4.0 && zs.abs() < 4.0, "seed {seed}, θ{j}: z = ({zm:.2}, {zs:.2})");
         }
@@ -66,14 +69,17 @@ fn mh_corrected_sgld_is_exact_and_uncorrected_sgld_is_biased() {
     // variance badly, while the MH-corrected chain must stay exact.
     let model = LinearGaussian::new(1_000, 2, 22);
     let cfg = SgldProposalConfig { step_size: 2e-3, batch: 50 };
-    let z = z_scores(&model, 4000, 3 + offset(), |_| {
-        Ok(MinibatchMh::new(ExactTest::new(), SgldProposal::new(cfg)?))
-    });
+    let z = z_scores(
+        &model,
+        4000,
+        3 + offset(),
+        &fresh_each(|| Ok(MinibatchMh::new(ExactTest::new(), SgldProposal::new(cfg)?))),
+    );
     for (j, (zm, zs)) in z.iter().enumerate() {
         assert!(zm.abs() < 4.0 && zs.abs() < 4.0, "corrected SGLD θ{j}: z = ({zm:.2}, {zs:.2})");
     }
     let plain = SgldConfig::new(2e-3, 50).unwrap();
-    let z = z_scores(&model, 4000, 3 + offset(), |_| Sgld::new(plain.clone()));
+    let z = z_scores(&model, 4000, 3 + offset(), &fresh_each(|| Sgld::new(plain.clone())));
     assert!(z.iter().any(|(_, zs)| zs.abs() > 10.0), "plain SGLD should be visibly biased: {z:?}");
 }
 
@@ -115,13 +121,19 @@ fn the_test_does_not_shift_proposals_or_uniforms() {
     let model = LinearGaussian::new(500, 2, 23);
     let config =
         RunConfig { num_warmup: 100, num_draws: 300, num_chains: 1, seed: 5, save_warmup: false };
-    let a = sample_in_memory_with(&model, config, &[model.posterior().0], |_| {
-        Ok(MinibatchMh::new(ExactTest::new(), random_walk(&model)))
-    })
+    let a = sample_in_memory(
+        &model,
+        config,
+        &[model.posterior().0],
+        &fresh_each(|| Ok(MinibatchMh::new(ExactTest::new(), random_walk(&model)))),
+    )
     .unwrap();
-    let b = sample_in_memory_with(&model, config, &[model.posterior().0], |_| {
-        Ok(MinibatchMh::new(ExactInOddLooks, random_walk(&model)))
-    })
+    let b = sample_in_memory(
+        &model,
+        config,
+        &[model.posterior().0],
+        &fresh_each(|| Ok(MinibatchMh::new(ExactInOddLooks, random_walk(&model)))),
+    )
     .unwrap();
     assert_eq!(a[0].sink.draws, b[0].sink.draws);
     // Every step evaluated 2N terms (θ and θ′) and used all N values.
@@ -158,15 +170,21 @@ fn bad_settings_are_errors_at_init() {
     let model = LinearGaussian::new(100, 2, 24);
     let config =
         RunConfig { num_warmup: 10, num_draws: 10, num_chains: 1, seed: 1, save_warmup: false };
-    let e = sample_in_memory_with(&model, config, &[vec![0.0; 2]], |_| {
-        Ok(MinibatchMh::new(NeedsRange, random_walk(&model)))
-    })
+    let e = sample_in_memory(
+        &model,
+        config,
+        &[vec![0.0; 2]],
+        &fresh_each(|| Ok(MinibatchMh::new(NeedsRange, random_walk(&model)))),
+    )
     .unwrap_err();
     assert!(e.to_string().contains("needs a bound on the range"), "{e}");
     let cfg = SgldProposalConfig { step_size: 1e-3, batch: 101 };
-    let e = sample_in_memory_with(&model, config, &[vec![0.0; 2]], |_| {
-        Ok(MinibatchMh::new(ExactTest::new(), SgldProposal::new(cfg)?))
-    })
+    let e = sample_in_memory(
+        &model,
+        config,
+        &[vec![0.0; 2]],
+        &fresh_each(|| Ok(MinibatchMh::new(ExactTest::new(), SgldProposal::new(cfg)?))),
+    )
     .unwrap_err();
     assert!(e.to_string().contains("SGLD batch size = 101"), "{e}");
     assert!(SgldProposal::new(SgldProposalConfig { step_size: -1.0, batch: 5 }).is_err());

@@ -24,7 +24,7 @@ use tallmc_integrators::PiecewiseLinearRate;
 use tallmc_models::synthetic::sbps_logistic;
 use tallmc_models::{DesignOptions, LogisticRegression};
 use tallmc_samplers::piecewise::{BandConfig, LocalRegression, ProposalBand};
-use tallmc_samplers::{Hmc, HmcConfig, RunConfig, Sbps, SbpsConfig, sample_in_memory_with};
+use tallmc_samplers::{Hmc, HmcConfig, RunConfig, Sbps, SbpsConfig, sample_in_memory};
 use tallmc_testkit::{CountingAllocator, Z_MAX, allocations, seed};
 
 #[global_allocator]
@@ -256,9 +256,12 @@ fn hmc_reference(p: &Logistic) -> Vec<[f64; 3]> {
         seed: seed(90),
         save_warmup: false,
     };
-    let out = sample_in_memory_with(&p.model, cfg, &vec![p.mode.clone(); 4], |_| {
-        Hmc::new(HmcConfig::default())
-    })
+    let out = sample_in_memory(
+        &p.model,
+        cfg,
+        &vec![p.mode.clone(); 4],
+        &Hmc::new(HmcConfig::default()).unwrap(),
+    )
     .unwrap();
     let chains: Vec<&[f64]> = out.iter().map(|c| c.sink.draws.as_slice()).collect();
     let names: Vec<String> = (0..5).map(|j| format!("theta.{j}")).collect();

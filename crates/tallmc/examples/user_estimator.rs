@@ -416,9 +416,7 @@ pub fn run(seed: u64) -> Result<Report, Box<dyn Error>> {
         adapt_metric: false,
         ..HmcConfig::default()
     };
-    let hmc = sample_in_memory_with(&model, run_config(1, 300, 2000), &inits, |_| {
-        Hmc::new(hmc_config.clone())
-    })?;
+    let hmc = sample_in_memory(&model, run_config(1, 300, 2000), &inits, &Hmc::new(hmc_config)?)?;
 
     let m = STRATA * PER_STRATUM;
     let ecs_config = HmcEcsConfig {
@@ -427,9 +425,12 @@ pub fn run(seed: u64) -> Result<Report, Box<dyn Error>> {
         blocks: BLOCKS,
         ..HmcEcsConfig::default()
     };
-    let ecs = sample_in_memory_with(&model, run_config(2, 1000, 3000), &inits, |_| {
-        HmcEcs::new(ecs_config.clone())
-    })?;
+    let ecs = sample_in_memory(
+        &model,
+        run_config(2, 1000, 3000),
+        &inits,
+        &fresh_each(|| HmcEcs::new(ecs_config.clone())),
+    )?;
 
     // The user estimator: control variate at the mode, strata by |η*| there.
     let (cv, mut setup) = ControlVariate::new(&model, &laplace.mode, CvOrder::Two)?;
@@ -450,9 +451,14 @@ pub fn run(seed: u64) -> Result<Report, Box<dyn Error>> {
         (at.variance, away.variance)
     };
     let dynamics = EcsDynamics::default();
-    let stratified = sample_in_memory_with(&model, run_config(3, 1000, 3000), &inits, |_| {
-        HmcEcsWithEstimator::new(dynamics.clone(), estimator.clone(), subsample.clone())
-    })?;
+    let stratified = sample_in_memory(
+        &model,
+        run_config(3, 1000, 3000),
+        &inits,
+        &fresh_each(|| {
+            HmcEcsWithEstimator::new(dynamics.clone(), estimator.clone(), subsample.clone())
+        }),
+    )?;
 
     Ok(Report {
         hmc: collect(&names, &hmc, EvalCounts::ZERO)?,

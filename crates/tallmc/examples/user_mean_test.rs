@@ -360,7 +360,7 @@ pub fn run(seed: u64) -> Result<Report, Box<dyn Error>> {
         seed: seed.wrapping_add(1),
         save_warmup: false,
     };
-    let hmc = sample_in_memory_with(&model, hmc_run, &inits, |_| Hmc::new(hmc_config.clone()))?;
+    let hmc = sample_in_memory(&model, hmc_run, &inits, &Hmc::new(hmc_config)?)?;
 
     let config = TwoBoundConfig::new(DELTA, FIRST_BATCH)?;
     let walk = RandomWalkProposalConfig {
@@ -376,19 +376,29 @@ pub fn run(seed: u64) -> Result<Report, Box<dyn Error>> {
         seed: seed.wrapping_add(2),
         save_warmup: false,
     };
-    let user = sample_in_memory_with(&model, user_run, &inits, |_| {
-        ProxyMinibatchMh::new(
-            TwoBoundTest::new(config),
-            RandomWalkProposal::new(walk.clone())?,
-            ProxyConfig::new(laplace.mode.clone()),
-        )
-    })?;
+    let user = sample_in_memory(
+        &model,
+        user_run,
+        &inits,
+        &fresh_each(|| {
+            ProxyMinibatchMh::new(
+                TwoBoundTest::new(config),
+                RandomWalkProposal::new(walk.clone())?,
+                ProxyConfig::new(laplace.mode.clone()),
+            )
+        }),
+    )?;
 
     let plain_run = RunConfig { num_warmup: 100, num_draws: 300, ..user_run };
-    let plain = sample_in_memory_with(&model, plain_run, &inits, |_| {
-        Ok(MinibatchMh::new(TwoBoundTest::new(config), RandomWalkProposal::new(walk.clone())?)
-            .with_term_bounds())
-    })?;
+    let plain = sample_in_memory(
+        &model,
+        plain_run,
+        &inits,
+        &fresh_each(|| {
+            Ok(MinibatchMh::new(TwoBoundTest::new(config), RandomWalkProposal::new(walk.clone())?)
+                .with_term_bounds())
+        }),
+    )?;
 
     Ok(Report {
         hmc: collect(&names, &hmc)?,

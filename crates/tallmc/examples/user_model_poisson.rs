@@ -381,7 +381,7 @@ pub fn run(seed: u64) -> Result<Report, Box<dyn Error>> {
         seed: seed.wrapping_add(1),
         save_warmup: false,
     };
-    let hmc = sample_in_memory_with(&model, hmc_run, &inits, |_| Hmc::new(hmc_config.clone()))?;
+    let hmc = sample_in_memory(&model, hmc_run, &inits, &Hmc::new(hmc_config)?)?;
 
     // m is tuned at θ* for V[ℓ̂] ≤ 1; θ* is re-set during warmup (the paper's schedule).
     let ecs_config = HmcEcsConfig { center: Some(laplace.mode.clone()), ..HmcEcsConfig::default() };
@@ -392,9 +392,12 @@ pub fn run(seed: u64) -> Result<Report, Box<dyn Error>> {
         seed: seed.wrapping_add(2),
         save_warmup: false,
     };
-    let ecs = sample_in_memory_with(&model, ecs_run, &inits, |_| {
-        HmcEcs::with_engine(ecs_config.clone(), HessianProducts::new(D, 1))
-    })?;
+    let ecs = sample_in_memory(
+        &model,
+        ecs_run,
+        &inits,
+        &fresh_each(|| HmcEcs::with_engine(ecs_config.clone(), HessianProducts::new(D, 1))),
+    )?;
 
     Ok(Report { hmc: collect(&names, &hmc)?, ecs: collect(&names, &ecs)?, names })
 }

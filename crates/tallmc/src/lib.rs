@@ -24,11 +24,11 @@ pub mod prelude {
     };
     pub use tallmc_core::rng::{chain_rng, setup_rng};
     pub use tallmc_core::{
-        BinaryFactors, ChainState, EvalCounts, EventKind, FullData, LinearPredictor, LogPrior,
-        LogPriorCurvature, LogPriorHessian, Parallelism, ParameterNames, PdmpKernel, PdmpState,
-        Segment, SegmentStats, StatefulKernel, StepStats, TaylorRemainderBound, TermBounds,
-        TermCurvatureBound, TermGradientBounds, TermGradientLipschitz, TermGradients, TermHessians,
-        Terms, Trajectory,
+        BinaryFactors, Chain, ChainState, EvalCounts, EventKind, FullData, Kernel, LinearPredictor,
+        LogPrior, LogPriorCurvature, LogPriorHessian, Parallelism, ParameterNames, PdmpKernel,
+        PdmpState, Segment, SegmentStats, StatefulKernel, StepStats, TaylorRemainderBound,
+        TermBounds, TermCurvatureBound, TermGradientBounds, TermGradientLipschitz, TermGradients,
+        TermHessians, Terms, Trajectory, Tuning, fresh_each,
     };
     pub use tallmc_diagnostics::{
         ContinuousSummary, Draws, Summary, TimeAverages, ess_bulk, ess_tail, inefficiency_factor,
@@ -60,6 +60,5 @@ pub mod prelude {
         RandomWalkProposal, RandomWalkProposalConfig, RunConfig, SgHmc, SgHmcConfig, Sgld,
         SgldConfig, SgldProposal, SgldProposalConfig, Sgnht, SgnhtConfig, SignedHmcEcs,
         SignedHmcEcsConfig, Subsampling, Thermostat, laplace_approximation, sample_in_memory,
-        sample_in_memory_with,
     };
 }

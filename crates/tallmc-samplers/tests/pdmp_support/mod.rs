@@ -22,7 +22,7 @@ use tallmc_samplers::continuous::{Budget, ContinuousDriver, ContinuousRunConfig,
 use tallmc_integrators::MetricKind;
 use tallmc_models::LogisticRegression;
 use tallmc_samplers::{
-    Hmc, HmcConfig, NewtonOptions, RunConfig, laplace_approximation, sample_in_memory_with,
+    Hmc, HmcConfig, NewtonOptions, RunConfig, laplace_approximation, sample_in_memory,
 };
 use tallmc_testkit::{Z_MAX, seed};
 
@@ -538,7 +538,7 @@ pub fn hmc_reference(n: usize) -> &'static (Vec<f64>, Vec<f64>) {
         let inits = vec![logistic_mode(&model); 2];
         let hmc = HmcConfig { metric: MetricKind::Dense, ..HmcConfig::default() };
         let chains =
-            sample_in_memory_with(&model, config, &inits, |_| Hmc::new(hmc.clone())).unwrap();
+            sample_in_memory(&model, config, &inits, &Hmc::new(hmc.clone()).unwrap()).unwrap();
         (0..3)
             .map(|j| {
                 let draws: Vec<Vec<f64>> = chains.iter().map(|c| c.sink.coordinate(j)).collect();

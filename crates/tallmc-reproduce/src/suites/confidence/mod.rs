@@ -131,20 +131,19 @@ pub(crate) fn bounds_error(e: tallmc_bounds::Error) -> tallmc_core::Error {
     tallmc_core::Error::Other(format!("mean test: {e}"))
 }
 
-/// Runs `make`'s kernel on `model` with the driver, draws kept in memory, progress under
-/// `label`.
-pub(crate) fn run_driver<M, K, F>(
+/// Runs chains of `kernel` on `model` with the driver, draws and typed stats kept in memory,
+/// progress under `label`.
+pub(crate) fn run_driver<M, K>(
     model: &M,
     inits: &[Vec<f64>],
     config: RunConfig,
-    make: F,
+    kernel: &K,
     reporter: &dyn Reporter,
     label: &str,
-) -> Result<Vec<ChainOutput<MemorySink<K::Stats>, tallmc_core::ReportLines>>>
+) -> Result<Vec<tallmc_samplers::InMemory<K, M>>>
 where
     M: ParameterNames + Sync + ?Sized,
-    K: tallmc_core::StatefulKernel<M> + Send,
-    F: Fn(usize) -> tallmc_core::Result<K> + Sync,
+    K: tallmc_core::Kernel<M>,
 {
     let total = ((config.num_warmup + config.num_draws) * config.num_chains) as u64;
     let task = reporter.task(label, total);
@@ -152,7 +151,7 @@ where
     let out = Driver::new(config)
         .parameter_names(model.parameter_names())
         .progress(&*task)
-        .run_with(model, inits, make, sinks)?;
+        .run(model, inits, kernel, sinks)?;
     Ok(out)
 }
 

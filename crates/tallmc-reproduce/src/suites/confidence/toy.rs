@@ -37,6 +37,7 @@ use serde_json::{Value, json};
 use tallmc_bounds::{
     AusterityConfig, AusterityTest, BoundKind, ConfidenceConfig, ConfidenceTest, ExactTest,
 };
+use tallmc_core::fresh_each;
 use tallmc_diagnostics::Summary;
 use tallmc_models::{Gaussian, synthetic};
 use tallmc_samplers::sink::MemorySink;
@@ -448,7 +449,7 @@ pub fn compute(ctx: &Context<'_>) -> Result<Toy> {
                             &model,
                             &inits,
                             config,
-                            |_| RandomWalkMetropolis::new(cfg.clone()),
+                            &fresh_each(|| RandomWalkMetropolis::new(cfg.clone())),
                             ctx.reporter,
                             &label,
                         )?,
@@ -460,10 +461,10 @@ pub fn compute(ctx: &Context<'_>) -> Result<Toy> {
                         &model,
                         &inits,
                         config,
-                        |_| {
+                        &fresh_each(|| {
                             Ok(MinibatchMh::new(confidence(CONFIDENCE_DELTA)?, walk(&cov)?)
                                 .with_term_bounds())
-                        },
+                        }),
                         ctx.reporter,
                         &label,
                     )?,
@@ -479,7 +480,7 @@ pub fn compute(ctx: &Context<'_>) -> Result<Toy> {
                             &model,
                             &inits,
                             config,
-                            |_| Ok(MinibatchMh::new(austerity(first)?, walk(&cov)?)),
+                            &fresh_each(|| Ok(MinibatchMh::new(austerity(first)?, walk(&cov)?))),
                             ctx.reporter,
                             &label,
                         )?,
@@ -567,10 +568,10 @@ fn audit_decisions(
                     model,
                     inits,
                     config,
-                    |_| {
+                    &fresh_each(|| {
                         let test = Audited::new(confidence(CONFIDENCE_DELTA)?, counts.clone());
                         Ok(MinibatchMh::new(test, walk(cov)?).with_term_bounds())
-                    },
+                    }),
                     ctx.reporter,
                     &label,
                 )?;
@@ -581,10 +582,10 @@ fn audit_decisions(
                     model,
                     inits,
                     config,
-                    |_| {
+                    &fresh_each(|| {
                         let test = Audited::new(austerity(first)?, counts.clone());
                         Ok(MinibatchMh::new(test, walk(cov)?))
-                    },
+                    }),
                     ctx.reporter,
                     &label,
                 )?;
@@ -631,7 +632,7 @@ fn exactness_check(
         model,
         inits,
         config,
-        |_| Ok(MinibatchMh::new(ExactTest::new(), walk(cov)?)),
+        &fresh_each(|| Ok(MinibatchMh::new(ExactTest::new(), walk(cov)?))),
         ctx.reporter,
         &label("exact test"),
     )?;
@@ -639,11 +640,11 @@ fn exactness_check(
         model,
         inits,
         config,
-        |_| {
+        &fresh_each(|| {
             let test = AusterityTest::new(AusterityConfig::new(0.0, AUSTERITY_BATCH))
                 .map_err(bounds_error)?;
             Ok(MinibatchMh::new(test, walk(cov)?))
-        },
+        }),
         ctx.reporter,
         &label("Austerity ε = 0"),
     )?;
@@ -651,7 +652,9 @@ fn exactness_check(
         model,
         inits,
         config,
-        |_| Ok(MinibatchMh::new(confidence(TINY_DELTA)?, walk(cov)?).with_term_bounds()),
+        &fresh_each(
+            || Ok(MinibatchMh::new(confidence(TINY_DELTA)?, walk(cov)?).with_term_bounds()),
+        ),
         ctx.reporter,
         &label("confidence δ = 1e-300"),
     )?;

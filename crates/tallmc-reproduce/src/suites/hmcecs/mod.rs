@@ -34,6 +34,7 @@ pub mod fig7;
 pub mod tables;
 
 use serde_json::{Value, json};
+use tallmc_core::fresh_each;
 use tallmc_core::{LinearPredictor, LogPriorHessian, ParameterNames, TermHessians};
 use tallmc_diagnostics::{Draws, Summary, ess_coda, summarize};
 pub use tallmc_estimators::CvOrder;
@@ -276,10 +277,10 @@ where
     let total = ((run.num_warmup + run.num_draws) * run.num_chains) as u64;
     let task = reporter.task(label, total);
     let sinks = (0..run.num_chains).map(|_| TraceSink::default()).collect();
-    let chains = Driver::new(run).parameter_names(names.clone()).progress(&*task).run_with(
+    let chains = Driver::new(run).parameter_names(names.clone()).progress(&*task).run(
         model,
         inits,
-        |_| HmcEcs::new(config.clone()),
+        &fresh_each(|| HmcEcs::new(config.clone())),
         sinks,
     )?;
     drop(task);

@@ -29,6 +29,7 @@
 //! (median over parameters).
 
 use serde_json::{Value, json};
+use tallmc_core::fresh_each;
 use tallmc_core::{EvalCounts, Terms};
 use tallmc_diagnostics::{Draws, sign_corrected, summarize};
 use tallmc_estimators::{ControlVariate, ControlVariateGradient, CvOrder, RankOne};
@@ -241,7 +242,7 @@ pub fn compute_with(ctx: &Context<'_>, plan: Plan) -> Result<Tables> {
         &model,
         &inits,
         run(plan.warmup, plan.draws, 0),
-        |_| Hmc::new(hmc.clone()),
+        &Hmc::new(hmc)?,
         ctx.reporter,
         &label(Method::FullHmc),
     )?;
@@ -252,7 +253,7 @@ pub fn compute_with(ctx: &Context<'_>, plan: Plan) -> Result<Tables> {
         &model,
         &inits,
         run(plan.warmup, plan.draws, 1),
-        |_| HmcEcs::new(perturbed.clone()),
+        &fresh_each(|| HmcEcs::new(perturbed.clone())),
         ctx.reporter,
         &label(Method::Perturbed),
     )?;
@@ -269,7 +270,7 @@ pub fn compute_with(ctx: &Context<'_>, plan: Plan) -> Result<Tables> {
         &model,
         &inits,
         run(plan.warmup, plan.draws, 2),
-        |_| SignedHmcEcs::new(signed.clone()),
+        &fresh_each(|| SignedHmcEcs::new(signed.clone())),
         ctx.reporter,
         &label(Method::Signed),
     )?;
@@ -311,7 +312,7 @@ pub fn compute_with(ctx: &Context<'_>, plan: Plan) -> Result<Tables> {
                     &model,
                     &inits,
                     cfg,
-                    |_| SgHmc::with_estimator(sghmc.clone(), cv_gradient.clone()),
+                    &fresh_each(|| SgHmc::with_estimator(sghmc.clone(), cv_gradient.clone())),
                     ctx.reporter,
                     &label(method),
                 )?,
@@ -324,7 +325,7 @@ pub fn compute_with(ctx: &Context<'_>, plan: Plan) -> Result<Tables> {
                     &model,
                     &inits,
                     cfg,
-                    |_| SgHmc::new(sghmc.clone()),
+                    &fresh_each(|| SgHmc::new(sghmc.clone())),
                     ctx.reporter,
                     &label(method),
                 )?,
@@ -337,7 +338,7 @@ pub fn compute_with(ctx: &Context<'_>, plan: Plan) -> Result<Tables> {
                     &model,
                     &inits,
                     cfg,
-                    |_| Sgld::with_estimator(sgld.clone(), cv_gradient.clone()),
+                    &fresh_each(|| Sgld::with_estimator(sgld.clone(), cv_gradient.clone())),
                     ctx.reporter,
                     &label(method),
                 )?,
@@ -350,7 +351,7 @@ pub fn compute_with(ctx: &Context<'_>, plan: Plan) -> Result<Tables> {
                     &model,
                     &inits,
                     cfg,
-                    |_| Sgld::new(sgld.clone()),
+                    &fresh_each(|| Sgld::new(sgld.clone())),
                     ctx.reporter,
                     &label(method),
                 )?,

@@ -29,6 +29,7 @@
 //! coordinates, far less noisy than one direction's), SBPS against the two SGLD step sizes.
 
 use std::io;
+use tallmc_core::fresh_each;
 
 use serde_json::{Value, json};
 use tallmc_models::SoftmaxMlp;
@@ -173,10 +174,10 @@ impl Fig6 {
         let every = (run.num_draws / 4_000).max(1);
         let sinks = (0..2).map(|_| ThinSink { every, ..ThinSink::default() }).collect();
         let task = ctx.reporter.task("sbps Fig. 6: RWM reference", (2 * per_chain) as u64);
-        let reference = Driver::new(run).progress(&*task).run_with(
+        let reference = Driver::new(run).progress(&*task).run(
             &model,
             &zero,
-            |_| RandomWalkMetropolis::new(RandomWalkConfig::default()),
+            &fresh_each(|| RandomWalkMetropolis::new(RandomWalkConfig::default())),
             sinks,
         )?;
         drop(task);
@@ -245,10 +246,10 @@ impl Fig6 {
             seed: chain_seed(ctx.seed, 61),
             save_warmup: false,
         };
-        let pilot = Driver::new(pilot_run).run_with(
+        let pilot = Driver::new(pilot_run).run(
             &model,
             &[last],
-            |_| RandomWalkMetropolis::new(paper.clone()),
+            &fresh_each(|| RandomWalkMetropolis::new(paper.clone())),
             vec![ThinSink { every: 500, ..ThinSink::default() }],
         )?;
         let paper_accept = pilot[0].report.mean_accept_stat;
@@ -265,10 +266,10 @@ impl Fig6 {
             };
             let task =
                 ctx.reporter.task(&format!("sbps Fig. 6: SGLD h = {h}"), run.num_draws as u64);
-            let out = Driver::new(run).progress(&*task).run_with(
+            let out = Driver::new(run).progress(&*task).run(
                 &model,
                 &zero,
-                |_| SgldConfig::new(h, BATCH).and_then(Sgld::new),
+                &fresh_each(|| SgldConfig::new(h, BATCH).and_then(Sgld::new)),
                 vec![thin(steps_per_epoch)],
             )?;
             let kept = out.into_iter().next().map(|c| c.sink.kept).unwrap_or_default();
