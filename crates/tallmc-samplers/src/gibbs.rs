@@ -68,7 +68,7 @@
 //!
 //! ```
 //! use tallmc_bounds::ExactTest;
-//! use tallmc_core::{Kernel, rng::chain_rng};
+//! use tallmc_core::{StatefulKernel, rng::chain_rng};
 //! use tallmc_models::ThreeWayMrf;
 //! use tallmc_samplers::{ApproximateGibbs, GibbsConfig};
 //!
