@@ -630,12 +630,15 @@ fn check_sg_stayed_finite(
 
 /// The random walk of austerity and confidence: as rwm, it starts from the Laplace covariance
 /// Σ at scale s = 2.38/√d (proposal covariance s²Σ = 2.38²/d · Σ, Gelman, Roberts & Gilks
-/// 1996) rather than Haario's 2.4/√d; the scale is tuned and Σ learned during warmup.
+/// 1996) rather than Haario's 2.4/√d; the scale is tuned during warmup and Σ kept. (Learning Σ
+/// from warmup draws replaced a near-exact shape by the covariance of a transient: on a
+/// 37,591-row, 22-parameter collinear logistic regression, R-hat 1.73 and bulk ESS 6 after
+/// 10,000 iterations per chain.)
 fn minibatch_walk(covariance: &[f64], d: usize) -> RandomWalkProposalConfig {
     RandomWalkProposalConfig {
         covariance: Some(covariance.to_vec()),
         initial_scale: Some(RWM_SCALE / (d as f64).sqrt()),
-        adapt_covariance: true,
+        adapt_covariance: false,
         ..Default::default()
     }
 }
@@ -898,6 +901,6 @@ mod tests {
         let s = walk.initial_scale.unwrap();
         assert!((s * s - 2.38 * 2.38 / d as f64).abs() < 1e-12);
         assert_eq!(walk.covariance.as_deref(), Some(&sigma[..]));
-        assert!(walk.adapt_covariance && walk.adapt_scale);
+        assert!(!walk.adapt_covariance && walk.adapt_scale);
     }
 }
