@@ -17,6 +17,11 @@ pub(crate) const DATA_FRACTION_LIMIT: f64 = 0.9;
 /// A stochastic-gradient chain whose draws spread this many times wider than the Laplace
 /// approximation (accurate for tall data) is dominated by its step size.
 pub(crate) const SD_RATIO_LIMIT: f64 = 10.0;
+/// Austerity draws spreading this many times wider than the Laplace approximation: its
+/// approximate decisions, not the posterior, set the spread. (Measured on a 37,591-row,
+/// 22-parameter collinear logistic regression: at ε = 0.05 every sd came out 1.9–2.1 times the
+/// exact one; at ε = 0 the ratio was 0.93–1.04.)
+pub(crate) const AUSTERITY_SD_RATIO_LIMIT: f64 = 1.5;
 /// Rows of the parameter table.
 const MAX_ROWS: usize = 8;
 
@@ -147,25 +152,39 @@ pub(crate) fn warnings(f: &RunFacts<'_>) -> Vec<String> {
     w
 }
 
-/// For the uncorrected stochastic-gradient samplers: a warning when some parameter's sd exceeds
-/// [`SD_RATIO_LIMIT`] times its Laplace sd (`laplace_sd`, in parameter order).
+/// For the approximate samplers whose spread their own settings can inflate: a warning when
+/// some parameter's sd exceeds a limit times its Laplace sd (`laplace_sd`, in parameter order)
+/// — [`SD_RATIO_LIMIT`] for the uncorrected stochastic-gradient samplers (their step size sets
+/// the spread), [`AUSTERITY_SD_RATIO_LIMIT`] for Austerity (its ε does).
 pub(crate) fn too_wide(f: &RunFacts<'_>, laplace_sd: &[f64]) -> Option<String> {
-    if !f.sampler.is_stochastic_gradient() {
+    let (limit, cause) = if f.sampler.is_stochastic_gradient() {
+        (
+            SD_RATIO_LIMIT,
+            "The step size, not the posterior, sets this chain's spread: try a smaller \
+             --step-size (or --cv).",
+        )
+    } else if f.sampler == SamplerKind::Austerity {
+        (
+            AUSTERITY_SD_RATIO_LIMIT,
+            "Austerity's approximate accept/reject decisions, not the posterior, widened the \
+             draws: try a smaller --epsilon (0 is exact MH) or --sampler confidence.",
+        )
+    } else {
         return None;
-    }
+    };
     let wide: Vec<(&Summary, f64)> = f
         .parameters
         .iter()
         .zip(laplace_sd)
         .map(|(p, s)| (p, p.sd / s))
-        .filter(|(_, r)| *r > SD_RATIO_LIMIT)
+        .filter(|(_, r)| *r > limit)
         .collect();
     let (worst, ratio) = wide.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1))?;
+    let times = if ratio < 10.0 { format!("{ratio:.1}") } else { format!("{ratio:.0}") };
     Some(format!(
         "The draws spread far wider than the posterior: {} has sd {:.4e} where the Laplace \
-         approximation has {:.4e} ({ratio:.0} times; {} of {} parameters over {SD_RATIO_LIMIT} \
-         times). The step size, not the posterior, sets this chain's spread: try a smaller \
-         --step-size (or --cv).",
+         approximation has {:.4e} ({times} times; {} of {} parameters over {limit} times). \
+         {cause}",
         worst.name,
         worst.sd,
         worst.sd / ratio,

@@ -35,3 +35,60 @@ pub fn write_gaussian_csv(path: &Path, n: usize) -> Vec<f64> {
     std::fs::write(path, text).unwrap();
     ys
 }
+
+/// A collinear logistic regression like a real tall data set: `n` rows of `p` covariates, each
+/// an AR(1) of the previous one (ρ = 0.9, so neighbouring columns correlate at 0.9 and the
+/// design is ill-conditioned), column 6 a noisy copy of column 5 (correlation ≈ 0.995), every
+/// column standardized; y ~ Bernoulli(σ(−1 + xᵀθ)) with θ_j = 0.6·sin(1.7 j) (about a third of
+/// the responses are 1). Written deterministically (a fixed LCG-driven Box–Muller). Fit it with
+/// `--intercept`: p + 1 parameters.
+pub fn write_collinear_logistic_csv(path: &Path, n: usize, p: usize) {
+    assert!(p >= 6, "column 6 copies column 5");
+    let mut state: u64 = 987_654_321;
+    let mut uniform = || {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((state >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    };
+    let mut normal = || {
+        let (u, v) = (uniform(), uniform());
+        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+    };
+    let rho: f64 = 0.9;
+    let mut x = vec![0.0; n * p];
+    for row in x.chunks_mut(p) {
+        row[0] = normal();
+        for j in 1..p {
+            row[j] = rho * row[j - 1] + (1.0 - rho * rho).sqrt() * normal();
+        }
+        row[5] = row[4] + 0.1 * normal();
+    }
+    for j in 0..p {
+        let mean = x.iter().skip(j).step_by(p).sum::<f64>() / n as f64;
+        let var = x.iter().skip(j).step_by(p).map(|v| (v - mean).powi(2)).sum::<f64>() / n as f64;
+        let sd = var.sqrt();
+        x.iter_mut().skip(j).step_by(p).for_each(|v| *v = (*v - mean) / sd);
+    }
+    let theta: Vec<f64> = (1..=p).map(|j| 0.6 * (1.7 * j as f64).sin()).collect();
+    let mut uniform_y = {
+        let mut s: u64 = 42;
+        move || {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((s >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+        }
+    };
+    let mut text = String::from("y");
+    for j in 1..=p {
+        text.push_str(&format!(",x{j}"));
+    }
+    text.push('\n');
+    for row in x.chunks(p) {
+        let eta = -1.0 + row.iter().zip(&theta).map(|(a, b)| a * b).sum::<f64>();
+        let y = u8::from(uniform_y() < 1.0 / (1.0 + (-eta).exp()));
+        text.push_str(&y.to_string());
+        for v in row {
+            text.push_str(&format!(",{v:.6}"));
+        }
+        text.push('\n');
+    }
+    std::fs::write(path, text).unwrap();
+}
