@@ -127,7 +127,7 @@ fn random_walk_metropolis() {
     let reported = run_discrete(
         &model,
         vec![0.0],
-        &fresh_each(|| RandomWalkMetropolis::new(RandomWalkConfig::default())),
+        &RandomWalkMetropolis::new(RandomWalkConfig::default()).unwrap(),
     );
     check(reported, &model);
 }
@@ -138,7 +138,7 @@ fn adaptive_metropolis() {
     let reported = run_discrete(
         &model,
         vec![0.0],
-        &fresh_each(|| AdaptiveMetropolis::new(AdaptiveMetropolisConfig::default())),
+        &AdaptiveMetropolis::new(AdaptiveMetropolisConfig::default()).unwrap(),
     );
     check(reported, &model);
 }
@@ -166,7 +166,7 @@ fn minibatch_mh_exact_test() {
     let reported = run_discrete(
         &model,
         vec![m],
-        &fresh_each(|| Ok(MinibatchMh::new(ExactTest::new(), walk(0.1)?))),
+        &MinibatchMh::new(ExactTest::new(), walk(0.1)?),
     );
     check(reported, &model);
 }
@@ -178,11 +178,11 @@ fn austerity_mh() {
     let reported = run_discrete(
         &model,
         vec![m],
-        &fresh_each(|| {
+        &{
             let test = AusterityTest::new(AusterityConfig::new(0.05, 30))
                 .map_err(|e| tallmc_core::Error::Other(e.to_string()))?;
-            Ok(MinibatchMh::new(test, walk(0.1)?))
-        }),
+            MinibatchMh::new(test, walk(0.1)?)
+        },
     );
     check(reported, &model);
 }
@@ -194,12 +194,12 @@ fn austerity_mh_with_sgld_proposal() {
     let reported = run_discrete(
         &model,
         vec![m],
-        &fresh_each(|| {
+        &{
             let test = AusterityTest::new(AusterityConfig::new(0.05, 30))
                 .map_err(|e| tallmc_core::Error::Other(e.to_string()))?;
             let proposal = SgldProposal::new(SgldProposalConfig { step_size: 1e-3, batch: 20 })?;
-            Ok(MinibatchMh::new(test, proposal))
-        }),
+            MinibatchMh::new(test, proposal)
+        },
     );
     check(reported, &model);
 }
@@ -211,14 +211,14 @@ fn confidence_sampler() {
     let reported = run_discrete(
         &model,
         vec![m],
-        &fresh_each(|| {
+        &{
             let test = ConfidenceTest::new(ConfidenceConfig::new(
                 BoundKind::EmpiricalBernsteinSerfling,
                 0.05,
             ))
             .map_err(|e| tallmc_core::Error::Other(e.to_string()))?;
-            Ok(MinibatchMh::new(test, walk(0.1)?).with_term_bounds())
-        }),
+            MinibatchMh::new(test, walk(0.1)?).with_term_bounds()
+        },
     );
     check(reported, &model);
 }
@@ -263,18 +263,18 @@ fn approximate_gibbs() {
                 &model,
                 config,
                 &init,
-                &fresh_each(|| {
+                &{
                     let test = AusterityTest::new(AusterityConfig::new(0.1, 5))
                         .map_err(|e| tallmc_core::Error::Other(e.to_string()))?;
-                    ApproximateGibbs::new(GibbsConfig::default(), test)
-                }),
+                    ApproximateGibbs::new(GibbsConfig::default(), test).unwrap()
+                },
             )
         } else {
             sample_in_memory(
                 &model,
                 config,
                 &init,
-                &fresh_each(|| ApproximateGibbs::new(GibbsConfig::default(), ExactTest::new())),
+                &ApproximateGibbs::new(GibbsConfig::default(), ExactTest::new()).unwrap(),
             )
         }
         .unwrap();

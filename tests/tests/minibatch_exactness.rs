@@ -38,30 +38,30 @@ fn austerity_at_zero_and_confidence_at_tiny_delta_reproduce_exact_mh() {
         &model,
         config,
         &inits,
-        &fresh_each(|| Ok(MinibatchMh::new(ExactTest::new(), rw()?))),
+        &MinibatchMh::new(ExactTest::new(), rw()?),
     )
     .unwrap();
     let austerity = sample_in_memory(
         &model,
         config,
         &inits,
-        &fresh_each(|| {
+        &{
             let test = AusterityTest::new(AusterityConfig::new(0.0, 500))
                 .map_err(|e| tallmc_core::Error::Other(e.to_string()))?;
-            Ok(MinibatchMh::new(test, rw()?))
-        }),
+            MinibatchMh::new(test, rw()?)
+        },
     )
     .unwrap();
     let confidence = sample_in_memory(
         &model,
         config,
         &inits,
-        &fresh_each(|| {
+        &{
             let cfg = ConfidenceConfig::new(BoundKind::EmpiricalBernsteinSerfling, 1e-300);
             let test =
                 ConfidenceTest::new(cfg).map_err(|e| tallmc_core::Error::Other(e.to_string()))?;
-            Ok(MinibatchMh::new(test, rw()?).with_term_bounds())
-        }),
+            MinibatchMh::new(test, rw()?).with_term_bounds()
+        },
     )
     .unwrap();
     for c in 0..2 {

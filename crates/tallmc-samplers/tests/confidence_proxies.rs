@@ -103,7 +103,7 @@ fn exact_test_and_tiny_delta_reproduce_exact_minibatch_mh_bit_for_bit() {
         &p.model,
         config,
         &inits,
-        &fresh_each(|| Ok(MinibatchMh::new(ExactTest::new(), walk(&p.cov)))),
+        &MinibatchMh::new(ExactTest::new(), walk(&p.cov)),
     )
     .unwrap();
     let proxy_exact = sample_in_memory(
@@ -184,11 +184,11 @@ fn proxy_confidence_sampler_matches_full_data_hmc_on_logistic_regression() {
             &p.model,
             config,
             &vec![p.mode.clone(); 4],
-            &fresh_each(|| {
+            &{
                 let mut cfg = ProxyConfig::new(p.mode.clone());
                 cfg.recenter_every = recenter;
-                ProxyMinibatchMh::new(confidence(DELTA), walk(&p.cov), cfg)
-            }),
+                ProxyMinibatchMh::new(confidence(DELTA), walk(&p.cov), cfg).unwrap()
+            },
         )
         .unwrap();
         let chains: Vec<&[f64]> = out.iter().map(|c| c.sink.draws.as_slice()).collect();
@@ -236,14 +236,14 @@ fn gaussian_mean_has_exact_proxies_and_decides_on_the_first_batch() {
         &model,
         config,
         &vec![vec![mean]; 4],
-        &fresh_each(|| {
+        &{
             // Centre away from the mode: the proxies are exact anywhere.
             ProxyMinibatchMh::new(
                 confidence(DELTA),
                 walk(&[sd * sd]),
                 ProxyConfig::new(vec![mean + 3.0 * sd]),
-            )
-        }),
+            ).unwrap()
+        },
     )
     .unwrap();
     let first = ConfidenceConfig::default().first_batch as f64;

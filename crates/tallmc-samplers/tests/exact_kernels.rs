@@ -104,7 +104,7 @@ fn random_walk_metropolis_matches_closed_form() {
     let m = model();
     let (_, cov) = m.posterior();
     let cfg = RandomWalkConfig { proposal_covariance: Some(cov), ..Default::default() };
-    check("RWM", &m, 1000, 5000, &fresh_each(|| RandomWalkMetropolis::new(cfg.clone())));
+    check("RWM", &m, 1000, 5000, &RandomWalkMetropolis::new(cfg).unwrap());
 }
 
 #[test]
@@ -118,7 +118,7 @@ fn adaptive_metropolis_matches_closed_form() {
     let v = 4.0 * (0..3).map(|j| cov[j * 3 + j]).fold(0.0, f64::max);
     let guess = vec![v, 0.0, 0.0, 0.0, v, 0.0, 0.0, 0.0, v];
     let cfg = AdaptiveMetropolisConfig { initial_covariance: Some(guess), ..Default::default() };
-    check("AM", &m, 3000, 5000, &fresh_each(|| AdaptiveMetropolis::new(cfg.clone())));
+    check("AM", &m, 3000, 5000, &AdaptiveMetropolis::new(cfg).unwrap());
 }
 
 #[test]
@@ -132,7 +132,7 @@ fn random_walk_tuning_reaches_its_target_acceptance() {
         &m,
         config,
         &[m.posterior().0],
-        &fresh_each(|| RandomWalkMetropolis::new(cfg.clone())),
+        &RandomWalkMetropolis::new(cfg).unwrap(),
     )
     .unwrap();
     // The acceptance indicator's mean over 4000 correlated draws: allow ±0.05 around 0.234.

@@ -215,7 +215,7 @@ fn check_joint(scan: Scan, draws: usize, base_seed: u64) {
         &mrf,
         config,
         &inits,
-        &fresh_each(|| ApproximateGibbs::new(GibbsConfig { scan }, ExactTest::new())),
+        &ApproximateGibbs::new(GibbsConfig { scan }, ExactTest::new()).unwrap(),
     )
     .unwrap();
     let cats: Vec<Vec<usize>> = out
