@@ -502,26 +502,14 @@ fn run_model<M: RunConfidence + WithEngine + RunPdmp>(
                 proposal_covariance: Some(laplace.covariance.clone()),
                 ..Default::default()
             };
-            run_kernel(
-                &driver,
-                model,
-                &inits,
-                &RandomWalkMetropolis::new(cfg)?,
-                sinks,
-            )?
+            run_kernel(&driver, model, &inits, &RandomWalkMetropolis::new(cfg)?, sinks)?
         }
         SamplerKind::AdaptiveMh => {
             let cfg = AdaptiveMetropolisConfig {
                 initial_covariance: Some(laplace.covariance.clone()),
                 ..Default::default()
             };
-            run_kernel(
-                &driver,
-                model,
-                &inits,
-                &AdaptiveMetropolis::new(cfg)?,
-                sinks,
-            )?
+            run_kernel(&driver, model, &inits, &AdaptiveMetropolis::new(cfg)?, sinks)?
         }
         SamplerKind::Hmc => {
             let mut cfg = HmcConfig {

@@ -311,6 +311,13 @@ pub struct GibbsChain<T> {
     ranges: Vec<Option<f64>>,
 }
 
+impl<T> GibbsChain<T> {
+    /// x ∈ {0, 1}^D as 0.0 / 1.0.
+    pub fn position(&self) -> &[f64] {
+        &self.position
+    }
+}
+
 impl<M: BinaryFactors + ?Sized, T: MeanTest + Clone + Send + Sync> Kernel<M>
     for ApproximateGibbs<T>
 {

@@ -115,6 +115,16 @@ pub struct MhChain<P> {
 }
 
 impl<P> MhChain<P> {
+    /// θ.
+    pub fn position(&self) -> &[f64] {
+        &self.position
+    }
+
+    /// log π(θ).
+    pub fn log_density(&self) -> f64 {
+        self.log_density
+    }
+
     /// The chain's proposal (with its adapted state).
     pub fn proposal(&self) -> &P {
         &self.proposal

@@ -511,6 +511,11 @@ pub struct MinibatchMhChain<T, P, B = NoRange> {
 }
 
 impl<T: MeanTest, P, B> MinibatchMhChain<T, P, B> {
+    /// θ.
+    pub fn position(&self) -> &[f64] {
+        self.core.position()
+    }
+
     /// The chain's proposal (with its adapted state).
     pub fn proposal(&self) -> &P {
         self.core.proposal()

@@ -393,6 +393,11 @@ pub struct ProxyMinibatchMhChain<T, P> {
 }
 
 impl<T: MeanTest, P> ProxyMinibatchMhChain<T, P> {
+    /// θ.
+    pub fn position(&self) -> &[f64] {
+        self.core.position()
+    }
+
     /// The current centre θ*.
     pub fn center(&self) -> &[f64] {
         self.remainders.cv.center()
@@ -483,7 +488,8 @@ where
     }
 
     fn step<R: Rng + ?Sized>(&mut self, model: &M, rng: &mut R) -> Result<ProxyMhStats> {
-        let recentred = self.recenter_every.is_some_and(|k| self.steps > 0 && self.steps % k == 0);
+        let recentred =
+            self.recenter_every.is_some_and(|k| self.steps > 0 && self.steps.is_multiple_of(k));
         if recentred {
             self.unreported +=
                 self.remainders.cv.recenter(model, self.core.position()).map_err(cv_error)?;

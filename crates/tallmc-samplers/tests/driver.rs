@@ -4,7 +4,6 @@ mod common;
 
 use common::LinearGaussian;
 use tallmc_core::Parallelism;
-use tallmc_core::fresh_each;
 use tallmc_integrators::Metric;
 use tallmc_samplers::sink::{CsvSink, MemorySink, Tee};
 use tallmc_samplers::{

@@ -11,7 +11,6 @@ mod common;
 
 use common::LinearGaussian;
 use tallmc_core::Kernel;
-use tallmc_core::fresh_each;
 use tallmc_diagnostics::{Draws, summarize};
 use tallmc_integrators::{Metric, MetricKind};
 use tallmc_samplers::{
@@ -128,13 +127,9 @@ fn random_walk_tuning_reaches_its_target_acceptance() {
     let cfg = RandomWalkConfig { proposal_covariance: Some(cov), ..Default::default() };
     let config =
         RunConfig { num_warmup: 2000, num_draws: 4000, num_chains: 1, seed: 3, save_warmup: false };
-    let out = sample_in_memory(
-        &m,
-        config,
-        &[m.posterior().0],
-        &RandomWalkMetropolis::new(cfg).unwrap(),
-    )
-    .unwrap();
+    let out =
+        sample_in_memory(&m, config, &[m.posterior().0], &RandomWalkMetropolis::new(cfg).unwrap())
+            .unwrap();
     // The acceptance indicator's mean over 4000 correlated draws: allow ±0.05 around 0.234.
     let acc = out[0].report.mean_accept_stat;
     assert!((acc - 0.234).abs() < 0.05, "acceptance {acc}");

@@ -73,7 +73,7 @@ fn mh_corrected_sgld_is_exact_and_uncorrected_sgld_is_biased() {
         &model,
         4000,
         3 + offset(),
-        &MinibatchMh::new(ExactTest::new(), SgldProposal::new(cfg)?),
+        &MinibatchMh::new(ExactTest::new(), SgldProposal::new(cfg).unwrap()),
     );
     for (j, (zm, zs)) in z.iter().enumerate() {
         assert!(zm.abs() < 4.0 && zs.abs() < 4.0, "corrected SGLD θ{j}: z = ({zm:.2}, {zs:.2})");
@@ -85,6 +85,7 @@ fn mh_corrected_sgld_is_exact_and_uncorrected_sgld_is_biased() {
 
 /// The exact decision, computed in looks of a fixed odd size: uses every value like ExactTest
 /// but draws differently from the subsample stream.
+#[derive(Clone)]
 struct ExactInOddLooks;
 
 impl MeanTest for ExactInOddLooks {
@@ -143,6 +144,7 @@ fn the_test_does_not_shift_proposals_or_uniforms() {
 }
 
 /// A test that claims to need a range.
+#[derive(Clone)]
 struct NeedsRange;
 
 impl MeanTest for NeedsRange {
@@ -183,7 +185,7 @@ fn bad_settings_are_errors_at_init() {
         &model,
         config,
         &[vec![0.0; 2]],
-        &MinibatchMh::new(ExactTest::new(), SgldProposal::new(cfg)?),
+        &MinibatchMh::new(ExactTest::new(), SgldProposal::new(cfg).unwrap()),
     )
     .unwrap_err();
     assert!(e.to_string().contains("SGLD batch size = 101"), "{e}");

@@ -6,8 +6,8 @@
 use rayon::prelude::*;
 use serde::Serialize;
 use tallmc_bounds::{AusterityConfig, AusterityTest, ExactTest};
-use tallmc_core::{Chain, Kernel};
 use tallmc_core::rng::chain_rng;
+use tallmc_core::{Chain, Kernel};
 use tallmc_models::LogisticRegression;
 use tallmc_samplers::{MinibatchMh, RandomWalkProposal, RandomWalkProposalConfig};
 

@@ -240,7 +240,9 @@ pub(crate) fn compute(
             match methods[m] {
                 Method::Sgld => run_chain(
                     model,
-                    &fresh_each(|| Sgld::new(SgldConfig { step_size: h, batch, ..Default::default() })),
+                    &fresh_each(|| {
+                        Sgld::new(SgldConfig { step_size: h, batch, ..Default::default() })
+                    }),
                     init,
                     seed,
                     stream,

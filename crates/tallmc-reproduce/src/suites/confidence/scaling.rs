@@ -112,8 +112,7 @@ pub fn compute(ctx: &Context<'_>) -> Result<Scaling> {
                     DELTA,
                 ))
                 .map_err(bounds_error)?;
-                MinibatchMh::new(test, RandomWalkProposal::new(walk.clone())?)
-                    .with_term_bounds()
+                MinibatchMh::new(test, RandomWalkProposal::new(walk.clone())?).with_term_bounds()
             },
             ctx.reporter,
             &format!("Fig. 7(b): n = {n}"),
