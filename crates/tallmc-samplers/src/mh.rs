@@ -15,6 +15,28 @@
 //! Cost: N term evaluations per step (none if the proposal's prior density is zero), plus the
 //! proposal's (none for the random walk). The initial log density (N terms) is reported with the
 //! first step.
+//!
+//! ```
+//! use tallmc_core::Tuning;
+//! use tallmc_models::GaussianMean;
+//! use tallmc_samplers::{RandomWalkConfig, RandomWalkMetropolis, RunConfig, sample_in_memory};
+//!
+//! let y: Vec<f64> = (0..1_000).map(|i| ((i * 7919) % 1000) as f64 / 500.0 - 1.0).collect();
+//! let model = GaussianMean::from_observations(y, 1.0, 0.0, 10.0)?;
+//! let (mean, sd) = model.posterior_mean_sd();
+//! let config = RunConfig { num_warmup: 500, num_draws: 2000, num_chains: 1, seed: 5, save_warmup: false };
+//! let kernel = RandomWalkMetropolis::new(RandomWalkConfig::default())?;
+//! let chains = sample_in_memory(&model, config, &[vec![mean]], &kernel)?;
+//! let draws = chains[0].sink.coordinate(0);
+//! let m = draws.iter().sum::<f64>() / draws.len() as f64;
+//! assert!((m - mean).abs() < 0.5 * sd);
+//! // The adapted scale, typed; the CSV comments say `Step size = s`.
+//! let s = chains[0].report.tuning.scale;
+//! assert!(s > 0.0 && chains[0].report.tuning.comment_lines()[0] == format!("Step size = {s}"));
+//! // Every step evaluated all N terms (and the first one also the initial point).
+//! assert_eq!(chains[0].report.sampling_evals.terms, 2000 * 1000);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use rand::{Rng, RngExt};
 use serde::Serialize;
