@@ -127,7 +127,7 @@ fn random_walk_metropolis() {
     let reported = run_discrete(
         &model,
         vec![0.0],
-        &fresh_each(|| RandomWalkMetropolis::new(RandomWalkConfig::default())),
+        &RandomWalkMetropolis::new(RandomWalkConfig::default()).unwrap(),
     );
     check(reported, &model);
 }
@@ -138,7 +138,7 @@ fn adaptive_metropolis() {
     let reported = run_discrete(
         &model,
         vec![0.0],
-        &fresh_each(|| AdaptiveMetropolis::new(AdaptiveMetropolisConfig::default())),
+        &AdaptiveMetropolis::new(AdaptiveMetropolisConfig::default()).unwrap(),
     );
     check(reported, &model);
 }
@@ -163,11 +163,8 @@ fn laplace_approximation_reports_its_newton_iterations() {
 fn minibatch_mh_exact_test() {
     let model = gaussian_mean();
     let m = mode(&model);
-    let reported = run_discrete(
-        &model,
-        vec![m],
-        &fresh_each(|| Ok(MinibatchMh::new(ExactTest::new(), walk(0.1)?))),
-    );
+    let reported =
+        run_discrete(&model, vec![m], &MinibatchMh::new(ExactTest::new(), walk(0.1).unwrap()));
     check(reported, &model);
 }
 
@@ -175,15 +172,10 @@ fn minibatch_mh_exact_test() {
 fn austerity_mh() {
     let model = gaussian_mean();
     let m = mode(&model);
-    let reported = run_discrete(
-        &model,
-        vec![m],
-        &fresh_each(|| {
-            let test = AusterityTest::new(AusterityConfig::new(0.05, 30))
-                .map_err(|e| tallmc_core::Error::Other(e.to_string()))?;
-            Ok(MinibatchMh::new(test, walk(0.1)?))
-        }),
-    );
+    let reported = run_discrete(&model, vec![m], &{
+        let test = AusterityTest::new(AusterityConfig::new(0.05, 30)).unwrap();
+        MinibatchMh::new(test, walk(0.1).unwrap())
+    });
     check(reported, &model);
 }
 
@@ -191,16 +183,12 @@ fn austerity_mh() {
 fn austerity_mh_with_sgld_proposal() {
     let model = gaussian_mean();
     let m = mode(&model);
-    let reported = run_discrete(
-        &model,
-        vec![m],
-        &fresh_each(|| {
-            let test = AusterityTest::new(AusterityConfig::new(0.05, 30))
-                .map_err(|e| tallmc_core::Error::Other(e.to_string()))?;
-            let proposal = SgldProposal::new(SgldProposalConfig { step_size: 1e-3, batch: 20 })?;
-            Ok(MinibatchMh::new(test, proposal))
-        }),
-    );
+    let reported = run_discrete(&model, vec![m], &{
+        let test = AusterityTest::new(AusterityConfig::new(0.05, 30)).unwrap();
+        let proposal =
+            SgldProposal::new(SgldProposalConfig { step_size: 1e-3, batch: 20 }).unwrap();
+        MinibatchMh::new(test, proposal)
+    });
     check(reported, &model);
 }
 
@@ -208,40 +196,29 @@ fn austerity_mh_with_sgld_proposal() {
 fn confidence_sampler() {
     let model = gaussian_mean();
     let m = mode(&model);
-    let reported = run_discrete(
-        &model,
-        vec![m],
-        &fresh_each(|| {
-            let test = ConfidenceTest::new(ConfidenceConfig::new(
-                BoundKind::EmpiricalBernsteinSerfling,
-                0.05,
-            ))
-            .map_err(|e| tallmc_core::Error::Other(e.to_string()))?;
-            Ok(MinibatchMh::new(test, walk(0.1)?).with_term_bounds())
-        }),
-    );
+    let reported = run_discrete(&model, vec![m], &{
+        let test =
+            ConfidenceTest::new(ConfidenceConfig::new(BoundKind::EmpiricalBernsteinSerfling, 0.05))
+                .unwrap();
+        MinibatchMh::new(test, walk(0.1).unwrap()).with_term_bounds()
+    });
     check(reported, &model);
 }
 
 #[test]
 fn confidence_sampler_with_proxies() {
     let model = logistic();
-    let reported = run_discrete(
-        &model,
-        vec![0.0; 2],
-        &fresh_each(|| {
-            let test = ConfidenceTest::new(ConfidenceConfig::new(
-                BoundKind::EmpiricalBernsteinSerfling,
-                0.05,
-            ))
-            .map_err(|e| tallmc_core::Error::Other(e.to_string()))?;
-            let walk = RandomWalkProposal::new(RandomWalkProposalConfig {
-                covariance: Some(vec![0.01, 0.0, 0.0, 0.01]),
-                ..Default::default()
-            })?;
-            ProxyMinibatchMh::new(test, walk, ProxyConfig::new(vec![0.0; 2]))
-        }),
-    );
+    let reported = run_discrete(&model, vec![0.0; 2], &{
+        let test =
+            ConfidenceTest::new(ConfidenceConfig::new(BoundKind::EmpiricalBernsteinSerfling, 0.05))
+                .unwrap();
+        let walk = RandomWalkProposal::new(RandomWalkProposalConfig {
+            covariance: Some(vec![0.01, 0.0, 0.0, 0.01]),
+            ..Default::default()
+        })
+        .unwrap();
+        ProxyMinibatchMh::new(test, walk, ProxyConfig::new(vec![0.0; 2])).unwrap()
+    });
     check(reported, &model);
 }
 
@@ -259,22 +236,16 @@ fn approximate_gibbs() {
     for austerity in [false, true] {
         model.reset();
         let chains = if austerity {
-            sample_in_memory(
-                &model,
-                config,
-                &init,
-                &fresh_each(|| {
-                    let test = AusterityTest::new(AusterityConfig::new(0.1, 5))
-                        .map_err(|e| tallmc_core::Error::Other(e.to_string()))?;
-                    ApproximateGibbs::new(GibbsConfig::default(), test)
-                }),
-            )
+            sample_in_memory(&model, config, &init, &{
+                let test = AusterityTest::new(AusterityConfig::new(0.1, 5)).unwrap();
+                ApproximateGibbs::new(GibbsConfig::default(), test).unwrap()
+            })
         } else {
             sample_in_memory(
                 &model,
                 config,
                 &init,
-                &fresh_each(|| ApproximateGibbs::new(GibbsConfig::default(), ExactTest::new())),
+                &ApproximateGibbs::new(GibbsConfig::default(), ExactTest::new()).unwrap(),
             )
         }
         .unwrap();

@@ -7,7 +7,6 @@
 use tallmc_bounds::{
     AusterityConfig, AusterityTest, BoundKind, ConfidenceConfig, ConfidenceTest, ExactTest,
 };
-use tallmc_core::fresh_each;
 use tallmc_models::{DesignOptions, LogisticRegression, synthetic};
 use tallmc_samplers::{
     MinibatchMh, NewtonOptions, RandomWalkProposal, RandomWalkProposalConfig, RunConfig,
@@ -38,31 +37,19 @@ fn austerity_at_zero_and_confidence_at_tiny_delta_reproduce_exact_mh() {
         &model,
         config,
         &inits,
-        &fresh_each(|| Ok(MinibatchMh::new(ExactTest::new(), rw()?))),
+        &MinibatchMh::new(ExactTest::new(), rw().unwrap()),
     )
     .unwrap();
-    let austerity = sample_in_memory(
-        &model,
-        config,
-        &inits,
-        &fresh_each(|| {
-            let test = AusterityTest::new(AusterityConfig::new(0.0, 500))
-                .map_err(|e| tallmc_core::Error::Other(e.to_string()))?;
-            Ok(MinibatchMh::new(test, rw()?))
-        }),
-    )
+    let austerity = sample_in_memory(&model, config, &inits, &{
+        let test = AusterityTest::new(AusterityConfig::new(0.0, 500)).unwrap();
+        MinibatchMh::new(test, rw().unwrap())
+    })
     .unwrap();
-    let confidence = sample_in_memory(
-        &model,
-        config,
-        &inits,
-        &fresh_each(|| {
-            let cfg = ConfidenceConfig::new(BoundKind::EmpiricalBernsteinSerfling, 1e-300);
-            let test =
-                ConfidenceTest::new(cfg).map_err(|e| tallmc_core::Error::Other(e.to_string()))?;
-            Ok(MinibatchMh::new(test, rw()?).with_term_bounds())
-        }),
-    )
+    let confidence = sample_in_memory(&model, config, &inits, &{
+        let cfg = ConfidenceConfig::new(BoundKind::EmpiricalBernsteinSerfling, 1e-300);
+        let test = ConfidenceTest::new(cfg).unwrap();
+        MinibatchMh::new(test, rw().unwrap()).with_term_bounds()
+    })
     .unwrap();
     for c in 0..2 {
         let accepted: f64 = exact[c].sink.stat("accept_stat__").unwrap().iter().sum();

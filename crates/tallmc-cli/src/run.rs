@@ -3,7 +3,6 @@
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
-use tallmc_core::fresh_each;
 
 use anyhow::{Context, Result, bail};
 use serde::Serialize;
@@ -233,10 +232,9 @@ fn confidence_with_proxies<M: CliModel + TaylorRemainderBound>(
     sinks: Vec<Tee<ColumnMemorySink, CsvSink>>,
 ) -> Result<Outputs> {
     let proxy = ProxyConfig::new(center.to_vec());
-    let make = || {
-        ProxyMinibatchMh::new(test.clone(), RandomWalkProposal::new(walk.clone())?, proxy.clone())
-    };
-    run_kernel(driver, model, inits, &fresh_each(&make), sinks)
+    let kernel =
+        ProxyMinibatchMh::new(test.clone(), RandomWalkProposal::new(walk.clone())?, proxy)?;
+    run_kernel(driver, model, inits, &kernel, sinks)
 }
 
 fn no_third_derivative_bound(model: &str) -> anyhow::Error {
@@ -255,11 +253,9 @@ fn confidence_with_bounds<M: CliModel + TermBounds>(
     walk: &RandomWalkProposalConfig,
     sinks: Vec<Tee<ColumnMemorySink, CsvSink>>,
 ) -> Result<Outputs> {
-    let make = || {
-        Ok(MinibatchMh::new(test.clone(), RandomWalkProposal::new(walk.clone())?)
-            .with_term_bounds())
-    };
-    run_kernel(driver, model, inits, &fresh_each(&make), sinks)
+    let kernel =
+        MinibatchMh::new(test.clone(), RandomWalkProposal::new(walk.clone())?).with_term_bounds();
+    run_kernel(driver, model, inits, &kernel, sinks)
 }
 
 /// Implements [`RunConfidence`] for models with term bounds; `proxies` says whether the model
@@ -506,26 +502,14 @@ fn run_model<M: RunConfidence + WithEngine + RunPdmp>(
                 proposal_covariance: Some(laplace.covariance.clone()),
                 ..Default::default()
             };
-            run_kernel(
-                &driver,
-                model,
-                &inits,
-                &fresh_each(|| RandomWalkMetropolis::new(cfg.clone())),
-                sinks,
-            )?
+            run_kernel(&driver, model, &inits, &RandomWalkMetropolis::new(cfg)?, sinks)?
         }
         SamplerKind::AdaptiveMh => {
             let cfg = AdaptiveMetropolisConfig {
                 initial_covariance: Some(laplace.covariance.clone()),
                 ..Default::default()
             };
-            run_kernel(
-                &driver,
-                model,
-                &inits,
-                &fresh_each(|| AdaptiveMetropolis::new(cfg.clone())),
-                sinks,
-            )?
+            run_kernel(&driver, model, &inits, &AdaptiveMetropolis::new(cfg)?, sinks)?
         }
         SamplerKind::Hmc => {
             let mut cfg = HmcConfig {
@@ -542,9 +526,8 @@ fn run_model<M: RunConfidence + WithEngine + RunPdmp>(
         }
         SamplerKind::Austerity => {
             let test = austerity.context("Austerity test")?;
-            let make =
-                || Ok(MinibatchMh::new(test.clone(), RandomWalkProposal::new(walk.clone())?));
-            run_kernel(&driver, model, &inits, &fresh_each(&make), sinks)?
+            let kernel = MinibatchMh::new(test, RandomWalkProposal::new(walk.clone())?);
+            run_kernel(&driver, model, &inits, &kernel, sinks)?
         }
         SamplerKind::Confidence => {
             let test = confidence.context("confidence test")?;

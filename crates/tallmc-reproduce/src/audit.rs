@@ -55,8 +55,9 @@ impl AuditCounts {
     }
 }
 
-/// A mean test whose decisions are checked against the exact one (see the module docs).
-#[derive(Debug)]
+/// A mean test whose decisions are checked against the exact one (see the module docs). A clone
+/// (one per chain a kernel builds) counts into the same [`AuditCounts`].
+#[derive(Debug, Clone)]
 pub struct Audited<T> {
     inner: T,
     counts: Arc<AuditCounts>,

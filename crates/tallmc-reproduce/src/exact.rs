@@ -2,7 +2,6 @@
 //! approximation, run the chains, summarize every coordinate with its MCSE and cost.
 
 use serde::Serialize;
-use tallmc_core::fresh_each;
 use tallmc_core::{
     EvalCounts, LogPrior, LogPriorHessian, ParameterNames, TermGradients, TermHessians,
 };
@@ -130,7 +129,7 @@ where
             erase(driver.run(
                 model,
                 &inits,
-                &fresh_each(|| RandomWalkMetropolis::new(cfg.clone())),
+                &RandomWalkMetropolis::new(cfg)?,
                 sinks(config.num_chains),
             )?)
         }
@@ -142,7 +141,7 @@ where
             erase(driver.run(
                 model,
                 &inits,
-                &fresh_each(|| AdaptiveMetropolis::new(cfg.clone())),
+                &AdaptiveMetropolis::new(cfg)?,
                 sinks(config.num_chains),
             )?)
         }

@@ -11,7 +11,6 @@
 //! wrong posterior.
 
 use serde::{Deserialize, Serialize};
-use tallmc_core::fresh_each;
 use tallmc_diagnostics::{Draws, summarize};
 use tallmc_models::{DesignOptions, LogisticRegression, synthetic};
 use tallmc_samplers::{
@@ -133,7 +132,7 @@ pub fn run_higgs_reference(
     let out = Driver::new(config).progress(&*task).run(
         &model,
         &inits,
-        &fresh_each(|| AdaptiveMetropolis::new(cfg.clone())),
+        &AdaptiveMetropolis::new(cfg)?,
         sinks,
     )?;
     drop(task);

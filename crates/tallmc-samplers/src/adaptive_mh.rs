@@ -29,11 +29,10 @@
 //! Cost: N term evaluations per step; the O(d³) re-factorization of C_t every
 //! `update_every` iterations does not touch the data.
 
-use rand::Rng;
 use serde::Serialize;
-use tallmc_core::{Error, LogPrior, Parallelism, Result, StatefulKernel, Terms};
+use tallmc_core::Parallelism;
 
-use crate::mh::{FullDataMh, MhState, MhStats};
+use crate::mh::{FullDataMh, RandomWalkMhConfig};
 use crate::proposal::{RandomWalkProposal, RandomWalkProposalConfig};
 
 /// Settings of [`AdaptiveMetropolis`].
@@ -70,85 +69,27 @@ impl Default for AdaptiveMetropolisConfig {
     }
 }
 
-/// Adaptive Metropolis (see the module docs).
-#[derive(Debug, Clone)]
-pub struct AdaptiveMetropolis {
-    config: AdaptiveMetropolisConfig,
-    core: Option<FullDataMh>,
-    walk: RandomWalkProposal,
-}
+/// Adaptive Metropolis (see the module docs): the full-data MH kernel over the Gaussian random
+/// walk with covariance learning, made from an [`AdaptiveMetropolisConfig`] by
+/// `AdaptiveMetropolis::new(config)?`. Its chains report a
+/// [`RandomWalkTuning`](crate::RandomWalkTuning): the scale s and the learned covariance C_t / s².
+pub type AdaptiveMetropolis = FullDataMh<RandomWalkProposal>;
 
-impl AdaptiveMetropolis {
-    /// A kernel with validated settings.
-    pub fn new(config: AdaptiveMetropolisConfig) -> Result<Self> {
-        let walk = RandomWalkProposal::new(RandomWalkProposalConfig {
-            covariance: config.initial_covariance.clone(),
-            initial_scale: None,
-            adapt_scale: config.adapt_scale,
-            target_accept: Some(0.234),
-            adapt_covariance: true,
-            initial_iterations: config.initial_iterations,
-            ridge: config.ridge,
-            update_every: config.update_every,
-            adapt_after_warmup: config.adapt_after_warmup,
-        })?;
-        Ok(Self { config, core: None, walk })
-    }
-
-    /// The current proposal covariance C_t divided by the squared scale s² (row-major d × d).
-    pub fn learned_covariance(&self) -> &[f64] {
-        self.walk.covariance()
-    }
-}
-
-impl<M: Terms + LogPrior + ?Sized> StatefulKernel<M> for AdaptiveMetropolis {
-    type State = MhState;
-    type Stats = MhStats;
-
-    fn init<R: Rng + ?Sized>(
-        &mut self,
-        model: &M,
-        position: &[f64],
-        _rng: &mut R,
-    ) -> Result<MhState> {
-        self.walk.setup(model.dim())?;
-        let (core, state) = FullDataMh::init(model, self.config.parallelism, position)?;
-        self.core = Some(core);
-        Ok(state)
-    }
-
-    fn step<R: Rng + ?Sized>(
-        &mut self,
-        model: &M,
-        state: &mut MhState,
-        rng: &mut R,
-    ) -> Result<MhStats> {
-        let Some(core) = self.core.as_mut() else {
-            return Err(Error::Other("AdaptiveMetropolis::step called before init".into()));
-        };
-        Ok(core.step(model, state, &mut self.walk, rng))
-    }
-
-    fn begin_warmup(&mut self, _num_warmup: usize) {
-        self.walk.begin_warmup();
-    }
-
-    fn adapt<R: Rng + ?Sized>(
-        &mut self,
-        _m: &M,
-        state: &mut MhState,
-        stats: &MhStats,
-        _r: &mut R,
-    ) -> Result<()> {
-        self.walk.adapt(stats.accept_stat, &state.position);
-        Ok(())
-    }
-
-    fn end_warmup(&mut self) {
-        self.walk.end_warmup();
-    }
-
-    fn adaptation_report(&self) -> Vec<String> {
-        self.walk.describe()
+impl RandomWalkMhConfig for AdaptiveMetropolisConfig {
+    fn into_parts(self) -> (RandomWalkProposalConfig, Parallelism) {
+        (
+            RandomWalkProposalConfig {
+                covariance: self.initial_covariance,
+                initial_scale: None,
+                adapt_scale: self.adapt_scale,
+                target_accept: Some(0.234),
+                adapt_covariance: true,
+                initial_iterations: self.initial_iterations,
+                ridge: self.ridge,
+                update_every: self.update_every,
+                adapt_after_warmup: self.adapt_after_warmup,
+            },
+            self.parallelism,
+        )
     }
 }

@@ -36,15 +36,15 @@
 //!
 //! # One step
 //!
-//! One [`StatefulKernel::step`] is a sweep of D updates: every variable once in order 0, …, D−1
+//! One [`Chain::step`] is a sweep of D updates: every variable once in order 0, …, D−1
 //! ([`Scan::Systematic`], the default) or D variables drawn uniformly with replacement
 //! ([`Scan::Random`]).
 //!
 //! # Random numbers
 //!
 //! The u's (and, for a random scan, the variables) come from the chain's RNG; the subsample
-//! indices come from a **separate subsampling RNG**, a ChaCha8 seeded at [`StatefulKernel::init`] with
-//! 32 bytes drawn from the chain's RNG ([`SeedableRng::from_rng`]). So the chain's RNG is
+//! indices come from a **separate subsampling RNG**, a ChaCha8 seeded when the chain is built
+//! ([`Kernel::build_chain`]) with 32 bytes drawn from the chain's RNG ([`SeedableRng::from_rng`]). So the chain's RNG is
 //! consumed identically whatever test is used — one u per update — and two tests that make the
 //! same decisions (e.g. the exact test and any test that always ends up using every value, in
 //! however many looks) produce the same chain, decision for decision; a test that stops early
@@ -52,7 +52,9 @@
 //!
 //! # State and output
 //!
-//! The position is x stored as 0.0 / 1.0 ([`GibbsState`]). The log density (`lp__`) is **NaN**:
+//! [`ApproximateGibbs`] holds the settings and the test, a prototype cloned into each
+//! [`GibbsChain`] it builds. The position is x stored as 0.0 / 1.0. Nothing adapts
+//! ([`NoTuning`]). The log density (`lp__`) is **NaN**:
 //! the generic model exposes only log-ratios, and tracking log P(x) through flips would need all
 //! N_i values of every flipped variable, which is what subsampling avoids.
 //!
@@ -68,19 +70,19 @@
 //!
 //! ```
 //! use tallmc_bounds::ExactTest;
-//! use tallmc_core::{StatefulKernel, rng::chain_rng};
+//! use tallmc_core::{Chain, Kernel, rng::chain_rng};
 //! use tallmc_models::ThreeWayMrf;
 //! use tallmc_samplers::{ApproximateGibbs, GibbsConfig};
 //!
 //! let mrf = ThreeWayMrf::random(10, 0.5, 3)?;
-//! let mut kernel = ApproximateGibbs::new(GibbsConfig::default(), ExactTest::new())?;
+//! let kernel = ApproximateGibbs::new(GibbsConfig::default(), ExactTest::new())?;
 //! let mut rng = chain_rng(1, 0);
-//! let mut state = kernel.init(&mrf, &[0.0; 10], &mut rng)?;
-//! let stats = kernel.step(&mrf, &mut state, &mut rng)?;
+//! let mut chain = kernel.build_chain(&mrf, &[0.0; 10], &mut rng)?;
+//! let stats = chain.step(&mrf, &mut rng)?;
 //! // Exact Gibbs: every update used all (10 − 1)(10 − 2)/2 = 36 log-ratios.
 //! assert_eq!(stats.evals.terms, 10 * 36);
 //! assert_eq!(stats.n_updates, 10);
-//! assert!(state.position.iter().all(|&v| v == 0.0 || v == 1.0));
+//! assert!(chain.position().iter().all(|&v| v == 0.0 || v == 1.0));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
@@ -92,9 +94,7 @@ use serde::Serialize;
 use tallmc_bounds::{MeanTest, Population};
 use tallmc_core::rng::ChainRng;
 use tallmc_core::subsample::WithoutReplacement;
-use tallmc_core::{
-    BinaryFactors, ChainState, Error, EvalCounts, Result, StatefulKernel, StepStats,
-};
+use tallmc_core::{BinaryFactors, Chain, Error, EvalCounts, Kernel, NoTuning, Result, StepStats};
 
 /// Order in which a sweep visits the variables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -111,23 +111,6 @@ pub enum Scan {
 pub struct GibbsConfig {
     /// Order of the updates within a step.
     pub scan: Scan,
-}
-
-/// State of a Gibbs chain on binary variables.
-#[derive(Debug, Clone, PartialEq)]
-pub struct GibbsState {
-    /// x ∈ {0, 1}^D as 0.0 / 1.0.
-    pub position: Vec<f64>,
-}
-
-impl ChainState for GibbsState {
-    fn position(&self) -> &[f64] {
-        &self.position
-    }
-    /// NaN: not tracked (see the module docs).
-    fn log_density(&self) -> f64 {
-        f64::NAN
-    }
 }
 
 /// Stats of one Gibbs sweep.
@@ -286,32 +269,18 @@ fn check_binary_state(what: &str, x: &[f64], d: usize) -> Result<()> {
     }
 }
 
-/// Scratch built at `init`.
-#[derive(Debug, Clone)]
-struct Work {
-    d: usize,
-    subsample_rng: ChainRng,
-    /// One index sampler per distinct population size.
-    samplers: Vec<WithoutReplacement>,
-    /// Per variable: its sampler, `None` if it has no factors.
-    sampler_of: Vec<Option<usize>>,
-    /// Per variable: the range bound 2 B_i.
-    ranges: Vec<Option<f64>>,
-}
-
 /// Gibbs sampling of binary variables with the update decided by a [`MeanTest`] (see the
-/// module docs).
+/// module docs): the settings and the prototype test, cloned into each [`GibbsChain`].
 #[derive(Debug, Clone)]
 pub struct ApproximateGibbs<T> {
     config: GibbsConfig,
     test: T,
-    work: Option<Work>,
 }
 
 impl<T: MeanTest> ApproximateGibbs<T> {
     /// A kernel deciding each update with `test`.
     pub fn new(config: GibbsConfig, test: T) -> Result<Self> {
-        Ok(Self { config, test, work: None })
+        Ok(Self { config, test })
     }
 
     /// The settings.
@@ -325,19 +294,44 @@ impl<T: MeanTest> ApproximateGibbs<T> {
     }
 }
 
-impl<M: BinaryFactors + ?Sized, T: MeanTest> StatefulKernel<M> for ApproximateGibbs<T> {
-    type State = GibbsState;
-    type Stats = GibbsStats;
+/// A running Gibbs chain: x, the chain's copy of the test, the subsampling RNG and one index
+/// sampler per distinct population size.
+#[derive(Debug, Clone)]
+pub struct GibbsChain<T> {
+    scan: Scan,
+    test: T,
+    /// x ∈ {0, 1}^D as 0.0 / 1.0.
+    position: Vec<f64>,
+    subsample_rng: ChainRng,
+    /// One index sampler per distinct population size.
+    samplers: Vec<WithoutReplacement>,
+    /// Per variable: its sampler, `None` if it has no factors.
+    sampler_of: Vec<Option<usize>>,
+    /// Per variable: the range bound 2 B_i.
+    ranges: Vec<Option<f64>>,
+}
+
+impl<T> GibbsChain<T> {
+    /// x ∈ {0, 1}^D as 0.0 / 1.0.
+    pub fn position(&self) -> &[f64] {
+        &self.position
+    }
+}
+
+impl<M: BinaryFactors + ?Sized, T: MeanTest + Clone + Send + Sync> Kernel<M>
+    for ApproximateGibbs<T>
+{
+    type Chain = GibbsChain<T>;
 
     /// Validates x₀ (D entries, each 0.0 or 1.0) and every variable's population against the
     /// test, builds one index sampler per distinct N_i, and seeds the subsampling RNG from 32
     /// bytes of `rng`.
-    fn init<R: Rng + ?Sized>(
-        &mut self,
+    fn build_chain<R: Rng + ?Sized>(
+        &self,
         model: &M,
         position: &[f64],
         rng: &mut R,
-    ) -> Result<GibbsState> {
+    ) -> Result<GibbsChain<T>> {
         let d = model.num_variables();
         if d == 0 || u32::try_from(d).is_err() {
             return Err(Error::invalid("number of variables D", d, "1 ≤ D ≤ 2^32 − 1"));
@@ -365,47 +359,57 @@ impl<M: BinaryFactors + ?Sized, T: MeanTest> StatefulKernel<M> for ApproximateGi
             sampler_of.push(Some(slot));
         }
         let subsample_rng = ChainRng::from_rng(rng);
-        self.work = Some(Work { d, subsample_rng, samplers, sampler_of, ranges });
-        Ok(GibbsState { position: position.to_vec() })
+        Ok(GibbsChain {
+            scan: self.config.scan,
+            test: self.test.clone(),
+            position: position.to_vec(),
+            subsample_rng,
+            samplers,
+            sampler_of,
+            ranges,
+        })
+    }
+}
+
+impl<M: BinaryFactors + ?Sized, T: MeanTest + Send> Chain<M> for GibbsChain<T> {
+    type Stats = GibbsStats;
+    type Tuning = NoTuning;
+
+    fn position(&self) -> &[f64] {
+        &self.position
     }
 
-    fn step<R: Rng + ?Sized>(
-        &mut self,
-        model: &M,
-        state: &mut GibbsState,
-        rng: &mut R,
-    ) -> Result<GibbsStats> {
-        let Some(work) = self.work.as_mut() else {
-            return Err(Error::Other("ApproximateGibbs::step called before init".into()));
-        };
-        let d = work.d;
-        if state.position.len() != d {
-            return Err(Error::dimension("Gibbs state", d, state.position.len()));
-        }
+    /// NaN: not tracked (see the module docs).
+    fn log_density(&self) -> f64 {
+        f64::NAN
+    }
+
+    fn step<R: Rng + ?Sized>(&mut self, model: &M, rng: &mut R) -> Result<GibbsStats> {
+        let d = self.position.len();
         let (mut flips, mut ones, mut used, mut looks) = (0u64, 0u64, 0u64, 0u64);
         let mut fraction_sum = 0.0;
         for s in 0..d {
-            let i = match self.config.scan {
+            let i = match self.scan {
                 Scan::Systematic => s,
-                // d ≤ u32::MAX (checked at init): variables are drawn as u32.
+                // d ≤ u32::MAX (checked when built): variables are drawn as u32.
                 Scan::Random => rng.random_range(0..d as u32) as usize,
             };
             let u: f64 = rng.sample(Open01);
-            let sampler = work.sampler_of[i].map(|k| &mut work.samplers[k]);
+            let sampler = self.sampler_of[i].map(|k| &mut self.samplers[k]);
             let update = decide_update(
                 model,
                 &mut self.test,
                 sampler,
-                work.ranges[i],
+                self.ranges[i],
                 i,
-                &state.position,
+                &self.position,
                 u,
-                &mut work.subsample_rng,
+                &mut self.subsample_rng,
             )?;
             let new = if update.one { 1.0 } else { 0.0 };
-            flips += u64::from(state.position[i] != new);
+            flips += u64::from(self.position[i] != new);
             ones += u64::from(update.one);
-            state.position[i] = new;
+            self.position[i] = new;
             used += update.used as u64;
             looks += update.looks as u64;
             fraction_sum += if update.population == 0 {
@@ -425,6 +429,10 @@ impl<M: BinaryFactors + ?Sized, T: MeanTest> StatefulKernel<M> for ApproximateGi
             evals: EvalCounts { terms: used, ..EvalCounts::ZERO },
             batch_size: used,
         })
+    }
+
+    fn tuning(&self) -> NoTuning {
+        NoTuning
     }
 }
 

@@ -7,6 +7,8 @@
 //!
 //! * [`RandomWalkMetropolis`] — Gaussian random walk with scale tuned during warmup;
 //! * [`AdaptiveMetropolis`] — Haario et al. (2001), covariance learned from the chain;
+//!
+//!   both are [`FullDataMh`] over the [`RandomWalkProposal`] (MH over any [`Proposal`]);
 //! * [`Hmc`] — Hamiltonian Monte Carlo with dual-averaging step size, diagonal or dense metric
 //!   adapted in Stan's windows, divergence detection.
 //!
@@ -134,7 +136,7 @@ pub use driver::{
 pub use ecs_gibbs::{EcsEstimate, EcsEstimator, GibbsSubsample};
 pub use error::{Result, SamplerError};
 pub use gibbs::{
-    ApproximateGibbs, EmpiricalConditional, GibbsConfig, GibbsState, GibbsStats, Scan,
+    ApproximateGibbs, EmpiricalConditional, GibbsChain, GibbsConfig, GibbsStats, Scan,
     empirical_conditional,
 };
 pub use hmc::{Hmc, HmcChain, HmcConfig, HmcStats, HmcTuning};
@@ -149,11 +151,14 @@ pub use init::{
     InitStrategy, Initialization, Laplace, NewtonOptions, initialize, laplace_approximation,
     uniform_positions,
 };
-pub use mh::{MhState, MhStats};
+pub use mh::{FullDataMh, MhChain, MhStats, RandomWalkMhConfig};
 pub use minibatch_mh::{
-    MinibatchMh, MinibatchMhStats, MinibatchState, NoRange, RangeSource, TermBoundRange,
+    MinibatchMh, MinibatchMhChain, MinibatchMhStats, MinibatchMhTuning, MinibatchState, NoRange,
+    RangeSource, TermBoundRange,
 };
-pub use minibatch_proxy::{ProxyConfig, ProxyMhStats, ProxyMinibatchMh};
+pub use minibatch_proxy::{
+    ProxyConfig, ProxyMhStats, ProxyMhTuning, ProxyMinibatchMh, ProxyMinibatchMhChain,
+};
 pub use piecewise::{
     AutoBoundConfig, AutomaticBound, BandConfig, BoundedGradients, Bps, BpsConfig, BpsState,
     ControlVariates, DatumRateBound, LipSbps, LipSbpsConfig, LipschitzGradients, ModelBound,
@@ -161,7 +166,8 @@ pub use piecewise::{
     VelocityDistribution, ZigZag, ZigZagConfig, ZigZagState, ZigZagSubsampling,
 };
 pub use proposal::{
-    Proposal, RandomWalkProposal, RandomWalkProposalConfig, SgldProposal, SgldProposalConfig,
+    Proposal, RandomWalkProposal, RandomWalkProposalConfig, RandomWalkTuning, SgldProposal,
+    SgldProposalConfig, SgldProposalTuning,
 };
 pub use rwm::{RandomWalkConfig, RandomWalkMetropolis};
 pub use sg::Subsampling;

@@ -18,14 +18,19 @@
 //! here and in the proxy kernel).
 //!
 //! **Random streams.** Proposals and u come from the chain's RNG; the subsample indices come
-//! from a second ChaCha8 stream seeded at `init` from the chain's RNG. So the test used does not
+//! from a second ChaCha8 stream seeded from the chain's RNG when the chain is built. So the test used does not
 //! shift the proposals or the u's: runs with different tests (or batch sizes) see the same
 //! proposals and uniforms, and a test that ends up using all N values (Austerity with ε = 0, the
 //! confidence test with δ → 0) reproduces the exact run decision for decision.
 //!
 //! **Range.** Concentration-bound tests need a bound on max l_i − min l_i. Build the kernel with
 //! [`MinibatchMh::with_term_bounds`] on a model implementing [`TermBounds`]; the range is then
-//! 2·C(θ, θ′). A test that needs a range on a kernel without one is an error at `init`.
+//! 2·C(θ, θ′). A test that needs a range on a kernel without one is an error when a chain is
+//! built.
+//!
+//! **Settings and chains.** [`MinibatchMh`] holds the test and the proposal as prototypes; each
+//! [`MinibatchMhChain`] it builds owns clones of both (the proposal adapts in the chain), and
+//! reports a [`MinibatchMhTuning`]: the proposal's tuning and the test's settings.
 //!
 //! **Cost.** Two term evaluations per value used (ℓ_i at θ and at θ′), plus the proposal's (SGLD:
 //! 2n gradients). The full likelihood is never evaluated, so `lp__` is reported as NaN.
@@ -38,7 +43,8 @@ use tallmc_bounds::{MeanTest, Population};
 use tallmc_core::rng::ChainRng;
 use tallmc_core::subsample::WithoutReplacement;
 use tallmc_core::{
-    ChainState, Error, EvalCounts, LogPrior, Result, StatefulKernel, StepStats, TermBounds, Terms,
+    Chain, ChainState, Error, EvalCounts, Kernel, LogPrior, Result, StepStats, TermBounds, Terms,
+    Tuning,
 };
 
 use crate::proposal::Proposal;
@@ -77,7 +83,9 @@ impl<M: TermBounds + ?Sized> RangeSource<M> for TermBoundRange {
     }
 }
 
-/// State of a minibatch MH chain.
+/// A position-only chain state: used by the SGLD kernel while it still has the
+/// [`StatefulKernel`](tallmc_core::StatefulKernel) shape (transitional; the minibatch MH
+/// chains keep θ themselves).
 #[derive(Debug, Clone, PartialEq)]
 pub struct MinibatchState {
     /// θ.
@@ -88,7 +96,7 @@ impl ChainState for MinibatchState {
     fn position(&self) -> &[f64] {
         &self.position
     }
-    /// Not computed (the full likelihood is never evaluated): NaN.
+    /// Not computed: NaN.
     fn log_density(&self) -> f64 {
         f64::NAN
     }
@@ -231,28 +239,38 @@ impl<M: Terms + ?Sized, V: DecisionValues<M>> Population for MhPopulation<'_, M,
     }
 }
 
-#[derive(Debug, Clone)]
-struct Running {
-    sampler: WithoutReplacement,
-    subsample_rng: ChainRng,
-    proposal: Vec<f64>,
-    scratch: Vec<f64>,
-    n: usize,
+/// The adapted tuning of a minibatch MH chain: its proposal's tuning (for the random walk, the
+/// scale s) and the mean test's settings.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MinibatchMhTuning<PT> {
+    /// The proposal's tuning.
+    pub proposal: PT,
+    /// The mean test's name and settings ([`MeanTest::describe`]).
+    pub test: Vec<(String, String)>,
 }
 
-/// Minibatch MH with mean test `T`, proposal `P` and range source `B` (see the module docs).
+impl<PT: Tuning> Tuning for MinibatchMhTuning<PT> {
+    /// The proposal's lines (`Step size = …` first), then `key = value` per test setting.
+    fn comment_lines(&self) -> Vec<String> {
+        let mut lines = self.proposal.comment_lines();
+        lines.extend(self.test.iter().map(|(k, v)| format!("{k} = {v}")));
+        lines
+    }
+}
+
+/// Minibatch MH settings with mean test `T`, proposal `P` and range source `B` (see the module
+/// docs): the test and the proposal are prototypes cloned into each [`MinibatchMhChain`].
 #[derive(Debug, Clone)]
 pub struct MinibatchMh<T, P, B = NoRange> {
     test: T,
     proposal: P,
-    running: Option<Running>,
-    range: PhantomData<B>,
+    range: PhantomData<fn() -> B>,
 }
 
 impl<T: MeanTest, P> MinibatchMh<T, P, NoRange> {
     /// A kernel deciding with `test` on proposals from `proposal`, without a range bound.
     pub fn new(test: T, proposal: P) -> Self {
-        Self { test, proposal, running: None, range: PhantomData }
+        Self { test, proposal, range: PhantomData }
     }
 }
 
@@ -260,7 +278,7 @@ impl<T: MeanTest, P, B> MinibatchMh<T, P, B> {
     /// The same kernel, taking the range bound from the model's [`TermBounds`] (needed by the
     /// concentration-bound tests).
     pub fn with_term_bounds(self) -> MinibatchMh<T, P, TermBoundRange> {
-        MinibatchMh { test: self.test, proposal: self.proposal, running: None, range: PhantomData }
+        MinibatchMh { test: self.test, proposal: self.proposal, range: PhantomData }
     }
 
     /// The mean test.
@@ -268,25 +286,41 @@ impl<T: MeanTest, P, B> MinibatchMh<T, P, B> {
         &self.test
     }
 
-    /// The proposal.
+    /// The prototype proposal (before any adaptation).
     pub fn proposal(&self) -> &P {
         &self.proposal
     }
 }
 
-impl<T: MeanTest, P, B> MinibatchMh<T, P, B> {
-    /// The checks and setup of [`StatefulKernel::init`], with `range_available` telling whether the
-    /// decisions' values will come with a range bound.
-    pub(crate) fn init_common<M, R>(
-        &mut self,
+/// What a running minibatch MH chain owns, shared with the proxy chain: θ, the chain's copies
+/// of the test and the proposal, the index sampler, the subsampling stream and scratch.
+#[derive(Debug, Clone)]
+pub(crate) struct MinibatchCore<T, P> {
+    test: T,
+    proposal: P,
+    position: Vec<f64>,
+    sampler: WithoutReplacement,
+    subsample_rng: ChainRng,
+    candidate: Vec<f64>,
+    scratch: Vec<f64>,
+    n: usize,
+}
+
+impl<T: MeanTest + Clone, P> MinibatchCore<T, P> {
+    /// Checks θ₀ and the test against the model, prepares a copy of `proposal` and seeds the
+    /// subsampling stream from one u64 of `rng`; `range_available` tells whether the decisions'
+    /// values will come with a range bound.
+    pub(crate) fn build<M, R>(
+        test: &T,
+        proposal: &P,
         model: &M,
         position: &[f64],
         rng: &mut R,
         range_available: bool,
-    ) -> Result<MinibatchState>
+    ) -> Result<Self>
     where
         M: Terms + LogPrior + ?Sized,
-        P: Proposal<M>,
+        P: Proposal<M> + Clone,
         R: Rng + ?Sized,
     {
         let (d, n) = (model.dim(), model.num_terms());
@@ -301,32 +335,46 @@ impl<T: MeanTest, P, B> MinibatchMh<T, P, B> {
                 value: lp,
             });
         }
-        self.test.check_population_size(n).map_err(|e| Error::Other(format!("mean test: {e}")))?;
-        if self.test.needs_range() && !range_available {
-            let name = self.test.describe().first().map_or("test".to_string(), |(_, v)| v.clone());
+        test.check_population_size(n).map_err(|e| Error::Other(format!("mean test: {e}")))?;
+        if test.needs_range() && !range_available {
+            let name = test.describe().first().map_or("test".to_string(), |(_, v)| v.clone());
             return Err(Error::Other(format!(
                 "the {name} test needs a bound on the range of ℓ_i(θ′) − ℓ_i(θ): build the kernel with \
                  `with_term_bounds()` on a model with term bounds"
             )));
         }
-        self.proposal.init(model)?;
+        let mut proposal = proposal.clone();
+        proposal.init(model)?;
         let subsample_rng = ChainRng::seed_from_u64(rng.random::<u64>());
-        self.running = Some(Running {
+        Ok(Self {
+            test: test.clone(),
+            proposal,
+            position: position.to_vec(),
             sampler: WithoutReplacement::new(n)?,
             subsample_rng,
-            proposal: vec![0.0; d],
+            candidate: vec![0.0; d],
             scratch: vec![0.0; CHUNK],
             n,
-        });
-        Ok(MinibatchState { position: position.to_vec() })
+        })
+    }
+}
+
+impl<T: MeanTest, P> MinibatchCore<T, P> {
+    /// θ.
+    pub(crate) fn position(&self) -> &[f64] {
+        &self.position
     }
 
-    /// One step of [`StatefulKernel::step`] deciding on the values of `values` (`None`: the plain
-    /// differences with the range of `B`).
-    pub(crate) fn step_common<M, V, R>(
+    /// The chain's proposal.
+    pub(crate) fn proposal(&self) -> &P {
+        &self.proposal
+    }
+
+    /// One step deciding on the values of `values` (`None`: the plain differences with the range
+    /// of `B`).
+    pub(crate) fn step<M, B, V, R>(
         &mut self,
         model: &M,
-        state: &mut MinibatchState,
         rng: &mut R,
         values: Option<&mut V>,
     ) -> Result<(MinibatchMhStats, Option<Prepared>)>
@@ -337,15 +385,12 @@ impl<T: MeanTest, P, B> MinibatchMh<T, P, B> {
         V: DecisionValues<M>,
         R: Rng + ?Sized,
     {
-        let Some(r) = self.running.as_mut() else {
-            return Err(Error::Other("MinibatchMh::step called before init".into()));
-        };
         let (log_correction, proposal_evals) =
-            self.proposal.propose(model, &state.position, &mut r.proposal, rng);
+            self.proposal.propose(model, &self.position, &mut self.candidate, rng);
         let u: f64 = rng.random();
-        let lp = model.log_prior(&state.position);
-        let lp_prime = model.log_prior(&r.proposal);
-        let threshold = (u.ln() + lp - lp_prime - log_correction) / r.n as f64;
+        let lp = model.log_prior(&self.position);
+        let lp_prime = model.log_prior(&self.candidate);
+        let threshold = (u.ln() + lp - lp_prime - log_correction) / self.n as f64;
         let mut stats = MinibatchMhStats {
             accepted: false,
             used: 0,
@@ -363,25 +408,26 @@ impl<T: MeanTest, P, B> MinibatchMh<T, P, B> {
         } else if threshold.is_nan() || log_correction.is_nan() {
             stats.divergent = true;
         } else {
-            let mut plain = PlainDifferences::<B> { scratch: &mut r.scratch, range: PhantomData };
+            let mut plain =
+                PlainDifferences::<B> { scratch: &mut self.scratch, range: PhantomData };
             let decision = match values {
                 Some(v) => decide(
                     &mut self.test,
                     model,
-                    &state.position,
-                    &r.proposal,
-                    &mut r.sampler,
-                    &mut r.subsample_rng,
+                    &self.position,
+                    &self.candidate,
+                    &mut self.sampler,
+                    &mut self.subsample_rng,
                     v,
                     threshold,
                 ),
                 None => decide(
                     &mut self.test,
                     model,
-                    &state.position,
-                    &r.proposal,
-                    &mut r.sampler,
-                    &mut r.subsample_rng,
+                    &self.position,
+                    &self.candidate,
+                    &mut self.sampler,
+                    &mut self.subsample_rng,
                     &mut plain,
                     threshold,
                 ),
@@ -392,11 +438,11 @@ impl<T: MeanTest, P, B> MinibatchMh<T, P, B> {
             // diagnostics only); on an error, everything drawn.
             let used = match &decision {
                 Some(Ok(d)) => d.used,
-                Some(Err(_)) => r.sampler.drawn().len(),
+                Some(Err(_)) => self.sampler.drawn().len(),
                 None => 0,
             };
             stats.used = used;
-            stats.data_fraction = used as f64 / r.n as f64;
+            stats.data_fraction = used as f64 / self.n as f64;
             let per = prepared.per_value;
             let used64 = used as u64;
             stats.evals += EvalCounts {
@@ -417,10 +463,62 @@ impl<T: MeanTest, P, B> MinibatchMh<T, P, B> {
             }
         }
         if stats.accepted {
-            state.position.copy_from_slice(&r.proposal);
+            self.position.copy_from_slice(&self.candidate);
         }
-        self.proposal.observe(&state.position);
+        self.proposal.observe(&self.position);
         Ok((stats, prepared_out))
+    }
+
+    /// Starts the proposal's warmup.
+    pub(crate) fn begin_warmup<M: ?Sized>(&mut self)
+    where
+        P: Proposal<M>,
+    {
+        self.proposal.begin_warmup();
+    }
+
+    /// One warmup update of the proposal with the step's hard decision (1 or 0).
+    pub(crate) fn adapt<M: ?Sized>(&mut self, accept_stat: f64)
+    where
+        P: Proposal<M>,
+    {
+        self.proposal.adapt(accept_stat, &self.position);
+    }
+
+    /// Ends the proposal's warmup.
+    pub(crate) fn end_warmup<M: ?Sized>(&mut self)
+    where
+        P: Proposal<M>,
+    {
+        self.proposal.end_warmup();
+    }
+
+    /// The proposal's tuning and the test's settings.
+    pub(crate) fn tuning<M: ?Sized>(&self) -> MinibatchMhTuning<P::Tuning>
+    where
+        P: Proposal<M>,
+    {
+        MinibatchMhTuning { proposal: self.proposal.tuning(), test: self.test.describe() }
+    }
+}
+
+/// A running minibatch MH chain (see the module docs): θ, the chain's copies of the test and the
+/// proposal, the subsampling stream and scratch.
+#[derive(Debug, Clone)]
+pub struct MinibatchMhChain<T, P, B = NoRange> {
+    core: MinibatchCore<T, P>,
+    range: PhantomData<fn() -> B>,
+}
+
+impl<T: MeanTest, P, B> MinibatchMhChain<T, P, B> {
+    /// θ.
+    pub fn position(&self) -> &[f64] {
+        self.core.position()
+    }
+
+    /// The chain's proposal (with its adapted state).
+    pub fn proposal(&self) -> &P {
+        self.core.proposal()
     }
 }
 
@@ -454,57 +552,73 @@ where
     (Some(decision), prepared)
 }
 
-impl<M, T, P, B> StatefulKernel<M> for MinibatchMh<T, P, B>
+impl<M, T, P, B> Kernel<M> for MinibatchMh<T, P, B>
 where
     M: Terms + LogPrior + ?Sized,
-    T: MeanTest,
-    P: Proposal<M>,
+    T: MeanTest + Clone + Send + Sync,
+    P: Proposal<M> + Clone + Send + Sync,
     B: RangeSource<M>,
 {
-    type State = MinibatchState;
-    type Stats = MinibatchMhStats;
+    type Chain = MinibatchMhChain<T, P, B>;
 
-    fn init<R: Rng + ?Sized>(
-        &mut self,
+    /// Checks θ₀ (d finite values, finite prior density) and the test against N (and its range
+    /// needs against `B`), prepares the chain's proposal, and seeds the subsampling stream from
+    /// one u64 of `rng`.
+    fn build_chain<R: Rng + ?Sized>(
+        &self,
         model: &M,
         position: &[f64],
         rng: &mut R,
-    ) -> Result<MinibatchState> {
-        self.init_common(model, position, rng, B::AVAILABLE)
+    ) -> Result<Self::Chain> {
+        let core =
+            MinibatchCore::build(&self.test, &self.proposal, model, position, rng, B::AVAILABLE)?;
+        Ok(MinibatchMhChain { core, range: PhantomData })
+    }
+}
+
+impl<M, T, P, B> Chain<M> for MinibatchMhChain<T, P, B>
+where
+    M: Terms + LogPrior + ?Sized,
+    T: MeanTest + Send,
+    P: Proposal<M> + Send,
+    B: RangeSource<M>,
+{
+    type Stats = MinibatchMhStats;
+    type Tuning = MinibatchMhTuning<P::Tuning>;
+
+    fn position(&self) -> &[f64] {
+        self.core.position()
     }
 
-    fn step<R: Rng + ?Sized>(
-        &mut self,
-        model: &M,
-        state: &mut MinibatchState,
-        rng: &mut R,
-    ) -> Result<MinibatchMhStats> {
+    /// Not computed (the full likelihood is never evaluated): NaN.
+    fn log_density(&self) -> f64 {
+        f64::NAN
+    }
+
+    fn step<R: Rng + ?Sized>(&mut self, model: &M, rng: &mut R) -> Result<MinibatchMhStats> {
         let plain: Option<&mut PlainDifferences<'_, B>> = None;
-        self.step_common(model, state, rng, plain).map(|(stats, _)| stats)
+        self.core.step::<M, B, _, R>(model, rng, plain).map(|(stats, _)| stats)
     }
 
     fn begin_warmup(&mut self, _num_warmup: usize) {
-        self.proposal.begin_warmup();
+        self.core.begin_warmup::<M>();
     }
 
     fn adapt<R: Rng + ?Sized>(
         &mut self,
-        _m: &M,
-        state: &mut MinibatchState,
+        _model: &M,
         stats: &MinibatchMhStats,
-        _r: &mut R,
+        _rng: &mut R,
     ) -> Result<()> {
-        self.proposal.adapt(stats.accept_stat(), &state.position);
+        self.core.adapt::<M>(stats.accept_stat());
         Ok(())
     }
 
     fn end_warmup(&mut self) {
-        self.proposal.end_warmup();
+        self.core.end_warmup::<M>();
     }
 
-    fn adaptation_report(&self) -> Vec<String> {
-        let mut lines = self.proposal.describe();
-        lines.extend(self.test.describe().into_iter().map(|(k, v)| format!("{k} = {v}")));
-        lines
+    fn tuning(&self) -> Self::Tuning {
+        self.core.tuning::<M>()
     }
 }

@@ -71,12 +71,11 @@
 //! per-datum evaluation.
 //!
 //! **Random streams.** As [`MinibatchMh`]: proposals and u from the chain's
-//! RNG, subsample indices from a second stream seeded at `init`, so a proxy chain and a plain
+//! RNG, subsample indices from a second stream seeded when the chain is built, so a proxy chain and a plain
 //! chain with the same seed see the same proposals and uniforms, and make the same decisions
 //! whenever both tests decide exactly (e.g. [`ExactTest`](tallmc_bounds::ExactTest)).
 //!
 //! ```
-//! use tallmc_core::fresh_each;
 //! use tallmc_bounds::{BoundKind, ConfidenceConfig, ConfidenceTest};
 //! use tallmc_models::GaussianMean;
 //! use tallmc_samplers::{
@@ -88,15 +87,15 @@
 //! let model = GaussianMean::from_observations(y, 1.0, 0.0, 10.0)?;
 //! let (mode, sd) = model.posterior_mean_sd();
 //! let config = RunConfig { num_warmup: 200, num_draws: 500, num_chains: 1, seed: 3, save_warmup: false };
-//! let chains = sample_in_memory(&model, config, &[vec![mode]], &fresh_each(|| {
-//!     let test = ConfidenceTest::new(ConfidenceConfig::new(BoundKind::EmpiricalBernsteinSerfling, 0.01))
-//!         .map_err(|e| tallmc_core::Error::Other(e.to_string()))?;
-//!     let walk = RandomWalkProposal::new(RandomWalkProposalConfig {
-//!         covariance: Some(vec![sd * sd]),
-//!         ..Default::default()
-//!     })?;
-//!     ProxyMinibatchMh::new(test, walk, ProxyConfig::new(vec![mode]))
-//! }))?;
+//! let test = ConfidenceTest::new(ConfidenceConfig::new(BoundKind::EmpiricalBernsteinSerfling, 0.01))?;
+//! let walk = RandomWalkProposal::new(RandomWalkProposalConfig {
+//!     covariance: Some(vec![sd * sd]),
+//!     ..Default::default()
+//! })?;
+//! let kernel = ProxyMinibatchMh::new(test, walk, ProxyConfig::new(vec![mode]))?;
+//! let chains = sample_in_memory(&model, config, &[vec![mode]], &kernel)?;
+//! // θ* stayed where it was put.
+//! assert_eq!(chains[0].report.tuning.center, vec![mode]);
 //! // ℓ_i is quadratic in μ (M₃ = 0): every decision is taken on the first batch of 100.
 //! let used = chains[0].sink.stat("data_used__").unwrap();
 //! assert!(used.iter().all(|&u| u <= 100.0));
@@ -107,13 +106,14 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 use tallmc_bounds::MeanTest;
 use tallmc_core::{
-    Error, EvalCounts, LogPrior, Result, StatefulKernel, StepStats, TaylorRemainderBound,
-    TermHessians,
+    Chain, Error, EvalCounts, Kernel, LogPrior, Result, StepStats, TaylorRemainderBound,
+    TermHessians, Tuning,
 };
 use tallmc_estimators::{ControlVariate, CvOrder};
 
 use crate::minibatch_mh::{
-    CHUNK, DecisionValues, MinibatchMh, MinibatchMhStats, MinibatchState, NoRange, Prepared,
+    CHUNK, DecisionValues, MinibatchCore, MinibatchMh, MinibatchMhStats, MinibatchMhTuning,
+    NoRange, Prepared,
 };
 use crate::proposal::Proposal;
 
@@ -310,36 +310,55 @@ impl<M: TaylorRemainderBound + TermHessians + ?Sized> DecisionValues<M> for Rema
     }
 }
 
-#[derive(Debug, Clone)]
-struct ProxyRunning {
-    remainders: Remainders,
-    /// Evaluations not reported yet (the setup pass, reported by the first step).
-    unreported: EvalCounts,
-    /// Steps made so far.
-    steps: usize,
+/// The adapted tuning of a proxy chain: the minibatch MH tuning (proposal and test) and the
+/// centre θ* of the proxies with its re-centring record.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProxyMhTuning<PT> {
+    /// The proposal's tuning and the test's settings.
+    pub minibatch: MinibatchMhTuning<PT>,
+    /// The current centre θ*.
+    pub center: Vec<f64>,
+    /// The re-centring interval k, if θ* moves.
+    pub recenter_every: Option<usize>,
     /// Re-centrings made so far.
-    recenterings: usize,
+    pub recenterings: usize,
+}
+
+impl<PT: Tuning> Tuning for ProxyMhTuning<PT> {
+    /// The minibatch MH lines, then the proxies and the re-centring.
+    fn comment_lines(&self) -> Vec<String> {
+        let mut lines = self.minibatch.comment_lines();
+        lines.push("proxies = second-order Taylor around theta* (BDH 2017)".into());
+        match self.recenter_every {
+            Some(k) => lines.push(format!(
+                "proxy re-centring every {k} iterations ({} so far)",
+                self.recenterings
+            )),
+            None => lines.push("proxy centre theta* fixed".into()),
+        }
+        lines
+    }
 }
 
 /// The confidence sampler with Taylor proxies (BDH 2017): minibatch MH with mean test `T` and
 /// proposal `P`, deciding on the remainders after a second-order Taylor proxy around θ* (see the
 /// module docs). Needs a model with per-datum Hessians and a third-derivative bound
 /// ([`TaylorRemainderBound`]); any [`MeanTest`] works (the concentration-bound tests get the
-/// range 2R_p).
+/// range 2R_p). These are the settings; each [`ProxyMinibatchMhChain`] they build owns copies of
+/// the test and the proposal and the data sums at its θ*.
 #[derive(Debug, Clone)]
 pub struct ProxyMinibatchMh<T, P> {
     inner: MinibatchMh<T, P, NoRange>,
     config: ProxyConfig,
-    running: Option<ProxyRunning>,
 }
 
 impl<T: MeanTest, P> ProxyMinibatchMh<T, P> {
     /// A kernel deciding with `test` on proposals from `proposal`, with proxies around
     /// `config.center`. Errors: a bad config ([`ProxyConfig::validate`]); θ*'s length is checked
-    /// against the model at `init`.
+    /// against the model when a chain is built.
     pub fn new(test: T, proposal: P, config: ProxyConfig) -> Result<Self> {
         config.validate()?;
-        Ok(Self { inner: MinibatchMh::new(test, proposal), config, running: None })
+        Ok(Self { inner: MinibatchMh::new(test, proposal), config })
     }
 
     /// The mean test.
@@ -347,7 +366,7 @@ impl<T: MeanTest, P> ProxyMinibatchMh<T, P> {
         self.inner.test()
     }
 
-    /// The proposal.
+    /// The prototype proposal (before any adaptation).
     pub fn proposal(&self) -> &P {
         self.inner.proposal()
     }
@@ -356,15 +375,42 @@ impl<T: MeanTest, P> ProxyMinibatchMh<T, P> {
     pub fn config(&self) -> &ProxyConfig {
         &self.config
     }
+}
 
-    /// The current centre θ* (the configured one before `init` and without re-centring).
+/// A running proxy chain: the minibatch MH chain's state, the remainders with the data sums at
+/// the current θ*, and the re-centring record.
+#[derive(Debug, Clone)]
+pub struct ProxyMinibatchMhChain<T, P> {
+    core: MinibatchCore<T, P>,
+    remainders: Remainders,
+    recenter_every: Option<usize>,
+    /// Evaluations not reported yet (the setup pass, reported by the first step).
+    unreported: EvalCounts,
+    /// Steps made so far.
+    steps: usize,
+    /// Re-centrings made so far.
+    recenterings: usize,
+}
+
+impl<T: MeanTest, P> ProxyMinibatchMhChain<T, P> {
+    /// θ.
+    pub fn position(&self) -> &[f64] {
+        self.core.position()
+    }
+
+    /// The current centre θ*.
     pub fn center(&self) -> &[f64] {
-        self.running.as_ref().map_or(&self.config.center, |r| r.remainders.cv.center())
+        self.remainders.cv.center()
     }
 
     /// Re-centrings made so far.
     pub fn recenterings(&self) -> usize {
-        self.running.as_ref().map_or(0, |r| r.recenterings)
+        self.recenterings
+    }
+
+    /// The chain's proposal (with its adapted state).
+    pub fn proposal(&self) -> &P {
+        self.core.proposal()
     }
 }
 
@@ -373,21 +419,23 @@ fn cv_error(e: tallmc_estimators::Error) -> Error {
     Error::Other(format!("proxy sums at θ*: {e}"))
 }
 
-impl<M, T, P> StatefulKernel<M> for ProxyMinibatchMh<T, P>
+impl<M, T, P> Kernel<M> for ProxyMinibatchMh<T, P>
 where
     M: TaylorRemainderBound + TermHessians + LogPrior + ?Sized,
-    T: MeanTest,
-    P: Proposal<M>,
+    T: MeanTest + Clone + Send + Sync,
+    P: Proposal<M> + Clone + Send + Sync,
 {
-    type State = MinibatchState;
-    type Stats = ProxyMhStats;
+    type Chain = ProxyMinibatchMhChain<T, P>;
 
-    fn init<R: Rng + ?Sized>(
-        &mut self,
+    /// Checks θ* against the model's dimension and M₃, builds the minibatch MH chain (as
+    /// [`MinibatchMh`] does; one u64 of `rng` seeds the subsampling stream), then makes the
+    /// setup pass at θ* (reported by the first step).
+    fn build_chain<R: Rng + ?Sized>(
+        &self,
         model: &M,
         position: &[f64],
         rng: &mut R,
-    ) -> Result<MinibatchState> {
+    ) -> Result<Self::Chain> {
         let d = model.dim();
         if d > 0 {
             tallmc_core::error::check_finite_vector("proxy centre θ*", &self.config.center, d)?;
@@ -400,37 +448,58 @@ where
                 "a finite value ≥ 0",
             ));
         }
-        let state = self.inner.init_common(model, position, rng, true)?;
+        let core = MinibatchCore::build(
+            self.inner.test(),
+            self.inner.proposal(),
+            model,
+            position,
+            rng,
+            true,
+        )?;
         let (cv, setup) =
             ControlVariate::new(model, &self.config.center, CvOrder::Two).map_err(cv_error)?;
-        self.running = Some(ProxyRunning {
+        Ok(ProxyMinibatchMhChain {
+            core,
             remainders: Remainders::new(cv),
+            recenter_every: self.config.recenter_every,
             unreported: setup,
             steps: 0,
             recenterings: 0,
-        });
-        Ok(state)
+        })
+    }
+}
+
+impl<M, T, P> Chain<M> for ProxyMinibatchMhChain<T, P>
+where
+    M: TaylorRemainderBound + TermHessians + LogPrior + ?Sized,
+    T: MeanTest + Send,
+    P: Proposal<M> + Send,
+{
+    type Stats = ProxyMhStats;
+    type Tuning = ProxyMhTuning<P::Tuning>;
+
+    fn position(&self) -> &[f64] {
+        self.core.position()
     }
 
-    fn step<R: Rng + ?Sized>(
-        &mut self,
-        model: &M,
-        state: &mut MinibatchState,
-        rng: &mut R,
-    ) -> Result<ProxyMhStats> {
-        let Some(p) = self.running.as_mut() else {
-            return Err(Error::Other("ProxyMinibatchMh::step called before init".into()));
-        };
-        let recentred = self.config.recenter_every.is_some_and(|k| p.steps > 0 && p.steps % k == 0);
+    /// Not computed (the full likelihood is never evaluated): NaN.
+    fn log_density(&self) -> f64 {
+        f64::NAN
+    }
+
+    fn step<R: Rng + ?Sized>(&mut self, model: &M, rng: &mut R) -> Result<ProxyMhStats> {
+        let recentred =
+            self.recenter_every.is_some_and(|k| self.steps > 0 && self.steps.is_multiple_of(k));
         if recentred {
-            p.unreported += p.remainders.cv.recenter(model, &state.position).map_err(cv_error)?;
-            p.recenterings += 1;
+            self.unreported +=
+                self.remainders.cv.recenter(model, self.core.position()).map_err(cv_error)?;
+            self.recenterings += 1;
         }
-        p.steps += 1;
+        self.steps += 1;
         let (s, prepared): (MinibatchMhStats, _) =
-            self.inner.step_common(model, state, rng, Some(&mut p.remainders))?;
+            self.core.step::<M, NoRange, _, R>(model, rng, Some(&mut self.remainders))?;
         let (proxy_mean, remainder_bound) =
-            prepared.map_or((f64::NAN, f64::NAN), |q| (q.shift, p.remainders.bound));
+            prepared.map_or((f64::NAN, f64::NAN), |q| (q.shift, self.remainders.bound));
         Ok(ProxyMhStats {
             accepted: s.accepted,
             used: s.used,
@@ -443,49 +512,34 @@ where
             step_size: s.step_size,
             divergent: s.divergent,
             recentred,
-            evals: s.evals + std::mem::take(&mut p.unreported),
+            evals: s.evals + std::mem::take(&mut self.unreported),
         })
     }
 
-    fn begin_warmup(&mut self, num_warmup: usize) {
-        StatefulKernel::<M>::begin_warmup(&mut self.inner, num_warmup);
+    fn begin_warmup(&mut self, _num_warmup: usize) {
+        self.core.begin_warmup::<M>();
     }
 
     fn adapt<R: Rng + ?Sized>(
         &mut self,
-        model: &M,
-        state: &mut MinibatchState,
+        _model: &M,
         stats: &ProxyMhStats,
-        rng: &mut R,
+        _rng: &mut R,
     ) -> Result<()> {
-        let plain = MinibatchMhStats {
-            accepted: stats.accepted,
-            used: stats.used,
-            data_fraction: stats.data_fraction,
-            looks: stats.looks,
-            half_width: stats.half_width,
-            threshold: stats.threshold,
-            step_size: stats.step_size,
-            divergent: stats.divergent,
-            evals: stats.evals,
-        };
-        self.inner.adapt(model, state, &plain, rng)
+        self.core.adapt::<M>(f64::from(u8::from(stats.accepted)));
+        Ok(())
     }
 
     fn end_warmup(&mut self) {
-        StatefulKernel::<M>::end_warmup(&mut self.inner);
+        self.core.end_warmup::<M>();
     }
 
-    fn adaptation_report(&self) -> Vec<String> {
-        let mut lines = StatefulKernel::<M>::adaptation_report(&self.inner);
-        lines.push("proxies = second-order Taylor around theta* (BDH 2017)".into());
-        match self.config.recenter_every {
-            Some(k) => lines.push(format!(
-                "proxy re-centring every {k} iterations ({} so far)",
-                self.recenterings()
-            )),
-            None => lines.push("proxy centre theta* fixed".into()),
+    fn tuning(&self) -> Self::Tuning {
+        ProxyMhTuning {
+            minibatch: self.core.tuning::<M>(),
+            center: self.center().to_vec(),
+            recenter_every: self.recenter_every,
+            recenterings: self.recenterings,
         }
-        lines
     }
 }

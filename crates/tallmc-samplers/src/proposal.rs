@@ -1,12 +1,16 @@
 //! Proposals for Metropolis–Hastings kernels.
 //!
 //! A [`Proposal`] draws θ′ ~ q(·|θ) and returns the log correction
-//! log q(θ|θ′) − log q(θ′|θ) that enters the MH ratio, with the per-datum evaluations it made:
+//! log q(θ|θ′) − log q(θ′|θ) that enters the MH ratio, with the per-datum evaluations it made.
+//! A kernel's settings hold a proposal as a prototype; each chain clones it when it is built
+//! and calls [`Proposal::init`] on its copy, which then carries the chain's adaptation state.
+//!
 //!
 //! * [`RandomWalkProposal`] — θ′ = θ + s L z (symmetric: correction 0), with the scale s tuned
 //!   during warmup and, optionally, the shape Σ = L Lᵀ learned from the chain (adaptive
 //!   Metropolis); used by [`RandomWalkMetropolis`](crate::RandomWalkMetropolis),
-//!   [`AdaptiveMetropolis`](crate::AdaptiveMetropolis) and the minibatch MH kernel;
+//!   [`AdaptiveMetropolis`](crate::AdaptiveMetropolis) and the minibatch MH kernels, its tuning
+//!   a [`RandomWalkTuning`];
 //! * [`SgldProposal`] — one stochastic-gradient Langevin step on a minibatch (Austerity eq. 10),
 //!   whose forward and reverse densities are both conditioned on the same minibatch.
 
@@ -15,12 +19,20 @@ use rand_distr::{Distribution, StandardNormal};
 use serde::Serialize;
 use tallmc_core::linalg::Cholesky;
 use tallmc_core::subsample::WithoutReplacement;
-use tallmc_core::{Error, EvalCounts, LogPrior, Result, TermGradients, Terms};
+use tallmc_core::{Error, EvalCounts, LogPrior, Result, TermGradients, Terms, Tuning};
 use tallmc_integrators::{DualAveraging, DualAveragingConfig, MetricEstimator, MetricKind};
 
 /// A Metropolis–Hastings proposal q(θ′|θ).
+///
+/// The kernels clone a proposal for every chain they build and call [`Proposal::init`] on the
+/// copy, so a proposal is both its settings and its chain's running state (scratch, adapted
+/// scale); kernels need it to be `Clone + Send + Sync`.
 pub trait Proposal<M: ?Sized> {
+    /// The proposal's (adapted) tuning, which the kernels report as part of theirs.
+    type Tuning: Tuning;
+
     /// Prepares scratch for a chain on `model` (validating settings against its dimension).
+    /// Called once, on the chain's copy, when a kernel builds a chain.
     fn init(&mut self, model: &M) -> Result<()>;
 
     /// Writes θ′ ~ q(·|θ) into `out` and returns log q(θ|θ′) − log q(θ′|θ) with the
@@ -46,8 +58,9 @@ pub trait Proposal<M: ?Sized> {
     /// Called once after warmup.
     fn end_warmup(&mut self);
 
-    /// The proposal's tuning, as lines for CSV comments. The first line is `Step size = …`.
-    fn describe(&self) -> Vec<String>;
+    /// The proposal's current tuning. Its [`Tuning::comment_lines`] start with
+    /// `Step size = …`.
+    fn tuning(&self) -> Self::Tuning;
 
     /// The current step size (random-walk scale s, or SGLD's α), for the `stepsize__` column.
     fn step_size(&self) -> f64;
@@ -119,6 +132,39 @@ impl RandomWalkProposalConfig {
 /// Optimal-scaling acceptance target for a random walk in dimension `dim`.
 pub(crate) fn default_target(dim: usize) -> f64 {
     if dim == 1 { 0.44 } else { 0.234 }
+}
+
+/// The tuning of a [`RandomWalkProposal`]: the scale s and the shape Σ.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RandomWalkTuning {
+    /// The scale s (after warmup: the dual-averaged one).
+    pub scale: f64,
+    /// The dimension d.
+    pub dim: usize,
+    /// The shape Σ (row-major d × d): Σ₀, or the learned covariance (divided by s²).
+    pub covariance: Vec<f64>,
+    /// Whether Σ is learned from the chain (adaptive Metropolis); the CSV comments list Σ then.
+    pub covariance_learned: bool,
+}
+
+impl Tuning for RandomWalkTuning {
+    /// `Step size = s`, a note that it is the scale, and the learned Σ row by row (if learned).
+    fn comment_lines(&self) -> Vec<String> {
+        let mut lines = vec![
+            format!("Step size = {}", self.scale),
+            "(the step size is the random-walk scale s)".into(),
+        ];
+        if self.covariance_learned {
+            let d = self.dim.max(1);
+            lines.push("Proposal covariance divided by the squared scale (row-major):".into());
+            lines.extend(
+                self.covariance.chunks(d).map(|row| {
+                    row.iter().map(|x| format!("{x:.6e}")).collect::<Vec<_>>().join(", ")
+                }),
+            );
+        }
+        lines
+    }
 }
 
 /// The Gaussian random walk θ′ = θ + s L z, z ~ N(0, I), Σ = L Lᵀ (see the module docs).
@@ -262,26 +308,20 @@ impl RandomWalkProposal {
         }
     }
 
-    /// CSV comment lines: the scale, and the learned shape when Σ is learned.
-    pub fn describe(&self) -> Vec<String> {
-        let mut lines = vec![
-            format!("Step size = {}", self.scale),
-            "(the step size is the random-walk scale s)".into(),
-        ];
-        if self.config.adapt_covariance {
-            let d = self.z.len().max(1);
-            lines.push("Proposal covariance divided by the squared scale (row-major):".into());
-            lines.extend(
-                self.covariance.chunks(d).map(|row| {
-                    row.iter().map(|x| format!("{x:.6e}")).collect::<Vec<_>>().join(", ")
-                }),
-            );
+    /// The current tuning: s and Σ.
+    pub fn tuning(&self) -> RandomWalkTuning {
+        RandomWalkTuning {
+            scale: self.scale,
+            dim: self.z.len(),
+            covariance: self.covariance.clone(),
+            covariance_learned: self.config.adapt_covariance,
         }
-        lines
     }
 }
 
 impl<M: Terms + ?Sized> Proposal<M> for RandomWalkProposal {
+    type Tuning = RandomWalkTuning;
+
     fn init(&mut self, model: &M) -> Result<()> {
         self.setup(model.dim())
     }
@@ -307,8 +347,8 @@ impl<M: Terms + ?Sized> Proposal<M> for RandomWalkProposal {
     fn end_warmup(&mut self) {
         RandomWalkProposal::end_warmup(self);
     }
-    fn describe(&self) -> Vec<String> {
-        RandomWalkProposal::describe(self)
+    fn tuning(&self) -> RandomWalkTuning {
+        RandomWalkProposal::tuning(self)
     }
     fn step_size(&self) -> f64 {
         self.scale
@@ -322,6 +362,28 @@ pub struct SgldProposalConfig {
     pub step_size: f64,
     /// Minibatch size n (1 ≤ n ≤ N), drawn without replacement for each proposal.
     pub batch: usize,
+}
+
+/// The tuning of an [`SgldProposal`] (fixed: it adapts nothing).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SgldProposalTuning {
+    /// Step size α.
+    pub step_size: f64,
+    /// Minibatch size n.
+    pub batch: usize,
+}
+
+impl Tuning for SgldProposalTuning {
+    /// `Step size = α`, then the SGLD settings.
+    fn comment_lines(&self) -> Vec<String> {
+        vec![
+            format!("Step size = {}", self.step_size),
+            format!(
+                "SGLD proposal: step size alpha = {}, minibatch n = {}",
+                self.step_size, self.batch
+            ),
+        ]
+    }
 }
 
 /// A stochastic-gradient Langevin proposal (Welling & Teh 2011; Austerity eq. 10):
@@ -384,6 +446,8 @@ impl SgldProposal {
 }
 
 impl<M: TermGradients + LogPrior + ?Sized> Proposal<M> for SgldProposal {
+    type Tuning = SgldProposalTuning;
+
     fn init(&mut self, model: &M) -> Result<()> {
         let n = model.num_terms();
         if self.config.batch > n {
@@ -444,14 +508,8 @@ impl<M: TermGradients + LogPrior + ?Sized> Proposal<M> for SgldProposal {
     fn adapt(&mut self, _accept_stat: f64, _position: &[f64]) {}
     fn observe(&mut self, _position: &[f64]) {}
     fn end_warmup(&mut self) {}
-    fn describe(&self) -> Vec<String> {
-        vec![
-            format!("Step size = {}", self.config.step_size),
-            format!(
-                "SGLD proposal: step size alpha = {}, minibatch n = {}",
-                self.config.step_size, self.config.batch
-            ),
-        ]
+    fn tuning(&self) -> SgldProposalTuning {
+        SgldProposalTuning { step_size: self.config.step_size, batch: self.config.batch }
     }
     fn step_size(&self) -> f64 {
         self.config.step_size

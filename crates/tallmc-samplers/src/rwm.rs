@@ -10,11 +10,10 @@
 //!
 //! Cost: N term evaluations per step (none if the proposal's prior density is zero).
 
-use rand::Rng;
 use serde::Serialize;
-use tallmc_core::{Error, LogPrior, Parallelism, Result, StatefulKernel, Terms};
+use tallmc_core::Parallelism;
 
-use crate::mh::{FullDataMh, MhState, MhStats};
+use crate::mh::{FullDataMh, RandomWalkMhConfig};
 use crate::proposal::{RandomWalkProposal, RandomWalkProposalConfig};
 
 /// Settings of [`RandomWalkMetropolis`].
@@ -45,81 +44,22 @@ impl Default for RandomWalkConfig {
     }
 }
 
-/// Random-walk Metropolis (see the module docs).
-#[derive(Debug, Clone)]
-pub struct RandomWalkMetropolis {
-    config: RandomWalkConfig,
-    core: Option<FullDataMh>,
-    walk: RandomWalkProposal,
-}
+/// Random-walk Metropolis (see the module docs): the full-data MH kernel over the Gaussian
+/// random walk, made from a [`RandomWalkConfig`] by `RandomWalkMetropolis::new(config)?`. Its
+/// chains report a [`RandomWalkTuning`](crate::RandomWalkTuning) (the scale s).
+pub type RandomWalkMetropolis = FullDataMh<RandomWalkProposal>;
 
-impl RandomWalkMetropolis {
-    /// A kernel with validated settings (the covariance is checked against the model in `init`).
-    pub fn new(config: RandomWalkConfig) -> Result<Self> {
-        let walk = RandomWalkProposal::new(RandomWalkProposalConfig {
-            covariance: config.proposal_covariance.clone(),
-            initial_scale: config.initial_scale,
-            adapt_scale: config.adapt_scale,
-            target_accept: config.target_accept,
-            ..Default::default()
-        })?;
-        Ok(Self { config, core: None, walk })
-    }
-
-    /// The current proposal scale s.
-    pub fn scale(&self) -> f64 {
-        self.walk.scale()
-    }
-}
-
-impl<M: Terms + LogPrior + ?Sized> StatefulKernel<M> for RandomWalkMetropolis {
-    type State = MhState;
-    type Stats = MhStats;
-
-    fn init<R: Rng + ?Sized>(
-        &mut self,
-        model: &M,
-        position: &[f64],
-        _rng: &mut R,
-    ) -> Result<MhState> {
-        self.walk.setup(model.dim())?;
-        let (core, state) = FullDataMh::init(model, self.config.parallelism, position)?;
-        self.core = Some(core);
-        Ok(state)
-    }
-
-    fn step<R: Rng + ?Sized>(
-        &mut self,
-        model: &M,
-        state: &mut MhState,
-        rng: &mut R,
-    ) -> Result<MhStats> {
-        let Some(core) = self.core.as_mut() else {
-            return Err(Error::Other("RandomWalkMetropolis::step called before init".into()));
-        };
-        Ok(core.step(model, state, &mut self.walk, rng))
-    }
-
-    fn begin_warmup(&mut self, _num_warmup: usize) {
-        self.walk.begin_warmup();
-    }
-
-    fn adapt<R: Rng + ?Sized>(
-        &mut self,
-        _m: &M,
-        state: &mut MhState,
-        stats: &MhStats,
-        _r: &mut R,
-    ) -> Result<()> {
-        self.walk.adapt(stats.accept_stat, &state.position);
-        Ok(())
-    }
-
-    fn end_warmup(&mut self) {
-        self.walk.end_warmup();
-    }
-
-    fn adaptation_report(&self) -> Vec<String> {
-        self.walk.describe()
+impl RandomWalkMhConfig for RandomWalkConfig {
+    fn into_parts(self) -> (RandomWalkProposalConfig, Parallelism) {
+        (
+            RandomWalkProposalConfig {
+                covariance: self.proposal_covariance,
+                initial_scale: self.initial_scale,
+                adapt_scale: self.adapt_scale,
+                target_accept: self.target_accept,
+                ..Default::default()
+            },
+            self.parallelism,
+        )
     }
 }

@@ -10,12 +10,11 @@
 #![allow(clippy::print_stderr)] // measured numbers are reported with --nocapture
 
 use std::sync::OnceLock;
-use tallmc_core::fresh_each;
 
 use tallmc_bounds::{BoundKind, ConfidenceConfig, ConfidenceTest, ExactTest};
 use tallmc_core::rng::chain_rng;
 use tallmc_core::{
-    EvalCounts, StatefulKernel, StepStats, TaylorRemainderBound, TermHessians, Terms,
+    Chain, EvalCounts, Kernel, StepStats, TaylorRemainderBound, TermHessians, Terms,
 };
 use tallmc_diagnostics::summary::{Draws, summarize};
 use tallmc_integrators::Metric;
@@ -103,29 +102,23 @@ fn exact_test_and_tiny_delta_reproduce_exact_minibatch_mh_bit_for_bit() {
         &p.model,
         config,
         &inits,
-        &fresh_each(|| Ok(MinibatchMh::new(ExactTest::new(), walk(&p.cov)))),
+        &MinibatchMh::new(ExactTest::new(), walk(&p.cov)),
     )
     .unwrap();
     let proxy_exact = sample_in_memory(
         &p.model,
         config,
         &inits,
-        &fresh_each(|| {
-            ProxyMinibatchMh::new(ExactTest::new(), walk(&p.cov), ProxyConfig::new(p.mode.clone()))
-        }),
+        &ProxyMinibatchMh::new(ExactTest::new(), walk(&p.cov), ProxyConfig::new(p.mode.clone()))
+            .unwrap(),
     )
     .unwrap();
     let proxy_tiny = sample_in_memory(
         &p.model,
         config,
         &inits,
-        &fresh_each(|| {
-            ProxyMinibatchMh::new(
-                confidence(1e-300),
-                walk(&p.cov),
-                ProxyConfig::new(p.mode.clone()),
-            )
-        }),
+        &ProxyMinibatchMh::new(confidence(1e-300), walk(&p.cov), ProxyConfig::new(p.mode.clone()))
+            .unwrap(),
     )
     .unwrap();
     let accept = plain[0].report.mean_accept_stat;
@@ -180,16 +173,11 @@ fn proxy_confidence_sampler_matches_full_data_hmc_on_logistic_regression() {
             seed: seed(52 + k),
             save_warmup: false,
         };
-        let out = sample_in_memory(
-            &p.model,
-            config,
-            &vec![p.mode.clone(); 4],
-            &fresh_each(|| {
-                let mut cfg = ProxyConfig::new(p.mode.clone());
-                cfg.recenter_every = recenter;
-                ProxyMinibatchMh::new(confidence(DELTA), walk(&p.cov), cfg)
-            }),
-        )
+        let out = sample_in_memory(&p.model, config, &vec![p.mode.clone(); 4], &{
+            let mut cfg = ProxyConfig::new(p.mode.clone());
+            cfg.recenter_every = recenter;
+            ProxyMinibatchMh::new(confidence(DELTA), walk(&p.cov), cfg).unwrap()
+        })
         .unwrap();
         let chains: Vec<&[f64]> = out.iter().map(|c| c.sink.draws.as_slice()).collect();
         let s = summary(&chains, d);
@@ -232,19 +220,15 @@ fn gaussian_mean_has_exact_proxies_and_decides_on_the_first_batch() {
         seed: seed(62),
         save_warmup: false,
     };
-    let out = sample_in_memory(
-        &model,
-        config,
-        &vec![vec![mean]; 4],
-        &fresh_each(|| {
-            // Centre away from the mode: the proxies are exact anywhere.
-            ProxyMinibatchMh::new(
-                confidence(DELTA),
-                walk(&[sd * sd]),
-                ProxyConfig::new(vec![mean + 3.0 * sd]),
-            )
-        }),
-    )
+    let out = sample_in_memory(&model, config, &vec![vec![mean]; 4], &{
+        // Centre away from the mode: the proxies are exact anywhere.
+        ProxyMinibatchMh::new(
+            confidence(DELTA),
+            walk(&[sd * sd]),
+            ProxyConfig::new(vec![mean + 3.0 * sd]),
+        )
+        .unwrap()
+    })
     .unwrap();
     let first = ConfidenceConfig::default().first_batch as f64;
     for c in &out {
@@ -264,16 +248,16 @@ fn gaussian_mean_has_exact_proxies_and_decides_on_the_first_batch() {
 // 3. Efficiency at equilibrium
 
 /// Mean data fraction per iteration of `num` steps from the mode, and the acceptance rate.
-fn equilibrium_fraction<K>(p: &Problem, mut kernel: K, s: u64, num: usize) -> (f64, f64)
+fn equilibrium_fraction<K>(p: &Problem, kernel: K, s: u64, num: usize) -> (f64, f64)
 where
-    K: StatefulKernel<LogisticRegression>,
+    K: Kernel<LogisticRegression>,
 {
     let mut rng = chain_rng(seed(s), 1);
-    let mut state = kernel.init(&p.model, &p.mode, &mut rng).unwrap();
+    let mut chain = kernel.build_chain(&p.model, &p.mode, &mut rng).unwrap();
     let n = p.model.num_terms() as f64;
     let (mut used, mut accepted) = (0.0, 0.0);
     for _ in 0..num {
-        let st = kernel.step(&p.model, &mut state, &mut rng).unwrap();
+        let st = chain.step(&p.model, &mut rng).unwrap();
         used += st.batch_size() as f64;
         accepted += st.accept_stat();
     }
@@ -500,28 +484,26 @@ fn bad_input_is_an_error_naming_the_value() {
     )
     .unwrap_err();
     assert!(e.to_string().contains("re-centring interval"), "{e}");
-    // Wrong length: found at init, against the model's dimension.
-    let mut k =
-        ProxyMinibatchMh::new(ExactTest::new(), walk(&p.cov), ProxyConfig::new(vec![0.0; 3]))
-            .unwrap();
-    let e = k.init(&p.model, &p.mode, &mut chain_rng(1, 1)).unwrap_err();
+    // Wrong length: found when a chain is built, against the model's dimension.
+    let k = ProxyMinibatchMh::new(ExactTest::new(), walk(&p.cov), ProxyConfig::new(vec![0.0; 3]))
+        .unwrap();
+    let e = k.build_chain(&p.model, &p.mode, &mut chain_rng(1, 1)).unwrap_err();
     assert!(e.to_string().contains("proxy centre θ*") && e.to_string().contains('3'), "{e}");
-    // A bad initial position, and stepping before init.
-    let mut k =
-        ProxyMinibatchMh::new(ExactTest::new(), walk(&p.cov), ProxyConfig::new(p.mode.clone()))
-            .unwrap();
-    let mut state = tallmc_samplers::MinibatchState { position: p.mode.clone() };
-    assert!(k.step(&p.model, &mut state, &mut chain_rng(1, 1)).is_err());
-    let e = k.init(&p.model, &[f64::INFINITY, 0.0], &mut chain_rng(1, 1)).unwrap_err();
+    // A bad initial position.
+    let k = ProxyMinibatchMh::new(ExactTest::new(), walk(&p.cov), ProxyConfig::new(p.mode.clone()))
+        .unwrap();
+    let e = k.build_chain(&p.model, &[f64::INFINITY, 0.0], &mut chain_rng(1, 1)).unwrap_err();
     assert!(e.to_string().contains("initial position"), "{e}");
     // δ and the test's other settings are validated by the bounds crate.
     let e = ConfidenceTest::new(ConfidenceConfig::new(BoundKind::HoeffdingSerfling, 1.5));
     assert!(e.is_err());
-    // A first batch larger than N: at init.
+    // A first batch larger than N: when a chain is built.
     let test = ConfidenceTest::new(ConfidenceConfig::default().with_first_batch(501)).unwrap();
-    let mut k =
-        ProxyMinibatchMh::new(test, walk(&p.cov), ProxyConfig::new(p.mode.clone())).unwrap();
-    let e = k.init(&p.model, &p.mode, &mut chain_rng(1, 1)).map(|_| ()).map_err(|e| e.to_string());
+    let k = ProxyMinibatchMh::new(test, walk(&p.cov), ProxyConfig::new(p.mode.clone())).unwrap();
+    let e = k
+        .build_chain(&p.model, &p.mode, &mut chain_rng(1, 1))
+        .map(|_| ())
+        .map_err(|e| e.to_string());
     assert!(e.unwrap_err().contains("first_batch"));
 }
 
@@ -529,16 +511,16 @@ fn bad_input_is_an_error_naming_the_value() {
 fn setup_and_recentring_passes_are_counted() {
     let p = problem(2_000, 38);
     let n = p.model.num_terms() as u64;
-    let mut k = ProxyMinibatchMh::new(
+    let k = ProxyMinibatchMh::new(
         confidence(DELTA),
         walk(&p.cov),
         ProxyConfig::new(p.mode.clone()).with_recenter_every(5),
     )
     .unwrap();
     let mut rng = chain_rng(seed(91), 1);
-    let mut state = k.init(&p.model, &p.mode, &mut rng).unwrap();
+    let mut chain = k.build_chain(&p.model, &p.mode, &mut rng).unwrap();
     for step in 0..12u64 {
-        let s = k.step(&p.model, &mut state, &mut rng).unwrap();
+        let s = chain.step(&p.model, &mut rng).unwrap();
         let u = s.used as u64;
         let pass = EvalCounts { terms: n, gradients: n, hessians: n };
         let per_value = EvalCounts { terms: 3 * u, gradients: u, hessians: u };
@@ -552,23 +534,26 @@ fn setup_and_recentring_passes_are_counted() {
         assert_eq!(s.recentred, step == 5 || step == 10, "step {step}");
         assert!(s.remainder_bound.is_finite() && s.proxy_mean.is_finite());
     }
-    assert_eq!(k.recenterings(), 2);
+    assert_eq!(chain.recenterings(), 2);
+    let tuning = Chain::<LogisticRegression>::tuning(&chain);
+    assert_eq!((tuning.recenter_every, tuning.recenterings), (Some(5), 2));
+    assert_eq!(tuning.center, chain.center());
 }
 
 #[test]
 fn steps_allocate_nothing() {
     let p = problem(3_000, 39);
-    let mut k =
+    let k =
         ProxyMinibatchMh::new(confidence(DELTA), walk(&p.cov), ProxyConfig::new(p.mode.clone()))
             .unwrap();
     let mut rng = chain_rng(seed(92), 1);
-    let mut state = k.init(&p.model, &p.mode, &mut rng).unwrap();
-    StatefulKernel::<LogisticRegression>::begin_warmup(&mut k, 0);
-    StatefulKernel::<LogisticRegression>::end_warmup(&mut k);
-    k.step(&p.model, &mut state, &mut rng).unwrap();
+    let mut chain = k.build_chain(&p.model, &p.mode, &mut rng).unwrap();
+    Chain::<LogisticRegression>::begin_warmup(&mut chain, 0);
+    Chain::<LogisticRegression>::end_warmup(&mut chain);
+    chain.step(&p.model, &mut rng).unwrap();
     let before = allocations();
     for _ in 0..50 {
-        k.step(&p.model, &mut state, &mut rng).unwrap();
+        chain.step(&p.model, &mut rng).unwrap();
     }
     assert_eq!(allocations() - before, 0, "proxy steps allocated");
 }

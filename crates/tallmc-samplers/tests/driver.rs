@@ -4,7 +4,6 @@ mod common;
 
 use common::LinearGaussian;
 use tallmc_core::Parallelism;
-use tallmc_core::fresh_each;
 use tallmc_integrators::Metric;
 use tallmc_samplers::sink::{CsvSink, MemorySink, Tee};
 use tallmc_samplers::{
@@ -51,7 +50,7 @@ fn reported_counts_are_full_data_passes() {
         &model,
         config(1, 1),
         &[vec![0.0; 2]],
-        &fresh_each(|| RandomWalkMetropolis::new(RandomWalkConfig::default())),
+        &RandomWalkMetropolis::new(RandomWalkConfig::default()).unwrap(),
     )
     .unwrap();
     let r = &out[0].report;
@@ -134,7 +133,7 @@ fn bad_inputs_are_clear_errors() {
         &model,
         config(1, 1),
         &[vec![0.0; 2]],
-        &fresh_each(|| RandomWalkMetropolis::new(bad_cov.clone())),
+        &RandomWalkMetropolis::new(bad_cov).unwrap(),
     )
     .unwrap_err();
     assert!(

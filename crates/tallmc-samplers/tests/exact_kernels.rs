@@ -11,7 +11,6 @@ mod common;
 
 use common::LinearGaussian;
 use tallmc_core::Kernel;
-use tallmc_core::fresh_each;
 use tallmc_diagnostics::{Draws, summarize};
 use tallmc_integrators::{Metric, MetricKind};
 use tallmc_samplers::{
@@ -104,7 +103,7 @@ fn random_walk_metropolis_matches_closed_form() {
     let m = model();
     let (_, cov) = m.posterior();
     let cfg = RandomWalkConfig { proposal_covariance: Some(cov), ..Default::default() };
-    check("RWM", &m, 1000, 5000, &fresh_each(|| RandomWalkMetropolis::new(cfg.clone())));
+    check("RWM", &m, 1000, 5000, &RandomWalkMetropolis::new(cfg).unwrap());
 }
 
 #[test]
@@ -118,7 +117,7 @@ fn adaptive_metropolis_matches_closed_form() {
     let v = 4.0 * (0..3).map(|j| cov[j * 3 + j]).fold(0.0, f64::max);
     let guess = vec![v, 0.0, 0.0, 0.0, v, 0.0, 0.0, 0.0, v];
     let cfg = AdaptiveMetropolisConfig { initial_covariance: Some(guess), ..Default::default() };
-    check("AM", &m, 3000, 5000, &fresh_each(|| AdaptiveMetropolis::new(cfg.clone())));
+    check("AM", &m, 3000, 5000, &AdaptiveMetropolis::new(cfg).unwrap());
 }
 
 #[test]
@@ -128,13 +127,9 @@ fn random_walk_tuning_reaches_its_target_acceptance() {
     let cfg = RandomWalkConfig { proposal_covariance: Some(cov), ..Default::default() };
     let config =
         RunConfig { num_warmup: 2000, num_draws: 4000, num_chains: 1, seed: 3, save_warmup: false };
-    let out = sample_in_memory(
-        &m,
-        config,
-        &[m.posterior().0],
-        &fresh_each(|| RandomWalkMetropolis::new(cfg.clone())),
-    )
-    .unwrap();
+    let out =
+        sample_in_memory(&m, config, &[m.posterior().0], &RandomWalkMetropolis::new(cfg).unwrap())
+            .unwrap();
     // The acceptance indicator's mean over 4000 correlated draws: allow ±0.05 around 0.234.
     let acc = out[0].report.mean_accept_stat;
     assert!((acc - 0.234).abs() < 0.05, "acceptance {acc}");

@@ -19,9 +19,8 @@
 
 use rand::{Rng, RngExt};
 use tallmc_bounds::{Decision, ExactTest, MeanTest, Population};
-use tallmc_core::fresh_each;
 use tallmc_core::rng::chain_rng;
-use tallmc_core::{BinaryFactors, ChainState, StatefulKernel, StepStats};
+use tallmc_core::{BinaryFactors, Chain, Kernel, StepStats};
 use tallmc_diagnostics::ess_mean;
 use tallmc_models::ThreeWayMrf;
 use tallmc_models::mrf::state_index;
@@ -45,7 +44,7 @@ static GLOBAL: CountingAllocator = CountingAllocator;
 /// Uses every value, drawn in chunks whose sizes (1 to 5) are drawn from the test's RNG: the
 /// exact decision, with a different number of looks and different RNG consumption than
 /// [`ExactTest`].
-#[derive(Default)]
+#[derive(Clone, Debug, Default)]
 struct RandomChunksExact {
     buffer: [f64; 5],
 }
@@ -81,6 +80,7 @@ impl MeanTest for RandomChunksExact {
 
 /// Decides from the mean of the first m values alone (a crude approximate test), and records
 /// the population's range bound.
+#[derive(Clone, Debug)]
 struct FirstBatch {
     m: usize,
     buffer: Vec<f64>,
@@ -215,7 +215,7 @@ fn check_joint(scan: Scan, draws: usize, base_seed: u64) {
         &mrf,
         config,
         &inits,
-        &fresh_each(|| ApproximateGibbs::new(GibbsConfig { scan }, ExactTest::new())),
+        &ApproximateGibbs::new(GibbsConfig { scan }, ExactTest::new()).unwrap(),
     )
     .unwrap();
     let cats: Vec<Vec<usize>> = out
@@ -282,16 +282,16 @@ fn independent_variables_with_unequal_populations() {
     // Draws are independent across sweeps (the conditionals do not depend on x), so each
     // frequency has binomial sd √(p(1 − p)/n). Variable 0 has no factors: p = 1/2.
     let model = independent_model();
-    let mut k = kernel(ExactTest::new());
+    let k = kernel(ExactTest::new());
     let mut rng = chain_rng(seed(20), 0);
-    let mut state = k.init(&model, &zeros(5), &mut rng).unwrap();
+    let mut chain = k.build_chain(&model, &zeros(5), &mut rng).unwrap();
     let n = 40_000;
     let mut ones = [0usize; 5];
     let mut terms = 0;
     for _ in 0..n {
-        let stats = k.step(&model, &mut state, &mut rng).unwrap();
+        let stats = chain.step(&model, &mut rng).unwrap();
         terms += stats.evals.terms;
-        for (o, &x) in ones.iter_mut().zip(&state.position) {
+        for (o, &x) in ones.iter_mut().zip(chain.position()) {
             *o += usize::from(x == 1.0);
         }
     }
@@ -374,22 +374,22 @@ fn empirical_conditional_rejects_bad_input() {
 // ---------------------------------------------------------------------------------------------
 // Random-number streams.
 
-fn run_chain<T: MeanTest>(
+fn run_chain<T: MeanTest + Clone + Send + Sync>(
     model: &ThreeWayMrf,
     test: T,
     scan: Scan,
     sweeps: usize,
     s: u64,
 ) -> (Vec<Vec<f64>>, Vec<GibbsStats>) {
-    let mut k = ApproximateGibbs::new(GibbsConfig { scan }, test).unwrap();
+    let k = ApproximateGibbs::new(GibbsConfig { scan }, test).unwrap();
     let mut rng = chain_rng(s, 0);
     let d = model.num_variables();
-    let mut state = k.init(model, &zeros(d), &mut rng).unwrap();
+    let mut chain = k.build_chain(model, &zeros(d), &mut rng).unwrap();
     let mut xs = Vec::with_capacity(sweeps);
     let mut stats = Vec::with_capacity(sweeps);
     for _ in 0..sweeps {
-        stats.push(k.step(model, &mut state, &mut rng).unwrap());
-        xs.push(state.position.clone());
+        stats.push(chain.step(model, &mut rng).unwrap());
+        xs.push(chain.position().to_vec());
     }
     (xs, stats)
 }
@@ -438,11 +438,11 @@ fn a_sweep_counts_its_factor_evaluations() {
     let n = 55; // (12 − 1)(12 − 2)/2
     let mrf = ThreeWayMrf::random(d, 0.3, seed(60)).unwrap();
     let mut rng = chain_rng(seed(61), 0);
-    let mut k = kernel(ExactTest::new());
-    let mut state = k.init(&mrf, &zeros(d), &mut rng).unwrap();
+    let k = kernel(ExactTest::new());
+    let mut chain = k.build_chain(&mrf, &zeros(d), &mut rng).unwrap();
     for _ in 0..20 {
-        let before = state.position.clone();
-        let s = k.step(&mrf, &mut state, &mut rng).unwrap();
+        let before = chain.position().to_vec();
+        let s = chain.step(&mrf, &mut rng).unwrap();
         assert_eq!(s.evals.terms, (d * n) as u64);
         assert_eq!((s.evals.gradients, s.evals.hessians), (0, 0));
         assert_eq!(s.batch_size, (d * n) as u64);
@@ -450,17 +450,16 @@ fn a_sweep_counts_its_factor_evaluations() {
         assert_eq!(s.n_looks, d as u64);
         assert_eq!(s.mean_fraction_used, 1.0);
         assert!(!s.divergent);
-        let ones = state.position.iter().filter(|&&v| v == 1.0).count() as u64;
+        let ones = chain.position().iter().filter(|&&v| v == 1.0).count() as u64;
         assert_eq!(s.n_ones, ones, "systematic scan: every variable set once");
-        let flips = before.iter().zip(&state.position).filter(|(a, b)| a != b).count() as u64;
+        let flips = before.iter().zip(chain.position()).filter(|(a, b)| a != b).count() as u64;
         assert_eq!(s.n_flips, flips);
         assert_eq!(s.accept_stat, flips as f64 / d as f64);
-        assert!(state.log_density().is_nan());
-        assert_eq!(state.position(), &state.position[..]);
+        assert!(Chain::<ThreeWayMrf>::log_density(&chain).is_nan());
     }
-    let mut k = kernel(FirstBatch::new(20));
-    let mut state = k.init(&mrf, &zeros(d), &mut rng).unwrap();
-    let s = k.step(&mrf, &mut state, &mut rng).unwrap();
+    let k = kernel(FirstBatch::new(20));
+    let mut chain = k.build_chain(&mrf, &zeros(d), &mut rng).unwrap();
+    let s = chain.step(&mrf, &mut rng).unwrap();
     assert_eq!(s.evals.terms, (d * 20) as u64);
     assert!((s.mean_fraction_used - 20.0 / 55.0).abs() < 1e-15);
 
@@ -493,20 +492,20 @@ fn the_population_range_is_twice_the_log_ratio_bound() {
 // ---------------------------------------------------------------------------------------------
 // No allocation.
 
-fn steps_allocate_nothing<M: BinaryFactors, T: MeanTest>(
+fn steps_allocate_nothing<M: BinaryFactors, T: MeanTest + Clone + Send + Sync>(
     name: &str,
     model: &M,
     test: T,
     scan: Scan,
 ) {
-    let mut k = ApproximateGibbs::new(GibbsConfig { scan }, test).unwrap();
+    let k = ApproximateGibbs::new(GibbsConfig { scan }, test).unwrap();
     let mut rng = chain_rng(1, 0);
-    let mut state = k.init(model, &zeros(model.num_variables()), &mut rng).unwrap();
+    let mut chain = k.build_chain(model, &zeros(model.num_variables()), &mut rng).unwrap();
     // The first step lets the test size its scratch.
-    k.step(model, &mut state, &mut rng).unwrap();
+    chain.step(model, &mut rng).unwrap();
     let before = allocations();
     for _ in 0..50 {
-        k.step(model, &mut state, &mut rng).unwrap();
+        chain.step(model, &mut rng).unwrap();
     }
     assert_eq!(allocations() - before, 0, "{name}: steps allocated");
 }
@@ -528,28 +527,18 @@ fn gibbs_steps_do_not_allocate() {
 fn bad_states_and_failing_tests_are_errors() {
     let mrf = ThreeWayMrf::random(5, 0.3, 0).unwrap();
     let mut rng = chain_rng(1, 0);
-    let mut k = kernel(ExactTest::new());
-    let e = k.init(&mrf, &zeros(4), &mut rng).unwrap_err();
+    let k = kernel(ExactTest::new());
+    let e = k.build_chain(&mrf, &zeros(4), &mut rng).unwrap_err();
     assert!(e.to_string().contains("expected 5, found 4"), "{e}");
-    let e = k.init(&mrf, &[0.0, 1.0, 0.5, 0.0, 0.0], &mut rng).unwrap_err();
+    let e = k.build_chain(&mrf, &[0.0, 1.0, 0.5, 0.0, 0.0], &mut rng).unwrap_err();
     assert!(e.to_string().contains("entry 2 is 0.5"), "{e}");
-    // step before init
-    let mut fresh = kernel(ExactTest::new());
-    let mut state = k.init(&mrf, &zeros(5), &mut rng).unwrap();
-    let e =
-        StatefulKernel::<ThreeWayMrf>::step(&mut fresh, &mrf, &mut state, &mut rng).unwrap_err();
-    assert!(e.to_string().contains("before init"), "{e}");
-    // a state of the wrong length
-    let mut short = state.clone();
-    short.position.pop();
-    assert!(k.step(&mrf, &mut short, &mut rng).is_err());
 
     // A non-finite log-ratio: the error names the variable and the test's complaint.
     let mut model = independent_model();
     model.values[3][4] = f64::NAN;
-    let mut k = kernel(ExactTest::new());
-    let mut state = k.init(&model, &zeros(5), &mut rng).unwrap();
-    let e = k.step(&model, &mut state, &mut rng).unwrap_err().to_string();
+    let k = kernel(ExactTest::new());
+    let mut chain = k.build_chain(&model, &zeros(5), &mut rng).unwrap();
+    let e = chain.step(&model, &mut rng).unwrap_err().to_string();
     assert!(e.contains("variable 3") && e.contains("NaN"), "{e}");
 
     // A test that needs a range, on a model without a finite bound.
@@ -557,11 +546,12 @@ fn bad_states_and_failing_tests_are_errors() {
     model.bound = Some(f64::INFINITY);
     let mut test = FirstBatch::new(3);
     test.needs_range = true;
-    let e = kernel(test).init(&model, &zeros(5), &mut rng).unwrap_err().to_string();
+    let e = kernel(test).build_chain(&model, &zeros(5), &mut rng).unwrap_err().to_string();
     assert!(e.contains("variable 1") && e.contains("inf"), "{e}");
 
     // A population the test refuses (FirstBatch accepts at most 1000 values; N_i = 1176 at D = 50).
     let big = ThreeWayMrf::random(50, 0.1, 0).unwrap();
-    let e = kernel(FirstBatch::new(3)).init(&big, &zeros(50), &mut rng).unwrap_err().to_string();
+    let e =
+        kernel(FirstBatch::new(3)).build_chain(&big, &zeros(50), &mut rng).unwrap_err().to_string();
     assert!(e.contains("variable 0 has 1176 factors"), "{e}");
 }

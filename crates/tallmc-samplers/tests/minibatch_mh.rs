@@ -55,7 +55,7 @@ fn minibatch_mh_with_the_exact_test_samples_the_posterior() {
             &model,
             4000,
             seed + offset(),
-            &fresh_each(|| Ok(MinibatchMh::new(ExactTest::new(), random_walk(&model)))),
+            &MinibatchMh::new(ExactTest::new(), random_walk(&model)),
         );
         for (j, (zm, zs)) in z.iter().enumerate() {
             assert!(zm.abs() < 4.0 && zs.abs() < 4.0, "seed {seed}, θ{j}: z = ({zm:.2}, {zs:.2})");
@@ -73,7 +73,7 @@ fn mh_corrected_sgld_is_exact_and_uncorrected_sgld_is_biased() {
         &model,
         4000,
         3 + offset(),
-        &fresh_each(|| Ok(MinibatchMh::new(ExactTest::new(), SgldProposal::new(cfg)?))),
+        &MinibatchMh::new(ExactTest::new(), SgldProposal::new(cfg).unwrap()),
     );
     for (j, (zm, zs)) in z.iter().enumerate() {
         assert!(zm.abs() < 4.0 && zs.abs() < 4.0, "corrected SGLD θ{j}: z = ({zm:.2}, {zs:.2})");
@@ -85,6 +85,7 @@ fn mh_corrected_sgld_is_exact_and_uncorrected_sgld_is_biased() {
 
 /// The exact decision, computed in looks of a fixed odd size: uses every value like ExactTest
 /// but draws differently from the subsample stream.
+#[derive(Clone)]
 struct ExactInOddLooks;
 
 impl MeanTest for ExactInOddLooks {
@@ -125,14 +126,14 @@ fn the_test_does_not_shift_proposals_or_uniforms() {
         &model,
         config,
         &[model.posterior().0],
-        &fresh_each(|| Ok(MinibatchMh::new(ExactTest::new(), random_walk(&model)))),
+        &MinibatchMh::new(ExactTest::new(), random_walk(&model)),
     )
     .unwrap();
     let b = sample_in_memory(
         &model,
         config,
         &[model.posterior().0],
-        &fresh_each(|| Ok(MinibatchMh::new(ExactInOddLooks, random_walk(&model)))),
+        &MinibatchMh::new(ExactInOddLooks, random_walk(&model)),
     )
     .unwrap();
     assert_eq!(a[0].sink.draws, b[0].sink.draws);
@@ -143,6 +144,7 @@ fn the_test_does_not_shift_proposals_or_uniforms() {
 }
 
 /// A test that claims to need a range.
+#[derive(Clone)]
 struct NeedsRange;
 
 impl MeanTest for NeedsRange {
@@ -174,7 +176,7 @@ fn bad_settings_are_errors_at_init() {
         &model,
         config,
         &[vec![0.0; 2]],
-        &fresh_each(|| Ok(MinibatchMh::new(NeedsRange, random_walk(&model)))),
+        &MinibatchMh::new(NeedsRange, random_walk(&model)),
     )
     .unwrap_err();
     assert!(e.to_string().contains("needs a bound on the range"), "{e}");
@@ -183,7 +185,7 @@ fn bad_settings_are_errors_at_init() {
         &model,
         config,
         &[vec![0.0; 2]],
-        &fresh_each(|| Ok(MinibatchMh::new(ExactTest::new(), SgldProposal::new(cfg)?))),
+        &MinibatchMh::new(ExactTest::new(), SgldProposal::new(cfg).unwrap()),
     )
     .unwrap_err();
     assert!(e.to_string().contains("SGLD batch size = 101"), "{e}");

@@ -45,20 +45,16 @@ fn kernel_steps_do_not_allocate() {
     let seq = Parallelism::Sequential;
     steps_allocate_nothing(
         "RWM",
-        stateful(
-            RandomWalkMetropolis::new(RandomWalkConfig { parallelism: seq, ..Default::default() })
-                .unwrap(),
-        ),
+        RandomWalkMetropolis::new(RandomWalkConfig { parallelism: seq, ..Default::default() })
+            .unwrap(),
     );
     steps_allocate_nothing(
         "AM",
-        stateful(
-            AdaptiveMetropolis::new(AdaptiveMetropolisConfig {
-                parallelism: seq,
-                ..Default::default()
-            })
-            .unwrap(),
-        ),
+        AdaptiveMetropolis::new(AdaptiveMetropolisConfig {
+            parallelism: seq,
+            ..Default::default()
+        })
+        .unwrap(),
     );
     for metric in [MetricKind::Diagonal, MetricKind::Dense] {
         let cfg = HmcConfig { parallelism: seq, metric, adapt_metric: false, ..Default::default() };

@@ -380,13 +380,11 @@ pub fn run(seed: u64) -> Result<Report, Box<dyn Error>> {
         &model,
         user_run,
         &inits,
-        &fresh_each(|| {
-            ProxyMinibatchMh::new(
-                TwoBoundTest::new(config),
-                RandomWalkProposal::new(walk.clone())?,
-                ProxyConfig::new(laplace.mode.clone()),
-            )
-        }),
+        &ProxyMinibatchMh::new(
+            TwoBoundTest::new(config),
+            RandomWalkProposal::new(walk.clone())?,
+            ProxyConfig::new(laplace.mode.clone()),
+        )?,
     )?;
 
     let plain_run = RunConfig { num_warmup: 100, num_draws: 300, ..user_run };
@@ -394,10 +392,8 @@ pub fn run(seed: u64) -> Result<Report, Box<dyn Error>> {
         &model,
         plain_run,
         &inits,
-        &fresh_each(|| {
-            Ok(MinibatchMh::new(TwoBoundTest::new(config), RandomWalkProposal::new(walk.clone())?)
-                .with_term_bounds())
-        }),
+        &MinibatchMh::new(TwoBoundTest::new(config), RandomWalkProposal::new(walk)?)
+            .with_term_bounds(),
     )?;
 
     Ok(Report {

@@ -61,4 +61,5 @@ pub mod prelude {
         SgldConfig, SgldProposal, SgldProposalConfig, Sgnht, SgnhtConfig, SignedHmcEcs,
         SignedHmcEcsConfig, Subsampling, Thermostat, laplace_approximation, sample_in_memory,
     };
+    pub use tallmc_samplers::{FullDataMh, MinibatchMhTuning, ProxyMhTuning, RandomWalkTuning};
 }

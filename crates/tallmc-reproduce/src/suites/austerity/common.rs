@@ -6,8 +6,8 @@ use rayon::prelude::*;
 use serde::Serialize;
 use tallmc_core::linalg::Cholesky;
 use tallmc_core::rng::{ChainRng, chain_rng};
-use tallmc_core::{ChainState, LogPrior, StatefulKernel, StepStats, Terms};
-use tallmc_samplers::Laplace;
+use tallmc_core::{Chain, Kernel, LogPrior, StepStats, Terms};
+use tallmc_samplers::{Laplace, StatsOf};
 
 use crate::{Error, Result, Task};
 
@@ -45,13 +45,13 @@ pub struct ChainTotals {
 /// Evaluations reported to the progress bar at once.
 const PROGRESS_CHUNK: u64 = 1 << 22;
 
-/// Runs `kernel` from `init` (no warmup: every step is observed) until `stop(steps, evals)`
+/// Runs a chain of `kernel` from `init` (no warmup: every step is observed) until `stop(steps, evals)`
 /// holds, calling `observe(position, stats, evals)` after every step with the cumulative
 /// evaluations. Stops after `max_steps` steps in any case (a kernel reporting no evaluations
 /// cannot loop forever). Progress: `task` advances by the evaluations made.
 pub(crate) fn run_until<M, K, S, F>(
     model: &M,
-    kernel: &mut K,
+    kernel: &K,
     init: &[f64],
     rng: &mut ChainRng,
     max_steps: u64,
@@ -61,20 +61,20 @@ pub(crate) fn run_until<M, K, S, F>(
 ) -> Result<ChainTotals>
 where
     M: ?Sized,
-    K: StatefulKernel<M>,
+    K: Kernel<M>,
     S: Fn(u64, u64) -> bool,
-    F: FnMut(&[f64], &K::Stats, u64),
+    F: FnMut(&[f64], &StatsOf<K, M>, u64),
 {
-    let mut state = kernel.init(model, init, rng)?;
+    let mut chain = kernel.build_chain(model, init, rng)?;
     let mut t = ChainTotals::default();
     let mut unreported = 0;
     while t.steps < max_steps && !stop(t.steps, t.evals) {
-        let stats = kernel.step(model, &mut state, rng)?;
+        let stats = chain.step(model, rng)?;
         let e = stats.evals().total();
         t.steps += 1;
         t.evals += e;
         unreported += e;
-        observe(state.position(), &stats, t.evals);
+        observe(chain.position(), &stats, t.evals);
         if unreported >= PROGRESS_CHUNK {
             task.advance(unreported);
             unreported = 0;
@@ -87,7 +87,7 @@ where
 /// Runs to an evaluation budget: [`run_until`] stopping once `budget` evaluations are made.
 pub(crate) fn run_to_budget<M, K, F>(
     model: &M,
-    kernel: &mut K,
+    kernel: &K,
     init: &[f64],
     rng: &mut ChainRng,
     budget: u64,
@@ -96,8 +96,8 @@ pub(crate) fn run_to_budget<M, K, F>(
 ) -> Result<ChainTotals>
 where
     M: ?Sized,
-    K: StatefulKernel<M>,
-    F: FnMut(&[f64], &K::Stats, u64),
+    K: Kernel<M>,
+    F: FnMut(&[f64], &StatsOf<K, M>, u64),
 {
     run_until(model, kernel, init, rng, budget.max(1), task, |_, e| e >= budget, observe)
 }

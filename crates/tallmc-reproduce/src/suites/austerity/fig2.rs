@@ -6,8 +6,8 @@
 use rayon::prelude::*;
 use serde::Serialize;
 use tallmc_bounds::{AusterityConfig, AusterityTest, ExactTest};
-use tallmc_core::StatefulKernel;
 use tallmc_core::rng::chain_rng;
+use tallmc_core::{Chain, Kernel};
 use tallmc_models::LogisticRegression;
 use tallmc_samplers::{MinibatchMh, RandomWalkProposal, RandomWalkProposalConfig};
 
@@ -87,22 +87,22 @@ pub(crate) fn tune_scale(
         covariance: Some(setup.laplace.covariance.clone()),
         ..Default::default()
     };
-    let mut kernel = MinibatchMh::new(ExactTest::new(), RandomWalkProposal::new(cfg)?);
+    let kernel = MinibatchMh::new(ExactTest::new(), RandomWalkProposal::new(cfg)?);
     let mut rng = chain_rng(ctx.seed, TUNE_STREAM);
     let model = &setup.model;
-    let mut state = kernel.init(model, &setup.laplace.mode, &mut rng)?;
-    StatefulKernel::<LogisticRegression>::begin_warmup(&mut kernel, warmup);
+    let mut chain = kernel.build_chain(model, &setup.laplace.mode, &mut rng)?;
+    Chain::<LogisticRegression>::begin_warmup(&mut chain, warmup);
     let mut accepted = 0usize;
     for it in 0..warmup {
-        let stats = kernel.step(model, &mut state, &mut rng)?;
-        kernel.adapt(model, &mut state, &stats, &mut rng)?;
+        let stats = chain.step(model, &mut rng)?;
+        chain.adapt(model, &stats, &mut rng)?;
         if it >= warmup / 2 {
             accepted += usize::from(stats.accepted);
         }
         task.advance(1);
     }
-    StatefulKernel::<LogisticRegression>::end_warmup(&mut kernel);
-    Ok((kernel.proposal().scale(), accepted as f64 / (warmup - warmup / 2).max(1) as f64))
+    Chain::<LogisticRegression>::end_warmup(&mut chain);
+    Ok((chain.proposal().scale(), accepted as f64 / (warmup - warmup / 2).max(1) as f64))
 }
 
 /// The random-walk proposal with the Laplace shape and a fixed scale.
@@ -144,7 +144,7 @@ pub(crate) fn compute(
             let counts = AuditCounts::new();
             let test = AusterityTest::new(AusterityConfig::new(EPSILONS[e], TEST_BATCH))
                 .map_err(bounds_error)?;
-            let mut kernel =
+            let kernel =
                 MinibatchMh::new(Audited::new(test, counts.clone()), fixed_proposal(setup)?);
             let mut rng = chain_rng(ctx.seed, STREAM + 100 * e + k);
             let (mut fractions, mut wrong) = (Vec::with_capacity(steps), Vec::with_capacity(steps));
@@ -152,7 +152,7 @@ pub(crate) fn compute(
             let s = steps as u64;
             run_until(
                 &setup.model,
-                &mut kernel,
+                &kernel,
                 &starts[k % starts.len()],
                 &mut rng,
                 s,

@@ -155,7 +155,7 @@ pub(crate) fn compute(
         .map(|&(e, k)| {
             let test = AusterityTest::new(AusterityConfig::new(EPSILONS[e], TEST_BATCH))
                 .map_err(bounds_error)?;
-            let mut kernel = MinibatchMh::new(test, fixed_proposal(setup)?);
+            let kernel = MinibatchMh::new(test, fixed_proposal(setup)?);
             let mut rng = chain_rng(ctx.seed, STREAM + 100 * e + k);
             let mut sum = vec![0.0; n_test];
             let mut count = 0u64;
@@ -165,7 +165,7 @@ pub(crate) fn compute(
             let (mut fraction, mut accepted) = (0.0, 0u64);
             let totals = run_to_budget(
                 &setup.model,
-                &mut kernel,
+                &kernel,
                 &starts[k % starts.len()],
                 &mut rng,
                 budget,

@@ -242,7 +242,7 @@ struct GibbsChain {
     fraction_sum: f64,
 }
 
-fn run_gibbs_chain<T: MeanTest>(
+fn run_gibbs_chain<T: MeanTest + Clone + Send + Sync>(
     mrf: &ThreeWayMrf,
     test: T,
     init: &[f64],
@@ -254,13 +254,13 @@ fn run_gibbs_chain<T: MeanTest>(
     truth: &[f64],
     task: &dyn Task,
 ) -> Result<GibbsChain> {
-    let mut kernel = ApproximateGibbs::new(GibbsConfig::default(), test)?;
+    let kernel = ApproximateGibbs::new(GibbsConfig::default(), test)?;
     let mut rng = chain_rng(seed, stream);
     let mut counts = SubsetCounts::new(subsets);
     let mut cps = Checkpoints::new(grid.to_vec());
     let mut snapshots = Vec::with_capacity(grid.len());
     let mut fraction_sum = 0.0;
-    let totals = run_to_budget(mrf, &mut kernel, init, &mut rng, budget, task, |x, st, e| {
+    let totals = run_to_budget(mrf, &kernel, init, &mut rng, budget, task, |x, st, e| {
         counts.add(x);
         for _ in 0..cps.passed(e) {
             snapshots.push((e, counts.mean_l1(truth)));
@@ -292,7 +292,7 @@ pub(crate) fn compute(sizes: GibbsSizes, ctx: &Context<'_>) -> Result<Fig78> {
     let refs = (0..s.reference_chains)
         .into_par_iter()
         .map(|k| {
-            let mut kernel = ApproximateGibbs::new(GibbsConfig::default(), ExactTest::new())?;
+            let kernel = ApproximateGibbs::new(GibbsConfig::default(), ExactTest::new())?;
             let mut rng = chain_rng(ctx.seed, REFERENCE_STREAM + k);
             let mut r = ReferenceChain {
                 counts: SubsetCounts::new(&subsets),
@@ -305,7 +305,7 @@ pub(crate) fn compute(sizes: GibbsSizes, ctx: &Context<'_>) -> Result<Fig78> {
             let mut sweep = 0u64;
             run_until(
                 &mrf,
-                &mut kernel,
+                &kernel,
                 &ref_inits[k],
                 &mut rng,
                 sweeps,

@@ -34,7 +34,7 @@ use serde_json::{Value, json};
 use tallmc_bounds::{BoundKind, ConfidenceConfig, ConfidenceTest};
 use tallmc_core::linalg::Cholesky;
 use tallmc_core::rng::chain_rng;
-use tallmc_core::{ChainState, StatefulKernel, StepStats, Terms};
+use tallmc_core::{Chain, Kernel, StepStats, Terms};
 use tallmc_models::{DesignOptions, LogisticRegression, synthetic};
 use tallmc_samplers::{
     MinibatchMh, NewtonOptions, RandomWalkConfig, RandomWalkMetropolis, RandomWalkProposal,
@@ -178,7 +178,7 @@ impl Target<'_> {
 /// Runs one chain step by step until `after_hit` iterations after the hit (or the cap).
 fn run_chain<M, K>(
     model: &M,
-    mut kernel: K,
+    kernel: &K,
     sampler: Sampler,
     start_index: usize,
     start: &[f64],
@@ -189,15 +189,15 @@ fn run_chain<M, K>(
 ) -> Result<TransientChain>
 where
     M: ?Sized,
-    K: StatefulKernel<M>,
+    K: Kernel<M>,
 {
     let clock = std::time::Instant::now();
     // Chain k of sampler s: stream (s, k) so the two samplers' streams differ.
     let stream = start_index + CHAINS * usize::from(sampler == Sampler::Confidence);
     let mut rng = chain_rng(seed, stream);
-    let mut state = kernel.init(model, start, &mut rng)?;
-    kernel.begin_warmup(0);
-    kernel.end_warmup();
+    let mut chain = kernel.build_chain(model, start, &mut rng)?;
+    chain.begin_warmup(0);
+    chain.end_warmup();
     let d = start.len();
     let mut scratch = vec![0.0; d];
     let mut evals = 0u64;
@@ -209,16 +209,16 @@ where
     let mut fractions = Vec::new();
     let mut by_distance = vec![(0.0, 0usize); DISTANCE_EDGES.len()];
     let mut iterations = 0;
-    let mut err = target.error(state.position(), &mut scratch);
+    let mut err = target.error(chain.position(), &mut scratch);
     while iterations < target.max_iterations {
-        let stats = kernel.step(model, &mut state, &mut rng)?;
+        let stats = chain.step(model, &mut rng)?;
         iterations += 1;
         evals += stats.evals().total();
         let fraction = stats.batch_size() as f64 / target.n as f64;
         let bin = DISTANCE_EDGES.partition_point(|&e| e <= err).saturating_sub(1);
         by_distance[bin].0 += fraction;
         by_distance[bin].1 += 1;
-        err = target.error(state.position(), &mut scratch);
+        err = target.error(chain.position(), &mut scratch);
         errors.push(err);
         cumulative.push(evals as f64);
         fractions.push(fraction);
@@ -232,7 +232,7 @@ where
             Some((h, _)) => {
                 frac_after += fraction;
                 acc_after += stats.accept_stat();
-                for (s, t) in sum_after.iter_mut().zip(state.position()) {
+                for (s, t) in sum_after.iter_mut().zip(chain.position()) {
                     *s += t;
                 }
                 if iterations >= h + after_hit {
@@ -325,7 +325,7 @@ pub fn compute(ctx: &Context<'_>) -> Result<Logistic> {
                                 })?;
                                 run_chain(
                                     model,
-                                    kernel,
+                                    &kernel,
                                     sampler,
                                     k,
                                     start,
@@ -350,7 +350,7 @@ pub fn compute(ctx: &Context<'_>) -> Result<Logistic> {
                                 let kernel = MinibatchMh::new(test, walk).with_term_bounds();
                                 run_chain(
                                     model,
-                                    kernel,
+                                    &kernel,
                                     sampler,
                                     k,
                                     start,

@@ -18,7 +18,6 @@
 
 use serde_json::{Value, json};
 use tallmc_bounds::{BoundKind, ConfidenceConfig, ConfidenceTest};
-use tallmc_core::fresh_each;
 use tallmc_models::{GaussianMean, synthetic};
 use tallmc_samplers::{MinibatchMh, RandomWalkProposal, RandomWalkProposalConfig, RunConfig};
 
@@ -107,15 +106,14 @@ pub fn compute(ctx: &Context<'_>) -> Result<Scaling> {
             &model,
             &[vec![mean]],
             config,
-            &fresh_each(|| {
+            &{
                 let test = ConfidenceTest::new(ConfidenceConfig::new(
                     BoundKind::EmpiricalBernsteinSerfling,
                     DELTA,
                 ))
                 .map_err(bounds_error)?;
-                Ok(MinibatchMh::new(test, RandomWalkProposal::new(walk.clone())?)
-                    .with_term_bounds())
-            }),
+                MinibatchMh::new(test, RandomWalkProposal::new(walk.clone())?).with_term_bounds()
+            },
             ctx.reporter,
             &format!("Fig. 7(b): n = {n}"),
         )?;

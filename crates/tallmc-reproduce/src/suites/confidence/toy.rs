@@ -37,7 +37,6 @@ use serde_json::{Value, json};
 use tallmc_bounds::{
     AusterityConfig, AusterityTest, BoundKind, ConfidenceConfig, ConfidenceTest, ExactTest,
 };
-use tallmc_core::fresh_each;
 use tallmc_diagnostics::Summary;
 use tallmc_models::{Gaussian, synthetic};
 use tallmc_samplers::sink::MemorySink;
@@ -449,7 +448,7 @@ pub fn compute(ctx: &Context<'_>) -> Result<Toy> {
                             &model,
                             &inits,
                             config,
-                            &fresh_each(|| RandomWalkMetropolis::new(cfg.clone())),
+                            &RandomWalkMetropolis::new(cfg)?,
                             ctx.reporter,
                             &label,
                         )?,
@@ -461,10 +460,8 @@ pub fn compute(ctx: &Context<'_>) -> Result<Toy> {
                         &model,
                         &inits,
                         config,
-                        &fresh_each(|| {
-                            Ok(MinibatchMh::new(confidence(CONFIDENCE_DELTA)?, walk(&cov)?)
-                                .with_term_bounds())
-                        }),
+                        &MinibatchMh::new(confidence(CONFIDENCE_DELTA)?, walk(&cov)?)
+                            .with_term_bounds(),
                         ctx.reporter,
                         &label,
                     )?,
@@ -480,7 +477,7 @@ pub fn compute(ctx: &Context<'_>) -> Result<Toy> {
                             &model,
                             &inits,
                             config,
-                            &fresh_each(|| Ok(MinibatchMh::new(austerity(first)?, walk(&cov)?))),
+                            &MinibatchMh::new(austerity(first)?, walk(&cov)?),
                             ctx.reporter,
                             &label,
                         )?,
@@ -568,10 +565,10 @@ fn audit_decisions(
                     model,
                     inits,
                     config,
-                    &fresh_each(|| {
+                    &{
                         let test = Audited::new(confidence(CONFIDENCE_DELTA)?, counts.clone());
-                        Ok(MinibatchMh::new(test, walk(cov)?).with_term_bounds())
-                    }),
+                        MinibatchMh::new(test, walk(cov)?).with_term_bounds()
+                    },
                     ctx.reporter,
                     &label,
                 )?;
@@ -582,10 +579,10 @@ fn audit_decisions(
                     model,
                     inits,
                     config,
-                    &fresh_each(|| {
+                    &{
                         let test = Audited::new(austerity(first)?, counts.clone());
-                        Ok(MinibatchMh::new(test, walk(cov)?))
-                    }),
+                        MinibatchMh::new(test, walk(cov)?)
+                    },
                     ctx.reporter,
                     &label,
                 )?;
@@ -632,7 +629,7 @@ fn exactness_check(
         model,
         inits,
         config,
-        &fresh_each(|| Ok(MinibatchMh::new(ExactTest::new(), walk(cov)?))),
+        &MinibatchMh::new(ExactTest::new(), walk(cov)?),
         ctx.reporter,
         &label("exact test"),
     )?;
@@ -640,11 +637,11 @@ fn exactness_check(
         model,
         inits,
         config,
-        &fresh_each(|| {
+        &{
             let test = AusterityTest::new(AusterityConfig::new(0.0, AUSTERITY_BATCH))
                 .map_err(bounds_error)?;
-            Ok(MinibatchMh::new(test, walk(cov)?))
-        }),
+            MinibatchMh::new(test, walk(cov)?)
+        },
         ctx.reporter,
         &label("Austerity ε = 0"),
     )?;
@@ -652,9 +649,7 @@ fn exactness_check(
         model,
         inits,
         config,
-        &fresh_each(
-            || Ok(MinibatchMh::new(confidence(TINY_DELTA)?, walk(cov)?).with_term_bounds()),
-        ),
+        &MinibatchMh::new(confidence(TINY_DELTA)?, walk(cov)?).with_term_bounds(),
         ctx.reporter,
         &label("confidence δ = 1e-300"),
     )?;

@@ -177,18 +177,12 @@ impl Fig6 {
         let reference = Driver::new(run).progress(&*task).run(
             &model,
             &zero,
-            &fresh_each(|| RandomWalkMetropolis::new(RandomWalkConfig::default())),
+            &RandomWalkMetropolis::new(RandomWalkConfig::default())?,
             sinks,
         )?;
         drop(task);
         let accept = reference.iter().map(|c| c.report.mean_accept_stat).sum::<f64>() / 2.0;
-        let scale = reference[0]
-            .report
-            .tuning
-            .0
-            .iter()
-            .find_map(|l| l.strip_prefix("Step size = ").and_then(|v| v.trim().parse().ok()))
-            .unwrap_or(f64::NAN);
+        let scale = reference[0].report.tuning.scale;
         // Second half of both chains: mean, covariance, directions.
         let rows: Vec<&[f64]> = reference
             .iter()
@@ -249,7 +243,7 @@ impl Fig6 {
         let pilot = Driver::new(pilot_run).run(
             &model,
             &[last],
-            &fresh_each(|| RandomWalkMetropolis::new(paper.clone())),
+            &RandomWalkMetropolis::new(paper)?,
             vec![ThinSink { every: 500, ..ThinSink::default() }],
         )?;
         let paper_accept = pilot[0].report.mean_accept_stat;
