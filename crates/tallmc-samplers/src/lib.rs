@@ -103,6 +103,7 @@ pub mod adaptive_mh;
 pub mod continuous;
 pub mod driver;
 mod ecs_gibbs;
+pub mod ecs_kernel;
 pub mod error;
 pub mod gibbs;
 pub mod hmc;
@@ -131,7 +132,8 @@ pub use driver::{
     ChainOutput, ChainReport, Driver, InMemory, NoProgress, Progress, RunConfig, StatsOf, TuningOf,
     sample_in_memory,
 };
-pub use ecs_gibbs::{EcsEstimate, EcsEstimator, GibbsSubsample};
+pub use ecs_gibbs::{EcsEstimate, EcsEstimator, EcsStep, GibbsSubsample};
+pub use ecs_kernel::{EcsChain, EcsHead, EcsKernel, EcsReport, EcsSetup, EcsStart, EcsTuning};
 pub use error::{Result, SamplerError};
 pub use gibbs::{
     ApproximateGibbs, EmpiricalConditional, GibbsConfig, GibbsState, GibbsStats, Scan,
@@ -139,11 +141,12 @@ pub use gibbs::{
 };
 pub use hmc::{Hmc, HmcChain, HmcConfig, HmcStats, HmcTuning};
 pub use hmc_ecs::{
-    EcsDynamics, HmcEcs, HmcEcsConfig, HmcEcsState, HmcEcsStats, HmcEcsWithEstimator,
-    RecenterSchedule,
+    EcsDynamics, HmcEcs, HmcEcsConfig, HmcEcsStats, HmcEcsTuning, HmcEcsWithEstimator,
+    PerturbedEcs, PerturbedTuning, RecenterSchedule, UserEcs,
 };
 pub use hmc_ecs_signed::{
-    SignedHmcEcs, SignedHmcEcsConfig, SignedHmcEcsState, SignedHmcEcsStats, sign_corrected_mean,
+    SignedEcs, SignedHmcEcs, SignedHmcEcsConfig, SignedHmcEcsStats, SignedHmcEcsTuning,
+    SignedTuning, sign_corrected_mean,
 };
 pub use init::{
     InitStrategy, Initialization, Laplace, NewtonOptions, initialize, laplace_approximation,
@@ -164,7 +167,7 @@ pub use proposal::{
     Proposal, RandomWalkProposal, RandomWalkProposalConfig, SgldProposal, SgldProposalConfig,
 };
 pub use rwm::{RandomWalkConfig, RandomWalkMetropolis};
-pub use sg::Subsampling;
+pub use sg::{SgChain, SgDynamics, StochasticGradient, Subsampling};
 pub use sghmc::{SgHmc, SgHmcConfig, SgHmcState, SgHmcStats};
-pub use sgld::{Sgld, SgldConfig, SgldStats};
+pub use sgld::{Sgld, SgldConfig, SgldState, SgldStats};
 pub use sgnht::{Sgnht, SgnhtConfig, SgnhtState, SgnhtStats, Thermostat};

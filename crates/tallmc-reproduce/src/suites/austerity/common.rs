@@ -6,7 +6,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 use tallmc_core::linalg::Cholesky;
 use tallmc_core::rng::{ChainRng, chain_rng};
-use tallmc_core::{ChainState, LogPrior, StatefulKernel, StepStats, Terms};
+use tallmc_core::{Chain, ChainState, Kernel, LogPrior, StatefulKernel, StepStats, Terms};
 use tallmc_samplers::Laplace;
 
 use crate::{Error, Result, Task};
@@ -45,13 +45,88 @@ pub struct ChainTotals {
 /// Evaluations reported to the progress bar at once.
 const PROGRESS_CHUNK: u64 = 1 << 22;
 
+/// What [`run_until`] starts a chain from: kernel settings (`&K`, [`Kernel`]) or, while the
+/// Metropolis–Hastings kernels keep the older shape, a kernel with its state outside
+/// (`&mut K`, [`StatefulKernel`]).
+pub(crate) trait Start<M: ?Sized> {
+    /// The running chain.
+    type Chain: Steps<M>;
+    /// The chain at `init`.
+    fn start(self, model: &M, init: &[f64], rng: &mut ChainRng)
+    -> tallmc_core::Result<Self::Chain>;
+}
+
+impl<'k, M: ?Sized, K: Kernel<M>> Start<M> for &'k K {
+    type Chain = Built<K::Chain>;
+    fn start(
+        self,
+        model: &M,
+        init: &[f64],
+        rng: &mut ChainRng,
+    ) -> tallmc_core::Result<Self::Chain> {
+        self.build_chain(model, init, rng).map(Built)
+    }
+}
+
+impl<'k, M: ?Sized, K: StatefulKernel<M>> Start<M> for &'k mut K {
+    type Chain = Borrowed<'k, K, K::State>;
+    fn start(
+        self,
+        model: &M,
+        init: &[f64],
+        rng: &mut ChainRng,
+    ) -> tallmc_core::Result<Self::Chain> {
+        let state = self.init(model, init, rng)?;
+        Ok(Borrowed { kernel: self, state })
+    }
+}
+
+/// What [`run_until`] needs of a running chain: a [`Built`] chain or a [`Borrowed`] kernel.
+pub(crate) trait Steps<M: ?Sized> {
+    /// The step stats.
+    type Stats: StepStats;
+    /// Current position.
+    fn position(&self) -> &[f64];
+    /// One transition.
+    fn step(&mut self, model: &M, rng: &mut ChainRng) -> tallmc_core::Result<Self::Stats>;
+}
+
+/// A chain built by [`Kernel`] settings.
+pub(crate) struct Built<C>(C);
+
+impl<M: ?Sized, C: Chain<M>> Steps<M> for Built<C> {
+    type Stats = C::Stats;
+    fn position(&self) -> &[f64] {
+        self.0.position()
+    }
+    fn step(&mut self, model: &M, rng: &mut ChainRng) -> tallmc_core::Result<C::Stats> {
+        self.0.step(model, rng)
+    }
+}
+
+/// A borrowed [`StatefulKernel`] with its state (transitional).
+pub(crate) struct Borrowed<'k, K, S> {
+    kernel: &'k mut K,
+    state: S,
+}
+
+impl<M: ?Sized, K: StatefulKernel<M>> Steps<M> for Borrowed<'_, K, K::State> {
+    type Stats = K::Stats;
+    fn position(&self) -> &[f64] {
+        self.state.position()
+    }
+    fn step(&mut self, model: &M, rng: &mut ChainRng) -> tallmc_core::Result<K::Stats> {
+        self.kernel.step(model, &mut self.state, rng)
+    }
+}
+
 /// Runs `kernel` from `init` (no warmup: every step is observed) until `stop(steps, evals)`
 /// holds, calling `observe(position, stats, evals)` after every step with the cumulative
 /// evaluations. Stops after `max_steps` steps in any case (a kernel reporting no evaluations
 /// cannot loop forever). Progress: `task` advances by the evaluations made.
 pub(crate) fn run_until<M, K, S, F>(
     model: &M,
-    kernel: &mut K,
+    kernel: K,
     init: &[f64],
     rng: &mut ChainRng,
     max_steps: u64,
@@ -61,20 +136,20 @@ pub(crate) fn run_until<M, K, S, F>(
 ) -> Result<ChainTotals>
 where
     M: ?Sized,
-    K: StatefulKernel<M>,
+    K: Start<M>,
     S: Fn(u64, u64) -> bool,
-    F: FnMut(&[f64], &K::Stats, u64),
+    F: FnMut(&[f64], &<K::Chain as Steps<M>>::Stats, u64),
 {
-    let mut state = kernel.init(model, init, rng)?;
+    let mut chain = kernel.start(model, init, rng)?;
     let mut t = ChainTotals::default();
     let mut unreported = 0;
     while t.steps < max_steps && !stop(t.steps, t.evals) {
-        let stats = kernel.step(model, &mut state, rng)?;
+        let stats = chain.step(model, rng)?;
         let e = stats.evals().total();
         t.steps += 1;
         t.evals += e;
         unreported += e;
-        observe(state.position(), &stats, t.evals);
+        observe(chain.position(), &stats, t.evals);
         if unreported >= PROGRESS_CHUNK {
             task.advance(unreported);
             unreported = 0;
@@ -87,7 +162,7 @@ where
 /// Runs to an evaluation budget: [`run_until`] stopping once `budget` evaluations are made.
 pub(crate) fn run_to_budget<M, K, F>(
     model: &M,
-    kernel: &mut K,
+    kernel: K,
     init: &[f64],
     rng: &mut ChainRng,
     budget: u64,
@@ -96,8 +171,8 @@ pub(crate) fn run_to_budget<M, K, F>(
 ) -> Result<ChainTotals>
 where
     M: ?Sized,
-    K: StatefulKernel<M>,
-    F: FnMut(&[f64], &K::Stats, u64),
+    K: Start<M>,
+    F: FnMut(&[f64], &<K::Chain as Steps<M>>::Stats, u64),
 {
     run_until(model, kernel, init, rng, budget.max(1), task, |_, e| e >= budget, observe)
 }

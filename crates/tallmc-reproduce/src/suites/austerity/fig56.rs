@@ -6,12 +6,14 @@
 use rayon::prelude::*;
 use serde::Serialize;
 use tallmc_bounds::{AusterityConfig, AusterityTest, ExactTest};
+use tallmc_core::StepStats;
 use tallmc_core::rng::chain_rng;
-use tallmc_core::{StatefulKernel, StepStats};
 use tallmc_models::LogisticRegression;
 use tallmc_samplers::{MinibatchMh, Sgld, SgldConfig, SgldProposal, SgldProposalConfig};
 
-use super::common::{ChainTotals, Checkpoints, Moments, bounds_error, log_grid, run_to_budget};
+use super::common::{
+    ChainTotals, Checkpoints, Moments, Start, bounds_error, log_grid, run_to_budget,
+};
 use crate::figure::{Axes, Color, Figure, Legend, Line, RefLine};
 use crate::{Context, Result, Task};
 
@@ -159,9 +161,9 @@ const RATIO_BLOCK: u64 = 16;
 
 /// Welford running moments, the L1 error at every checkpoint, and the series of the squared
 /// distance to the true mean in units of the true variances.
-fn run_chain<K: StatefulKernel<LogisticRegression>>(
+fn run_chain<K: Start<LogisticRegression>>(
     model: &LogisticRegression,
-    mut kernel: K,
+    kernel: K,
     init: &[f64],
     seed: u64,
     stream: usize,
@@ -178,7 +180,7 @@ fn run_chain<K: StatefulKernel<LogisticRegression>>(
     let mut cps = Checkpoints::new(grid.to_vec());
     let mut snapshots = Vec::with_capacity(grid.len());
     let (mut accept_sum, mut used_sum) = (0.0, 0.0);
-    let totals = run_to_budget(model, &mut kernel, init, &mut rng, budget, task, |th, st, e| {
+    let totals = run_to_budget(model, kernel, init, &mut rng, budget, task, |th, st, e| {
         count += 1;
         let c = count as f64;
         for j in 0..d {
@@ -240,7 +242,7 @@ pub(crate) fn compute(
             match methods[m] {
                 Method::Sgld => run_chain(
                     model,
-                    Sgld::new(SgldConfig { step_size: h, batch, ..Default::default() })?,
+                    &Sgld::new(SgldConfig { step_size: h, batch, ..Default::default() })?,
                     init,
                     seed,
                     stream,
@@ -251,7 +253,7 @@ pub(crate) fn compute(
                 ),
                 Method::Mh => run_chain(
                     model,
-                    MinibatchMh::new(ExactTest::new(), prop()?),
+                    &mut MinibatchMh::new(ExactTest::new(), prop()?),
                     init,
                     seed,
                     stream,
@@ -265,7 +267,7 @@ pub(crate) fn compute(
                         .map_err(bounds_error)?;
                     run_chain(
                         model,
-                        MinibatchMh::new(test, prop()?),
+                        &mut MinibatchMh::new(test, prop()?),
                         init,
                         seed,
                         stream,

@@ -269,7 +269,7 @@ impl Fig6 {
             let out = Driver::new(run).progress(&*task).run(
                 &model,
                 &zero,
-                &fresh_each(|| SgldConfig::new(h, BATCH).and_then(Sgld::new)),
+                &SgldConfig::new(h, BATCH).and_then(Sgld::new)?,
                 vec![thin(steps_per_epoch)],
             )?;
             let kept = out.into_iter().next().map(|c| c.sink.kept).unwrap_or_default();
