@@ -28,6 +28,9 @@
 //! * [`SignedHmcEcs`] — the signed variant on the block-Poisson estimator, with sign-corrected
 //!   averages ([`sign_corrected_mean`]).
 //!
+//! All three are one kernel, [`EcsKernel`], over an [`EcsSetup`] (how a chain's estimator is made
+//! and what it reports), building [`EcsChain`]s with a typed [`EcsTuning`].
+//!
 //! Stochastic-gradient kernels (uncorrected, fixed step size, a fresh minibatch for every
 //! gradient; biased by O(h) — each module documents by how much), generic over the
 //! [`GradientEstimator`](tallmc_estimators::GradientEstimator) so that the control-variate
@@ -39,6 +42,9 @@
 //!   momentum redrawn every trajectory of L steps;
 //! * [`Sgnht`] — stochastic-gradient Nosé–Hoover thermostat (Ding et al. 2014) and its
 //!   element-wise variant mSGNHT ([`Thermostat`]).
+//!
+//! All three are one kernel, [`StochasticGradient`], over its dynamics ([`SgDynamics`], the
+//! per-step update given the gradient estimate), building [`SgChain`]s.
 //!
 //! Piecewise-deterministic kernels ([`piecewise`]; output is a continuous trajectory): full-data
 //! [`Bps`] and [`ZigZag`], and the subsampling [`Sbps`] (SBPS and pSBPS).

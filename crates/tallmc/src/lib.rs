@@ -52,6 +52,10 @@ pub mod prelude {
         VelocityDistribution, ZigZag, ZigZagConfig, ZigZagSubsampling,
     };
     pub use tallmc_samplers::sink::{CsvSink, DrawSink, MemorySink, Tee};
+    // HMC-ECS and the stochastic-gradient kernels: the generic kernels and typed tunings.
+    pub use tallmc_samplers::{
+        EcsKernel, EcsTuning, HmcEcsTuning, SgDynamics, SignedHmcEcsTuning, StochasticGradient,
+    };
     pub use tallmc_samplers::{
         AdaptiveMetropolis, AdaptiveMetropolisConfig, ApproximateGibbs, Driver, EcsDynamics,
         EcsEstimate, EcsEstimator, GibbsConfig, GibbsSubsample, Hmc, HmcConfig, HmcEcs,
