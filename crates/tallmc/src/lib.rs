@@ -54,9 +54,6 @@ pub mod prelude {
     pub use tallmc_samplers::sink::{CsvSink, DrawSink, MemorySink, Tee};
     // HMC-ECS and the stochastic-gradient kernels: the generic kernels and typed tunings.
     pub use tallmc_samplers::{
-        EcsKernel, EcsTuning, HmcEcsTuning, SgDynamics, SignedHmcEcsTuning, StochasticGradient,
-    };
-    pub use tallmc_samplers::{
         AdaptiveMetropolis, AdaptiveMetropolisConfig, ApproximateGibbs, Driver, EcsDynamics,
         EcsEstimate, EcsEstimator, GibbsConfig, GibbsSubsample, Hmc, HmcConfig, HmcEcs,
         HmcEcsConfig, HmcEcsWithEstimator, InitStrategy, Laplace, MinibatchMh, NewtonOptions,
@@ -64,5 +61,8 @@ pub mod prelude {
         RandomWalkProposal, RandomWalkProposalConfig, RunConfig, SgHmc, SgHmcConfig, Sgld,
         SgldConfig, SgldProposal, SgldProposalConfig, Sgnht, SgnhtConfig, SignedHmcEcs,
         SignedHmcEcsConfig, Subsampling, Thermostat, laplace_approximation, sample_in_memory,
+    };
+    pub use tallmc_samplers::{
+        EcsKernel, EcsTuning, HmcEcsTuning, SgDynamics, SignedHmcEcsTuning, StochasticGradient,
     };
 }

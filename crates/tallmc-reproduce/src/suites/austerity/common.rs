@@ -56,7 +56,7 @@ pub(crate) trait Start<M: ?Sized> {
     -> tallmc_core::Result<Self::Chain>;
 }
 
-impl<'k, M: ?Sized, K: Kernel<M>> Start<M> for &'k K {
+impl<M: ?Sized, K: Kernel<M>> Start<M> for &K {
     type Chain = Built<K::Chain>;
     fn start(
         self,
