@@ -10,7 +10,7 @@
 //! ```
 //!
 //! from a fresh minibatch S of n indices at every gradient evaluation. ĝ comes from a
-//! [`GradientEstimator`]: the plain [`MinibatchGradient`](tallmc_estimators::MinibatchGradient)
+//! [`GradientEstimator`]: the plain [`MinibatchGradient`]
 //! (N/n) Σ_{i∈S} ∇ℓ_i(θ) (cost n terms + n gradients), or a control-variate estimator (Baker et
 //! al. 2017) plugged in as a different type parameter — "SGLD-CV", "SG-HMC-CV" and "SGNHT-CV"
 //! are the same kernels with a different `G`. The potential of the papers is U = −log π, so

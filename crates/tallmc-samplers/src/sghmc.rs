@@ -8,7 +8,7 @@
 //!     p_l = p_{l−1} + ε ∇log π̂(θ_l) − ε C M⁻¹ p_{l−1} + N(0, 2 C ε)
 //! ```
 //!
-//! with ∇log π̂ = ∇log p + ĝ, ĝ the kernel's [`GradientEstimator`] on a fresh minibatch at every
+//! with ∇log π̂ = ∇log p + ĝ, ĝ the kernel's [`GradientEstimator`](tallmc_estimators::GradientEstimator) on a fresh minibatch at every
 //! step (plain minibatch, or control variates as in Baker et al. 2017 — another `G`), friction
 //! C = c I (c > 0, default 1: the paper's C = I, after Ma et al. 2015) and mass matrix M given by
 //! its inverse M⁻¹ = Σ as a [`Metric`] (identity by default; HMC-ECS uses the inverse Hessian at

@@ -6,7 +6,7 @@
 //! ```
 //!
 //! where ĝ(θ) is an unbiased estimate of Σ_{i<N} ∇ℓ_i(θ) from a fresh minibatch S of n indices
-//! every step, computed by the kernel's [`GradientEstimator`] `G` (plain: (N/n) Σ_{i∈S} ∇ℓ_i(θ);
+//! every step, computed by the kernel's [`GradientEstimator`](tallmc_estimators::GradientEstimator) `G` (plain: (N/n) Σ_{i∈S} ∇ℓ_i(θ);
 //! with control variates: Baker et al. 2017 — the same kernel with another `G`), and Σ is an
 //! optional constant preconditioner (identity by default; a diagonal or dense [`Metric`], e.g.
 //! the Laplace covariance at the mode). The minibatch is drawn without replacement by default

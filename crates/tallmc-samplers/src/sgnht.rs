@@ -10,7 +10,7 @@
 //! mSGNHT:  ξ_j ← ξ_j + (p_j² − 1) h        (one thermostat per coordinate)
 //! ```
 //!
-//! with ∇log π̂ = ∇log p + ĝ, ĝ the kernel's [`GradientEstimator`] on a fresh minibatch at every
+//! with ∇log π̂ = ∇log p + ĝ, ĝ the kernel's [`GradientEstimator`](tallmc_estimators::GradientEstimator) on a fresh minibatch at every
 //! update (plain, or control variates — another `G`), unit mass, diffusion A > 0 and the
 //! thermostat initialised to ξ = A. The momentum and thermostat persist across kernel steps
 //! (they are part of the chain's [`SgnhtState`]); a kernel step makes L updates (default 1) and reports the
