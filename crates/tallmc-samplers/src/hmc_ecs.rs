@@ -228,6 +228,26 @@ where
     }
 }
 
+/// θ* (given or the Newton mode from `position`), the control variates of order `order` there
+/// and the Laplace covariance at θ*, with the evaluations made.
+pub(crate) fn centered_control_variate<M>(
+    model: &M,
+    given: Option<&[f64]>,
+    position: &[f64],
+    dyn_: &EcsDynamics,
+    order: CvOrder,
+) -> Result<(Vec<f64>, ControlVariate, Vec<f64>, EvalCounts)>
+where
+    M: TermHessians + LogPriorHessian + ?Sized,
+{
+    let (center, mut evals) = find_center(model, given, position, dyn_)?;
+    let (cv, c) = ControlVariate::new(model, &center, order).map_err(est_err)?;
+    evals += c;
+    let (covariance, c) = laplace_covariance(model, &cv, dyn_.parallelism)?;
+    evals += c;
+    Ok((center, cv, covariance, evals))
+}
+
 /// The Laplace covariance Σ = (−∇²log π(θ*))⁻¹ at the control variate's centre, reusing the
 /// control variate's Hessian sum at order 2 (else one Hessian pass, counted).
 pub(crate) fn laplace_covariance<M>(
@@ -660,12 +680,13 @@ where
     ) -> Result<EcsStart<DifferenceEstimator<E>, BlockSubsample, PerturbedTuning>> {
         let n = model.num_terms();
         let cfg = &self.config;
-        let (center, mut evals) =
-            find_center(model, cfg.center.as_deref(), position, &cfg.dynamics)?;
-        let (cv, c) = ControlVariate::new(model, &center, cfg.cv_order).map_err(est_err)?;
-        evals += c;
-        let (covariance, c) = laplace_covariance(model, &cv, cfg.dynamics.parallelism)?;
-        evals += c;
+        let (center, cv, covariance, mut evals) = centered_control_variate(
+            model,
+            cfg.center.as_deref(),
+            position,
+            &cfg.dynamics,
+            cfg.cv_order,
+        )?;
         let mut engine = self.engine.clone();
         let (m, blocks) = match cfg.subsample_size {
             Some(m) => (m, cfg.blocks),

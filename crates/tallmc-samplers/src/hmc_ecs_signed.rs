@@ -49,15 +49,14 @@ use serde::Serialize;
 use tallmc_core::{Error, EvalCounts, LogPriorHessian, Result, StepStats, TermHessians};
 use tallmc_estimators::tuning::block_poisson_moments;
 use tallmc_estimators::{
-    BlockPoissonEstimate, BlockPoissonEstimator, BlockPoissonSubsample, ControlVariate, CvOrder,
-    DifferenceTerms, RankOne,
+    BlockPoissonEstimate, BlockPoissonEstimator, BlockPoissonSubsample, CvOrder, DifferenceTerms,
+    RankOne,
 };
 
 use crate::ecs_gibbs::EcsStep;
 use crate::ecs_kernel::{EcsHead, EcsKernel, EcsReport, EcsSetup, EcsStart, EcsTuning};
 use crate::hmc_ecs::{
-    EcsDynamics, check_center, est_err, find_center, laplace_covariance, laplace_draws,
-    tuning_differences,
+    EcsDynamics, centered_control_variate, check_center, est_err, laplace_draws, tuning_differences,
 };
 
 /// Settings of [`SignedHmcEcs`].
@@ -322,12 +321,13 @@ where
     ) -> Result<EcsStart<BlockPoissonEstimator<E>, BlockPoissonSubsample, SignedTuning>> {
         let n = model.num_terms();
         let cfg = &self.config;
-        let (center, mut evals) =
-            find_center(model, cfg.center.as_deref(), position, &cfg.dynamics)?;
-        let (cv, c) = ControlVariate::new(model, &center, cfg.cv_order).map_err(est_err)?;
-        evals += c;
-        let (covariance, c) = laplace_covariance(model, &cv, cfg.dynamics.parallelism)?;
-        evals += c;
+        let (center, cv, covariance, mut evals) = centered_control_variate(
+            model,
+            cfg.center.as_deref(),
+            position,
+            &cfg.dynamics,
+            cfg.cv_order,
+        )?;
         let mut engine = self.engine.clone();
         let a = match cfg.lower_bound {
             Some(a) => a,
