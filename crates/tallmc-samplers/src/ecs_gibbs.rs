@@ -18,7 +18,8 @@ use tallmc_estimators::{
 };
 use tallmc_integrators::PhasePoint;
 
-use crate::hmc_ecs::{Dynamics, est_err, laplace_covariance};
+use crate::ecs_theta::Dynamics;
+use crate::hmc_ecs::{est_err, laplace_covariance};
 
 /// The auxiliary random numbers u of HMC-ECS (a subsample of data indices), with the law p(u)
 /// they are drawn from and the partial refresh of the u-step.

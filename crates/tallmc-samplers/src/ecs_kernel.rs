@@ -23,7 +23,8 @@ use tallmc_integrators::{Metric, PhasePoint};
 use crate::ecs_gibbs::{
     EcsEstimator, EcsPoint, EcsStep, GibbsSubsample, gibbs_sweep, initial_point, recenter,
 };
-use crate::hmc_ecs::{Dynamics, EcsDynamics};
+use crate::ecs_theta::Dynamics;
+use crate::hmc_ecs::EcsDynamics;
 
 /// What a chain of an [`EcsSetup`] starts from: the estimator (with its control variate at
 /// θ*), the subsample u already drawn, the Laplace covariance at θ* (the metric unless

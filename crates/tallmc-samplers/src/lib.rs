@@ -110,6 +110,7 @@ pub mod continuous;
 pub mod driver;
 mod ecs_gibbs;
 pub mod ecs_kernel;
+mod ecs_theta;
 pub mod error;
 pub mod gibbs;
 pub mod hmc;
