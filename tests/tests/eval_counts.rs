@@ -13,8 +13,8 @@
 use tallmc_bounds::{
     AusterityConfig, AusterityTest, BoundKind, ConfidenceConfig, ConfidenceTest, ExactTest,
 };
+use tallmc_core::Kernel;
 use tallmc_core::{Counting, EvalCounts};
-use tallmc_core::{Kernel, fresh_each};
 use tallmc_estimators::{ControlVariate, ControlVariateGradient, CvOrder, HessianProducts};
 use tallmc_models::{DesignOptions, GaussianMean, LogisticRegression, ThreeWayMrf, synthetic};
 use tallmc_samplers::{
@@ -269,7 +269,7 @@ fn perturbed_hmc_ecs() {
         &model,
         vec![0.0],
         450,
-        &fresh_each(|| HmcEcs::with_engine(config.clone(), HessianProducts::with_lanes(1, 1, 40))),
+        &HmcEcs::with_engine(config, HessianProducts::with_lanes(1, 1, 40)).unwrap(),
     );
     check(reported, &model);
 }
@@ -282,9 +282,7 @@ fn signed_hmc_ecs() {
         &model,
         vec![0.0],
         450,
-        &fresh_each(|| {
-            SignedHmcEcs::with_engine(config.clone(), HessianProducts::with_lanes(1, 10, 80))
-        }),
+        &SignedHmcEcs::with_engine(config, HessianProducts::with_lanes(1, 10, 80)).unwrap(),
     );
     check(reported, &model);
 }
@@ -296,7 +294,7 @@ fn sgld() {
     let model = gaussian_mean();
     let m = mode(&model);
     let reported =
-        run_discrete(&model, vec![m], &fresh_each(|| Sgld::new(SgldConfig::new(1e-3, 20)?)));
+        run_discrete(&model, vec![m], &Sgld::new(SgldConfig::new(1e-3, 20).unwrap()).unwrap());
     check(reported, &model);
 }
 
@@ -317,7 +315,7 @@ fn sg_kernels_with_control_variates() {
     let reported = run_discrete(
         &model,
         vec![m],
-        &fresh_each(|| Sgld::with_estimator(SgldConfig::new(1e-3, 20)?, estimator.clone())),
+        &Sgld::with_estimator(SgldConfig::new(1e-3, 20).unwrap(), estimator).unwrap(),
     );
     check_case(reported, &model, "SGLD-CV");
 
@@ -325,7 +323,7 @@ fn sg_kernels_with_control_variates() {
     let reported = run_discrete(
         &model,
         vec![m],
-        &fresh_each(|| SgHmc::with_estimator(SgHmcConfig::new(1e-3, 5, 20)?, estimator.clone())),
+        &SgHmc::with_estimator(SgHmcConfig::new(1e-3, 5, 20).unwrap(), estimator).unwrap(),
     );
     check_case(reported, &model, "SG-HMC-CV");
 
@@ -333,12 +331,8 @@ fn sg_kernels_with_control_variates() {
     let reported = run_discrete(
         &model,
         vec![m],
-        &fresh_each(|| {
-            Sgnht::with_estimator(
-                SgnhtConfig::new(1e-3, 20, Thermostat::Scalar)?,
-                estimator.clone(),
-            )
-        }),
+        &Sgnht::with_estimator(SgnhtConfig::new(1e-3, 20, Thermostat::Scalar).unwrap(), estimator)
+            .unwrap(),
     );
     check_case(reported, &model, "SGNHT-CV");
 }
@@ -348,7 +342,7 @@ fn sghmc() {
     let model = gaussian_mean();
     let m = mode(&model);
     let reported =
-        run_discrete(&model, vec![m], &fresh_each(|| SgHmc::new(SgHmcConfig::new(1e-3, 5, 20)?)));
+        run_discrete(&model, vec![m], &SgHmc::new(SgHmcConfig::new(1e-3, 5, 20).unwrap()).unwrap());
     check(reported, &model);
 }
 
@@ -359,7 +353,7 @@ fn sgnht_and_msgnht() {
         let reported = run_discrete(
             &model,
             vec![0.0; 2],
-            &fresh_each(|| Sgnht::new(SgnhtConfig::new(1e-3, 20, thermostat)?)),
+            &Sgnht::new(SgnhtConfig::new(1e-3, 20, thermostat).unwrap()).unwrap(),
         );
         check_case(reported, &model, &format!("{thermostat:?}"));
     }
@@ -490,14 +484,12 @@ fn check_rank_one_terms<M>(reported: EvalCounts, model: &Counting<M>, case: &str
 fn rank_one_engine_terms() {
     let model = gaussian_mean();
     let config = HmcEcsConfig { subsample_size: Some(40), blocks: 10, ..HmcEcsConfig::default() };
-    let reported =
-        run_discrete_for(&model, vec![0.0], 450, &fresh_each(|| HmcEcs::new(config.clone())));
+    let reported = run_discrete_for(&model, vec![0.0], 450, &HmcEcs::new(config).unwrap());
     check_rank_one_terms(reported, &model, "perturbed HMC-ECS");
 
     let model = gaussian_mean();
     let config = SignedHmcEcsConfig { block_size: 10, lambda: 10, ..SignedHmcEcsConfig::default() };
-    let reported =
-        run_discrete_for(&model, vec![0.0], 450, &fresh_each(|| SignedHmcEcs::new(config.clone())));
+    let reported = run_discrete_for(&model, vec![0.0], 450, &SignedHmcEcs::new(config).unwrap());
     check_rank_one_terms(reported, &model, "signed HMC-ECS");
 
     let model = logistic();

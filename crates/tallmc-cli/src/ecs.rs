@@ -8,7 +8,6 @@
 
 use anyhow::{Result, bail};
 use serde::Serialize;
-use tallmc_core::fresh_each;
 use tallmc_diagnostics::{SignCorrected, sign_corrected};
 use tallmc_estimators::{CvOrder, DifferenceTerms, HessianProducts, RankOne};
 use tallmc_models::{Gaussian, GaussianMean, LinearRegression, LogisticRegression};
@@ -188,23 +187,11 @@ pub(crate) fn run_ecs<M: WithEngine>(
     Ok(if s.signed {
         let cfg = s.signed_config(Some(center));
         let engine = model.engine(cfg.lambda, 8 * cfg.block_size);
-        run_kernel(
-            driver,
-            model,
-            inits,
-            &fresh_each(|| SignedHmcEcs::with_engine(cfg.clone(), engine.clone())),
-            sinks,
-        )?
+        run_kernel(driver, model, inits, &SignedHmcEcs::with_engine(cfg, engine)?, sinks)?
     } else {
         let cfg = s.perturbed_config(Some(center));
         let engine = model.engine(1, cfg.subsample_size.unwrap_or(1));
-        run_kernel(
-            driver,
-            model,
-            inits,
-            &fresh_each(|| HmcEcs::with_engine(cfg.clone(), engine.clone())),
-            sinks,
-        )?
+        run_kernel(driver, model, inits, &HmcEcs::with_engine(cfg, engine)?, sinks)?
     })
 }
 

@@ -570,10 +570,12 @@ fn run_model<M: RunConfidence + WithEngine + RunPdmp>(
     write_summary(args, model, n, &names, &laplace, &setup, &test_description, signed, &outputs)
 }
 
-/// A stochastic-gradient step that leaves the finite numbers is a divergence (the chain stays
-/// put), which means the step size is far too large for the posterior's curvature: the run is
-/// an error, naming the coordinate that ran away (the one farthest from the mode in Laplace sds
-/// at the chain's last draw) and the flag to change. The CSV files are complete up to there.
+/// A stochastic-gradient step whose θ leaves the finite numbers stops the run with
+/// `SamplerError::NonFiniteDraw` (told by `explain_non_finite`). A divergence that left θ
+/// finite (a non-finite gradient or momentum inside an SG-HMC trajectory, a thermostat
+/// overflow) also means the step size is far too large for the posterior's curvature: the run
+/// is an error, naming the coordinate that ran away (the one farthest from the mode in Laplace
+/// sds at the chain's last draw) and the flag to change. The CSV files are complete up to there.
 fn check_sg_stayed_finite(
     args: &SampleArgs,
     names: &[String],

@@ -3,7 +3,6 @@
 
 use anyhow::{Context, Result, bail};
 use tallmc_core::EvalCounts;
-use tallmc_core::fresh_each;
 use tallmc_estimators::{ControlVariate, ControlVariateGradient, CvOrder};
 use tallmc_integrators::Metric;
 use tallmc_samplers::sink::{ColumnMemorySink, CsvSink, Tee};
@@ -157,13 +156,9 @@ pub(crate) fn run_stochastic_gradient<M: WithEngine>(
     let (sgld, sghmc) = (s.sgld(metric.as_ref()), s.sghmc(metric.as_ref()));
     let Some(order) = s.cv else {
         let outputs = match s.kind {
-            SamplerKind::Sgld => {
-                run_kernel(driver, model, inits, &fresh_each(|| Sgld::new(sgld.clone())), sinks)?
-            }
-            SamplerKind::Sghmc => {
-                run_kernel(driver, model, inits, &fresh_each(|| SgHmc::new(sghmc.clone())), sinks)?
-            }
-            _ => run_kernel(driver, model, inits, &fresh_each(|| Sgnht::new(s.sgnht())), sinks)?,
+            SamplerKind::Sgld => run_kernel(driver, model, inits, &Sgld::new(sgld)?, sinks)?,
+            SamplerKind::Sghmc => run_kernel(driver, model, inits, &SgHmc::new(sghmc)?, sinks)?,
+            _ => run_kernel(driver, model, inits, &Sgnht::new(s.sgnht())?, sinks)?,
         };
         return Ok((outputs, EvalCounts::ZERO));
     };
@@ -172,27 +167,15 @@ pub(crate) fn run_stochastic_gradient<M: WithEngine>(
     let engine = model.engine(1, s.batch);
     let estimator = ControlVariateGradient::new(model, cv, engine, s.batch)?;
     let outputs = match s.kind {
-        SamplerKind::Sgld => run_kernel(
-            driver,
-            model,
-            inits,
-            &fresh_each(|| Sgld::with_estimator(sgld.clone(), estimator.clone())),
-            sinks,
-        )?,
-        SamplerKind::Sghmc => run_kernel(
-            driver,
-            model,
-            inits,
-            &fresh_each(|| SgHmc::with_estimator(sghmc.clone(), estimator.clone())),
-            sinks,
-        )?,
-        _ => run_kernel(
-            driver,
-            model,
-            inits,
-            &fresh_each(|| Sgnht::with_estimator(s.sgnht(), estimator.clone())),
-            sinks,
-        )?,
+        SamplerKind::Sgld => {
+            run_kernel(driver, model, inits, &Sgld::with_estimator(sgld, estimator)?, sinks)?
+        }
+        SamplerKind::Sghmc => {
+            run_kernel(driver, model, inits, &SgHmc::with_estimator(sghmc, estimator)?, sinks)?
+        }
+        _ => {
+            run_kernel(driver, model, inits, &Sgnht::with_estimator(s.sgnht(), estimator)?, sinks)?
+        }
     };
     Ok((outputs, setup))
 }

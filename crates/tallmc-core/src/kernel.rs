@@ -1,23 +1,11 @@
 //! The kernel trait: one Markov transition, with typed per-step statistics.
 
 use std::fmt::Debug;
-use std::marker::PhantomData;
 
 use rand::Rng;
 use serde::Serialize;
 
 use crate::{EvalCounts, Result};
-
-/// The state of one chain: its position plus whatever the method carries (momentum, subsample,
-/// velocity, cached log density and gradient, ...).
-pub trait ChainState: Clone + Send {
-    /// Current position θ.
-    fn position(&self) -> &[f64];
-
-    /// The kernel's current value of the log target at θ (the log posterior for exact kernels,
-    /// the kernel's estimate of it for subsampling kernels). This is CmdStan's `lp__` column.
-    fn log_density(&self) -> f64;
-}
 
 /// Typed statistics of one kernel step.
 ///
@@ -60,17 +48,6 @@ pub struct NoTuning;
 impl Tuning for NoTuning {
     fn comment_lines(&self) -> Vec<String> {
         Vec::new()
-    }
-}
-
-/// The adaptation report of a [`StatefulKernel`], as lines (kept while kernels move to
-/// [`Kernel`]/[`Chain`]).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct ReportLines(pub Vec<String>);
-
-impl Tuning for ReportLines {
-    fn comment_lines(&self) -> Vec<String> {
-        self.0.clone()
     }
 }
 
@@ -157,155 +134,4 @@ pub trait Chain<M: ?Sized>: Send {
 
     /// The current (after warmup: the adapted) tuning.
     fn tuning(&self) -> Self::Tuning;
-}
-
-/// A kernel that keeps its scratch in `Option`s filled by `init` and its state outside.
-///
-/// The shape kernels had before [`Kernel`]/[`Chain`]; [`Stateful`] runs one as a [`Chain`]
-/// while the remaining kernels move to settings that build chains.
-///
-/// `M` is the model; an implementation states in its where-clause exactly what it needs from the
-/// model (e.g. `M: TermGradients + LogPrior`). Scratch buffers belong to the kernel, built once,
-/// so that [`StatefulKernel::step`] allocates nothing. The random number generator is always borrowed.
-///
-/// The driver calls [`StatefulKernel::begin_warmup`] once, then for every warmup iteration
-/// [`StatefulKernel::step`] followed by [`StatefulKernel::adapt`], then [`StatefulKernel::end_warmup`], then `step` for
-/// every draw. Kernels without adaptation keep the provided no-op hooks.
-pub trait StatefulKernel<M: ?Sized> {
-    /// The chain state this kernel moves.
-    type State: ChainState;
-    /// The typed per-step statistics this kernel reports.
-    type Stats: StepStats;
-
-    /// Builds the initial state at `position`, validating its length and finiteness and that the
-    /// log density is finite there.
-    fn init<R: Rng + ?Sized>(
-        &mut self,
-        model: &M,
-        position: &[f64],
-        rng: &mut R,
-    ) -> Result<Self::State>;
-
-    /// Makes one transition. Numerical trouble inside the step is reported as a divergence in
-    /// the stats; an `Err` means the run cannot continue.
-    fn step<R: Rng + ?Sized>(
-        &mut self,
-        model: &M,
-        state: &mut Self::State,
-        rng: &mut R,
-    ) -> Result<Self::Stats>;
-
-    /// Called once before the first warmup step with the number of warmup iterations.
-    fn begin_warmup(&mut self, num_warmup: usize) {
-        let _ = num_warmup;
-    }
-
-    /// Called after every warmup step: adapt tuning parameters. May modify the state (e.g. to
-    /// re-evaluate cached quantities after a re-centring) and draw random numbers (e.g. to
-    /// re-initialize a step size).
-    fn adapt<R: Rng + ?Sized>(
-        &mut self,
-        model: &M,
-        state: &mut Self::State,
-        stats: &Self::Stats,
-        rng: &mut R,
-    ) -> Result<()> {
-        let _ = (model, state, stats, rng);
-        Ok(())
-    }
-
-    /// Called once after the last warmup step: fix the tuning parameters for sampling.
-    fn end_warmup(&mut self) {}
-
-    /// Lines describing the adapted tuning (step size, mass matrix, ...) for the CSV comments,
-    /// without the leading `#`.
-    fn adaptation_report(&self) -> Vec<String> {
-        Vec::new()
-    }
-}
-
-/// A [`StatefulKernel`] with its state: a [`Chain`].
-#[derive(Debug)]
-pub struct Stateful<K, S> {
-    /// The kernel (settings and scratch).
-    pub kernel: K,
-    /// Its state.
-    pub state: S,
-}
-
-impl<K, S> Stateful<K, S> {
-    /// Initializes `kernel` at `position`.
-    pub fn init<M: ?Sized, R: Rng + ?Sized>(
-        mut kernel: K,
-        model: &M,
-        position: &[f64],
-        rng: &mut R,
-    ) -> Result<Self>
-    where
-        K: StatefulKernel<M, State = S>,
-    {
-        let state = kernel.init(model, position, rng)?;
-        Ok(Self { kernel, state })
-    }
-}
-
-impl<M: ?Sized, K: StatefulKernel<M> + Send> Chain<M> for Stateful<K, K::State> {
-    type Stats = K::Stats;
-    type Tuning = ReportLines;
-
-    fn position(&self) -> &[f64] {
-        self.state.position()
-    }
-    fn log_density(&self) -> f64 {
-        self.state.log_density()
-    }
-    fn step<R: Rng + ?Sized>(&mut self, model: &M, rng: &mut R) -> Result<K::Stats> {
-        self.kernel.step(model, &mut self.state, rng)
-    }
-    fn begin_warmup(&mut self, num_warmup: usize) {
-        self.kernel.begin_warmup(num_warmup);
-    }
-    fn adapt<R: Rng + ?Sized>(&mut self, model: &M, stats: &K::Stats, rng: &mut R) -> Result<()> {
-        self.kernel.adapt(model, &mut self.state, stats, rng)
-    }
-    fn end_warmup(&mut self) {
-        self.kernel.end_warmup();
-    }
-    fn tuning(&self) -> ReportLines {
-        ReportLines(self.kernel.adaptation_report())
-    }
-}
-
-/// [`Kernel`] settings that make a fresh [`StatefulKernel`] for every chain (transitional,
-/// while kernels move to settings that build chains). Made by [`fresh_each`].
-pub struct FreshEach<F, K> {
-    make: F,
-    kernel: PhantomData<fn() -> K>,
-}
-
-/// Runs a [`StatefulKernel`] as [`Kernel`] settings: `make()` builds each chain's kernel,
-/// which is then initialized at the chain's position.
-pub fn fresh_each<F, K>(make: F) -> FreshEach<F, K>
-where
-    F: Fn() -> Result<K> + Sync,
-{
-    FreshEach { make, kernel: PhantomData }
-}
-
-impl<M, K, F> Kernel<M> for FreshEach<F, K>
-where
-    M: ?Sized,
-    K: StatefulKernel<M> + Send,
-    F: Fn() -> Result<K> + Sync,
-{
-    type Chain = Stateful<K, K::State>;
-
-    fn build_chain<R: Rng + ?Sized>(
-        &self,
-        model: &M,
-        position: &[f64],
-        rng: &mut R,
-    ) -> Result<Self::Chain> {
-        Stateful::init((self.make)()?, model, position, rng)
-    }
 }

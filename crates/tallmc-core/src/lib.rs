@@ -53,10 +53,7 @@ pub use gradient_bounds::{
     CurvatureBound, LogPriorCurvature, TermCurvatureBound, TermGradientBounds,
     TermGradientLipschitz,
 };
-pub use kernel::{
-    Chain, ChainState, FreshEach, Kernel, NoTuning, ReportLines, Stateful, StatefulKernel,
-    StepStats, Tuning, fresh_each,
-};
+pub use kernel::{Chain, Kernel, NoTuning, StepStats, Tuning};
 pub use model::{
     BinaryFactors, LinearPredictor, LogPrior, LogPriorHessian, ParameterNames,
     TaylorRemainderBound, TermBounds, TermGradients, TermHessians, Terms,

@@ -44,7 +44,7 @@ use std::time::Instant;
 
 use tallmc_core::rng::chain_rng;
 use tallmc_core::{
-    ChainState, EvalCounts, EventTotals, PdmpKernel, PdmpState, StatefulKernel, StepStats, Terms,
+    Chain, EvalCounts, EventTotals, Kernel, PdmpKernel, PdmpState, StepStats, Terms,
 };
 use tallmc_estimators::RankOne;
 use tallmc_models::{DesignOptions, LogisticRegression, synthetic};
@@ -175,44 +175,41 @@ impl Row {
 fn run_hmc_ecs(model: &LogisticRegression, mode: &[f64], o: &Options) -> Result<Row, String> {
     let err = |e: tallmc_core::Error| format!("HMC-ECS: {e}");
     let config = HmcEcsConfig { center: Some(mode.to_vec()), ..HmcEcsConfig::default() };
-    let mut kernel = HmcEcs::with_engine(config, RankOne::with_lanes(1, 1)).map_err(err)?;
+    let kernel = HmcEcs::with_engine(config, RankOne::with_lanes(1, 1)).map_err(err)?;
     let mut rng = chain_rng(CHAIN_SEED, 0);
     let t = Instant::now();
-    let mut state = kernel.init(model, mode, &mut rng).map_err(err)?;
+    let mut chain = kernel.build_chain(model, mode, &mut rng).map_err(err)?;
     let setup_s = t.elapsed().as_secs_f64();
     let mut setup_evals = EvalCounts::ZERO;
     let mut warmup_evals = EvalCounts::ZERO;
     let t = Instant::now();
-    StatefulKernel::<LogisticRegression>::begin_warmup(&mut kernel, o.ecs_warmup);
+    Chain::<LogisticRegression>::begin_warmup(&mut chain, o.ecs_warmup);
     for i in 0..o.ecs_warmup {
-        let s = kernel.step(model, &mut state, &mut rng).map_err(err)?;
+        let s = chain.step(model, &mut rng).map_err(err)?;
         if i == 0 {
             setup_evals = s.evals();
         } else {
             warmup_evals += s.evals();
         }
-        kernel.adapt(model, &mut state, &s, &mut rng).map_err(err)?;
+        chain.adapt(model, &s, &mut rng).map_err(err)?;
     }
-    StatefulKernel::<LogisticRegression>::end_warmup(&mut kernel);
+    Chain::<LogisticRegression>::end_warmup(&mut chain);
     let warmup_s = t.elapsed().as_secs_f64();
     let d = model.dim();
     let mut columns = vec![Vec::with_capacity(o.ecs_draws); d];
     let (mut evals, mut leapfrog, mut divergent) = (EvalCounts::ZERO, 0u64, 0u64);
     let t = Instant::now();
     for _ in 0..o.ecs_draws {
-        let s = kernel.step(model, &mut state, &mut rng).map_err(err)?;
+        let s = chain.step(model, &mut rng).map_err(err)?;
         evals += s.evals();
         leapfrog += s.n_leapfrog as u64;
         divergent += u64::from(s.divergent);
-        for (c, x) in columns.iter_mut().zip(state.position()) {
+        for (c, x) in columns.iter_mut().zip(Chain::<LogisticRegression>::position(&chain)) {
             c.push(*x);
         }
     }
     let sampling_s = t.elapsed().as_secs_f64();
-    let report = StatefulKernel::<LogisticRegression>::adaptation_report(&kernel);
-    let pick = |key: &str| {
-        report.iter().find(|l| l.contains(key)).cloned().unwrap_or_default().replace('|', "/")
-    };
+    let tuning = Chain::<LogisticRegression>::tuning(&chain);
     let mut row = Row {
         name: "hmc-ecs".into(),
         setup_s,
@@ -230,10 +227,8 @@ fn run_hmc_ecs(model: &LogisticRegression, mode: &[f64], o: &Options) -> Result<
         ess_median: f64::NAN,
         time: f64::NAN,
         notes: format!(
-            "{}; {}; {}",
-            pick("Subsample size"),
-            pick("Step size"),
-            pick("Re-centrings")
+            "Subsample size m = {}; Step size = {}; Re-centrings of theta* during warmup = {}",
+            tuning.estimator.subsample_size, tuning.step_size, tuning.recenterings
         ),
     };
     row.finish_ess();

@@ -7,7 +7,7 @@
 //! its subsample u and what an estimate records. [`EcsEstimator`], [`EcsEstimate`] and
 //! [`GibbsSubsample`] name those differences (public, so that a user crate can bring its own
 //! estimator); [`gibbs_sweep`] (u-step, then θ-step with u fixed) and [`recenter`] are written
-//! once over them.
+//! once over them, and one kernel ([`EcsKernel`](crate::EcsKernel)) runs them.
 
 use rand::{Rng, RngExt};
 use tallmc_core::subsample::BlockSubsample;
@@ -18,7 +18,8 @@ use tallmc_estimators::{
 };
 use tallmc_integrators::PhasePoint;
 
-use crate::hmc_ecs::{Dynamics, ThetaStep, est_err, laplace_covariance};
+use crate::ecs_theta::Dynamics;
+use crate::hmc_ecs::{est_err, laplace_covariance};
 
 /// The auxiliary random numbers u of HMC-ECS (a subsample of data indices), with the law p(u)
 /// they are drawn from and the partial refresh of the u-step.
@@ -305,13 +306,30 @@ pub(crate) struct EcsPoint<'a, S, T> {
     pub estimate: &'a mut T,
 }
 
-/// What one sweep did.
-pub(crate) struct Sweep {
+/// What one HMC-within-Gibbs sweep did: the u-step's and the θ-step's outcomes, as an
+/// [`EcsReport`](crate::EcsReport) turns them into a chain's stats.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EcsStep {
+    /// min{1, exp(−ΔH)} of the θ-step (0 when divergent).
+    pub accept_stat: f64,
+    /// Whether the θ-step accepted.
+    pub accepted: bool,
+    /// Whether the θ-step diverged.
+    pub divergent: bool,
+    /// min{1, exp(ℓ̃(θ; u′) − ℓ̃(θ; u))} of the u-step.
+    pub u_accept_stat: f64,
+    /// Whether the u-step accepted.
+    pub u_accepted: bool,
+    /// Step size ε.
+    pub step_size: f64,
+    /// Leapfrog steps taken.
+    pub n_leapfrog: usize,
+    /// Hamiltonian at the new state.
+    pub energy: f64,
+    /// ΔH of the θ-proposal (NaN when divergent).
+    pub energy_error: f64,
     /// Evaluations of the sweep, plus the set-up and re-centring evaluations not yet reported.
     pub evals: EvalCounts,
-    pub u_accept_stat: f64,
-    pub u_accepted: bool,
-    pub theta: ThetaStep,
 }
 
 /// One HMC-within-Gibbs iteration: the u-step (propose u′, accept with the ratio of the
@@ -324,7 +342,7 @@ pub(crate) fn gibbs_sweep<M, T, R>(
     model: &M,
     s: EcsPoint<'_, T::Subsample, T::Estimate>,
     rng: &mut R,
-) -> Sweep
+) -> EcsStep
 where
     M: LogPrior + ?Sized,
     T: EcsEstimator<M>,
@@ -359,7 +377,18 @@ where
     {
         *s.estimate = e;
     }
-    Sweep { evals, u_accept_stat, u_accepted, theta }
+    EcsStep {
+        accept_stat: theta.accept_stat,
+        accepted: theta.accepted,
+        divergent: theta.divergent,
+        u_accept_stat,
+        u_accepted,
+        step_size: dynamics.step_size,
+        n_leapfrog: theta.n_leapfrog,
+        energy: theta.energy,
+        energy_error: theta.energy_error,
+        evals,
+    }
 }
 
 /// Warmup re-centring, when the schedule says so after this iteration: θ* moves to the mean of

@@ -63,27 +63,23 @@
 //! an energy error above `max_energy_error` (default 1000) rejects the trajectory and flags it
 //! as divergent; the chain stays put.
 
-use rand::{Rng, RngExt};
+use rand::Rng;
 use rand_distr::{Distribution, StandardNormal};
 use serde::Serialize;
 use tallmc_core::subsample::BlockSubsample;
 use tallmc_core::{
-    ChainState, Error, EvalCounts, FullData, LogPrior, LogPriorHessian, Parallelism, Result,
-    StatefulKernel, StepStats, TermHessians,
+    Error, EvalCounts, FullData, LogPriorHessian, Parallelism, Result, StepStats, TermHessians,
 };
 use tallmc_estimators::tuning::{population_differences, subsample_size_for_variance};
 use tallmc_estimators::{
     ControlVariate, CvOrder, DifferenceEstimate, DifferenceEstimator, DifferenceTerms, RankOne,
 };
-use tallmc_integrators::{
-    DualAveraging, DualAveragingConfig, LeapfrogOutcome, Metric, PhasePoint, leapfrog,
-};
+use tallmc_integrators::{DualAveragingConfig, Metric};
 
 use tallmc_core::error::check_positive;
 
-use crate::ecs_gibbs::{
-    EcsEstimator, EcsPoint, GibbsSubsample, Sweep, gibbs_sweep, initial_point, recenter,
-};
+use crate::ecs_gibbs::{EcsEstimator, EcsStep, GibbsSubsample};
+use crate::ecs_kernel::{EcsHead, EcsKernel, EcsReport, EcsSetup, EcsStart, EcsTuning};
 use crate::init::{NewtonOptions, laplace_approximation};
 
 /// Number of Laplace draws at which the subsample tuning measures the differences' variance.
@@ -182,7 +178,7 @@ impl EcsDynamics {
     }
 }
 
-/// Validates an optional θ* (finite; its length is checked at `init`).
+/// Validates an optional θ* (finite; its length is checked when a chain is built).
 pub(crate) fn check_center(center: Option<&[f64]>) -> Result<()> {
     if let Some(c) = center
         && let Some((j, v)) = c.iter().enumerate().find(|(_, v)| !v.is_finite())
@@ -228,6 +224,26 @@ where
             Ok((lap.mode, lap.evals))
         }
     }
+}
+
+/// θ* (given or the Newton mode from `position`), the control variates of order `order` there
+/// and the Laplace covariance at θ*, with the evaluations made.
+pub(crate) fn centered_control_variate<M>(
+    model: &M,
+    given: Option<&[f64]>,
+    position: &[f64],
+    dyn_: &EcsDynamics,
+    order: CvOrder,
+) -> Result<(Vec<f64>, ControlVariate, Vec<f64>, EvalCounts)>
+where
+    M: TermHessians + LogPriorHessian + ?Sized,
+{
+    let (center, mut evals) = find_center(model, given, position, dyn_)?;
+    let (cv, c) = ControlVariate::new(model, &center, order).map_err(est_err)?;
+    evals += c;
+    let (covariance, c) = laplace_covariance(model, &cv, dyn_.parallelism)?;
+    evals += c;
+    Ok((center, cv, covariance, evals))
 }
 
 /// The Laplace covariance Σ = (−∇²log π(θ*))⁻¹ at the control variate's centre, reusing the
@@ -297,169 +313,6 @@ pub(crate) fn tuning_differences<M: ?Sized, E: DifferenceTerms<M>>(
     Ok((mean / k, var / k, counts))
 }
 
-/// The outcome of one θ-step.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct ThetaStep {
-    pub accept_stat: f64,
-    pub accepted: bool,
-    pub divergent: bool,
-    pub n_leapfrog: usize,
-    pub energy: f64,
-    pub energy_error: f64,
-}
-
-/// Scratch and adaptation state of the θ-step, shared by both kernels.
-#[derive(Debug, Clone)]
-pub(crate) struct Dynamics {
-    pub config: EcsDynamics,
-    pub metric: Metric,
-    pub metric_fixed: bool,
-    pub proposal: PhasePoint,
-    pub velocity: Vec<f64>,
-    pub z: Vec<f64>,
-    pub step_size: f64,
-    pub tuner: Option<DualAveraging>,
-    pub num_warmup: usize,
-    pub warmup_done: usize,
-    pub window_sum: Vec<f64>,
-    pub window_count: usize,
-    pub unreported: EvalCounts,
-    pub recenterings: usize,
-}
-
-impl Dynamics {
-    pub fn new(config: &EcsDynamics, cov: Vec<f64>, setup: EvalCounts) -> Result<Self> {
-        let d = (cov.len() as f64).sqrt() as usize;
-        let (metric, metric_fixed) = match &config.initial_metric {
-            Some(m) if m.dim() != d => return Err(Error::dimension("initial metric", d, m.dim())),
-            Some(m) => (m.clone(), true),
-            None => (Metric::dense(cov, d)?, false),
-        };
-        let step_size = config.initial_step_size.unwrap_or_else(|| 0.5 * (d as f64).powf(-0.25));
-        Ok(Self {
-            config: config.clone(),
-            metric,
-            metric_fixed,
-            proposal: PhasePoint::zeros(d),
-            velocity: vec![0.0; d],
-            z: vec![0.0; d],
-            step_size,
-            tuner: None,
-            num_warmup: 0,
-            warmup_done: 0,
-            window_sum: vec![0.0; d],
-            window_count: 0,
-            unreported: setup,
-            recenterings: 0,
-        })
-    }
-
-    /// One HMC θ-step from `point` with the potential `log_density_grad` (u fixed); on
-    /// acceptance `point` holds the end point.
-    pub fn theta_step<R, F>(&mut self, point: &mut PhasePoint, rng: &mut R, f: F) -> ThetaStep
-    where
-        R: Rng + ?Sized,
-        F: FnMut(&[f64], &mut [f64]) -> f64,
-    {
-        self.metric.sample_momentum(rng, &mut point.momentum, &mut self.z);
-        let h0 =
-            -point.log_density + self.metric.kinetic_energy(&point.momentum, &mut self.velocity);
-        self.proposal.copy_from(point);
-        let eps = self.step_size;
-        let steps = ((self.config.trajectory_length / eps).ceil() as usize)
-            .clamp(1, self.config.max_leapfrog_steps);
-        let outcome = leapfrog(&mut self.proposal, &self.metric, eps, steps, &mut self.velocity, f);
-        let (energy_error, divergent) = match outcome {
-            LeapfrogOutcome::NonFinite { .. } => (f64::NAN, true),
-            LeapfrogOutcome::Completed { .. } => {
-                let h1 = -self.proposal.log_density
-                    + self.metric.kinetic_energy(&self.proposal.momentum, &mut self.velocity);
-                let dh = h1 - h0;
-                (dh, !dh.is_finite() || dh > self.config.max_energy_error)
-            }
-        };
-        let accept_stat = if divergent { 0.0 } else { (-energy_error).min(0.0).exp() };
-        let accepted = !divergent && rng.random::<f64>() < accept_stat;
-        let energy = if accepted {
-            point.copy_from(&self.proposal);
-            h0 + energy_error
-        } else {
-            h0
-        };
-        ThetaStep {
-            accept_stat,
-            accepted,
-            divergent,
-            n_leapfrog: outcome.gradient_evaluations(),
-            energy,
-            energy_error,
-        }
-    }
-
-    pub fn begin_warmup(&mut self, num_warmup: usize) {
-        self.num_warmup = num_warmup;
-        self.warmup_done = 0;
-        self.window_sum.fill(0.0);
-        self.window_count = 0;
-        if self.config.adapt_step_size {
-            self.tuner = DualAveraging::new(self.config.dual_averaging, self.step_size).ok();
-        }
-    }
-
-    /// Records one warmup iteration; returns whether θ* should be re-set now (at the window
-    /// mean, left in `window_sum`).
-    pub fn adapt(&mut self, accept_stat: f64, position: &[f64]) -> bool {
-        self.warmup_done += 1;
-        if let Some(t) = self.tuner.as_mut() {
-            t.update(accept_stat);
-            self.step_size = t.step_size();
-        }
-        for (s, x) in self.window_sum.iter_mut().zip(position) {
-            *s += x;
-        }
-        self.window_count += 1;
-        let due = self.config.recenter.is_some_and(|s| s.due(self.warmup_done, self.num_warmup));
-        if due {
-            let k = self.window_count as f64;
-            self.window_sum.iter_mut().for_each(|s| *s /= k);
-            self.window_count = 0;
-        }
-        due
-    }
-
-    /// After a re-centring: new metric (unless fixed or not positive definite) and a dual
-    /// averaging restart from the current ε.
-    pub fn recentered(&mut self, cov: Result<Vec<f64>>) {
-        self.recenterings += 1;
-        self.window_sum.fill(0.0);
-        if !self.metric_fixed
-            && let Ok(cov) = cov
-            && let Ok(m) = Metric::dense(cov, self.metric.dim())
-        {
-            self.metric = m;
-        }
-        if let Some(t) = self.tuner.as_mut() {
-            t.restart(self.step_size);
-        }
-    }
-
-    pub fn end_warmup(&mut self) {
-        if let Some(t) = self.tuner.take() {
-            self.step_size = t.final_step_size();
-        }
-    }
-
-    pub fn report(&self) -> Vec<String> {
-        let mut lines = vec![
-            format!("Step size = {}", self.step_size),
-            format!("Trajectory length = {}", self.config.trajectory_length),
-            format!("Re-centrings of theta* during warmup = {}", self.recenterings),
-        ];
-        lines.extend(self.metric.describe());
-        lines
-    }
-}
-
 /// Settings of [`HmcEcs`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct HmcEcsConfig {
@@ -498,7 +351,7 @@ impl Default for HmcEcsConfig {
 }
 
 impl HmcEcsConfig {
-    /// Checks every setting's range (θ*'s length is checked at `init`).
+    /// Checks every setting's range (θ*'s length is checked when a chain is built).
     pub fn validate(&self) -> Result<()> {
         if self.blocks == 0 {
             return Err(Error::invalid("number of blocks G", 0, "an integer in [1, m]"));
@@ -521,28 +374,6 @@ impl HmcEcsConfig {
         }
         check_center(self.center.as_deref())?;
         self.dynamics.validate()
-    }
-}
-
-/// State of an HMC-ECS chain: θ with the cached perturbed log density and its gradient at
-/// (θ, u), the subsample u and the estimate there. The subsample type `S` is
-/// [`BlockSubsample`] for [`HmcEcs`], the estimator's own for [`HmcEcsWithEstimator`].
-#[derive(Debug, Clone)]
-pub struct HmcEcsState<S = BlockSubsample> {
-    /// θ, ∇ and log π̄ = ℓ̂ − σ̂²/2 + log p(θ) at (θ, u) (the momentum is scratch).
-    pub point: PhasePoint,
-    /// The subsample u.
-    pub subsample: S,
-    /// The difference estimate at (θ, u).
-    pub estimate: DifferenceEstimate,
-}
-
-impl<S: Clone + Send> ChainState for HmcEcsState<S> {
-    fn position(&self) -> &[f64] {
-        &self.point.position
-    }
-    fn log_density(&self) -> f64 {
-        self.point.log_density
     }
 }
 
@@ -595,97 +426,119 @@ impl StepStats for HmcEcsStats {
     }
 }
 
+/// The perturbed estimator's settings in a chain's tuning: subsample size m and blocks G.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct PerturbedTuning {
+    /// Subsample size m (given or tuned).
+    pub subsample_size: usize,
+    /// Number of blocks G of u (`None` for a subsample of your own).
+    pub blocks: Option<usize>,
+}
+
+impl EcsHead for PerturbedTuning {
+    fn lines(&self) -> Vec<String> {
+        vec![format!("Subsample size m = {}", self.subsample_size)]
+    }
+}
+
+impl EcsReport<DifferenceEstimate> for PerturbedTuning {
+    type Stats = HmcEcsStats;
+
+    fn stats(&self, step: &EcsStep, estimate: &DifferenceEstimate, _batch: usize) -> HmcEcsStats {
+        HmcEcsStats {
+            accept_stat: step.accept_stat,
+            accepted: step.accepted,
+            divergent: step.divergent,
+            u_accept_stat: step.u_accept_stat,
+            u_accepted: step.u_accepted,
+            step_size: step.step_size,
+            n_leapfrog: step.n_leapfrog,
+            energy: step.energy,
+            energy_error: step.energy_error,
+            log_likelihood: estimate.log_likelihood,
+            variance: estimate.variance,
+            evals: step.evals,
+            batch_size: self.subsample_size as u64,
+        }
+    }
+}
+
+/// The adapted tuning of a perturbed HMC-ECS chain.
+pub type HmcEcsTuning = EcsTuning<PerturbedTuning>;
+
+/// The setup of perturbed HMC-ECS: its settings and the difference engine `E`.
 #[derive(Debug, Clone)]
-struct Running<E> {
-    estimator: DifferenceEstimator<E>,
-    dynamics: Dynamics,
-    m: usize,
-    /// Gradient scratch of the u-step proposal.
-    grad: Vec<f64>,
+pub struct PerturbedEcs<E> {
+    config: HmcEcsConfig,
+    engine: E,
+}
+
+impl<E> PerturbedEcs<E> {
+    /// The settings.
+    pub fn config(&self) -> &HmcEcsConfig {
+        &self.config
+    }
 }
 
 /// Perturbed HMC-ECS (see the module docs), generic over the difference engine `E`
 /// ([`RankOne`] for `LinearPredictor` models via [`HmcEcs::new`],
-/// `HessianProducts` for any model with Hessians via [`HmcEcs::with_engine`]).
-#[derive(Debug, Clone)]
-pub struct HmcEcs<E = RankOne> {
-    config: HmcEcsConfig,
-    engine: E,
-    running: Option<Running<E>>,
-}
+/// `HessianProducts` for any model with Hessians via [`HmcEcs::with_engine`]): the HMC-ECS
+/// kernel on the difference estimator.
+pub type HmcEcs<E = RankOne> = EcsKernel<PerturbedEcs<E>>;
 
-impl HmcEcs<RankOne> {
-    /// A kernel with validated settings and the rank-one engine (models implementing
-    /// `LinearPredictor`: logistic regression, Gaussian mean).
+impl EcsKernel<PerturbedEcs<RankOne>> {
+    /// Settings checked by [`HmcEcsConfig::validate`], with the rank-one engine (models
+    /// implementing `LinearPredictor`: logistic regression, Gaussian mean).
     pub fn new(config: HmcEcsConfig) -> Result<Self> {
         let m = config.subsample_size.unwrap_or(1);
         Self::with_engine(config, RankOne::new(m))
     }
 }
 
-impl<E> HmcEcs<E> {
-    /// A kernel with validated settings and the difference engine `engine` (e.g.
-    /// `HessianProducts::new(d, m)` for models without a linear predictor).
+impl<E> EcsKernel<PerturbedEcs<E>> {
+    /// Settings checked by [`HmcEcsConfig::validate`], with the difference engine `engine`
+    /// (e.g. `HessianProducts::new(d, m)` for models without a linear predictor).
     pub fn with_engine(config: HmcEcsConfig, engine: E) -> Result<Self> {
         config.validate()?;
-        Ok(Self { config, engine, running: None })
-    }
-
-    /// The subsample size m (after `init`).
-    pub fn subsample_size(&self) -> Option<usize> {
-        self.running.as_ref().map(|r| r.m)
-    }
-
-    /// The current step size (after warmup: the adapted one).
-    pub fn step_size(&self) -> Option<f64> {
-        self.running.as_ref().map(|r| r.dynamics.step_size)
-    }
-
-    /// The current metric.
-    pub fn metric(&self) -> Option<&Metric> {
-        self.running.as_ref().map(|r| &r.dynamics.metric)
-    }
-
-    /// The current expansion point θ*.
-    pub fn center(&self) -> Option<&[f64]> {
-        self.running.as_ref().map(|r| r.estimator.control_variate().center())
+        Ok(Self::from_setup(PerturbedEcs { config, engine }))
     }
 }
 
-impl<M, E> StatefulKernel<M> for HmcEcs<E>
+impl<M, E> EcsSetup<M> for PerturbedEcs<E>
 where
     M: TermHessians + LogPriorHessian + ?Sized,
-    E: DifferenceTerms<M> + Clone,
+    E: DifferenceTerms<M> + Clone + Sync,
 {
-    type State = HmcEcsState;
-    type Stats = HmcEcsStats;
+    type Estimator = DifferenceEstimator<E>;
+    type Report = PerturbedTuning;
+    const ESTIMATE: &'static str = "perturbed estimate";
 
-    fn init<R: Rng + ?Sized>(
-        &mut self,
+    fn dynamics(&self) -> &EcsDynamics {
+        &self.config.dynamics
+    }
+
+    fn start<R: Rng + ?Sized>(
+        &self,
         model: &M,
         position: &[f64],
         rng: &mut R,
-    ) -> Result<HmcEcsState> {
-        let d = model.dim();
+    ) -> Result<EcsStart<DifferenceEstimator<E>, BlockSubsample, PerturbedTuning>> {
         let n = model.num_terms();
-        if d == 0 {
-            return Err(Error::invalid("model dimension", 0, "at least 1"));
-        }
-        tallmc_core::error::check_finite_vector("initial position", position, d)?;
         let cfg = &self.config;
-        let (center, mut setup) =
-            find_center(model, cfg.center.as_deref(), position, &cfg.dynamics)?;
-        let (cv, c) = ControlVariate::new(model, &center, cfg.cv_order).map_err(est_err)?;
-        setup += c;
-        let (cov, c) = laplace_covariance(model, &cv, cfg.dynamics.parallelism)?;
-        setup += c;
+        let (center, cv, covariance, mut evals) = centered_control_variate(
+            model,
+            cfg.center.as_deref(),
+            position,
+            &cfg.dynamics,
+            cfg.cv_order,
+        )?;
         let mut engine = self.engine.clone();
         let (m, blocks) = match cfg.subsample_size {
             Some(m) => (m, cfg.blocks),
             None => {
-                let draws = laplace_draws(&center, &cov, rng)?;
+                let draws = laplace_draws(&center, &covariance, rng)?;
                 let (_, var, c) = tuning_differences(model, &cv, &mut engine, &draws)?;
-                setup += c;
+                evals += c;
                 let gamma = (n as f64) * (n as f64) * var;
                 let m = subsample_size_for_variance(gamma, cfg.target_variance)
                     .map_err(est_err)?
@@ -695,122 +548,26 @@ where
         };
         let mut subsample = BlockSubsample::new(n, m, blocks)?;
         subsample.draw_all(rng);
-        let mut estimator = DifferenceEstimator::new(model, cv, engine, m).map_err(est_err)?;
-        let (point, estimate) = initial_point(
-            &mut estimator,
-            model,
-            position,
-            &subsample,
-            &mut setup,
-            "perturbed estimate",
-        )?;
-        let dynamics = Dynamics::new(&cfg.dynamics, cov, setup)?;
-        self.running = Some(Running { estimator, dynamics, m, grad: vec![0.0; d] });
-        Ok(HmcEcsState { point, subsample, estimate })
-    }
-
-    fn step<R: Rng + ?Sized>(
-        &mut self,
-        model: &M,
-        state: &mut HmcEcsState,
-        rng: &mut R,
-    ) -> Result<HmcEcsStats> {
-        let Some(r) = self.running.as_mut() else {
-            return Err(Error::Other("HmcEcs::step called before init".into()));
-        };
-        Ok(perturbed_step(&mut r.estimator, &mut r.dynamics, &mut r.grad, r.m, model, state, rng))
-    }
-
-    fn begin_warmup(&mut self, num_warmup: usize) {
-        if let Some(r) = self.running.as_mut() {
-            r.dynamics.begin_warmup(num_warmup);
-        }
-    }
-
-    fn adapt<R: Rng + ?Sized>(
-        &mut self,
-        model: &M,
-        state: &mut HmcEcsState,
-        stats: &HmcEcsStats,
-        _rng: &mut R,
-    ) -> Result<()> {
-        let Some(r) = self.running.as_mut() else { return Ok(()) };
-        let state_parts = EcsPoint {
-            point: &mut state.point,
-            subsample: &mut state.subsample,
-            estimate: &mut state.estimate,
-        };
-        recenter(&mut r.estimator, &mut r.dynamics, model, stats.accept_stat, state_parts)
-    }
-
-    fn end_warmup(&mut self) {
-        if let Some(r) = self.running.as_mut() {
-            r.dynamics.end_warmup();
-        }
-    }
-
-    fn adaptation_report(&self) -> Vec<String> {
-        match &self.running {
-            None => Vec::new(),
-            Some(r) => {
-                let mut lines = vec![
-                    format!("Subsample size m = {}", r.m),
-                    format!("Control-variate order = {}", self.config.cv_order.number()),
-                    format!("theta* = {:?}", r.estimator.control_variate().center()),
-                ];
-                lines.extend(r.dynamics.report());
-                lines
-            }
-        }
+        let estimator = DifferenceEstimator::new(model, cv, engine, m).map_err(est_err)?;
+        let report = PerturbedTuning { subsample_size: m, blocks: Some(blocks) };
+        Ok(EcsStart { estimator, subsample, covariance, evals, report })
     }
 }
 
-/// One HMC-within-Gibbs sweep of perturbed HMC-ECS and its stats (`m`: the batch size
-/// reported).
-fn perturbed_step<M, T, R>(
-    estimator: &mut T,
-    dynamics: &mut Dynamics,
-    grad: &mut [f64],
-    m: usize,
-    model: &M,
-    state: &mut HmcEcsState<T::Subsample>,
-    rng: &mut R,
-) -> HmcEcsStats
-where
-    M: LogPrior + ?Sized,
-    T: EcsEstimator<M, Estimate = DifferenceEstimate>,
-    R: Rng + ?Sized,
-{
-    let state_parts = EcsPoint {
-        point: &mut state.point,
-        subsample: &mut state.subsample,
-        estimate: &mut state.estimate,
-    };
-    let Sweep { evals, u_accept_stat, u_accepted, theta } =
-        gibbs_sweep(estimator, dynamics, grad, model, state_parts, rng);
-    HmcEcsStats {
-        accept_stat: theta.accept_stat,
-        accepted: theta.accepted,
-        divergent: theta.divergent,
-        u_accept_stat,
-        u_accepted,
-        step_size: dynamics.step_size,
-        n_leapfrog: theta.n_leapfrog,
-        energy: theta.energy,
-        energy_error: theta.energy_error,
-        log_likelihood: state.estimate.log_likelihood,
-        variance: state.estimate.variance,
-        evals,
-        batch_size: m as u64,
-    }
-}
-
+/// The setup of HMC-ECS on an estimator of your own: θ-step settings, the estimator `T` and
+/// the subsample layout `S`.
 #[derive(Debug, Clone)]
-struct RunningWith<T> {
+pub struct UserEcs<T, S> {
+    dynamics: EcsDynamics,
     estimator: T,
-    dynamics: Dynamics,
-    m: usize,
-    grad: Vec<f64>,
+    subsample: S,
+}
+
+impl<T, S> UserEcs<T, S> {
+    /// The estimator given to [`HmcEcsWithEstimator::new`] (each chain runs a copy).
+    pub fn estimator(&self) -> &T {
+        &self.estimator
+    }
 }
 
 /// Perturbed HMC-ECS with a log-likelihood estimator of your own: the kernel of [`HmcEcs`]
@@ -819,146 +576,60 @@ struct RunningWith<T> {
 /// σ̂², target exp(ℓ̂ − σ̂²/2) p(θ) p(u)), with any [`GibbsSubsample`] `S`.
 ///
 /// You build the estimator, with its [`ControlVariate`] around θ* (e.g. the posterior mode of
-/// [`laplace_approximation`]), and a subsample `S` whose contents [`StatefulKernel::init`] redraws
-/// from the chain's RNG ([`GibbsSubsample::draw`]). At `init` the kernel clones both (so one
-/// kernel value can start several chains), sets the mass matrix from the Laplace covariance
-/// at θ* (or `dynamics.initial_metric`) and evaluates the estimator at the start. The
-/// evaluations you made building the estimator are yours to count; everything from `init`
-/// on (the Hessian pass for M when the control variate is below order 2, every estimate,
-/// every re-centring pass) is in the kernel's stats.
+/// [`laplace_approximation`]), and a subsample `S` whose contents each chain redraws from its
+/// RNG ([`GibbsSubsample::draw`]) when it is built ([`Kernel::build_chain`]). Every chain
+/// runs its own copy of both (so one settings value starts several chains), sets the mass
+/// matrix from the Laplace covariance at θ* (or `dynamics.initial_metric`) and evaluates the
+/// estimator at the start. The evaluations you made building the estimator are yours to
+/// count; everything from the chain's start on (the Hessian pass for M when the control
+/// variate is below order 2, every estimate, every re-centring pass) is in the chain's stats.
 ///
 /// The runnable example is `user_estimator` of the `tallmc` crate (a stratified difference
 /// estimator written outside the library):
 /// `cargo run --release -p tallmc --example user_estimator`.
-#[derive(Debug, Clone)]
-pub struct HmcEcsWithEstimator<T, S> {
-    dynamics: EcsDynamics,
-    estimator: T,
-    subsample: S,
-    running: Option<RunningWith<T>>,
-}
+///
+/// [`Kernel::build_chain`]: tallmc_core::Kernel::build_chain
+pub type HmcEcsWithEstimator<T, S> = EcsKernel<UserEcs<T, S>>;
 
-impl<T, S> HmcEcsWithEstimator<T, S> {
-    /// A kernel with validated θ-step settings, the estimator `estimator` and the subsample
-    /// layout `subsample` (its contents are redrawn at `init`).
+impl<T, S> EcsKernel<UserEcs<T, S>> {
+    /// Settings with validated θ-step settings, the estimator `estimator` and the subsample
+    /// layout `subsample` (its contents are redrawn for every chain).
     pub fn new(dynamics: EcsDynamics, estimator: T, subsample: S) -> Result<Self> {
         dynamics.validate()?;
-        Ok(Self { dynamics, estimator, subsample, running: None })
-    }
-
-    /// The chain's estimator (after `init`; before, the one given to [`Self::new`]).
-    pub fn estimator(&self) -> &T {
-        self.running.as_ref().map_or(&self.estimator, |r| &r.estimator)
-    }
-
-    /// The current step size (after warmup: the adapted one).
-    pub fn step_size(&self) -> Option<f64> {
-        self.running.as_ref().map(|r| r.dynamics.step_size)
-    }
-
-    /// The current metric.
-    pub fn metric(&self) -> Option<&Metric> {
-        self.running.as_ref().map(|r| &r.dynamics.metric)
+        Ok(Self::from_setup(UserEcs { dynamics, estimator, subsample }))
     }
 }
 
-impl<M, T, S> StatefulKernel<M> for HmcEcsWithEstimator<T, S>
+impl<M, T, S> EcsSetup<M> for UserEcs<T, S>
 where
     M: TermHessians + LogPriorHessian + ?Sized,
-    T: EcsEstimator<M, Subsample = S, Estimate = DifferenceEstimate> + Clone,
-    S: GibbsSubsample + Clone + Send,
+    T: EcsEstimator<M, Subsample = S, Estimate = DifferenceEstimate> + Clone + Sync,
+    S: GibbsSubsample + Clone + Sync,
 {
-    type State = HmcEcsState<S>;
-    type Stats = HmcEcsStats;
+    type Estimator = T;
+    type Report = PerturbedTuning;
+    const ESTIMATE: &'static str = "user estimate";
 
-    fn init<R: Rng + ?Sized>(
-        &mut self,
+    fn dynamics(&self) -> &EcsDynamics {
+        &self.dynamics
+    }
+
+    fn start<R: Rng + ?Sized>(
+        &self,
         model: &M,
-        position: &[f64],
+        _position: &[f64],
         rng: &mut R,
-    ) -> Result<HmcEcsState<S>> {
+    ) -> Result<EcsStart<T, S, PerturbedTuning>> {
         let d = model.dim();
-        if d == 0 {
-            return Err(Error::invalid("model dimension", 0, "at least 1"));
-        }
-        tallmc_core::error::check_finite_vector("initial position", position, d)?;
-        let mut estimator = self.estimator.clone();
+        let estimator = self.estimator.clone();
         let cv = estimator.control_variate();
         if cv.dim() != d {
             return Err(Error::dimension("control variate of the estimator", d, cv.dim()));
         }
-        let mut setup = EvalCounts::ZERO;
-        let (cov, c) = laplace_covariance(model, cv, self.dynamics.parallelism)?;
-        setup += c;
+        let (covariance, evals) = laplace_covariance(model, cv, self.dynamics.parallelism)?;
         let mut subsample = self.subsample.clone();
         subsample.draw(rng);
-        let (point, estimate) = initial_point(
-            &mut estimator,
-            model,
-            position,
-            &subsample,
-            &mut setup,
-            "user estimate",
-        )?;
-        let dynamics = Dynamics::new(&self.dynamics, cov, setup)?;
-        let m = subsample.batch_size();
-        self.running = Some(RunningWith { estimator, dynamics, m, grad: vec![0.0; d] });
-        Ok(HmcEcsState { point, subsample, estimate })
-    }
-
-    fn step<R: Rng + ?Sized>(
-        &mut self,
-        model: &M,
-        state: &mut HmcEcsState<S>,
-        rng: &mut R,
-    ) -> Result<HmcEcsStats> {
-        let Some(r) = self.running.as_mut() else {
-            return Err(Error::Other("HmcEcsWithEstimator::step called before init".into()));
-        };
-        Ok(perturbed_step(&mut r.estimator, &mut r.dynamics, &mut r.grad, r.m, model, state, rng))
-    }
-
-    fn begin_warmup(&mut self, num_warmup: usize) {
-        if let Some(r) = self.running.as_mut() {
-            r.dynamics.begin_warmup(num_warmup);
-        }
-    }
-
-    fn adapt<R: Rng + ?Sized>(
-        &mut self,
-        model: &M,
-        state: &mut HmcEcsState<S>,
-        stats: &HmcEcsStats,
-        _rng: &mut R,
-    ) -> Result<()> {
-        let Some(r) = self.running.as_mut() else { return Ok(()) };
-        let state_parts = EcsPoint {
-            point: &mut state.point,
-            subsample: &mut state.subsample,
-            estimate: &mut state.estimate,
-        };
-        recenter(&mut r.estimator, &mut r.dynamics, model, stats.accept_stat, state_parts)
-    }
-
-    fn end_warmup(&mut self) {
-        if let Some(r) = self.running.as_mut() {
-            r.dynamics.end_warmup();
-        }
-    }
-
-    fn adaptation_report(&self) -> Vec<String> {
-        match &self.running {
-            None => Vec::new(),
-            Some(r) => {
-                let cv = r.estimator.control_variate();
-                let mut lines = vec![
-                    format!("Subsample size m = {}", r.m),
-                    format!("Control-variate order = {}", cv.order().number()),
-                    format!("theta* = {:?}", cv.center()),
-                ];
-                lines.extend(r.dynamics.report());
-                lines
-            }
-        }
+        let report = PerturbedTuning { subsample_size: subsample.batch_size(), blocks: None };
+        Ok(EcsStart { estimator, subsample, covariance, evals, report })
     }
 }

@@ -26,7 +26,7 @@
 //! about (2τ − 1)² relative to a chain on a positive estimator.
 //!
 //! **Tuning.** m = 30 and λ = 100 by default (the paper's HIGGS setting), κ = 1 (ρ ≈ 0.99). The
-//! lower bound a, when not given, is chosen at initialization by the normal-theory formulas of
+//! lower bound a, when not given, is chosen when a chain starts by the normal-theory formulas of
 //! `tallmc_estimators::tuning::block_poisson_moments`: with μ and σ² the mean and variance of a
 //! block estimate d̂ (μ = Σ_k d_k, σ² = n²σ²_d/m, averaged over 4 draws from the Laplace
 //! approximation N(θ*, Σ)), a = μ − tσ with t on a grid minimizing V[log|L̂_B|] subject to
@@ -46,20 +46,17 @@
 
 use rand::Rng;
 use serde::Serialize;
-use tallmc_core::{
-    ChainState, Error, EvalCounts, LogPriorHessian, Result, StatefulKernel, StepStats, TermHessians,
-};
+use tallmc_core::{Error, EvalCounts, LogPriorHessian, Result, StepStats, TermHessians};
 use tallmc_estimators::tuning::block_poisson_moments;
 use tallmc_estimators::{
-    BlockPoissonEstimate, BlockPoissonEstimator, BlockPoissonSubsample, ControlVariate, CvOrder,
-    DifferenceTerms, RankOne,
+    BlockPoissonEstimate, BlockPoissonEstimator, BlockPoissonSubsample, CvOrder, DifferenceTerms,
+    RankOne,
 };
-use tallmc_integrators::{Metric, PhasePoint};
 
-use crate::ecs_gibbs::{EcsPoint, Sweep, gibbs_sweep, initial_point, recenter};
+use crate::ecs_gibbs::EcsStep;
+use crate::ecs_kernel::{EcsHead, EcsKernel, EcsReport, EcsSetup, EcsStart, EcsTuning};
 use crate::hmc_ecs::{
-    Dynamics, EcsDynamics, check_center, est_err, find_center, laplace_covariance, laplace_draws,
-    tuning_differences,
+    EcsDynamics, centered_control_variate, check_center, est_err, laplace_draws, tuning_differences,
 };
 
 /// Settings of [`SignedHmcEcs`].
@@ -99,7 +96,7 @@ impl Default for SignedHmcEcsConfig {
 }
 
 impl SignedHmcEcsConfig {
-    /// Checks every setting's range (θ*'s length is checked at `init`).
+    /// Checks every setting's range (θ*'s length is checked when a chain is built).
     pub fn validate(&self) -> Result<()> {
         if self.block_size == 0 {
             return Err(Error::invalid("block size m", 0, "at least 1"));
@@ -128,26 +125,6 @@ impl SignedHmcEcsConfig {
         }
         check_center(self.center.as_deref())?;
         self.dynamics.validate()
-    }
-}
-
-/// State of a signed HMC-ECS chain.
-#[derive(Debug, Clone)]
-pub struct SignedHmcEcsState {
-    /// θ, ∇ and log|L̂_B| + log p(θ) at (θ, u) (the momentum is scratch).
-    pub point: PhasePoint,
-    /// The block-Poisson random numbers u.
-    pub subsample: BlockPoissonSubsample,
-    /// The estimate at (θ, u), with its sign.
-    pub estimate: BlockPoissonEstimate,
-}
-
-impl ChainState for SignedHmcEcsState {
-    fn position(&self) -> &[f64] {
-        &self.point.position
-    }
-    fn log_density(&self) -> f64 {
-        self.point.log_density
     }
 }
 
@@ -199,50 +176,92 @@ impl StepStats for SignedHmcEcsStats {
     }
 }
 
-#[derive(Debug, Clone)]
-struct Running<E> {
-    estimator: BlockPoissonEstimator<E>,
-    dynamics: Dynamics,
-    grad: Vec<f64>,
+/// The block-Poisson estimator's settings in a chain's tuning.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SignedTuning {
+    /// Block size m.
+    pub block_size: usize,
+    /// Number of factors λ.
+    pub lambda: usize,
+    /// Factors refreshed per u-step κ.
+    pub kappa: usize,
+    /// Lower bound a (given or tuned at the start).
+    pub lower_bound: f64,
 }
 
-/// Signed HMC-ECS (see the module docs), generic over the difference engine `E`.
+impl EcsHead for SignedTuning {
+    fn lines(&self) -> Vec<String> {
+        vec![format!(
+            "Block-Poisson: m = {}, lambda = {}, kappa = {}, a = {}",
+            self.block_size, self.lambda, self.kappa, self.lower_bound
+        )]
+    }
+}
+
+impl EcsReport<BlockPoissonEstimate> for SignedTuning {
+    type Stats = SignedHmcEcsStats;
+
+    fn stats(
+        &self,
+        step: &EcsStep,
+        estimate: &BlockPoissonEstimate,
+        batch: usize,
+    ) -> SignedHmcEcsStats {
+        SignedHmcEcsStats {
+            accept_stat: step.accept_stat,
+            accepted: step.accepted,
+            divergent: step.divergent,
+            u_accept_stat: step.u_accept_stat,
+            u_accepted: step.u_accepted,
+            step_size: step.step_size,
+            n_leapfrog: step.n_leapfrog,
+            energy: step.energy,
+            energy_error: step.energy_error,
+            sign: estimate.sign,
+            log_abs_likelihood: estimate.log_abs_likelihood,
+            batch_size: batch as u64,
+            evals: step.evals,
+        }
+    }
+}
+
+/// The adapted tuning of a signed HMC-ECS chain.
+pub type SignedHmcEcsTuning = EcsTuning<SignedTuning>;
+
+/// The setup of signed HMC-ECS: its settings and the difference engine `E`.
 #[derive(Debug, Clone)]
-pub struct SignedHmcEcs<E = RankOne> {
+pub struct SignedEcs<E> {
     config: SignedHmcEcsConfig,
     engine: E,
-    running: Option<Running<E>>,
 }
 
-impl SignedHmcEcs<RankOne> {
-    /// A kernel with validated settings and the rank-one engine (one lane per factor).
+impl<E> SignedEcs<E> {
+    /// The settings.
+    pub fn config(&self) -> &SignedHmcEcsConfig {
+        &self.config
+    }
+}
+
+/// Signed HMC-ECS (see the module docs), generic over the difference engine `E`: the HMC-ECS
+/// kernel on the block-Poisson estimator.
+pub type SignedHmcEcs<E = RankOne> = EcsKernel<SignedEcs<E>>;
+
+impl EcsKernel<SignedEcs<RankOne>> {
+    /// Settings checked by [`SignedHmcEcsConfig::validate`], with the rank-one engine (one
+    /// lane per factor).
     pub fn new(config: SignedHmcEcsConfig) -> Result<Self> {
         let engine = RankOne::with_lanes(config.lambda, 8 * config.block_size);
         Self::with_engine(config, engine)
     }
 }
 
-impl<E> SignedHmcEcs<E> {
-    /// A kernel with validated settings and the difference engine `engine` (e.g.
-    /// `HessianProducts::with_lanes(d, λ, 8m)` for models without a linear predictor).
+impl<E> EcsKernel<SignedEcs<E>> {
+    /// Settings checked by [`SignedHmcEcsConfig::validate`], with the difference engine
+    /// `engine` (e.g. `HessianProducts::with_lanes(d, λ, 8m)` for models without a linear
+    /// predictor).
     pub fn with_engine(config: SignedHmcEcsConfig, engine: E) -> Result<Self> {
         config.validate()?;
-        Ok(Self { config, engine, running: None })
-    }
-
-    /// The lower bound a in use (after `init`).
-    pub fn lower_bound(&self) -> Option<f64> {
-        self.running.as_ref().map(|r| r.estimator.lower_bound())
-    }
-
-    /// The current step size (after warmup: the adapted one).
-    pub fn step_size(&self) -> Option<f64> {
-        self.running.as_ref().map(|r| r.dynamics.step_size)
-    }
-
-    /// The current metric.
-    pub fn metric(&self) -> Option<&Metric> {
-        self.running.as_ref().map(|r| &r.dynamics.metric)
+        Ok(Self::from_setup(SignedEcs { config, engine }))
     }
 }
 
@@ -281,40 +300,41 @@ fn tune_lower_bound(mu: f64, sd: f64, lambda: usize, min_prob: f64) -> f64 {
     best.1
 }
 
-impl<M, E> StatefulKernel<M> for SignedHmcEcs<E>
+impl<M, E> EcsSetup<M> for SignedEcs<E>
 where
     M: TermHessians + LogPriorHessian + ?Sized,
-    E: DifferenceTerms<M> + Clone,
+    E: DifferenceTerms<M> + Clone + Sync,
 {
-    type State = SignedHmcEcsState;
-    type Stats = SignedHmcEcsStats;
+    type Estimator = BlockPoissonEstimator<E>;
+    type Report = SignedTuning;
+    const ESTIMATE: &'static str = "block-Poisson estimate";
 
-    fn init<R: Rng + ?Sized>(
-        &mut self,
+    fn dynamics(&self) -> &EcsDynamics {
+        &self.config.dynamics
+    }
+
+    fn start<R: Rng + ?Sized>(
+        &self,
         model: &M,
         position: &[f64],
         rng: &mut R,
-    ) -> Result<SignedHmcEcsState> {
-        let d = model.dim();
+    ) -> Result<EcsStart<BlockPoissonEstimator<E>, BlockPoissonSubsample, SignedTuning>> {
         let n = model.num_terms();
-        if d == 0 {
-            return Err(Error::invalid("model dimension", 0, "at least 1"));
-        }
-        tallmc_core::error::check_finite_vector("initial position", position, d)?;
         let cfg = &self.config;
-        let (center, mut setup) =
-            find_center(model, cfg.center.as_deref(), position, &cfg.dynamics)?;
-        let (cv, c) = ControlVariate::new(model, &center, cfg.cv_order).map_err(est_err)?;
-        setup += c;
-        let (cov, c) = laplace_covariance(model, &cv, cfg.dynamics.parallelism)?;
-        setup += c;
+        let (center, cv, covariance, mut evals) = centered_control_variate(
+            model,
+            cfg.center.as_deref(),
+            position,
+            &cfg.dynamics,
+            cfg.cv_order,
+        )?;
         let mut engine = self.engine.clone();
         let a = match cfg.lower_bound {
             Some(a) => a,
             None => {
-                let draws = laplace_draws(&center, &cov, rng)?;
+                let draws = laplace_draws(&center, &covariance, rng)?;
                 let (mean, var, c) = tuning_differences(model, &cv, &mut engine, &draws)?;
-                setup += c;
+                evals += c;
                 let nf = n as f64;
                 let sd = (nf * nf * var / cfg.block_size as f64).sqrt();
                 tune_lower_bound(nf * mean, sd, cfg.lambda, cfg.min_prob_positive)
@@ -323,101 +343,15 @@ where
         let mut subsample = BlockPoissonSubsample::new(n, cfg.block_size, cfg.lambda, cfg.kappa)
             .map_err(est_err)?;
         subsample.draw_all(rng);
-        let mut estimator =
+        let estimator =
             BlockPoissonEstimator::new(model, cv, engine, cfg.block_size, cfg.lambda, a)
                 .map_err(est_err)?;
-        let (point, estimate) = initial_point(
-            &mut estimator,
-            model,
-            position,
-            &subsample,
-            &mut setup,
-            "block-Poisson estimate",
-        )?;
-        let dynamics = Dynamics::new(&cfg.dynamics, cov, setup)?;
-        self.running = Some(Running { estimator, dynamics, grad: vec![0.0; d] });
-        Ok(SignedHmcEcsState { point, subsample, estimate })
-    }
-
-    fn step<R: Rng + ?Sized>(
-        &mut self,
-        model: &M,
-        state: &mut SignedHmcEcsState,
-        rng: &mut R,
-    ) -> Result<SignedHmcEcsStats> {
-        let Some(r) = self.running.as_mut() else {
-            return Err(Error::Other("SignedHmcEcs::step called before init".into()));
+        let report = SignedTuning {
+            block_size: cfg.block_size,
+            lambda: cfg.lambda,
+            kappa: cfg.kappa,
+            lower_bound: estimator.lower_bound(),
         };
-        let state_parts = EcsPoint {
-            point: &mut state.point,
-            subsample: &mut state.subsample,
-            estimate: &mut state.estimate,
-        };
-        let Sweep { evals, u_accept_stat, u_accepted, theta } =
-            gibbs_sweep(&mut r.estimator, &mut r.dynamics, &mut r.grad, model, state_parts, rng);
-        Ok(SignedHmcEcsStats {
-            accept_stat: theta.accept_stat,
-            accepted: theta.accepted,
-            divergent: theta.divergent,
-            u_accept_stat,
-            u_accepted,
-            step_size: r.dynamics.step_size,
-            n_leapfrog: theta.n_leapfrog,
-            energy: theta.energy,
-            energy_error: theta.energy_error,
-            sign: state.estimate.sign,
-            log_abs_likelihood: state.estimate.log_abs_likelihood,
-            batch_size: (state.subsample.total_blocks() * state.subsample.block_size()) as u64,
-            evals,
-        })
-    }
-
-    fn begin_warmup(&mut self, num_warmup: usize) {
-        if let Some(r) = self.running.as_mut() {
-            r.dynamics.begin_warmup(num_warmup);
-        }
-    }
-
-    fn adapt<R: Rng + ?Sized>(
-        &mut self,
-        model: &M,
-        state: &mut SignedHmcEcsState,
-        stats: &SignedHmcEcsStats,
-        _rng: &mut R,
-    ) -> Result<()> {
-        let Some(r) = self.running.as_mut() else { return Ok(()) };
-        let state_parts = EcsPoint {
-            point: &mut state.point,
-            subsample: &mut state.subsample,
-            estimate: &mut state.estimate,
-        };
-        recenter(&mut r.estimator, &mut r.dynamics, model, stats.accept_stat, state_parts)
-    }
-
-    fn end_warmup(&mut self) {
-        if let Some(r) = self.running.as_mut() {
-            r.dynamics.end_warmup();
-        }
-    }
-
-    fn adaptation_report(&self) -> Vec<String> {
-        match &self.running {
-            None => Vec::new(),
-            Some(r) => {
-                let mut lines = vec![
-                    format!(
-                        "Block-Poisson: m = {}, lambda = {}, kappa = {}, a = {}",
-                        self.config.block_size,
-                        self.config.lambda,
-                        self.config.kappa,
-                        r.estimator.lower_bound()
-                    ),
-                    format!("Control-variate order = {}", self.config.cv_order.number()),
-                    format!("theta* = {:?}", r.estimator.control_variate().center()),
-                ];
-                lines.extend(r.dynamics.report());
-                lines
-            }
-        }
+        Ok(EcsStart { estimator, subsample, covariance, evals, report })
     }
 }

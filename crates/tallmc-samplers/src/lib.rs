@@ -30,6 +30,9 @@
 //! * [`SignedHmcEcs`] — the signed variant on the block-Poisson estimator, with sign-corrected
 //!   averages ([`sign_corrected_mean`]).
 //!
+//! All three are one kernel, [`EcsKernel`], over an [`EcsSetup`] (how a chain's estimator is made
+//! and what it reports), building [`EcsChain`]s with a typed [`EcsTuning`].
+//!
 //! Stochastic-gradient kernels (uncorrected, fixed step size, a fresh minibatch for every
 //! gradient; biased by O(h) — each module documents by how much), generic over the
 //! [`GradientEstimator`](tallmc_estimators::GradientEstimator) so that the control-variate
@@ -41,6 +44,9 @@
 //!   momentum redrawn every trajectory of L steps;
 //! * [`Sgnht`] — stochastic-gradient Nosé–Hoover thermostat (Ding et al. 2014) and its
 //!   element-wise variant mSGNHT ([`Thermostat`]).
+//!
+//! All three are one kernel, [`StochasticGradient`], over its dynamics ([`SgDynamics`], the
+//! per-step update given the gradient estimate), building [`SgChain`]s.
 //!
 //! Piecewise-deterministic kernels ([`piecewise`]; output is a continuous trajectory): full-data
 //! [`Bps`] and [`ZigZag`], and the subsampling [`Sbps`] (SBPS and pSBPS).
@@ -105,6 +111,8 @@ pub mod adaptive_mh;
 pub mod continuous;
 pub mod driver;
 mod ecs_gibbs;
+pub mod ecs_kernel;
+mod ecs_theta;
 pub mod error;
 pub mod gibbs;
 pub mod hmc;
@@ -133,7 +141,8 @@ pub use driver::{
     ChainOutput, ChainReport, Driver, InMemory, NoProgress, Progress, RunConfig, StatsOf, TuningOf,
     sample_in_memory,
 };
-pub use ecs_gibbs::{EcsEstimate, EcsEstimator, GibbsSubsample};
+pub use ecs_gibbs::{EcsEstimate, EcsEstimator, EcsStep, GibbsSubsample};
+pub use ecs_kernel::{EcsChain, EcsHead, EcsKernel, EcsReport, EcsSetup, EcsStart, EcsTuning};
 pub use error::{Result, SamplerError};
 pub use gibbs::{
     ApproximateGibbs, EmpiricalConditional, GibbsChain, GibbsConfig, GibbsStats, Scan,
@@ -141,11 +150,12 @@ pub use gibbs::{
 };
 pub use hmc::{Hmc, HmcChain, HmcConfig, HmcStats, HmcTuning};
 pub use hmc_ecs::{
-    EcsDynamics, HmcEcs, HmcEcsConfig, HmcEcsState, HmcEcsStats, HmcEcsWithEstimator,
-    RecenterSchedule,
+    EcsDynamics, HmcEcs, HmcEcsConfig, HmcEcsStats, HmcEcsTuning, HmcEcsWithEstimator,
+    PerturbedEcs, PerturbedTuning, RecenterSchedule, UserEcs,
 };
 pub use hmc_ecs_signed::{
-    SignedHmcEcs, SignedHmcEcsConfig, SignedHmcEcsState, SignedHmcEcsStats, sign_corrected_mean,
+    SignedEcs, SignedHmcEcs, SignedHmcEcsConfig, SignedHmcEcsStats, SignedHmcEcsTuning,
+    SignedTuning, sign_corrected_mean,
 };
 pub use init::{
     InitStrategy, Initialization, Laplace, NewtonOptions, initialize, laplace_approximation,
@@ -153,8 +163,8 @@ pub use init::{
 };
 pub use mh::{FullDataMh, MhChain, MhStats, RandomWalkMhConfig};
 pub use minibatch_mh::{
-    MinibatchMh, MinibatchMhChain, MinibatchMhStats, MinibatchMhTuning, MinibatchState, NoRange,
-    RangeSource, TermBoundRange,
+    MinibatchMh, MinibatchMhChain, MinibatchMhStats, MinibatchMhTuning, NoRange, RangeSource,
+    TermBoundRange,
 };
 pub use minibatch_proxy::{
     ProxyConfig, ProxyMhStats, ProxyMhTuning, ProxyMinibatchMh, ProxyMinibatchMhChain,
@@ -170,7 +180,7 @@ pub use proposal::{
     SgldProposalConfig, SgldProposalTuning,
 };
 pub use rwm::{RandomWalkConfig, RandomWalkMetropolis};
-pub use sg::Subsampling;
+pub use sg::{SgChain, SgDynamics, StochasticGradient, Subsampling};
 pub use sghmc::{SgHmc, SgHmcConfig, SgHmcState, SgHmcStats};
-pub use sgld::{Sgld, SgldConfig, SgldStats};
+pub use sgld::{Sgld, SgldConfig, SgldState, SgldStats};
 pub use sgnht::{Sgnht, SgnhtConfig, SgnhtState, SgnhtStats, Thermostat};

@@ -43,8 +43,7 @@ use tallmc_bounds::{MeanTest, Population};
 use tallmc_core::rng::ChainRng;
 use tallmc_core::subsample::WithoutReplacement;
 use tallmc_core::{
-    Chain, ChainState, Error, EvalCounts, Kernel, LogPrior, Result, StepStats, TermBounds, Terms,
-    Tuning,
+    Chain, Error, EvalCounts, Kernel, LogPrior, Result, StepStats, TermBounds, Terms, Tuning,
 };
 
 use crate::proposal::Proposal;
@@ -80,25 +79,6 @@ impl<M: TermBounds + ?Sized> RangeSource<M> for TermBoundRange {
     const AVAILABLE: bool = true;
     fn range(model: &M, theta: &[f64], theta_prime: &[f64]) -> Option<f64> {
         Some(2.0 * model.term_difference_bound(theta, theta_prime))
-    }
-}
-
-/// A position-only chain state: used by the SGLD kernel while it still has the
-/// [`StatefulKernel`](tallmc_core::StatefulKernel) shape (transitional; the minibatch MH
-/// chains keep θ themselves).
-#[derive(Debug, Clone, PartialEq)]
-pub struct MinibatchState {
-    /// θ.
-    pub position: Vec<f64>,
-}
-
-impl ChainState for MinibatchState {
-    fn position(&self) -> &[f64] {
-        &self.position
-    }
-    /// Not computed: NaN.
-    fn log_density(&self) -> f64 {
-        f64::NAN
     }
 }
 

@@ -1,6 +1,7 @@
-//! Pieces shared by the stochastic-gradient kernels ([`Sgld`](crate::Sgld),
-//! [`SgHmc`](crate::SgHmc), [`Sgnht`](crate::Sgnht)): how the minibatch is drawn, the estimate
-//! of the log-posterior gradient, and the checks of their settings.
+//! The stochastic-gradient kernel: one driver ([`StochasticGradient`] settings building
+//! [`SgChain`]s) over its dynamics ([`SgDynamics`]: SGLD, SG-HMC, SGNHT), generic over the
+//! gradient estimator. [`Sgld`](crate::Sgld), [`SgHmc`](crate::SgHmc) and
+//! [`Sgnht`](crate::Sgnht) are this kernel with the dynamics of their configs.
 //!
 //! Every stochastic-gradient kernel estimates
 //!
@@ -9,17 +10,29 @@
 //! ```
 //!
 //! from a fresh minibatch S of n indices at every gradient evaluation. ĝ comes from a
-//! [`GradientEstimator`]: the plain [`MinibatchGradient`](tallmc_estimators::MinibatchGradient)
+//! [`GradientEstimator`]: the plain [`MinibatchGradient`]
 //! (N/n) Σ_{i∈S} ∇ℓ_i(θ) (cost n terms + n gradients), or a control-variate estimator (Baker et
 //! al. 2017) plugged in as a different type parameter — "SGLD-CV", "SG-HMC-CV" and "SGNHT-CV"
 //! are the same kernels with a different `G`. The potential of the papers is U = −log π, so
 //! ∇Û = −∇log π̂.
+//!
+//! The kernel draws a fresh minibatch for every gradient, hands the estimate to the dynamics'
+//! update, and reports the dynamics' stats. A step that leaves the finite numbers is flagged
+//! divergent and the chain keeps the non-finite values (no rollback): its position is what the
+//! dynamics computed, so a run stops there with [`SamplerError::NonFiniteDraw`] (the driver's
+//! check) instead of carrying on from garbage.
+//!
+//! [`SamplerError::NonFiniteDraw`]: crate::SamplerError::NonFiniteDraw
+
+use std::fmt::Debug;
 
 use rand::Rng;
 use serde::Serialize;
 use tallmc_core::subsample::{WithReplacement, WithoutReplacement};
-use tallmc_core::{Error, EvalCounts, LogPrior, Result};
-use tallmc_estimators::GradientEstimator;
+use tallmc_core::{
+    Chain, Error, EvalCounts, Kernel, LogPrior, Result, StepStats, TermGradients, Tuning,
+};
+use tallmc_estimators::{GradientEstimator, MinibatchGradient};
 use tallmc_integrators::Metric;
 
 /// How a stochastic-gradient kernel draws the n indices of each minibatch.
@@ -38,7 +51,7 @@ pub enum Subsampling {
     WithReplacement,
 }
 
-/// The minibatch sampler of one chain, built at `init`.
+/// The minibatch sampler of one chain, built with the chain.
 #[derive(Debug, Clone)]
 pub(crate) enum BatchSampler {
     Without(WithoutReplacement),
@@ -62,6 +75,169 @@ impl BatchSampler {
             }
             Self::With(s) => s.draw(rng),
         }
+    }
+}
+
+/// The per-step update of a stochastic-gradient kernel, given the gradient estimate: what
+/// SGLD, SG-HMC and SGNHT differ in. Implemented by their configs ([`SgldConfig`](crate::SgldConfig),
+/// [`SgHmcConfig`](crate::SgHmcConfig), [`SgnhtConfig`](crate::SgnhtConfig)).
+pub trait SgDynamics: Clone + Debug + Send + Sync {
+    /// What a chain carries besides θ: momentum, thermostat and scratch buffers.
+    type State: Clone + Debug + Send;
+    /// The typed stats of one step.
+    type Stats: StepStats;
+    /// The tuning a chain reports (the settings it ran with).
+    type Tuning: Tuning;
+
+    /// Checks the settings' ranges.
+    fn validate(&self) -> Result<()>;
+
+    /// Minibatch size n, with the name of the setting for errors (n ≤ N is checked when a
+    /// chain is built).
+    fn batch(&self) -> (&'static str, usize);
+
+    /// How minibatches are drawn.
+    fn subsampling(&self) -> Subsampling;
+
+    /// The state at a chain's start at `position` (checks dimensions of the settings against
+    /// it; may draw, e.g. an initial momentum).
+    fn init_state<R: Rng + ?Sized>(&self, position: &[f64], rng: &mut R) -> Result<Self::State>;
+
+    /// One kernel step from θ = `theta` (updated in place, left non-finite when the step
+    /// diverged). `gradient(θ, out, rng)` writes ∇log π̂(θ) from a fresh minibatch into `out`
+    /// and returns what it evaluated.
+    fn update<R, F>(
+        &self,
+        state: &mut Self::State,
+        theta: &mut [f64],
+        gradient: F,
+        rng: &mut R,
+    ) -> Self::Stats
+    where
+        R: Rng + ?Sized,
+        F: FnMut(&[f64], &mut [f64], &mut R) -> EvalCounts;
+
+    /// The tuning a chain in `state` reports.
+    fn tuning(&self, state: &Self::State) -> Self::Tuning;
+}
+
+/// Stochastic-gradient settings: the dynamics `D` (SGLD, SG-HMC, SGNHT) and the gradient
+/// estimator `G` (plain minibatch by default, or control variates), validated when made. Each
+/// chain gets its own copy of the estimator.
+#[derive(Debug, Clone)]
+pub struct StochasticGradient<D, G = MinibatchGradient> {
+    dynamics: D,
+    estimator: G,
+}
+
+impl<D: SgDynamics> StochasticGradient<D> {
+    /// The plain minibatch gradient (N/n) Σ_{i∈S} ∇ℓ_i with validated settings (n ≤ N is
+    /// checked when a chain is built).
+    pub fn new(config: D) -> Result<Self> {
+        let estimator = MinibatchGradient::new(config.batch().1);
+        Self::with_estimator(config, estimator)
+    }
+}
+
+impl<D: SgDynamics, G> StochasticGradient<D, G> {
+    /// The gradient estimator `estimator` (e.g. control variates), with validated settings.
+    pub fn with_estimator(config: D, estimator: G) -> Result<Self> {
+        config.validate()?;
+        Ok(Self { dynamics: config, estimator })
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &D {
+        &self.dynamics
+    }
+
+    /// The gradient estimator.
+    pub fn estimator(&self) -> &G {
+        &self.estimator
+    }
+}
+
+/// A running stochastic-gradient chain: θ, the dynamics' state, the minibatch sampler and the
+/// chain's gradient estimator.
+#[derive(Debug, Clone)]
+pub struct SgChain<D: SgDynamics, G> {
+    dynamics: D,
+    estimator: G,
+    sampler: BatchSampler,
+    position: Vec<f64>,
+    state: D::State,
+}
+
+impl<D: SgDynamics, G> SgChain<D, G> {
+    /// The dynamics' state (momentum, thermostat, ...).
+    pub fn state(&self) -> &D::State {
+        &self.state
+    }
+
+    /// The chain's gradient estimator.
+    pub fn estimator(&self) -> &G {
+        &self.estimator
+    }
+}
+
+impl<M, D, G> Kernel<M> for StochasticGradient<D, G>
+where
+    M: TermGradients + LogPrior + ?Sized,
+    D: SgDynamics,
+    G: GradientEstimator<M> + Clone + Send + Sync,
+{
+    type Chain = SgChain<D, G>;
+
+    fn build_chain<R: Rng + ?Sized>(
+        &self,
+        model: &M,
+        position: &[f64],
+        rng: &mut R,
+    ) -> Result<SgChain<D, G>> {
+        let (d, n) = (model.dim(), model.num_terms());
+        tallmc_core::error::check_finite_vector("initial position", position, d)?;
+        let (name, batch) = self.dynamics.batch();
+        check_batch(name, batch, Some(n))?;
+        let state = self.dynamics.init_state(position, rng)?;
+        Ok(SgChain {
+            dynamics: self.dynamics.clone(),
+            estimator: self.estimator.clone(),
+            sampler: BatchSampler::new(self.dynamics.subsampling(), n, batch)?,
+            position: position.to_vec(),
+            state,
+        })
+    }
+}
+
+impl<M, D, G> Chain<M> for SgChain<D, G>
+where
+    M: TermGradients + LogPrior + ?Sized,
+    D: SgDynamics,
+    G: GradientEstimator<M> + Send,
+{
+    type Stats = D::Stats;
+    type Tuning = D::Tuning;
+
+    fn position(&self) -> &[f64] {
+        &self.position
+    }
+
+    /// Not computed (the full likelihood is never evaluated): NaN.
+    fn log_density(&self) -> f64 {
+        f64::NAN
+    }
+
+    fn step<R: Rng + ?Sized>(&mut self, model: &M, rng: &mut R) -> Result<D::Stats> {
+        let batch = self.dynamics.batch().1;
+        let (estimator, sampler) = (&mut self.estimator, &mut self.sampler);
+        let gradient = |theta: &[f64], grad: &mut [f64], rng: &mut R| {
+            log_posterior_gradient(estimator, sampler, batch, model, theta, grad, rng)
+        };
+        Ok(self.dynamics.update(&mut self.state, &mut self.position, gradient, rng))
+    }
+
+    fn tuning(&self) -> D::Tuning {
+        self.dynamics.tuning(&self.state)
     }
 }
 

@@ -8,7 +8,7 @@
 //!     p_l = p_{l−1} + ε ∇log π̂(θ_l) − ε C M⁻¹ p_{l−1} + N(0, 2 C ε)
 //! ```
 //!
-//! with ∇log π̂ = ∇log p + ĝ, ĝ the kernel's [`GradientEstimator`] on a fresh minibatch at every
+//! with ∇log π̂ = ∇log p + ĝ, ĝ the kernel's [`GradientEstimator`](tallmc_estimators::GradientEstimator) on a fresh minibatch at every
 //! step (plain minibatch, or control variates as in Baker et al. 2017 — another `G`), friction
 //! C = c I (c > 0, default 1: the paper's C = I, after Ma et al. 2015) and mass matrix M given by
 //! its inverse M⁻¹ = Σ as a [`Metric`] (identity by default; HMC-ECS uses the inverse Hessian at
@@ -34,38 +34,37 @@
 //! M). `batch_size()` reports L·n, the number of data points the trajectory looked at.
 //!
 //! A non-finite gradient, position or momentum anywhere in the trajectory is a divergence: the
-//! chain stays at the trajectory's start. `lp__` is NaN (the log density is never evaluated).
-//! The step allocates nothing.
+//! trajectory stops there and the chain keeps its position (a non-finite one stops the run with
+//! `SamplerError::NonFiniteDraw`). `lp__` is NaN (the log density is never evaluated). The step
+//! allocates nothing.
 
 use rand::Rng;
 use rand_distr::{Distribution, StandardNormal};
 use serde::Serialize;
-use tallmc_core::{
-    ChainState, Error, EvalCounts, LogPrior, Result, StatefulKernel, StepStats, TermGradients,
-};
-use tallmc_estimators::{GradientEstimator, MinibatchGradient};
+use tallmc_core::{EvalCounts, Result, StepStats, Tuning};
+use tallmc_estimators::MinibatchGradient;
 use tallmc_integrators::Metric;
 
 use crate::sg::{
-    BatchSampler, Subsampling, all_finite, check_batch, check_metric, check_step_size, check_steps,
-    log_posterior_gradient,
+    SgDynamics, StochasticGradient, Subsampling, all_finite, check_batch, check_metric,
+    check_step_size, check_steps,
 };
 
-/// Settings of [`SgHmc`].
-#[derive(Debug, Clone, PartialEq)]
+/// Settings of [`SgHmc`]; also its dynamics ([`SgDynamics`]) and the tuning its chains report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SgHmcConfig {
     /// Step size ε, finite and > 0.
     pub step_size: f64,
     /// Steps per trajectory L ≥ 1 (one minibatch per step; the momentum is redrawn at the start
     /// of every trajectory). HMC-ECS uses L = (trajectory length)/ε, e.g. 1.2/ε.
     pub num_steps: usize,
-    /// Minibatch size n, 1 ≤ n ≤ N (checked against the model at `init`).
+    /// Minibatch size n, 1 ≤ n ≤ N (checked against the model when a chain is built).
     pub batch: usize,
     /// Friction c > 0 and finite: C = c I.
     pub friction: f64,
     /// How minibatches are drawn (default without replacement).
     pub subsampling: Subsampling,
-    /// Inverse mass matrix M⁻¹ (None: identity), dimension checked at `init`.
+    /// Inverse mass matrix M⁻¹ (None: identity), dimension checked when a chain is built.
     pub metric: Option<Metric>,
 }
 
@@ -92,32 +91,12 @@ impl SgHmcConfig {
         Ok(c)
     }
 
-    /// Checks ε and c finite and > 0, L ≥ 1 and n ≥ 1 (n ≤ N is checked at `init`).
+    /// Checks ε and c finite and > 0, L ≥ 1 and n ≥ 1 (n ≤ N is checked when a chain is built).
     pub fn validate(&self) -> Result<()> {
         check_step_size("SG-HMC step size ε", self.step_size)?;
         check_steps("SG-HMC steps per trajectory L", self.num_steps)?;
         check_batch("SG-HMC batch size n", self.batch, None)?;
         tallmc_core::error::check_positive("SG-HMC friction c (C = c I)", self.friction)
-    }
-}
-
-/// State of an SG-HMC chain: position and the momentum at the end of the last trajectory
-/// (redrawn at the start of the next one).
-#[derive(Debug, Clone, PartialEq)]
-pub struct SgHmcState {
-    /// θ.
-    pub position: Vec<f64>,
-    /// p.
-    pub momentum: Vec<f64>,
-}
-
-impl ChainState for SgHmcState {
-    fn position(&self) -> &[f64] {
-        &self.position
-    }
-    /// Not computed (the full likelihood is never evaluated): NaN.
-    fn log_density(&self) -> f64 {
-        f64::NAN
     }
 }
 
@@ -130,7 +109,7 @@ pub struct SgHmcStats {
     /// Steps taken (L, or fewer when the trajectory diverged).
     #[serde(rename = "n_leapfrog")]
     pub num_steps: usize,
-    /// A non-finite gradient, position or momentum (the chain did not move).
+    /// A non-finite gradient, position or momentum (the trajectory stopped there).
     pub divergent: bool,
     /// Everything the gradient estimator evaluated over the trajectory.
     #[serde(rename = "n")]
@@ -160,144 +139,113 @@ impl StepStats for SgHmcStats {
     }
 }
 
+/// State of an SG-HMC chain besides θ: the momentum at the end of the last trajectory
+/// (redrawn at the start of the next one), the mass matrix and scratch.
 #[derive(Debug, Clone)]
-struct Running {
-    sampler: BatchSampler,
+pub struct SgHmcState {
+    /// p.
+    pub momentum: Vec<f64>,
     metric: Metric,
-    start: Vec<f64>,
     grad: Vec<f64>,
     velocity: Vec<f64>,
     z: Vec<f64>,
 }
 
 /// SG-HMC with a fixed step size (see the module docs), generic over the gradient estimator `G`
-/// (default: the plain minibatch gradient).
-#[derive(Debug, Clone)]
-pub struct SgHmc<G = MinibatchGradient> {
-    config: SgHmcConfig,
-    estimator: G,
-    running: Option<Running>,
-}
+/// (default: the plain minibatch gradient): the stochastic-gradient kernel with SG-HMC's
+/// dynamics. [`SgHmc::new`](StochasticGradient::new) makes the plain one,
+/// [`SgHmc::with_estimator`](StochasticGradient::with_estimator) another estimator.
+pub type SgHmc<G = MinibatchGradient> = StochasticGradient<SgHmcConfig, G>;
 
-impl SgHmc {
-    /// Plain SG-HMC ((N/n) Σ_{i∈S} ∇ℓ_i) with validated settings (n ≤ N is checked in `init`).
-    pub fn new(config: SgHmcConfig) -> Result<Self> {
-        let estimator = MinibatchGradient::new(config.batch);
-        Self::with_estimator(config, estimator)
-    }
-}
-
-impl<G> SgHmc<G> {
-    /// SG-HMC with the gradient estimator `estimator` (e.g. control variates), with validated
-    /// settings.
-    pub fn with_estimator(config: SgHmcConfig, estimator: G) -> Result<Self> {
-        config.validate()?;
-        Ok(Self { config, estimator, running: None })
-    }
-
-    /// The settings.
-    pub fn config(&self) -> &SgHmcConfig {
-        &self.config
-    }
-
-    /// The gradient estimator.
-    pub fn estimator(&self) -> &G {
-        &self.estimator
-    }
-}
-
-impl<M, G> StatefulKernel<M> for SgHmc<G>
-where
-    M: TermGradients + LogPrior + ?Sized,
-    G: GradientEstimator<M>,
-{
+impl SgDynamics for SgHmcConfig {
     type State = SgHmcState;
     type Stats = SgHmcStats;
+    /// The settings with the metric a chain used (M⁻¹ = I of the model's dimension if none).
+    type Tuning = SgHmcConfig;
 
-    fn init<R: Rng + ?Sized>(
-        &mut self,
-        model: &M,
-        position: &[f64],
-        _rng: &mut R,
-    ) -> Result<SgHmcState> {
-        let (d, n) = (model.dim(), model.num_terms());
-        tallmc_core::error::check_finite_vector("initial position", position, d)?;
-        check_batch("SG-HMC batch size n", self.config.batch, Some(n))?;
-        check_metric(self.config.metric.as_ref(), d)?;
-        self.running = Some(Running {
-            sampler: BatchSampler::new(self.config.subsampling, n, self.config.batch)?,
-            metric: self.config.metric.clone().unwrap_or(Metric::Identity(d)),
-            start: vec![0.0; d],
+    fn validate(&self) -> Result<()> {
+        SgHmcConfig::validate(self)
+    }
+
+    fn batch(&self) -> (&'static str, usize) {
+        ("SG-HMC batch size n", self.batch)
+    }
+
+    fn subsampling(&self) -> Subsampling {
+        self.subsampling
+    }
+
+    fn init_state<R: Rng + ?Sized>(&self, position: &[f64], _rng: &mut R) -> Result<SgHmcState> {
+        let d = position.len();
+        check_metric(self.metric.as_ref(), d)?;
+        Ok(SgHmcState {
+            momentum: vec![0.0; d],
+            metric: self.metric.clone().unwrap_or(Metric::Identity(d)),
             grad: vec![0.0; d],
             velocity: vec![0.0; d],
             z: vec![0.0; d],
-        });
-        Ok(SgHmcState { position: position.to_vec(), momentum: vec![0.0; d] })
+        })
     }
 
-    fn step<R: Rng + ?Sized>(
-        &mut self,
-        model: &M,
-        state: &mut SgHmcState,
+    fn update<R, F>(
+        &self,
+        r: &mut SgHmcState,
+        theta: &mut [f64],
+        mut gradient: F,
         rng: &mut R,
-    ) -> Result<SgHmcStats> {
-        let Some(r) = self.running.as_mut() else {
-            return Err(Error::Other("SgHmc::step called before init".into()));
-        };
-        let (eps, c, batch) = (self.config.step_size, self.config.friction, self.config.batch);
+    ) -> SgHmcStats
+    where
+        R: Rng + ?Sized,
+        F: FnMut(&[f64], &mut [f64], &mut R) -> EvalCounts,
+    {
+        let (eps, c, batch) = (self.step_size, self.friction, self.batch);
         let noise_sd = (2.0 * c * eps).sqrt();
-        r.start.copy_from_slice(&state.position);
-        r.metric.sample_momentum(rng, &mut state.momentum, &mut r.z);
+        r.metric.sample_momentum(rng, &mut r.momentum, &mut r.z);
         let mut evals = EvalCounts::ZERO;
         let mut steps = 0;
         let mut divergent = false;
-        for _ in 0..self.config.num_steps {
+        for _ in 0..self.num_steps {
             steps += 1;
             // v = M⁻¹ p_{l−1}: moves θ and sets the friction.
-            r.metric.velocity(&state.momentum, &mut r.velocity);
-            for (t, v) in state.position.iter_mut().zip(&r.velocity) {
+            r.metric.velocity(&r.momentum, &mut r.velocity);
+            for (t, v) in theta.iter_mut().zip(&r.velocity) {
                 *t += eps * v;
             }
-            evals += log_posterior_gradient(
-                &mut self.estimator,
-                &mut r.sampler,
-                batch,
-                model,
-                &state.position,
-                &mut r.grad,
-                rng,
-            );
-            for ((p, g), v) in state.momentum.iter_mut().zip(&r.grad).zip(&r.velocity) {
+            evals += gradient(theta, &mut r.grad, rng);
+            for ((p, g), v) in r.momentum.iter_mut().zip(&r.grad).zip(&r.velocity) {
                 let z: f64 = StandardNormal.sample(rng);
                 *p += eps * g - eps * c * v + noise_sd * z;
             }
-            if !(all_finite(&r.grad) && all_finite(&state.position) && all_finite(&state.momentum))
-            {
+            if !(all_finite(&r.grad) && all_finite(theta) && all_finite(&r.momentum)) {
                 divergent = true;
                 break;
             }
         }
         let kinetic_energy = if divergent {
-            state.position.copy_from_slice(&r.start);
-            state.momentum.fill(0.0);
             f64::NAN
         } else {
-            r.metric.kinetic_energy(&state.momentum, &mut r.velocity)
+            r.metric.kinetic_energy(&r.momentum, &mut r.velocity)
         };
-        Ok(SgHmcStats { step_size: eps, num_steps: steps, divergent, evals, batch, kinetic_energy })
+        SgHmcStats { step_size: eps, num_steps: steps, divergent, evals, batch, kinetic_energy }
     }
 
-    fn adaptation_report(&self) -> Vec<String> {
-        let c = &self.config;
+    fn tuning(&self, state: &SgHmcState) -> SgHmcConfig {
+        SgHmcConfig { metric: Some(state.metric.clone()), ..self.clone() }
+    }
+}
+
+impl Tuning for SgHmcConfig {
+    /// `Step size = ε`, the trajectory settings, then the metric.
+    fn comment_lines(&self) -> Vec<String> {
         let mut lines = vec![
-            format!("Step size = {}", c.step_size),
+            format!("Step size = {}", self.step_size),
             format!(
                 "SG-HMC (uncorrected): L = {}, minibatch n = {} ({:?}), friction C = {} I",
-                c.num_steps, c.batch, c.subsampling, c.friction
+                self.num_steps, self.batch, self.subsampling, self.friction
             ),
         ];
-        if let Some(r) = &self.running {
-            lines.extend(r.metric.describe());
+        if let Some(m) = &self.metric {
+            lines.extend(m.describe());
         }
         lines
     }

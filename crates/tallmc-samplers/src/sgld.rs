@@ -6,7 +6,7 @@
 //! ```
 //!
 //! where ĝ(θ) is an unbiased estimate of Σ_{i<N} ∇ℓ_i(θ) from a fresh minibatch S of n indices
-//! every step, computed by the kernel's [`GradientEstimator`] `G` (plain: (N/n) Σ_{i∈S} ∇ℓ_i(θ);
+//! every step, computed by the kernel's [`GradientEstimator`](tallmc_estimators::GradientEstimator) `G` (plain: (N/n) Σ_{i∈S} ∇ℓ_i(θ);
 //! with control variates: Baker et al. 2017 — the same kernel with another `G`), and Σ is an
 //! optional constant preconditioner (identity by default; a diagonal or dense [`Metric`], e.g.
 //! the Laplace covariance at the mode). The minibatch is drawn without replacement by default
@@ -26,32 +26,32 @@
 //! (counted from the [`EvalCounts`] the estimator returns, so a control-variate estimator reports
 //! what it evaluated), plus O(d) (O(d²) with a dense Σ) arithmetic.
 //!
-//! A non-finite gradient or position is a divergence: the chain stays where it was. `lp__` is
-//! NaN: the full log density is never evaluated. The step allocates nothing.
+//! A non-finite gradient or position is a divergence, and the chain takes the non-finite
+//! position (the driver then stops the run with `SamplerError::NonFiniteDraw`). `lp__` is NaN:
+//! the full log density is never evaluated. The step allocates nothing.
 
 use rand::Rng;
 use rand_distr::{Distribution, StandardNormal};
 use serde::Serialize;
-use tallmc_core::{Error, EvalCounts, LogPrior, Result, StatefulKernel, StepStats, TermGradients};
-use tallmc_estimators::{GradientEstimator, MinibatchGradient};
+use tallmc_core::{EvalCounts, Result, StepStats, Tuning};
+use tallmc_estimators::MinibatchGradient;
 use tallmc_integrators::Metric;
 
-use crate::MinibatchState;
 use crate::sg::{
-    BatchSampler, Subsampling, all_finite, check_batch, check_metric, check_step_size,
-    log_posterior_gradient,
+    SgDynamics, StochasticGradient, Subsampling, all_finite, check_batch, check_metric,
+    check_step_size,
 };
 
-/// Settings of [`Sgld`].
-#[derive(Debug, Clone, PartialEq)]
+/// Settings of [`Sgld`]; also its dynamics ([`SgDynamics`]) and the tuning its chains report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SgldConfig {
     /// Step size h, finite and > 0.
     pub step_size: f64,
-    /// Minibatch size n, 1 ≤ n ≤ N (checked against the model at `init`).
+    /// Minibatch size n, 1 ≤ n ≤ N (checked against the model when a chain is built).
     pub batch: usize,
     /// How minibatches are drawn (default without replacement).
     pub subsampling: Subsampling,
-    /// Constant preconditioner Σ (None: identity), dimension checked at `init`.
+    /// Constant preconditioner Σ (None: identity), dimension checked when a chain is built.
     pub preconditioner: Option<Metric>,
 }
 
@@ -76,7 +76,7 @@ impl SgldConfig {
         Ok(c)
     }
 
-    /// Checks h finite and > 0 and n ≥ 1 (n ≤ N is checked at `init`).
+    /// Checks h finite and > 0 and n ≥ 1 (n ≤ N is checked when a chain is built).
     pub fn validate(&self) -> Result<()> {
         check_step_size("SGLD step size h", self.step_size)?;
         check_batch("SGLD batch size n", self.batch, None)
@@ -89,7 +89,7 @@ pub struct SgldStats {
     /// Step size h.
     #[serde(rename = "stepsize")]
     pub step_size: f64,
-    /// A non-finite gradient or position (the chain did not move).
+    /// A non-finite gradient or position (the chain took it; the run stops there).
     pub divergent: bool,
     /// What the gradient estimator evaluated (plain: n terms and n gradients).
     #[serde(rename = "n")]
@@ -114,9 +114,9 @@ impl StepStats for SgldStats {
     }
 }
 
+/// Scratch of an SGLD chain.
 #[derive(Debug, Clone)]
-struct Running {
-    sampler: BatchSampler,
+pub struct SgldState {
     grad: Vec<f64>,
     next: Vec<f64>,
     drift: Vec<f64>,
@@ -124,93 +124,56 @@ struct Running {
 }
 
 /// Uncorrected SGLD with a fixed step size (see the module docs), generic over the gradient
-/// estimator `G` (default: the plain minibatch gradient).
-#[derive(Debug, Clone)]
-pub struct Sgld<G = MinibatchGradient> {
-    config: SgldConfig,
-    estimator: G,
-    running: Option<Running>,
-}
+/// estimator `G` (default: the plain minibatch gradient): the stochastic-gradient kernel with
+/// SGLD's dynamics. [`Sgld::new`](StochasticGradient::new) makes the plain one,
+/// [`Sgld::with_estimator`](StochasticGradient::with_estimator) another estimator.
+pub type Sgld<G = MinibatchGradient> = StochasticGradient<SgldConfig, G>;
 
-impl Sgld {
-    /// Plain SGLD ((N/n) Σ_{i∈S} ∇ℓ_i) with validated settings (n ≤ N is checked in `init`).
-    pub fn new(config: SgldConfig) -> Result<Self> {
-        let estimator = MinibatchGradient::new(config.batch);
-        Self::with_estimator(config, estimator)
-    }
-}
-
-impl<G> Sgld<G> {
-    /// SGLD with the gradient estimator `estimator` (e.g. a control-variate estimator), with
-    /// validated settings.
-    pub fn with_estimator(config: SgldConfig, estimator: G) -> Result<Self> {
-        config.validate()?;
-        Ok(Self { config, estimator, running: None })
-    }
-
-    /// The settings.
-    pub fn config(&self) -> &SgldConfig {
-        &self.config
-    }
-
-    /// The gradient estimator.
-    pub fn estimator(&self) -> &G {
-        &self.estimator
-    }
-}
-
-impl<M, G> StatefulKernel<M> for Sgld<G>
-where
-    M: TermGradients + LogPrior + ?Sized,
-    G: GradientEstimator<M>,
-{
-    type State = MinibatchState;
+impl SgDynamics for SgldConfig {
+    type State = SgldState;
     type Stats = SgldStats;
+    type Tuning = SgldConfig;
 
-    fn init<R: Rng + ?Sized>(
-        &mut self,
-        model: &M,
-        position: &[f64],
-        _rng: &mut R,
-    ) -> Result<MinibatchState> {
-        let (d, n) = (model.dim(), model.num_terms());
-        tallmc_core::error::check_finite_vector("initial position", position, d)?;
-        check_batch("SGLD batch size n", self.config.batch, Some(n))?;
-        check_metric(self.config.preconditioner.as_ref(), d)?;
-        self.running = Some(Running {
-            sampler: BatchSampler::new(self.config.subsampling, n, self.config.batch)?,
+    fn validate(&self) -> Result<()> {
+        SgldConfig::validate(self)
+    }
+
+    fn batch(&self) -> (&'static str, usize) {
+        ("SGLD batch size n", self.batch)
+    }
+
+    fn subsampling(&self) -> Subsampling {
+        self.subsampling
+    }
+
+    fn init_state<R: Rng + ?Sized>(&self, position: &[f64], _rng: &mut R) -> Result<SgldState> {
+        let d = position.len();
+        check_metric(self.preconditioner.as_ref(), d)?;
+        Ok(SgldState {
             grad: vec![0.0; d],
             next: vec![0.0; d],
             drift: vec![0.0; d],
             z: vec![0.0; d],
-        });
-        Ok(MinibatchState { position: position.to_vec() })
+        })
     }
 
-    fn step<R: Rng + ?Sized>(
-        &mut self,
-        model: &M,
-        state: &mut MinibatchState,
+    fn update<R, F>(
+        &self,
+        r: &mut SgldState,
+        theta: &mut [f64],
+        mut gradient: F,
         rng: &mut R,
-    ) -> Result<SgldStats> {
-        let Some(r) = self.running.as_mut() else {
-            return Err(Error::Other("Sgld::step called before init".into()));
-        };
-        let h = self.config.step_size;
-        let batch = self.config.batch;
-        let evals = log_posterior_gradient(
-            &mut self.estimator,
-            &mut r.sampler,
-            batch,
-            model,
-            &state.position,
-            &mut r.grad,
-            rng,
-        );
+    ) -> SgldStats
+    where
+        R: Rng + ?Sized,
+        F: FnMut(&[f64], &mut [f64], &mut R) -> EvalCounts,
+    {
+        let h = self.step_size;
+        let evals = gradient(theta, &mut r.grad, rng);
         let sd = h.sqrt();
-        match &self.config.preconditioner {
+        match &self.preconditioner {
             None => {
-                for ((n, t), g) in r.next.iter_mut().zip(&state.position).zip(&r.grad) {
+                for ((n, t), g) in r.next.iter_mut().zip(&*theta).zip(&r.grad) {
                     let z: f64 = StandardNormal.sample(rng);
                     *n = t + 0.5 * h * g + sd * z;
                 }
@@ -219,27 +182,32 @@ where
                 // Drift (h/2) Σ g; noise √h v with v ~ N(0, Σ).
                 metric.velocity(&r.grad, &mut r.drift);
                 metric.sample_velocity(rng, &mut r.next, &mut r.z);
-                for ((n, t), g) in r.next.iter_mut().zip(&state.position).zip(&r.drift) {
+                for ((n, t), g) in r.next.iter_mut().zip(&*theta).zip(&r.drift) {
                     *n = t + 0.5 * h * g + sd * *n;
                 }
             }
         }
         let divergent = !all_finite(&r.grad) || !all_finite(&r.next);
-        if !divergent {
-            state.position.copy_from_slice(&r.next);
-        }
-        Ok(SgldStats { step_size: h, divergent, evals, batch })
+        theta.copy_from_slice(&r.next);
+        SgldStats { step_size: h, divergent, evals, batch: self.batch }
     }
 
-    fn adaptation_report(&self) -> Vec<String> {
+    fn tuning(&self, _state: &SgldState) -> SgldConfig {
+        self.clone()
+    }
+}
+
+impl Tuning for SgldConfig {
+    /// `Step size = h`, the minibatch, the subsampling if with replacement, the preconditioner.
+    fn comment_lines(&self) -> Vec<String> {
         let mut lines = vec![
-            format!("Step size = {}", self.config.step_size),
-            format!("SGLD (uncorrected): minibatch n = {}", self.config.batch),
+            format!("Step size = {}", self.step_size),
+            format!("SGLD (uncorrected): minibatch n = {}", self.batch),
         ];
-        if self.config.subsampling == Subsampling::WithReplacement {
+        if self.subsampling == Subsampling::WithReplacement {
             lines.push("Minibatches drawn with replacement".into());
         }
-        if let Some(m) = &self.config.preconditioner {
+        if let Some(m) = &self.preconditioner {
             lines.push("Preconditioner:".into());
             lines.extend(m.describe());
         }

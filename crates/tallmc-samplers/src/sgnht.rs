@@ -10,10 +10,10 @@
 //! mSGNHT:  ξ_j ← ξ_j + (p_j² − 1) h        (one thermostat per coordinate)
 //! ```
 //!
-//! with ∇log π̂ = ∇log p + ĝ, ĝ the kernel's [`GradientEstimator`] on a fresh minibatch at every
+//! with ∇log π̂ = ∇log p + ĝ, ĝ the kernel's [`GradientEstimator`](tallmc_estimators::GradientEstimator) on a fresh minibatch at every
 //! update (plain, or control variates — another `G`), unit mass, diffusion A > 0 and the
 //! thermostat initialised to ξ = A. The momentum and thermostat persist across kernel steps
-//! (they are part of [`SgnhtState`]); a kernel step makes L updates (default 1) and reports the
+//! (they are part of the chain's [`SgnhtState`]); a kernel step makes L updates (default 1) and reports the
 //! last position.
 //!
 //! **Properties.** Biased (no MH correction), O(h) from the discretization. The point of the
@@ -41,20 +41,20 @@
 //! **Cost** per kernel step: L gradient estimates — for the plain estimator L·n terms and L·n
 //! gradients (counted from the estimator) — plus O(L d) arithmetic.
 //!
-//! A non-finite gradient, position, momentum or thermostat is a divergence: the state (θ, p, ξ)
-//! is restored to its value before the step. `lp__` is NaN. The step allocates nothing.
+//! A non-finite gradient, position, momentum or thermostat is a divergence: the updates stop
+//! there and the chain keeps the values (a non-finite position stops the run with
+//! `SamplerError::NonFiniteDraw`; a non-finite momentum or thermostat makes the next position
+//! non-finite). `lp__` is NaN. The step allocates nothing.
 
 use rand::Rng;
 use rand_distr::{Distribution, StandardNormal};
 use serde::Serialize;
-use tallmc_core::{
-    ChainState, Error, EvalCounts, LogPrior, Result, StatefulKernel, StepStats, TermGradients,
-};
-use tallmc_estimators::{GradientEstimator, MinibatchGradient};
+use tallmc_core::{EvalCounts, Result, StepStats, Tuning};
+use tallmc_estimators::MinibatchGradient;
 
 use crate::sg::{
-    BatchSampler, Subsampling, all_finite, check_batch, check_step_size, check_steps,
-    log_posterior_gradient,
+    SgDynamics, StochasticGradient, Subsampling, all_finite, check_batch, check_step_size,
+    check_steps,
 };
 
 /// One scalar thermostat (SGNHT) or one per coordinate (mSGNHT).
@@ -67,14 +67,14 @@ pub enum Thermostat {
     ElementWise,
 }
 
-/// Settings of [`Sgnht`].
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// Settings of [`Sgnht`]; also its dynamics ([`SgDynamics`]) and the tuning its chains report.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct SgnhtConfig {
     /// Step size h, finite and > 0.
     pub step_size: f64,
     /// Updates per kernel step L ≥ 1 (one minibatch each; only the last position is a draw).
     pub num_steps: usize,
-    /// Minibatch size n, 1 ≤ n ≤ N (checked against the model at `init`).
+    /// Minibatch size n, 1 ≤ n ≤ N (checked against the model when a chain is built).
     pub batch: usize,
     /// Diffusion A > 0 and finite (also the thermostat's initial value).
     pub diffusion: f64,
@@ -107,33 +107,12 @@ impl SgnhtConfig {
         Ok(c)
     }
 
-    /// Checks h and A finite and > 0, L ≥ 1 and n ≥ 1 (n ≤ N is checked at `init`).
+    /// Checks h and A finite and > 0, L ≥ 1 and n ≥ 1 (n ≤ N is checked when a chain is built).
     pub fn validate(&self) -> Result<()> {
         check_step_size("SGNHT step size h", self.step_size)?;
         check_steps("SGNHT updates per step L", self.num_steps)?;
         check_batch("SGNHT batch size n", self.batch, None)?;
         tallmc_core::error::check_positive("SGNHT diffusion A", self.diffusion)
-    }
-}
-
-/// State of an SGNHT chain: position, momentum and thermostat(s).
-#[derive(Debug, Clone, PartialEq)]
-pub struct SgnhtState {
-    /// θ.
-    pub position: Vec<f64>,
-    /// p (unit mass).
-    pub momentum: Vec<f64>,
-    /// ξ: length 1 (SGNHT) or d (mSGNHT).
-    pub thermostat: Vec<f64>,
-}
-
-impl ChainState for SgnhtState {
-    fn position(&self) -> &[f64] {
-        &self.position
-    }
-    /// Not computed (the full likelihood is never evaluated): NaN.
-    fn log_density(&self) -> f64 {
-        f64::NAN
     }
 }
 
@@ -146,7 +125,7 @@ pub struct SgnhtStats {
     /// Updates made (L, or fewer when the step diverged).
     #[serde(rename = "n_leapfrog")]
     pub num_steps: usize,
-    /// A non-finite value (the state was restored).
+    /// A non-finite value (the updates stopped there).
     pub divergent: bool,
     /// Everything the gradient estimator evaluated.
     #[serde(rename = "n")]
@@ -177,173 +156,132 @@ impl StepStats for SgnhtStats {
     }
 }
 
-#[derive(Debug, Clone)]
-struct Running {
-    sampler: BatchSampler,
+/// State of an SGNHT chain besides θ: momentum, thermostat(s) and scratch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SgnhtState {
+    /// p (unit mass).
+    pub momentum: Vec<f64>,
+    /// ξ: length 1 (SGNHT) or d (mSGNHT).
+    pub thermostat: Vec<f64>,
     grad: Vec<f64>,
-    saved: SgnhtState,
 }
 
 /// SGNHT / mSGNHT with a fixed step size (see the module docs), generic over the gradient
-/// estimator `G` (default: the plain minibatch gradient).
-#[derive(Debug, Clone)]
-pub struct Sgnht<G = MinibatchGradient> {
-    config: SgnhtConfig,
-    estimator: G,
-    running: Option<Running>,
-}
+/// estimator `G` (default: the plain minibatch gradient): the stochastic-gradient kernel with
+/// the thermostat dynamics. [`Sgnht::new`](StochasticGradient::new) makes the plain one,
+/// [`Sgnht::with_estimator`](StochasticGradient::with_estimator) another estimator.
+pub type Sgnht<G = MinibatchGradient> = StochasticGradient<SgnhtConfig, G>;
 
-impl Sgnht {
-    /// Plain SGNHT/mSGNHT ((N/n) Σ_{i∈S} ∇ℓ_i) with validated settings (n ≤ N is checked in
-    /// `init`).
-    pub fn new(config: SgnhtConfig) -> Result<Self> {
-        let estimator = MinibatchGradient::new(config.batch);
-        Self::with_estimator(config, estimator)
-    }
-}
-
-impl<G> Sgnht<G> {
-    /// SGNHT/mSGNHT with the gradient estimator `estimator` (e.g. control variates), with
-    /// validated settings.
-    pub fn with_estimator(config: SgnhtConfig, estimator: G) -> Result<Self> {
-        config.validate()?;
-        Ok(Self { config, estimator, running: None })
-    }
-
-    /// The settings.
-    pub fn config(&self) -> &SgnhtConfig {
-        &self.config
-    }
-
-    /// The gradient estimator.
-    pub fn estimator(&self) -> &G {
-        &self.estimator
-    }
-}
-
-impl<M, G> StatefulKernel<M> for Sgnht<G>
-where
-    M: TermGradients + LogPrior + ?Sized,
-    G: GradientEstimator<M>,
-{
+impl SgDynamics for SgnhtConfig {
     type State = SgnhtState;
     type Stats = SgnhtStats;
+    type Tuning = SgnhtConfig;
 
-    /// Starts at `position` with p ~ N(0, I) and ξ = A.
-    fn init<R: Rng + ?Sized>(
-        &mut self,
-        model: &M,
-        position: &[f64],
-        rng: &mut R,
-    ) -> Result<SgnhtState> {
-        let (d, n) = (model.dim(), model.num_terms());
-        tallmc_core::error::check_finite_vector("initial position", position, d)?;
-        check_batch("SGNHT batch size n", self.config.batch, Some(n))?;
-        let k = match self.config.thermostat {
+    fn validate(&self) -> Result<()> {
+        SgnhtConfig::validate(self)
+    }
+
+    fn batch(&self) -> (&'static str, usize) {
+        ("SGNHT batch size n", self.batch)
+    }
+
+    fn subsampling(&self) -> Subsampling {
+        self.subsampling
+    }
+
+    /// p ~ N(0, I) and ξ = A.
+    fn init_state<R: Rng + ?Sized>(&self, position: &[f64], rng: &mut R) -> Result<SgnhtState> {
+        let d = position.len();
+        let k = match self.thermostat {
             Thermostat::Scalar => 1,
             Thermostat::ElementWise => d,
         };
-        let state = SgnhtState {
-            position: position.to_vec(),
+        Ok(SgnhtState {
             momentum: (0..d).map(|_| StandardNormal.sample(rng)).collect(),
-            thermostat: vec![self.config.diffusion; k],
-        };
-        self.running = Some(Running {
-            sampler: BatchSampler::new(self.config.subsampling, n, self.config.batch)?,
+            thermostat: vec![self.diffusion; k],
             grad: vec![0.0; d],
-            saved: state.clone(),
-        });
-        Ok(state)
+        })
     }
 
-    fn step<R: Rng + ?Sized>(
-        &mut self,
-        model: &M,
-        state: &mut SgnhtState,
+    fn update<R, F>(
+        &self,
+        s: &mut SgnhtState,
+        theta: &mut [f64],
+        mut gradient: F,
         rng: &mut R,
-    ) -> Result<SgnhtStats> {
-        let Some(r) = self.running.as_mut() else {
-            return Err(Error::Other("Sgnht::step called before init".into()));
-        };
-        let c = self.config;
-        let h = c.step_size;
-        let noise_sd = (2.0 * c.diffusion * h).sqrt();
-        let d = state.position.len();
-        r.saved.position.copy_from_slice(&state.position);
-        r.saved.momentum.copy_from_slice(&state.momentum);
-        r.saved.thermostat.copy_from_slice(&state.thermostat);
+    ) -> SgnhtStats
+    where
+        R: Rng + ?Sized,
+        F: FnMut(&[f64], &mut [f64], &mut R) -> EvalCounts,
+    {
+        let h = self.step_size;
+        let noise_sd = (2.0 * self.diffusion * h).sqrt();
+        let d = theta.len();
         let mut evals = EvalCounts::ZERO;
         let mut steps = 0;
         let mut divergent = false;
-        for _ in 0..c.num_steps {
+        for _ in 0..self.num_steps {
             steps += 1;
-            evals += log_posterior_gradient(
-                &mut self.estimator,
-                &mut r.sampler,
-                c.batch,
-                model,
-                &state.position,
-                &mut r.grad,
-                rng,
-            );
-            let xi = &state.thermostat;
-            for (j, (p, g)) in state.momentum.iter_mut().zip(&r.grad).enumerate() {
+            evals += gradient(theta, &mut s.grad, rng);
+            let xi = &s.thermostat;
+            for (j, (p, g)) in s.momentum.iter_mut().zip(&s.grad).enumerate() {
                 let z: f64 = StandardNormal.sample(rng);
                 let x = if xi.len() == 1 { xi[0] } else { xi[j] };
                 *p += -x * *p * h + g * h + noise_sd * z;
             }
-            for (t, p) in state.position.iter_mut().zip(&state.momentum) {
+            for (t, p) in theta.iter_mut().zip(&s.momentum) {
                 *t += p * h;
             }
-            match c.thermostat {
+            match self.thermostat {
                 Thermostat::Scalar => {
-                    let pp: f64 = state.momentum.iter().map(|p| p * p).sum();
-                    state.thermostat[0] += (pp / d as f64 - 1.0) * h;
+                    let pp: f64 = s.momentum.iter().map(|p| p * p).sum();
+                    s.thermostat[0] += (pp / d as f64 - 1.0) * h;
                 }
                 Thermostat::ElementWise => {
-                    for (x, p) in state.thermostat.iter_mut().zip(&state.momentum) {
+                    for (x, p) in s.thermostat.iter_mut().zip(&s.momentum) {
                         *x += (p * p - 1.0) * h;
                     }
                 }
             }
-            if !(all_finite(&r.grad)
-                && all_finite(&state.position)
-                && all_finite(&state.momentum)
-                && all_finite(&state.thermostat))
+            if !(all_finite(&s.grad)
+                && all_finite(theta)
+                && all_finite(&s.momentum)
+                && all_finite(&s.thermostat))
             {
                 divergent = true;
                 break;
             }
         }
-        if divergent {
-            state.position.copy_from_slice(&r.saved.position);
-            state.momentum.copy_from_slice(&r.saved.momentum);
-            state.thermostat.copy_from_slice(&r.saved.thermostat);
-        }
-        let thermostat = state.thermostat.iter().sum::<f64>() / state.thermostat.len() as f64;
-        let kinetic_energy = 0.5 * state.momentum.iter().map(|p| p * p).sum::<f64>();
-        Ok(SgnhtStats {
+        let thermostat = s.thermostat.iter().sum::<f64>() / s.thermostat.len() as f64;
+        let kinetic_energy = 0.5 * s.momentum.iter().map(|p| p * p).sum::<f64>();
+        SgnhtStats {
             step_size: h,
             num_steps: steps,
             divergent,
             evals,
-            batch: c.batch,
+            batch: self.batch,
             thermostat,
             kinetic_energy,
-        })
+        }
     }
 
-    fn adaptation_report(&self) -> Vec<String> {
-        let c = &self.config;
-        let name = match c.thermostat {
+    fn tuning(&self, _state: &SgnhtState) -> SgnhtConfig {
+        *self
+    }
+}
+
+impl Tuning for SgnhtConfig {
+    /// `Step size = h`, then the thermostat settings.
+    fn comment_lines(&self) -> Vec<String> {
+        let name = match self.thermostat {
             Thermostat::Scalar => "SGNHT",
             Thermostat::ElementWise => "mSGNHT",
         };
         vec![
-            format!("Step size = {}", c.step_size),
+            format!("Step size = {}", self.step_size),
             format!(
                 "{name} (uncorrected): L = {}, minibatch n = {} ({:?}), diffusion A = {}",
-                c.num_steps, c.batch, c.subsampling, c.diffusion
+                self.num_steps, self.batch, self.subsampling, self.diffusion
             ),
         ]
     }

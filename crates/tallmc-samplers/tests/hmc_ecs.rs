@@ -10,11 +10,10 @@
 #![allow(clippy::print_stderr)] // measured numbers are reported with --nocapture
 
 use std::sync::OnceLock;
-use tallmc_core::fresh_each;
 
 use tallmc_core::rng::chain_rng;
 use tallmc_core::{
-    LinearPredictor, LogPrior, LogPriorHessian, Parallelism, StatefulKernel, TermGradients,
+    Chain, Kernel, LinearPredictor, LogPrior, LogPriorHessian, Parallelism, TermGradients,
     TermHessians, Terms,
 };
 use tallmc_diagnostics::mcse::mcse_mean;
@@ -64,13 +63,9 @@ fn perturbed_is_exact_on_the_gaussian_mean_with_second_order_control_variates() 
         // Over-dispersed starts; θ* is found by Newton from each.
         let inits: Vec<Vec<f64>> =
             (0..4).map(|c| vec![mean + 3.0 * sd * (c as f64 - 1.5)]).collect();
-        let out = sample_in_memory(
-            &model,
-            config,
-            &inits,
-            &fresh_each(|| HmcEcs::new(small_config(50, 10))),
-        )
-        .unwrap();
+        let out =
+            sample_in_memory(&model, config, &inits, &HmcEcs::new(small_config(50, 10)).unwrap())
+                .unwrap();
         let chains: Vec<&[f64]> = out.iter().map(|c| c.sink.draws.as_slice()).collect();
         let summary = summarize(&["mu"], &Draws::new(&chains, 1).unwrap()).unwrap();
         let s0 = &summary[0];
@@ -167,8 +162,7 @@ fn perturbed_matches_full_data_hmc_on_logistic_regression() {
         save_warmup: false,
     };
     let inits = vec![r.mode.clone(); 4];
-    let out =
-        sample_in_memory(model, config, &inits, &fresh_each(|| HmcEcs::new(cfg.clone()))).unwrap();
+    let out = sample_in_memory(model, config, &inits, &HmcEcs::new(cfg).unwrap()).unwrap();
     let chains: Vec<&[f64]> = out.iter().map(|c| c.sink.draws.as_slice()).collect();
     let names: Vec<String> = (0..d).map(|j| format!("theta.{j}")).collect();
     let s = summarize(&names, &Draws::new(&chains, d).unwrap()).unwrap();
@@ -229,8 +223,7 @@ fn signed_sign_corrected_means_match_full_data_hmc_on_logistic_regression() {
     };
     let inits = vec![r.mode.clone(); 4];
     let out =
-        sample_in_memory(model, config, &inits, &fresh_each(|| SignedHmcEcs::new(cfg.clone())))
-            .unwrap();
+        sample_in_memory(model, config, &inits, &SignedHmcEcs::new(cfg.clone()).unwrap()).unwrap();
     let signs: Vec<Vec<f64>> = out.iter().map(|c| c.sink.stat("sign__").unwrap()).collect();
     let all_signs: Vec<f64> = signs.concat();
     let s_bar = all_signs.iter().sum::<f64>() / all_signs.len() as f64;
@@ -259,7 +252,7 @@ fn signed_sign_corrected_means_match_full_data_hmc_on_logistic_regression() {
     let draws = all_signs.len() as f64;
     let evals: u64 = out.iter().map(|c| c.report.sampling_evals.terms).sum();
     let acc: f64 = out.iter().map(|c| c.report.mean_accept_stat).sum::<f64>() / 4.0;
-    let a = out[0].report.tuning.0.iter().find(|l| l.starts_with("Block-Poisson")).cloned();
+    let a = out[0].report.tuning.estimator;
     eprintln!(
         "signed HMC-ECS, n = {LOGISTIC_N}, d = {d}: {a:?}, tau = {tau:.4}, max |z| = {worst_z:.2}, max |Δmean| = {worst_sd_units:.4} sd, θ-accept {acc:.3}, data per iteration {:.2}%",
         100.0 * evals as f64 / draws / LOGISTIC_N as f64
@@ -302,8 +295,7 @@ fn signed_with_negative_signs_sign_corrected_means_match_full_data_hmc() {
     };
     let inits = vec![r.mode.clone(); 4];
     let out =
-        sample_in_memory(model, config, &inits, &fresh_each(|| SignedHmcEcs::new(cfg.clone())))
-            .unwrap();
+        sample_in_memory(model, config, &inits, &SignedHmcEcs::new(cfg.clone()).unwrap()).unwrap();
     let signs: Vec<Vec<f64>> = out.iter().map(|c| c.sink.stat("sign__").unwrap()).collect();
     let negative = signs.iter().flatten().filter(|s| **s < 0.0).count();
     let total = signs.iter().map(Vec::len).sum::<usize>();
@@ -325,7 +317,7 @@ fn signed_with_negative_signs_sign_corrected_means_match_full_data_hmc() {
             sc.mcse_mean
         );
     }
-    let a = out[0].report.tuning.0.iter().find(|l| l.starts_with("Block-Poisson")).cloned();
+    let a = out[0].report.tuning.estimator;
     eprintln!(
         "signed HMC-ECS with sign flips: {a:?}, tau = {tau:.4} ({negative} negative of {total}), max |z| sign-corrected {worst_z:.2}, unweighted {worst_plain_z:.2}"
     );
@@ -394,9 +386,9 @@ fn bad_input_is_rejected_with_a_message_naming_the_parameter() {
     assert!(err.contains("target_accept"), "{err}");
     // θ* of the wrong length is caught at init.
     let model = gaussian_model(100);
-    let mut k =
+    let k =
         HmcEcs::new(HmcEcsConfig { center: Some(vec![0.0, 1.0]), ..small_config(10, 2) }).unwrap();
-    let err = k.init(&model, &[0.0], &mut chain_rng(1, 0)).unwrap_err().to_string();
+    let err = k.build_chain(&model, &[0.0], &mut chain_rng(1, 0)).unwrap_err().to_string();
     assert!(err.contains("θ*"), "{err}");
 }
 
@@ -415,9 +407,7 @@ fn same_seed_gives_identical_draws() {
             &model,
             config,
             &[vec![0.0], vec![2.0]],
-            &fresh_each(|| {
-                HmcEcs::new(HmcEcsConfig { cv_order: CvOrder::One, ..small_config(40, 4) })
-            }),
+            &HmcEcs::new(HmcEcsConfig { cv_order: CvOrder::One, ..small_config(40, 4) }).unwrap(),
         )
         .unwrap();
         out.into_iter().flat_map(|c| c.sink.draws).collect::<Vec<f64>>()
@@ -503,20 +493,20 @@ fn non_finite_gradient_is_a_divergence_and_the_chain_stays_put() {
     let (mean, sd) = inner.posterior_mean_sd();
     let model = NanAbove { inner, threshold: mean + 0.5 * sd };
     let cfg = HmcEcsConfig { center: Some(vec![mean]), ..small_config(50, 5) };
-    let mut k = HmcEcs::new(cfg).unwrap();
+    let k = HmcEcs::new(cfg).unwrap();
     let mut rng = chain_rng(seed(3), 0);
-    let mut state = k.init(&model, &[mean], &mut rng).unwrap();
+    let mut chain = k.build_chain(&model, &[mean], &mut rng).unwrap();
     let (mut divergent, mut steps) = (0, 0);
     for _ in 0..300 {
-        let before = state.point.position[0];
-        let st = k.step(&model, &mut state, &mut rng).unwrap();
+        let before = chain.position()[0];
+        let st = chain.step(&model, &mut rng).unwrap();
         steps += 1;
         if st.divergent {
             divergent += 1;
-            assert_eq!(state.point.position[0], before, "a divergent step moved the chain");
+            assert_eq!(chain.position()[0], before, "a divergent step moved the chain");
             assert!(!st.accepted && st.accept_stat == 0.0);
         }
-        assert!(state.point.position[0] <= model.threshold);
+        assert!(chain.position()[0] <= model.threshold);
     }
     assert!(divergent > 10, "{divergent} divergences in {steps} steps");
 }
@@ -532,17 +522,17 @@ fn steps_allocate_nothing() {
         dynamics: EcsDynamics { parallelism: Parallelism::Sequential, ..Default::default() },
         ..Default::default()
     };
-    let mut k = HmcEcs::new(cfg).unwrap();
+    let k = HmcEcs::new(cfg).unwrap();
     let mut rng = chain_rng(1, 0);
-    let mut state = k.init(model, &r, &mut rng).unwrap();
-    StatefulKernel::<LogisticRegression>::begin_warmup(&mut k, 0);
-    StatefulKernel::<LogisticRegression>::end_warmup(&mut k);
+    let mut chain = k.build_chain(model, &r, &mut rng).unwrap();
+    Chain::<LogisticRegression>::begin_warmup(&mut chain, 0);
+    Chain::<LogisticRegression>::end_warmup(&mut chain);
     for _ in 0..5 {
-        k.step(model, &mut state, &mut rng).unwrap();
+        chain.step(model, &mut rng).unwrap();
     }
     let before = allocations();
     for _ in 0..50 {
-        k.step(model, &mut state, &mut rng).unwrap();
+        chain.step(model, &mut rng).unwrap();
     }
     assert_eq!(allocations() - before, 0, "HMC-ECS steps allocated");
 
@@ -552,16 +542,16 @@ fn steps_allocate_nothing() {
         dynamics: EcsDynamics { parallelism: Parallelism::Sequential, ..Default::default() },
         ..Default::default()
     };
-    let mut k = SignedHmcEcs::new(cfg).unwrap();
-    let mut state = k.init(model, &r, &mut rng).unwrap();
-    StatefulKernel::<LogisticRegression>::begin_warmup(&mut k, 0);
-    StatefulKernel::<LogisticRegression>::end_warmup(&mut k);
+    let k = SignedHmcEcs::new(cfg).unwrap();
+    let mut chain = k.build_chain(model, &r, &mut rng).unwrap();
+    Chain::<LogisticRegression>::begin_warmup(&mut chain, 0);
+    Chain::<LogisticRegression>::end_warmup(&mut chain);
     for _ in 0..5 {
-        k.step(model, &mut state, &mut rng).unwrap();
+        chain.step(model, &mut rng).unwrap();
     }
     let before = allocations();
     for _ in 0..50 {
-        k.step(model, &mut state, &mut rng).unwrap();
+        chain.step(model, &mut rng).unwrap();
     }
     assert_eq!(allocations() - before, 0, "signed HMC-ECS steps allocated");
 }

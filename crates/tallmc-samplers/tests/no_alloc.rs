@@ -6,7 +6,7 @@ mod common;
 
 use common::LinearGaussian;
 use tallmc_core::rng::chain_rng;
-use tallmc_core::{Chain, FreshEach, Kernel, Parallelism, fresh_each};
+use tallmc_core::{Chain, Kernel, Parallelism};
 use tallmc_integrators::MetricKind;
 use tallmc_samplers::{
     AdaptiveMetropolis, AdaptiveMetropolisConfig, Hmc, HmcConfig, RandomWalkConfig,
@@ -31,13 +31,6 @@ fn steps_allocate_nothing<K: Kernel<LinearGaussian>>(name: &str, kernel: K) {
         chain.step(&model, &mut rng).unwrap();
     }
     assert_eq!(allocations() - before, 0, "{name}: steps allocated");
-}
-
-/// A kernel still in the older shape, as settings (transitional).
-fn stateful<K: Clone + Sync>(
-    kernel: K,
-) -> FreshEach<impl Fn() -> tallmc_core::Result<K> + Sync, K> {
-    fresh_each(move || Ok(kernel.clone()))
 }
 
 #[test]
@@ -65,22 +58,22 @@ fn kernel_steps_do_not_allocate() {
             tallmc_integrators::Metric::dense(vec![2.0, 0.5, 0.0, 0.5, 1.0, 0.0, 0.0, 0.0, 1.0], 3)
                 .unwrap();
         let cfg = SgldConfig { step_size: 1e-5, batch: 50, subsampling: sub, preconditioner: None };
-        steps_allocate_nothing("SGLD", stateful(Sgld::new(cfg.clone()).unwrap()));
+        steps_allocate_nothing("SGLD", Sgld::new(cfg.clone()).unwrap());
         let pre = SgldConfig { preconditioner: Some(dense.clone()), ..cfg };
-        steps_allocate_nothing("SGLD (dense preconditioner)", stateful(Sgld::new(pre).unwrap()));
+        steps_allocate_nothing("SGLD (dense preconditioner)", Sgld::new(pre).unwrap());
         let cfg = SgHmcConfig {
             subsampling: sub,
             metric: Some(dense),
             ..SgHmcConfig::new(1e-3, 5, 50).unwrap()
         };
-        steps_allocate_nothing("SG-HMC", stateful(SgHmc::new(cfg).unwrap()));
+        steps_allocate_nothing("SG-HMC", SgHmc::new(cfg).unwrap());
         for t in [Thermostat::Scalar, Thermostat::ElementWise] {
             let cfg = SgnhtConfig {
                 subsampling: sub,
                 num_steps: 3,
                 ..SgnhtConfig::new(1e-4, 50, t).unwrap()
             };
-            steps_allocate_nothing("SGNHT", stateful(Sgnht::new(cfg).unwrap()));
+            steps_allocate_nothing("SGNHT", Sgnht::new(cfg).unwrap());
         }
     }
 }

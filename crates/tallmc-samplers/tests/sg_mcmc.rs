@@ -15,14 +15,18 @@
 
 mod common;
 
+use std::sync::{Arc, Mutex};
+
 use rand_distr::{Distribution, StandardNormal};
-use tallmc_core::rng::{chain_rng, setup_rng};
-use tallmc_core::{EvalCounts, LogPrior, StatefulKernel, StepStats, TermGradients, Terms};
+use tallmc_core::rng::{ChainRng, chain_rng, setup_rng};
+use tallmc_core::{Chain, EvalCounts, Kernel, LogPrior, StepStats, TermGradients, Terms};
 use tallmc_diagnostics::{Draws, Summary, summarize};
 use tallmc_estimators::{GradientEstimator, MinibatchGradient};
 use tallmc_integrators::Metric;
+use tallmc_samplers::sink::{ChainFooter, ChainHeader, DrawRecord, DrawSink, MemorySink};
 use tallmc_samplers::{
-    SgHmc, SgHmcConfig, Sgld, SgldConfig, Sgnht, SgnhtConfig, Subsampling, Thermostat,
+    Driver, RunConfig, SamplerError, SgHmc, SgHmcConfig, Sgld, SgldConfig, SgldStats, Sgnht,
+    SgnhtConfig, StatsOf, Subsampling, Thermostat, sample_in_memory,
 };
 use tallmc_testkit::seed_offset as offset;
 
@@ -133,6 +137,7 @@ impl LogPrior for IsoGaussianMean {
 /// Baker et al. (2017)'s control-variate gradient, written here for the tests only:
 /// ∇ℓ(θ̂) + (N/n) Σ_{i∈S} [∇ℓ_i(θ) − ∇ℓ_i(θ̂)], with ∇ℓ(θ̂) = Σ_i ∇ℓ_i(θ̂) precomputed and
 /// ∇ℓ_i(θ̂) recomputed on the minibatch (2n terms and 2n gradients per call).
+#[derive(Clone)]
 struct BakerCv {
     center: Vec<f64>,
     full_grad: Vec<f64>,
@@ -181,28 +186,27 @@ fn run<M, K>(
     start: &[f64],
     (chains, warmup, draws): (usize, usize, usize),
     seed: u64,
-    extra: impl Fn(&K::Stats) -> f64,
+    extra: impl Fn(&StatsOf<K, M>) -> f64,
 ) -> (Vec<Summary>, EvalCounts)
 where
     M: Terms + ?Sized,
-    K: StatefulKernel<M>,
+    K: Kernel<M>,
 {
     let d = model.dim();
     let mut all = Vec::new();
     let mut evals = EvalCounts::ZERO;
     for c in 0..chains {
         let mut rng = chain_rng(seed, c + 1);
-        let mut k = make();
-        let mut s = k.init(model, start, &mut rng).unwrap();
+        let mut chain = make().build_chain(model, start, &mut rng).unwrap();
         for _ in 0..warmup {
-            k.step(model, &mut s, &mut rng).unwrap();
+            chain.step(model, &mut rng).unwrap();
         }
         let mut out = Vec::with_capacity(draws * (d + 1));
         for _ in 0..draws {
-            let st = k.step(model, &mut s, &mut rng).unwrap();
+            let st = chain.step(model, &mut rng).unwrap();
             assert!(!st.divergent());
             evals += st.evals();
-            out.extend_from_slice(tallmc_core::ChainState::position(&s));
+            out.extend_from_slice(chain.position());
             out.push(extra(&st));
         }
         all.push(out);
@@ -300,10 +304,7 @@ fn full_batch_sgld_has_the_exact_euler_maruyama_variance() {
     let (lambda, m) = (model.lambda(), model.posterior_mean());
     let h = 0.5 / lambda;
     let make = || Sgld::new(SgldConfig::new(h, 1_000).unwrap()).unwrap();
-    let (s, evals) =
-        run(&model, make, &m, (4, 500, 10_000), 11 + offset(), |_: &tallmc_samplers::SgldStats| {
-            0.0
-        });
+    let (s, evals) = run(&model, make, &m, (4, 500, 10_000), 11 + offset(), |_: &SgldStats| 0.0);
     assert_eq!(evals.gradients, 4 * 10_000 * 1_000);
     let var = sgld_variance(h, lambda, 0.0);
     for j in 0..4 {
@@ -603,68 +604,97 @@ fn bad_settings_are_clear_errors() {
     assert!(Sgnht::new(bad_a).unwrap_err().to_string().contains("diffusion"));
     let bad_l = SgnhtConfig { num_steps: 0, ..SgnhtConfig::default() };
     assert!(Sgnht::new(bad_l).is_err());
-    // n > N is caught at init, naming N.
-    let mut k = Sgld::new(SgldConfig::new(1e-3, 101).unwrap()).unwrap();
-    let e = k.init(&model, &[0.0], &mut rng).unwrap_err().to_string();
+    // n > N is caught when a chain is built, naming N.
+    let k = Sgld::new(SgldConfig::new(1e-3, 101).unwrap()).unwrap();
+    let e = k.build_chain(&model, &[0.0], &mut rng).unwrap_err().to_string();
     assert!(e.contains("N = 100"), "{e}");
-    let mut k = SgHmc::new(SgHmcConfig::new(1e-3, 5, 101).unwrap()).unwrap();
-    assert!(k.init(&model, &[0.0], &mut rng).is_err());
-    let mut k = Sgnht::new(SgnhtConfig::new(1e-3, 101, Thermostat::ElementWise).unwrap()).unwrap();
-    assert!(k.init(&model, &[0.0], &mut rng).is_err());
+    let k = SgHmc::new(SgHmcConfig::new(1e-3, 5, 101).unwrap()).unwrap();
+    assert!(k.build_chain(&model, &[0.0], &mut rng).is_err());
+    let k = Sgnht::new(SgnhtConfig::new(1e-3, 101, Thermostat::ElementWise).unwrap()).unwrap();
+    assert!(k.build_chain(&model, &[0.0], &mut rng).is_err());
     // A metric of the wrong dimension.
     let cfg = SgHmcConfig { metric: Some(Metric::Identity(3)), ..SgHmcConfig::default() };
-    let mut k = SgHmc::new(SgHmcConfig { batch: 10, ..cfg }).unwrap();
-    assert!(k.init(&model, &[0.0], &mut rng).is_err());
+    let k = SgHmc::new(SgHmcConfig { batch: 10, ..cfg }).unwrap();
+    assert!(k.build_chain(&model, &[0.0], &mut rng).is_err());
     // Non-finite start.
-    let mut k = Sgld::new(SgldConfig::new(1e-3, 10).unwrap()).unwrap();
-    assert!(k.init(&model, &[f64::NAN], &mut rng).is_err());
+    let k = Sgld::new(SgldConfig::new(1e-3, 10).unwrap()).unwrap();
+    assert!(k.build_chain(&model, &[f64::NAN], &mut rng).is_err());
 }
 
 #[test]
-fn a_non_finite_gradient_is_a_divergence_and_the_chain_stays_put() {
+fn a_step_that_leaves_the_finite_numbers_exposes_the_non_finite_position() {
     // A huge step overflows the dynamics within a few steps; every kernel must report it as a
-    // divergence and keep the last finite state.
-    let model = IsoGaussianMean::new(100, &[1.0, 1.0], 9);
-    let start = [0.3, -0.2];
+    // divergence and take the non-finite values (no rollback to a stale state), so that the
+    // driver stops the run there.
+    fn blow_up<K: Kernel<IsoGaussianMean>>(name: &str, kernel: K, rng: &mut ChainRng) {
+        let model = IsoGaussianMean::new(100, &[1.0, 1.0], 9);
+        let mut chain = kernel.build_chain(&model, &[0.3, -0.2], rng).unwrap();
+        for _ in 0..2_000 {
+            let st = chain.step(&model, rng).unwrap();
+            if st.divergent() {
+                return;
+            }
+            assert!(chain.position().iter().all(|x| x.is_finite()), "{name}: not flagged");
+        }
+        panic!("{name} never diverged");
+    }
     let mut rng = chain_rng(2, 0);
-    let mut sgld = Sgld::new(SgldConfig::new(1e3, 10).unwrap()).unwrap();
-    let mut s = sgld.init(&model, &start, &mut rng).unwrap();
-    let mut saw = false;
-    for _ in 0..2_000 {
-        let before = s.position.clone();
-        let st = sgld.step(&model, &mut s, &mut rng).unwrap();
-        if st.divergent {
-            assert_eq!(s.position, before);
-            saw = true;
-            break;
-        }
+    blow_up("SGLD", Sgld::new(SgldConfig::new(1e3, 10).unwrap()).unwrap(), &mut rng);
+    blow_up("SG-HMC", SgHmc::new(SgHmcConfig::new(10.0, 5, 10).unwrap()).unwrap(), &mut rng);
+    let nht = SgnhtConfig::new(10.0, 10, Thermostat::ElementWise).unwrap();
+    blow_up("SGNHT", Sgnht::new(nht).unwrap(), &mut rng);
+}
+
+#[test]
+fn a_blown_up_run_fails_with_non_finite_draw_and_keeps_the_finite_draws() {
+    let model = IsoGaussianMean::new(100, &[1.0, 1.0], 9);
+    let config =
+        RunConfig { num_warmup: 0, num_draws: 2_000, num_chains: 1, seed: 3, save_warmup: false };
+    let kernel = Sgld::new(SgldConfig::new(1e3, 10).unwrap()).unwrap();
+    let err = sample_in_memory(&model, config, &[vec![0.3, -0.2]], &kernel).unwrap_err();
+    let SamplerError::NonFiniteDraw { chain, iteration, parameter, value } = err else {
+        panic!("expected NonFiniteDraw, got {err}");
+    };
+    assert_eq!(chain, 0);
+    assert!(iteration > 0 && iteration < 2_000, "{iteration}");
+    assert!(parameter.starts_with("theta."), "{parameter}");
+    assert!(!value.is_finite());
+    // The same run into a sink we keep: every draw before the failing one is recorded, finite,
+    // and the sink is finished.
+    let shared = Shared::default();
+    let err = Driver::new(config)
+        .run(&model, &[vec![0.3, -0.2]], &kernel, vec![shared.clone()])
+        .unwrap_err();
+    assert!(matches!(err, SamplerError::NonFiniteDraw { iteration: i, .. } if i == iteration));
+    let sink = shared.0.lock().unwrap();
+    assert_eq!(sink.memory.num_draws(), iteration);
+    assert!(sink.memory.draws.iter().all(|x| x.is_finite()));
+    assert!(sink.finished);
+}
+
+/// A memory sink the test can read after a failed run.
+#[derive(Debug, Clone, Default)]
+struct Shared(Arc<Mutex<SharedSink>>);
+
+#[derive(Debug, Default)]
+struct SharedSink {
+    memory: MemorySink<SgldStats>,
+    finished: bool,
+}
+
+impl DrawSink<SgldStats> for Shared {
+    fn begin(&mut self, header: &ChainHeader<'_>) -> std::io::Result<()> {
+        self.0.lock().unwrap().memory.begin(header)
     }
-    assert!(saw, "SGLD never diverged");
-    let mut hmc = SgHmc::new(SgHmcConfig::new(10.0, 5, 10).unwrap()).unwrap();
-    let mut s = hmc.init(&model, &start, &mut rng).unwrap();
-    let mut saw = false;
-    for _ in 0..2_000 {
-        let before = s.position.clone();
-        let st = hmc.step(&model, &mut s, &mut rng).unwrap();
-        if st.divergent {
-            assert_eq!(s.position, before);
-            assert!(st.num_steps <= 5 && st.evals.gradients == 10 * st.num_steps as u64);
-            saw = true;
-            break;
-        }
+    fn end_warmup(&mut self, tuning: &[String]) -> std::io::Result<()> {
+        self.0.lock().unwrap().memory.end_warmup(tuning)
     }
-    assert!(saw, "SG-HMC never diverged");
-    let mut nht = Sgnht::new(SgnhtConfig::new(10.0, 10, Thermostat::ElementWise).unwrap()).unwrap();
-    let mut s = nht.init(&model, &start, &mut rng).unwrap();
-    let mut saw = false;
-    for _ in 0..2_000 {
-        let before = s.clone();
-        let st = nht.step(&model, &mut s, &mut rng).unwrap();
-        if st.divergent {
-            assert_eq!(s, before);
-            saw = true;
-            break;
-        }
+    fn record(&mut self, draw: &DrawRecord<'_, SgldStats>) -> std::io::Result<()> {
+        self.0.lock().unwrap().memory.record(draw)
     }
-    assert!(saw, "SGNHT never diverged");
+    fn finish(&mut self, footer: &ChainFooter) -> std::io::Result<()> {
+        let mut s = self.0.lock().unwrap();
+        s.finished = true;
+        s.memory.finish(footer)
+    }
 }

@@ -425,12 +425,8 @@ pub fn run(seed: u64) -> Result<Report, Box<dyn Error>> {
         blocks: BLOCKS,
         ..HmcEcsConfig::default()
     };
-    let ecs = sample_in_memory(
-        &model,
-        run_config(2, 1000, 3000),
-        &inits,
-        &fresh_each(|| HmcEcs::new(ecs_config.clone())),
-    )?;
+    let ecs =
+        sample_in_memory(&model, run_config(2, 1000, 3000), &inits, &HmcEcs::new(ecs_config)?)?;
 
     // The user estimator: control variate at the mode, strata by |η*| there.
     let (cv, mut setup) = ControlVariate::new(&model, &laplace.mode, CvOrder::Two)?;
@@ -455,9 +451,7 @@ pub fn run(seed: u64) -> Result<Report, Box<dyn Error>> {
         &model,
         run_config(3, 1000, 3000),
         &inits,
-        &fresh_each(|| {
-            HmcEcsWithEstimator::new(dynamics.clone(), estimator.clone(), subsample.clone())
-        }),
+        &HmcEcsWithEstimator::new(dynamics, estimator, subsample)?,
     )?;
 
     Ok(Report {

@@ -396,7 +396,7 @@ pub fn run(seed: u64) -> Result<Report, Box<dyn Error>> {
         &model,
         ecs_run,
         &inits,
-        &fresh_each(|| HmcEcs::with_engine(ecs_config.clone(), HessianProducts::new(D, 1))),
+        &HmcEcs::with_engine(ecs_config, HessianProducts::new(D, 1))?,
     )?;
 
     Ok(Report { hmc: collect(&names, &hmc)?, ecs: collect(&names, &ecs)?, names })

@@ -24,11 +24,11 @@ pub mod prelude {
     };
     pub use tallmc_core::rng::{chain_rng, setup_rng};
     pub use tallmc_core::{
-        BinaryFactors, Chain, ChainState, EvalCounts, EventKind, FullData, Kernel, LinearPredictor,
-        LogPrior, LogPriorCurvature, LogPriorHessian, Parallelism, ParameterNames, PdmpKernel,
-        PdmpState, Segment, SegmentStats, StatefulKernel, StepStats, TaylorRemainderBound,
-        TermBounds, TermCurvatureBound, TermGradientBounds, TermGradientLipschitz, TermGradients,
-        TermHessians, Terms, Trajectory, Tuning, fresh_each,
+        BinaryFactors, Chain, EvalCounts, EventKind, FullData, Kernel, LinearPredictor, LogPrior,
+        LogPriorCurvature, LogPriorHessian, Parallelism, ParameterNames, PdmpKernel, PdmpState,
+        Segment, SegmentStats, StepStats, TaylorRemainderBound, TermBounds, TermCurvatureBound,
+        TermGradientBounds, TermGradientLipschitz, TermGradients, TermHessians, Terms, Trajectory,
+        Tuning,
     };
     pub use tallmc_diagnostics::{
         ContinuousSummary, Draws, Summary, TimeAverages, ess_bulk, ess_tail, inefficiency_factor,
@@ -52,6 +52,7 @@ pub mod prelude {
         VelocityDistribution, ZigZag, ZigZagConfig, ZigZagSubsampling,
     };
     pub use tallmc_samplers::sink::{CsvSink, DrawSink, MemorySink, Tee};
+    // HMC-ECS and the stochastic-gradient kernels: the generic kernels and typed tunings.
     pub use tallmc_samplers::{
         AdaptiveMetropolis, AdaptiveMetropolisConfig, ApproximateGibbs, Driver, EcsDynamics,
         EcsEstimate, EcsEstimator, GibbsConfig, GibbsSubsample, Hmc, HmcConfig, HmcEcs,
@@ -60,6 +61,9 @@ pub mod prelude {
         RandomWalkProposal, RandomWalkProposalConfig, RunConfig, SgHmc, SgHmcConfig, Sgld,
         SgldConfig, SgldProposal, SgldProposalConfig, Sgnht, SgnhtConfig, SignedHmcEcs,
         SignedHmcEcsConfig, Subsampling, Thermostat, laplace_approximation, sample_in_memory,
+    };
+    pub use tallmc_samplers::{
+        EcsKernel, EcsTuning, HmcEcsTuning, SgDynamics, SignedHmcEcsTuning, StochasticGradient,
     };
     pub use tallmc_samplers::{FullDataMh, MinibatchMhTuning, ProxyMhTuning, RandomWalkTuning};
 }

@@ -6,8 +6,9 @@
 use rayon::prelude::*;
 use serde::Serialize;
 use tallmc_bounds::{AusterityConfig, AusterityTest, ExactTest};
+use tallmc_core::Kernel;
+use tallmc_core::StepStats;
 use tallmc_core::rng::chain_rng;
-use tallmc_core::{Kernel, StepStats, fresh_each};
 use tallmc_models::LogisticRegression;
 use tallmc_samplers::{MinibatchMh, Sgld, SgldConfig, SgldProposal, SgldProposalConfig};
 
@@ -240,9 +241,7 @@ pub(crate) fn compute(
             match methods[m] {
                 Method::Sgld => run_chain(
                     model,
-                    &fresh_each(|| {
-                        Sgld::new(SgldConfig { step_size: h, batch, ..Default::default() })
-                    }),
+                    &Sgld::new(SgldConfig { step_size: h, batch, ..Default::default() })?,
                     init,
                     seed,
                     stream,

@@ -197,15 +197,11 @@ pub fn compute(ctx: &Context<'_>) -> Result<CvOrders> {
     })
 }
 
-fn parse_vector(text: &str) -> Option<Vec<f64>> {
-    let inner = text.trim().strip_prefix('[')?.strip_suffix(']')?;
-    inner.split(',').map(|s| s.trim().parse::<f64>().ok()).collect()
-}
-
 fn order_run(order: CvOrder, ecs: &EcsRun, reference: &[Summary]) -> OrderRun {
     let final_center_error_sds = ecs
-        .adaptation_value(0, "theta*")
-        .and_then(parse_vector)
+        .chains
+        .first()
+        .map(|c| &c.report.tuning.center)
         .filter(|c| c.len() == reference.len())
         .map_or(f64::NAN, |c| {
             c.iter().zip(reference).map(|(t, r)| ((t - r.mean) / r.sd).abs()).fold(0.0, f64::max)

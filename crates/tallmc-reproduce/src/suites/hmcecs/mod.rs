@@ -34,12 +34,13 @@ pub mod fig7;
 pub mod tables;
 
 use serde_json::{Value, json};
-use tallmc_core::fresh_each;
 use tallmc_core::{LinearPredictor, LogPriorHessian, ParameterNames, TermHessians};
 use tallmc_diagnostics::{Draws, Summary, ess_coda, summarize};
 pub use tallmc_estimators::CvOrder;
 use tallmc_samplers::sink::{ChainFooter, ChainHeader, DrawRecord, DrawSink, MemorySink};
-use tallmc_samplers::{ChainOutput, Driver, HmcEcs, HmcEcsConfig, HmcEcsStats, RunConfig};
+use tallmc_samplers::{
+    ChainOutput, Driver, HmcEcs, HmcEcsConfig, HmcEcsStats, HmcEcsTuning, RunConfig,
+};
 
 use crate::report::Report;
 use crate::{Context, Error, Mode, Reporter, Result};
@@ -165,7 +166,7 @@ impl DrawSink<HmcEcsStats> for TraceSink {
 #[derive(Debug)]
 pub struct EcsRun {
     /// The chains.
-    pub chains: Vec<ChainOutput<TraceSink, tallmc_core::ReportLines>>,
+    pub chains: Vec<ChainOutput<TraceSink, HmcEcsTuning>>,
     /// Per-coordinate summaries of the post-warmup draws, all chains.
     pub summaries: Vec<Summary>,
     /// Per-coordinate inefficiency factor IF = draws / ESS, ESS by coda's `effectiveSize`
@@ -241,23 +242,6 @@ impl EcsRun {
         let draws: usize = self.chains.iter().map(|c| c.sink.memory.num_draws()).sum();
         total as f64 / draws as f64
     }
-
-    /// The last adaptation value named `key` of chain `k` (e.g. `theta*`), as the kernel
-    /// reported it (`key = value`).
-    pub fn adaptation_value(&self, k: usize, key: &str) -> Option<&str> {
-        adaptation_value(&self.chains.get(k)?.report, key)
-    }
-}
-
-/// The adaptation value named `key` in a chain's report, as the kernel wrote it
-/// (`key = value`).
-pub(crate) fn adaptation_value<'a>(
-    report: &'a tallmc_samplers::ChainReport<tallmc_core::ReportLines>,
-    key: &str,
-) -> Option<&'a str> {
-    report.tuning.0.iter().find_map(|line| {
-        line.strip_prefix(key).and_then(|rest| rest.trim_start().strip_prefix('=')).map(str::trim)
-    })
 }
 
 /// Runs perturbed HMC-ECS with `config` on `model` (rank-one difference engine), draws and the
@@ -280,7 +264,7 @@ where
     let chains = Driver::new(run).parameter_names(names.clone()).progress(&*task).run(
         model,
         inits,
-        &fresh_each(|| HmcEcs::new(config.clone())),
+        &HmcEcs::new(config.clone())?,
         sinks,
     )?;
     drop(task);

@@ -29,7 +29,6 @@
 //! (median over parameters).
 
 use serde_json::{Value, json};
-use tallmc_core::fresh_each;
 use tallmc_core::{EvalCounts, Terms};
 use tallmc_diagnostics::{Draws, sign_corrected, summarize};
 use tallmc_estimators::{ControlVariate, ControlVariateGradient, CvOrder, RankOne};
@@ -42,7 +41,6 @@ use tallmc_samplers::{
     SgHmcConfig, Sgld, SgldConfig, SignedHmcEcs, SignedHmcEcsConfig, laplace_approximation,
 };
 
-use super::adaptation_value;
 use crate::figure::{Axes, Figure, Legend, PALETTE, RefLine, Scatter};
 use crate::report::{Report, fmt_sig};
 use crate::suites::confidence::{mean_stat, run_driver};
@@ -253,14 +251,12 @@ pub fn compute_with(ctx: &Context<'_>, plan: Plan) -> Result<Tables> {
         &model,
         &inits,
         run(plan.warmup, plan.draws, 1),
-        &fresh_each(|| HmcEcs::new(perturbed.clone())),
+        &HmcEcs::new(perturbed)?,
         ctx.reporter,
         &label(Method::Perturbed),
     )?;
-    // m from the adaptation report (the mean batch size is (L + 1)·m per iteration).
-    let m: usize = adaptation_value(&out[0].report, "Subsample size m")
-        .and_then(|v| v.parse().ok())
-        .ok_or_else(|| Error::Core(tallmc_core::Error::Other("HMC-ECS reported no m".into())))?;
+    // m from the chain's tuning (the mean batch size is (L + 1)·m per iteration).
+    let m = out[0].report.tuning.estimator.subsample_size;
     let ecs = measure(Method::Perturbed, &out, &laplace, m as f64)?;
     let ecs_gradients_per_chain = ecs.sampling_evals.gradients as f64 / CHAINS as f64 / m as f64;
     runs.push(ecs);
@@ -270,7 +266,7 @@ pub fn compute_with(ctx: &Context<'_>, plan: Plan) -> Result<Tables> {
         &model,
         &inits,
         run(plan.warmup, plan.draws, 2),
-        &fresh_each(|| SignedHmcEcs::new(signed.clone())),
+        &SignedHmcEcs::new(signed.clone())?,
         ctx.reporter,
         &label(Method::Signed),
     )?;
@@ -312,7 +308,7 @@ pub fn compute_with(ctx: &Context<'_>, plan: Plan) -> Result<Tables> {
                     &model,
                     &inits,
                     cfg,
-                    &fresh_each(|| SgHmc::with_estimator(sghmc.clone(), cv_gradient.clone())),
+                    &SgHmc::with_estimator(sghmc.clone(), cv_gradient.clone())?,
                     ctx.reporter,
                     &label(method),
                 )?,
@@ -325,7 +321,7 @@ pub fn compute_with(ctx: &Context<'_>, plan: Plan) -> Result<Tables> {
                     &model,
                     &inits,
                     cfg,
-                    &fresh_each(|| SgHmc::new(sghmc.clone())),
+                    &SgHmc::new(sghmc.clone())?,
                     ctx.reporter,
                     &label(method),
                 )?,
@@ -338,7 +334,7 @@ pub fn compute_with(ctx: &Context<'_>, plan: Plan) -> Result<Tables> {
                     &model,
                     &inits,
                     cfg,
-                    &fresh_each(|| Sgld::with_estimator(sgld.clone(), cv_gradient.clone())),
+                    &Sgld::with_estimator(sgld.clone(), cv_gradient.clone())?,
                     ctx.reporter,
                     &label(method),
                 )?,
@@ -351,7 +347,7 @@ pub fn compute_with(ctx: &Context<'_>, plan: Plan) -> Result<Tables> {
                     &model,
                     &inits,
                     cfg,
-                    &fresh_each(|| Sgld::new(sgld.clone())),
+                    &Sgld::new(sgld.clone())?,
                     ctx.reporter,
                     &label(method),
                 )?,

@@ -31,7 +31,7 @@ use std::time::Instant;
 
 use crate::{Error, Result};
 use tallmc_core::rng::ChainRng;
-use tallmc_core::{ChainState, PdmpKernel, PdmpState, StatefulKernel, StepStats, Terms};
+use tallmc_core::{Chain, Kernel, PdmpKernel, PdmpState, StepStats, Terms};
 
 /// Checkpoints per halving of the epoch count (≈ 20 per decade).
 pub const PER_OCTAVE: usize = 6;
@@ -327,24 +327,24 @@ where
 /// its iterates (module docs).
 pub fn run_sg<M, K>(
     model: &M,
-    mut kernel: K,
+    kernel: K,
     start: &[f64],
     plan: &Plan,
     rng: &mut ChainRng,
 ) -> Result<Trace>
 where
     M: Terms + ?Sized,
-    K: StatefulKernel<M>,
+    K: Kernel<M>,
 {
     let mut t = Tracker::new(model, plan);
-    let mut state = kernel.init(model, start, rng)?;
+    let mut chain = kernel.build_chain(model, start, rng)?;
     while !t.done() {
-        let stats = kernel.step(model, &mut state, rng)?;
-        t.accumulate(1.0, state.position());
+        let stats = chain.step(model, rng)?;
+        t.accumulate(1.0, chain.position());
         t.cost += stats.evals().gradients;
         t.trace.steps += 1;
         t.trace.divergences += u64::from(stats.divergent());
-        t.checkpoint(state.position());
+        t.checkpoint(chain.position());
     }
     t.finish()
 }

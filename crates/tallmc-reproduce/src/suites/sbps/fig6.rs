@@ -29,7 +29,6 @@
 //! coordinates, far less noisy than one direction's), SBPS against the two SGLD step sizes.
 
 use std::io;
-use tallmc_core::fresh_each;
 
 use serde_json::{Value, json};
 use tallmc_models::SoftmaxMlp;
@@ -263,7 +262,7 @@ impl Fig6 {
             let out = Driver::new(run).progress(&*task).run(
                 &model,
                 &zero,
-                &fresh_each(|| SgldConfig::new(h, BATCH).and_then(Sgld::new)),
+                &SgldConfig::new(h, BATCH).and_then(Sgld::new)?,
                 vec![thin(steps_per_epoch)],
             )?;
             let kept = out.into_iter().next().map(|c| c.sink.kept).unwrap_or_default();

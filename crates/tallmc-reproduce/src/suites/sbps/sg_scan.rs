@@ -31,7 +31,7 @@
 //! unbiased sampler passes: see [`ScanPlan::from_reference`].
 
 use tallmc_core::rng::chain_rng;
-use tallmc_core::{ChainState, StatefulKernel, StepStats};
+use tallmc_core::{Chain, Kernel, StepStats};
 use tallmc_models::LogisticRegression;
 use tallmc_samplers::{Laplace, Sgld, SgldConfig, Sgnht, SgnhtConfig, Thermostat};
 
@@ -262,20 +262,20 @@ pub fn scan(
 
 /// Means and sds of the iterates after the first tenth, and the divergences, of `iterations`
 /// steps of `kernel` from the mode. A non-finite iterate makes both NaN.
-fn moments<K: StatefulKernel<LogisticRegression>>(
+fn moments<K: Kernel<LogisticRegression>>(
     model: &LogisticRegression,
-    mut kernel: K,
+    kernel: K,
     laplace: &Laplace,
     iterations: usize,
     rng: &mut tallmc_core::rng::ChainRng,
 ) -> Result<(Vec<f64>, Vec<f64>, u64)> {
     let d = laplace.mode.len();
-    let mut state = kernel.init(model, &laplace.mode, rng)?;
+    let mut chain = kernel.build_chain(model, &laplace.mode, rng)?;
     let burn = iterations / 10;
     let (mut count, mut mean, mut m2) = (0.0, vec![0.0; d], vec![0.0; d]);
     let mut divergences = 0;
     for it in 0..iterations {
-        let stats = kernel.step(model, &mut state, rng)?;
+        let stats = chain.step(model, rng)?;
         divergences += u64::from(stats.divergent());
         if divergences > 0 {
             // Unacceptable whatever follows: stop (the moments are NaN).
@@ -285,7 +285,7 @@ fn moments<K: StatefulKernel<LogisticRegression>>(
             continue;
         }
         count += 1.0;
-        for ((m, q), x) in mean.iter_mut().zip(&mut m2).zip(state.position()) {
+        for ((m, q), x) in mean.iter_mut().zip(&mut m2).zip(chain.position()) {
             let delta = x - *m;
             *m += delta / count;
             *q += delta * (x - *m);
