@@ -25,8 +25,8 @@ pub mod prelude {
     pub use tallmc_core::rng::{chain_rng, setup_rng};
     pub use tallmc_core::{
         BinaryFactors, Chain, ChainState, EvalCounts, EventKind, FullData, Kernel, LinearPredictor,
-        LogPrior, LogPriorCurvature, LogPriorHessian, Parallelism, ParameterNames, PdmpKernel,
-        PdmpState, Segment, SegmentStats, StatefulKernel, StepStats, TaylorRemainderBound,
+        LogPrior, LogPriorCurvature, LogPriorHessian, Parallelism, ParameterNames, PdmpChain,
+        PdmpKernel, Segment, SegmentStats, StatefulKernel, StepStats, TaylorRemainderBound,
         TermBounds, TermCurvatureBound, TermGradientBounds, TermGradientLipschitz, TermGradients,
         TermHessians, Terms, Trajectory, Tuning, fresh_each,
     };
