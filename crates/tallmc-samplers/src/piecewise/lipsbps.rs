@@ -107,7 +107,7 @@ pub trait DatumRateBound<M: ?Sized> {
     /// (a, b) for the line x + vt (see the trait docs). O(d), no per-datum evaluation.
     fn datum_bound(&self, model: &M, x: &[f64], v: &[f64]) -> (f64, f64);
 
-    /// A short description for the adaptation report.
+    /// A short description for the chain's tuning (the CSV comments).
     fn describe(&self) -> String;
 }
 

@@ -74,8 +74,8 @@
 //! **Steps and cost.** A step ends at a second-stage proposal (bounce or [`EventKind::Rejected`]),
 //! a refreshment, the horizon or a divergence; stage-one rejections happen inside a step. Every
 //! step draws exactly one minibatch: n terms and n gradients (plus O(nd) arithmetic and O(knots)
-//! for the band); [`SegmentStats::proposals`] counts second-stage proposals. `init` draws one
-//! minibatch (reported with the first step). A non-finite minibatch gradient or band ends a
+//! for the band); [`SegmentStats::proposals`] counts second-stage proposals. `build_chain` draws
+//! one minibatch (reported with the first step). A non-finite minibatch gradient or band ends a
 //! zero-length segment as [`EventKind::Divergence`]: the velocity is reversed and the
 //! observations restart from the last one, negated (never a panic). Nothing allocates in `step`.
 //!

@@ -99,7 +99,7 @@ pub trait SwitchingRateEstimator<M: ?Sized> {
         coordinate: usize,
     ) -> (f64, EvalCounts);
 
-    /// A short description for the adaptation report and error messages.
+    /// A short description for the chain's tuning (the CSV comments) and error messages.
     fn describe(&self) -> String;
 }
 

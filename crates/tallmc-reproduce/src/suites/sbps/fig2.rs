@@ -10,8 +10,8 @@
 //! [`MIN_REJECTED`] rejected proposals and no refreshment is kept (deterministic given the seed).
 //! Far from the mode the rate rises steeply and the band tracks it; near the mode (try a few
 //! bounces of burn-in) the minibatch noise, sd ≈ 30–40 here, dominates G(t).
-//! For every step in it: the chord band γ the kernel built ([`Sbps::band`]), shifted to the time
-//! since the last bounce and drawn up to the step's end; the step's end — a rejected proposal
+//! For every step in it: the chord band γ the chain built ([`SbpsChain::band`]), shifted to the
+//! time since the last bounce and drawn up to the step's end; the step's end — a rejected proposal
 //! (its observation G_j), a horizon (an observation, no proposal) or the accepted bounce (G* is
 //! minus the reset observation). The true G(t) = ⟨∇U(x(t)), v⟩ is evaluated on the full data
 //! along the line. The run continues for [`AFTER_TIME`] time units after the interval; its
