@@ -534,28 +534,29 @@ pub(crate) fn write_summary(
     let draws: Vec<&ColumnMemorySink> = outputs.iter().map(|o| &o.sink.1.0.inner().0).collect();
     let counts: Vec<usize> = draws.iter().map(|m| m.num_draws()).collect();
     let interrupted = outputs.iter().any(|o| o.report.interrupted);
-    if interrupted && counts.iter().any(|&c| c < 4) {
-        bail!(
-            "interrupted after {counts:?} grid draws per chain, fewer than the 4 ESS and R-hat \
-             need; the CSV files hold the draws made"
-        );
-    }
-    if counts.iter().any(|&c| c < 4) {
+    if !interrupted && counts.iter().any(|&c| c < 4) {
         bail!(
             "the run produced {counts:?} grid draws per chain, fewer than the 4 ESS and R-hat \
              need: lengthen the sampling budget or shorten --grid"
         );
     }
-    // Budgets in events or evaluations end chains at different times: the draw summaries use
-    // every chain's first min-count draws (the time averages use each whole trajectory).
+    // Budgets in events or evaluations (or the stop flag) end chains at different times: the
+    // draw summaries use every chain's first min-count draws (the time averages use each whole
+    // trajectory). An interrupted run with fewer than 4 draws, or a chain with no sampled time,
+    // has no summaries; its files hold what was made.
     let common = counts.iter().copied().min().unwrap_or(0);
-    let slices: Vec<&[f64]> = draws.iter().map(|m| &m.draws[..common * d]).collect();
-    let parameters = summarize(run.names, &Draws::new(&slices, d)?)?;
-    let averages = outputs
-        .iter()
-        .map(|o| o.sink.0.averages().context("a chain recorded no trajectory"))
-        .collect::<Result<Vec<_>>>()?;
-    let continuous_time = summarize_continuous(run.names, &averages)?;
+    let parameters = if common >= 4 {
+        let slices: Vec<&[f64]> = draws.iter().map(|m| &m.draws[..common * d]).collect();
+        summarize(run.names, &Draws::new(&slices, d)?)?
+    } else {
+        Vec::new()
+    };
+    let averages = outputs.iter().map(|o| o.sink.0.averages()).collect::<Option<Vec<_>>>();
+    let continuous_time = match averages {
+        Some(averages) => summarize_continuous(run.names, &averages)?,
+        None if interrupted => Vec::new(),
+        None => bail!("a chain recorded no trajectory"),
+    };
     let mut warm = EventTotals::default();
     let mut samp = EventTotals::default();
     let (mut t_warm, mut t_samp) = (0.0, 0.0);
@@ -570,7 +571,7 @@ pub(crate) fn write_summary(
     };
     let warm_s = max(|o| o.report.warmup_seconds);
     let samp_s = max(|o| o.report.sampling_seconds);
-    let total_draws: usize = counts.iter().sum();
+    let total_draws = counts.iter().sum::<usize>().max(1);
     let sampling_total = samp.evals.total() as f64;
     let (warmup_budget, sampling_budget) = run.settings.budgets(run.grid);
     let wall_total = setup.seconds + warm_s + samp_s;
