@@ -282,7 +282,7 @@ fn ctrl_c_stops_a_continuous_run_cleanly_with_status_130() {
     let out = dir.path().join("out");
     let mut args = gaussian_mean_args(data.to_str().unwrap(), "zigzag", out.to_str().unwrap());
     // Far more than the test waits for.
-    args.extend(["--warmup", "100", "--draws", "2000000000"]);
+    args.extend(["--warmup", "100", "--events", "1000000000000"]);
     let child = Command::new(env!("CARGO_BIN_EXE_tallmc"))
         .args(&args)
         .stdout(Stdio::piped())
