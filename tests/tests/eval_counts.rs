@@ -77,11 +77,7 @@ where
 
 /// Runs 2 chains of a piecewise-deterministic kernel for 100 warmup and 300 sampling events,
 /// returning the reported evaluations summed over every segment.
-fn run_pdmp<M, K>(
-    model: &Counting<M>,
-    init: Vec<f64>,
-    make: impl Fn(usize) -> tallmc_core::Result<K> + Sync,
-) -> EvalCounts
+fn run_pdmp<M, K>(model: &Counting<M>, init: Vec<f64>, kernel: &K) -> EvalCounts
 where
     Counting<M>: Sync,
     K: tallmc_core::PdmpKernel<Counting<M>>,
@@ -94,7 +90,7 @@ where
         ..ContinuousRunConfig::default()
     };
     let chains =
-        sample_trajectories_in_memory(model, config, &[init], make, InMemoryOptions::default())
+        sample_trajectories_in_memory(model, config, &[init], kernel, InMemoryOptions::default())
             .unwrap();
     chains.iter().map(|c| c.report.warmup.evals + c.report.sampling.evals).sum()
 }
@@ -369,60 +365,61 @@ fn logistic_mode(model: &Counting<LogisticRegression>) -> Vec<f64> {
 fn bps_with_model_bound() {
     // Exact inversion (Gaussian terms, constant Hessian) and thinning (logistic).
     let model = gaussian_mean();
-    let reported = run_pdmp(&model, vec![0.0], |_| Bps::new(BpsConfig::default()));
+    let reported = run_pdmp(&model, vec![0.0], &Bps::new(BpsConfig::default()).unwrap());
     check(reported, &model);
     let model = logistic();
-    let reported = run_pdmp(&model, vec![0.0; 2], |_| Bps::new(BpsConfig::default()));
+    let reported = run_pdmp(&model, vec![0.0; 2], &Bps::new(BpsConfig::default()).unwrap());
     check(reported, &model);
 }
 
 #[test]
 fn bps_with_automatic_bound() {
     let model = logistic();
-    let reported = run_pdmp(&model, vec![0.0; 2], |_| {
-        Bps::automatic(BpsConfig::default(), AutoBoundConfig::default())
-    });
+    let kernel = Bps::automatic(BpsConfig::default(), AutoBoundConfig::default()).unwrap();
+    let reported = run_pdmp(&model, vec![0.0; 2], &kernel);
     check(reported, &model);
 }
 
 #[test]
 fn zigzag_with_model_bound() {
     let model = gaussian_mean();
-    let reported = run_pdmp(&model, vec![0.0], |_| Ok(ZigZag::new(ZigZagConfig::default())));
+    let reported = run_pdmp(&model, vec![0.0], &ZigZag::new(ZigZagConfig::default()));
     check(reported, &model);
     let model = logistic();
-    let reported = run_pdmp(&model, vec![0.0; 2], |_| Ok(ZigZag::new(ZigZagConfig::default())));
+    let reported = run_pdmp(&model, vec![0.0; 2], &ZigZag::new(ZigZagConfig::default()));
     check(reported, &model);
 }
 
 #[test]
 fn zigzag_with_automatic_bound() {
     let model = logistic();
-    let reported = run_pdmp(&model, vec![0.0; 2], |_| {
-        ZigZag::automatic(ZigZagConfig::default(), AutoBoundConfig::default())
-    });
+    let kernel = ZigZag::automatic(ZigZagConfig::default(), AutoBoundConfig::default()).unwrap();
+    let reported = run_pdmp(&model, vec![0.0; 2], &kernel);
     check(reported, &model);
 }
 
 #[test]
 fn sbps() {
     let model = logistic();
-    let reported = run_pdmp(&model, vec![0.0; 2], |_| Sbps::new(SbpsConfig::with_batch(30)));
+    let reported = run_pdmp(&model, vec![0.0; 2], &Sbps::new(SbpsConfig::with_batch(30)).unwrap());
     check(reported, &model);
 }
 
 #[test]
 fn psbps() {
     let model = logistic();
-    let reported =
-        run_pdmp(&model, vec![0.0; 2], |_| Sbps::new(SbpsConfig::with_batch(30).preconditioned()));
+    let reported = run_pdmp(
+        &model,
+        vec![0.0; 2],
+        &Sbps::new(SbpsConfig::with_batch(30).preconditioned()).unwrap(),
+    );
     check(reported, &model);
 }
 
 #[test]
 fn lipsbps_bounded_gradients() {
     let model = logistic();
-    let reported = run_pdmp(&model, vec![0.0; 2], |_| LipSbps::new(LipSbpsConfig::default()));
+    let reported = run_pdmp(&model, vec![0.0; 2], &LipSbps::new(LipSbpsConfig::default()).unwrap());
     check(reported, &model);
 }
 
@@ -431,14 +428,14 @@ fn lipsbps_lipschitz_gradients() {
     let model = gaussian_mean();
     let m = mode(&model);
     let reported =
-        run_pdmp(&model, vec![m], |_| LipSbps::lipschitz(LipSbpsConfig::default(), vec![m]));
+        run_pdmp(&model, vec![m], &LipSbps::lipschitz(LipSbpsConfig::default(), vec![m]).unwrap());
     check(reported, &model);
 }
 
 #[test]
 fn zigzag_subsampling_bounded_gradients() {
     let model = logistic();
-    let reported = run_pdmp(&model, vec![0.0; 2], |_| Ok(ZigZagSubsampling::new()));
+    let reported = run_pdmp(&model, vec![0.0; 2], &ZigZagSubsampling::new());
     check(reported, &model);
 }
 
@@ -446,7 +443,7 @@ fn zigzag_subsampling_bounded_gradients() {
 fn zigzag_subsampling_lipschitz_gradients() {
     let model = gaussian_mean();
     let m = mode(&model);
-    let reported = run_pdmp(&model, vec![m], |_| ZigZagSubsampling::lipschitz(vec![m]));
+    let reported = run_pdmp(&model, vec![m], &ZigZagSubsampling::lipschitz(vec![m]).unwrap());
     check(reported, &model);
 }
 
@@ -456,13 +453,9 @@ fn zigzag_control_variates() {
     // calls the wrapper cannot classify (see `tallmc_core::counting`).
     let model = logistic();
     let reference = logistic_mode(&model);
-    let reported = run_pdmp(&model, reference.clone(), |_| {
-        let engine = HessianProducts::with_lanes(2, 1, 1);
-        Ok(ZigZagSubsampling::with_estimator(ControlVariates::with_engine(
-            reference.clone(),
-            engine,
-        )?))
-    });
+    let engine = HessianProducts::with_lanes(2, 1, 1);
+    let cv = ControlVariates::with_engine(reference.clone(), engine).unwrap();
+    let reported = run_pdmp(&model, reference.clone(), &ZigZagSubsampling::with_estimator(cv));
     check(reported, &model);
 }
 
@@ -494,8 +487,7 @@ fn rank_one_engine_terms() {
 
     let model = logistic();
     let reference = logistic_mode(&model);
-    let reported = run_pdmp(&model, reference.clone(), |_| {
-        Ok(ZigZagSubsampling::with_estimator(ControlVariates::rank_one(reference.clone())?))
-    });
+    let cv = ControlVariates::rank_one(reference.clone()).unwrap();
+    let reported = run_pdmp(&model, reference.clone(), &ZigZagSubsampling::with_estimator(cv));
     check_rank_one_terms(reported, &model, "Zig-Zag with control variates");
 }

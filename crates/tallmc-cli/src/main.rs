@@ -14,8 +14,9 @@
 //!
 //! Ctrl-C (SIGINT) ends every chain after its current iteration: the CSV files stay complete,
 //! summary.json is written (marked `"interrupted": true`), the report is printed and the exit
-//! status is 130. A second Ctrl-C exits at once. The continuous-time samplers cannot be stopped
-//! cleanly yet: Ctrl-C ends them at once, as without a handler.
+//! status is 130. A second Ctrl-C exits at once. The continuous-time samplers stop the same way,
+//! each chain after its current trajectory segment (grid draws, skeleton and summary.json stay
+//! readable).
 
 mod args;
 mod ecs;
@@ -46,9 +47,7 @@ fn main() -> ExitCode {
     let cli = args::Cli::parse();
     let result = match &cli.command {
         args::Command::Sample(a) => {
-            if !a.sampler.is_continuous() {
-                install_stop_handler();
-            }
+            install_stop_handler();
             run::sample(a, &STOP)
         }
     };
@@ -75,7 +74,8 @@ fn main() -> ExitCode {
     }
 }
 
-/// Raised by the first Ctrl-C; the driver ends every chain after its current iteration.
+/// Raised by the first Ctrl-C; the driver ends every chain after its current iteration (or
+/// trajectory segment).
 static STOP: AtomicBool = AtomicBool::new(false);
 
 /// Ctrl-C raises [`STOP`]; a second one exits at once (status 130).

@@ -16,6 +16,7 @@
 //! coordinate at speed ~1/√d, so the same trajectory time would mix √d times less.
 
 use std::path::Path;
+use std::sync::atomic::AtomicBool;
 
 use anyhow::{Context as _, Result, bail};
 use serde::Serialize;
@@ -35,14 +36,15 @@ use tallmc_samplers::sink::{ColumnMemorySink, CsvSink, Tee};
 use tallmc_samplers::{Laplace, VelocityDistribution};
 
 use crate::args::{RateBoundArg, SampleArgs, SamplerKind};
+use crate::outputs::AnyTuning;
 use crate::report::{self, RunFacts};
-use crate::run::{CliModel, EvalTotals, Setup, WallSeconds, write_json};
+use crate::run::{CliModel, EvalTotals, Outcome, Setup, WallSeconds, write_json};
 
 /// The sinks of one chain: time averages, grid draws (memory + CSV), optional skeleton.
 pub(crate) type PdmpSink =
     Tee<TimeAverageSink, Tee<GridDraws<Tee<ColumnMemorySink, CsvSink>>, Option<SkeletonSink>>>;
-/// The chains of a continuous-time run.
-pub(crate) type PdmpOutputs = Vec<ContinuousChainOutput<PdmpSink>>;
+/// The chains of a continuous-time run, with each kernel's typed tuning as lines and JSON.
+pub(crate) type PdmpOutputs = Vec<ContinuousChainOutput<PdmpSink, AnyTuning>>;
 
 /// Default minibatch size of SBPS: min(100, N) (the paper's n).
 const DEFAULT_SBPS_BATCH: usize = 100;
@@ -253,6 +255,8 @@ pub(crate) struct PdmpRun<'a> {
     pub(crate) out: &'a Path,
     pub(crate) chains: usize,
     pub(crate) seed: u64,
+    /// Once raised (Ctrl-C), every chain ends after its current segment.
+    pub(crate) stop: &'a AtomicBool,
     grid: f64,
 }
 
@@ -268,13 +272,25 @@ impl<'a> PdmpRun<'a> {
         out: &'a Path,
         chains: usize,
         seed: u64,
+        stop: &'a AtomicBool,
     ) -> Result<Self> {
         let grid = settings.grid_step(laplace)?;
         let (warmup, sampling) = settings.budgets(grid);
         comments.push(("grid_step".into(), grid.to_string()));
         comments.push(("warmup_budget".into(), describe(&warmup)));
         comments.push(("sampling_budget".into(), describe(&sampling)));
-        Ok(Self { settings, names, comments, inits, mode: &laplace.mode, out, chains, seed, grid })
+        Ok(Self {
+            settings,
+            names,
+            comments,
+            inits,
+            mode: &laplace.mode,
+            out,
+            chains,
+            seed,
+            stop,
+            grid,
+        })
     }
 
     fn config(&self) -> ContinuousRunConfig {
@@ -310,21 +326,22 @@ impl<'a> PdmpRun<'a> {
             .collect()
     }
 
-    /// Runs the chains with kernels from `make`.
-    fn go<M, K, F>(&self, model: &M, make: F) -> Result<PdmpOutputs>
+    /// Runs the chains `kernel` builds (settings that failed to validate are the error).
+    fn go<M, K>(&self, model: &M, kernel: tallmc_core::Result<K>) -> Result<PdmpOutputs>
     where
         M: Sync + ?Sized,
         K: PdmpKernel<M>,
-        F: Fn(usize) -> tallmc_core::Result<K> + Sync,
     {
+        let kernel = kernel?;
         let progress = crate::progress::Bar::on_terminal(self.chains);
         let driver = ContinuousDriver::new(self.config())
             .parameter_names(self.names.to_vec())
             .comments(self.comments.clone())
-            .progress(&progress);
-        let outputs = driver.run(model, self.inits, make, self.sinks()?)?;
+            .progress(&progress)
+            .stop_when(self.stop);
+        let outputs = driver.run(model, self.inits, &kernel, self.sinks()?)?;
         progress.finish();
-        Ok(outputs)
+        Ok(outputs.into_iter().map(|o| o.map(|s| s, |t| AnyTuning::of(&t))).collect())
     }
 }
 
@@ -353,14 +370,14 @@ fn run_without_bounds<M: CliModel>(
     let s = &run.settings;
     let g = run.grid;
     match s.kind {
-        SamplerKind::Sbps | SamplerKind::Psbps => run.go(model, |_| Sbps::new(s.sbps(g))),
+        SamplerKind::Sbps | SamplerKind::Psbps => run.go(model, Sbps::new(s.sbps(g))),
         SamplerKind::Bps => {
             s.model_bound(false, name)?;
-            run.go(model, |_| Bps::automatic(s.bps(g), PdmpSettings::envelope(g)))
+            run.go(model, Bps::automatic(s.bps(g), PdmpSettings::envelope(g)))
         }
         SamplerKind::Zigzag => {
             s.model_bound(false, name)?;
-            run.go(model, |_| ZigZag::automatic(ZigZagConfig::default(), PdmpSettings::envelope(g)))
+            run.go(model, ZigZag::automatic(ZigZagConfig::default(), PdmpSettings::envelope(g)))
         }
         SamplerKind::Lipsbps | SamplerKind::ZigzagSs | SamplerKind::ZigzagCv => bail!(
             "--sampler {} is exact only with bounds on the per-datum gradients or their \
@@ -379,10 +396,10 @@ macro_rules! full_data_with_bound {
         let (s, g) = (&$run.settings, $run.grid);
         match s.kind {
             SamplerKind::Bps if s.model_bound(true, $name)? => {
-                Some($run.go($model, |_| Bps::new(s.bps(g))))
+                Some($run.go($model, Bps::new(s.bps(g))))
             }
             SamplerKind::Zigzag if s.model_bound(true, $name)? => {
-                Some($run.go($model, |_| Ok(ZigZag::new(ZigZagConfig::default()))))
+                Some($run.go($model, Ok(ZigZag::new(ZigZagConfig::default()))))
             }
             _ => None,
         }
@@ -398,11 +415,12 @@ impl RunPdmp for LogisticRegression {
         }
         let s = &run.settings;
         match s.kind {
-            SamplerKind::Lipsbps => run.go(self, |_| LipSbps::new(s.lipsbps(run.grid))),
-            SamplerKind::ZigzagSs => run.go(self, |_| Ok(ZigZagSubsampling::new())),
-            SamplerKind::ZigzagCv => run.go(self, |_| {
-                Ok(ZigZagSubsampling::with_estimator(ControlVariates::rank_one(run.mode.to_vec())?))
-            }),
+            SamplerKind::Lipsbps => run.go(self, LipSbps::new(s.lipsbps(run.grid))),
+            SamplerKind::ZigzagSs => run.go(self, Ok(ZigZagSubsampling::new())),
+            SamplerKind::ZigzagCv => run.go(
+                self,
+                ControlVariates::rank_one(run.mode.to_vec()).map(ZigZagSubsampling::with_estimator),
+            ),
             _ => run_without_bounds(self, "logistic", run),
         }
     }
@@ -418,12 +436,13 @@ impl RunPdmp for GaussianMean {
         let (s, mode) = (&run.settings, run.mode);
         match s.kind {
             SamplerKind::Lipsbps => {
-                run.go(self, |_| LipSbps::lipschitz(s.lipsbps(run.grid), mode.to_vec()))
+                run.go(self, LipSbps::lipschitz(s.lipsbps(run.grid), mode.to_vec()))
             }
-            SamplerKind::ZigzagSs => run.go(self, |_| ZigZagSubsampling::lipschitz(mode.to_vec())),
-            SamplerKind::ZigzagCv => run.go(self, |_| {
-                Ok(ZigZagSubsampling::with_estimator(ControlVariates::rank_one(mode.to_vec())?))
-            }),
+            SamplerKind::ZigzagSs => run.go(self, ZigZagSubsampling::lipschitz(mode.to_vec())),
+            SamplerKind::ZigzagCv => run.go(
+                self,
+                ControlVariates::rank_one(mode.to_vec()).map(ZigZagSubsampling::with_estimator),
+            ),
             _ => run_without_bounds(self, "gaussian-mean", run),
         }
     }
@@ -495,36 +514,49 @@ struct PdmpSummaryFile<'a> {
     events: EventReport,
     totals: PdmpTotals,
     laplace_mode: &'a [f64],
+    /// The stop flag (Ctrl-C) ended the chains before their budgets were spent.
+    interrupted: bool,
     adaptation: Vec<Vec<String>>,
+    /// Per chain: the kernel's tuning, typed (refresh rate, clocks, preconditioner, …).
+    tuning: Vec<serde_json::Value>,
 }
 
-/// Writes summary.json of a continuous-time run.
+/// Writes summary.json of a continuous-time run and prints the report; the outcome says
+/// whether the stop flag ended the chains early.
 pub(crate) fn write_summary(
     args: &SampleArgs,
     n: usize,
     run: &PdmpRun<'_>,
     setup: &Setup,
     outputs: &PdmpOutputs,
-) -> Result<()> {
+) -> Result<Outcome> {
     let d = run.names.len();
     let draws: Vec<&ColumnMemorySink> = outputs.iter().map(|o| &o.sink.1.0.inner().0).collect();
     let counts: Vec<usize> = draws.iter().map(|m| m.num_draws()).collect();
-    if counts.iter().any(|&c| c < 4) {
+    let interrupted = outputs.iter().any(|o| o.report.interrupted);
+    if !interrupted && counts.iter().any(|&c| c < 4) {
         bail!(
             "the run produced {counts:?} grid draws per chain, fewer than the 4 ESS and R-hat \
              need: lengthen the sampling budget or shorten --grid"
         );
     }
-    // Budgets in events or evaluations end chains at different times: the draw summaries use
-    // every chain's first min-count draws (the time averages use each whole trajectory).
+    // Budgets in events or evaluations (or the stop flag) end chains at different times: the
+    // draw summaries use every chain's first min-count draws (the time averages use each whole
+    // trajectory). An interrupted run with fewer than 4 draws, or a chain with no sampled time,
+    // has no summaries; its files hold what was made.
     let common = counts.iter().copied().min().unwrap_or(0);
-    let slices: Vec<&[f64]> = draws.iter().map(|m| &m.draws[..common * d]).collect();
-    let parameters = summarize(run.names, &Draws::new(&slices, d)?)?;
-    let averages = outputs
-        .iter()
-        .map(|o| o.sink.0.averages().context("a chain recorded no trajectory"))
-        .collect::<Result<Vec<_>>>()?;
-    let continuous_time = summarize_continuous(run.names, &averages)?;
+    let parameters = if common >= 4 {
+        let slices: Vec<&[f64]> = draws.iter().map(|m| &m.draws[..common * d]).collect();
+        summarize(run.names, &Draws::new(&slices, d)?)?
+    } else {
+        Vec::new()
+    };
+    let averages = outputs.iter().map(|o| o.sink.0.averages()).collect::<Option<Vec<_>>>();
+    let continuous_time = match averages {
+        Some(averages) => summarize_continuous(run.names, &averages)?,
+        None if interrupted => Vec::new(),
+        None => bail!("a chain recorded no trajectory"),
+    };
     let mut warm = EventTotals::default();
     let mut samp = EventTotals::default();
     let (mut t_warm, mut t_samp) = (0.0, 0.0);
@@ -534,11 +566,12 @@ pub(crate) fn write_summary(
         t_warm += o.report.warmup_time;
         t_samp += o.report.sampling_time;
     }
-    let max =
-        |f: fn(&ContinuousChainOutput<PdmpSink>) -> f64| outputs.iter().map(f).fold(0.0, f64::max);
+    let max = |f: fn(&ContinuousChainOutput<PdmpSink, AnyTuning>) -> f64| {
+        outputs.iter().map(f).fold(0.0, f64::max)
+    };
     let warm_s = max(|o| o.report.warmup_seconds);
     let samp_s = max(|o| o.report.sampling_seconds);
-    let total_draws: usize = counts.iter().sum();
+    let total_draws = counts.iter().sum::<usize>().max(1);
     let sampling_total = samp.evals.total() as f64;
     let (warmup_budget, sampling_budget) = run.settings.budgets(run.grid);
     let wall_total = setup.seconds + warm_s + samp_s;
@@ -557,7 +590,7 @@ pub(crate) fn write_summary(
         evals_total: (setup.evals + warm.evals + samp.evals).total(),
         evals_per_draw: sampling_total / total_draws as f64,
         wall_seconds: wall_total,
-        interrupted: false,
+        interrupted,
     };
     let warnings = report::warnings(&facts);
     let file = PdmpSummaryFile {
@@ -603,11 +636,13 @@ pub(crate) fn write_summary(
             },
         },
         laplace_mode: run.mode,
-        adaptation: outputs.iter().map(|o| o.report.adaptation.clone()).collect(),
+        interrupted,
+        adaptation: outputs.iter().map(|o| o.report.tuning.lines.clone()).collect(),
+        tuning: outputs.iter().map(|o| o.report.tuning.value.clone()).collect(),
     };
     write_json(&args.out.join("summary.json"), &file)?;
     report::print(&facts, &warnings);
-    Ok(())
+    Ok(if interrupted { Outcome::Interrupted } else { Outcome::Finished })
 }
 
 fn add_totals(into: &mut EventTotals, t: &EventTotals) {

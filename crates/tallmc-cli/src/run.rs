@@ -444,11 +444,11 @@ fn run_model<M: RunConfidence + WithEngine + RunPdmp>(
             &args.out,
             args.chains,
             args.seed,
+            stop,
         )?;
         let outputs = model.run_pdmp(&run)?;
         let setup = Setup { evals: laplace.evals, seconds: setup_seconds };
-        crate::pdmp::write_summary(args, n, &run, &setup, &outputs)?;
-        return Ok(Outcome::Finished);
+        return crate::pdmp::write_summary(args, n, &run, &setup, &outputs);
     }
     let sinks = (0..args.chains)
         .map(|k| {

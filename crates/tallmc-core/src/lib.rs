@@ -58,4 +58,4 @@ pub use model::{
     BinaryFactors, LinearPredictor, LogPrior, LogPriorHessian, ParameterNames,
     TaylorRemainderBound, TermBounds, TermGradients, TermHessians, Terms,
 };
-pub use pdmp::{EventKind, EventTotals, PdmpKernel, PdmpState, Segment, SegmentStats, Trajectory};
+pub use pdmp::{EventKind, EventTotals, PdmpChain, PdmpKernel, Segment, SegmentStats, Trajectory};

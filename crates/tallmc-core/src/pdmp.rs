@@ -10,19 +10,20 @@
 //!
 //! and the positions *at events* are not distributed as π (events happen more often where the
 //! potential rises, so event positions are biased towards high-potential regions). That is why
-//! a [`PdmpKernel`] is a different trait from [`Kernel`](crate::Kernel): one step of it yields a
+//! a [`PdmpKernel`] is a different trait from [`Kernel`](crate::Kernel): one step of the
+//! [`PdmpChain`] it builds yields a
 //! [`Segment`] (start time, start position, velocity, duration, and what ended it), never a draw.
 //! The driver hands segments to segment sinks; equally weighted draws exist only where an
 //! adapter evaluates the trajectory on a fixed time grid. There is no way to record an event
 //! position as a draw.
 //!
-//! Kernels keep their particle in a [`Trajectory`], which records each segment as it moves, so
+//! Chains keep their particle in a [`Trajectory`], which records each segment as it moves, so
 //! every kernel reports segments the same way.
 
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-use crate::{EvalCounts, Result};
+use crate::{EvalCounts, Result, Tuning};
 
 /// What ended a trajectory segment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -195,19 +196,6 @@ impl Trajectory {
     }
 }
 
-/// The state of a piecewise-deterministic chain: its particle, plus whatever the method carries
-/// (cached gradients, regression observations, preconditioner, ...).
-pub trait PdmpState: Clone + Send {
-    /// The particle.
-    fn trajectory(&self) -> &Trajectory;
-}
-
-impl PdmpState for Trajectory {
-    fn trajectory(&self) -> &Trajectory {
-        self
-    }
-}
-
 /// What one step of a piecewise-deterministic kernel did (one segment). Every kernel reports
 /// the same counts, so the driver and the figures count events the same way for all of them.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
@@ -289,39 +277,52 @@ impl EventTotals {
     }
 }
 
-/// A piecewise-deterministic Markov process kernel: each [`PdmpKernel::step`] moves the particle
-/// along one segment (to the next thinning proposal, event, or bound horizon) and reports it.
+/// A piecewise-deterministic Markov process kernel, as its immutable, validated settings.
 ///
-/// The driver calls [`PdmpKernel::begin_warmup`], then `step` and [`PdmpKernel::adapt`] until
-/// the warmup budget (in trajectory time, events or evaluations) is spent, then
-/// [`PdmpKernel::end_warmup`], then `step` until the sampling budget is spent, handing every
-/// post-warmup segment ([`Trajectory::last_segment`]) to the segment sinks. Scratch belongs to
-/// the kernel; `step` allocates nothing. The random number generator is always borrowed.
-pub trait PdmpKernel<M: ?Sized> {
-    /// The chain state this kernel moves.
-    type State: PdmpState;
+/// Settings are checked when the value is made (each kernel's constructor);
+/// [`PdmpKernel::build_chain`] checks them against the model and builds a [`PdmpChain`] at a
+/// position. The chain owns its particle, scratch and tuning; there is no way to step a kernel
+/// that was not built. One settings value builds every chain of a run (the continuous driver
+/// shares it between threads), as [`Kernel`](crate::Kernel) does for discrete-time kernels.
+///
+/// `M` is the model; an implementation states in its where-clause exactly what it needs from
+/// the model.
+pub trait PdmpKernel<M: ?Sized>: Sync {
+    /// The running chain these settings build.
+    type Chain: PdmpChain<M>;
 
-    /// Builds the initial state at `position` (velocity drawn from the kernel's reference
-    /// distribution), validating its length and finiteness and whatever the kernel needs from
-    /// the model there. Per-datum evaluations made here (a gradient at the start, a bound's
-    /// set-up pass) are reported with the first step's [`SegmentStats`], so run totals are
-    /// complete.
-    fn init<R: Rng + ?Sized>(
-        &mut self,
+    /// Builds a chain at `position` (velocity drawn from the kernel's reference distribution),
+    /// validating its length and finiteness and whatever the kernel needs from the model there.
+    /// Per-datum evaluations made here (a gradient at the start, a bound's set-up pass) are
+    /// reported with the first step's [`SegmentStats`], so run totals are complete.
+    fn build_chain<R: Rng + ?Sized>(
+        &self,
         model: &M,
         position: &[f64],
         rng: &mut R,
-    ) -> Result<Self::State>;
+    ) -> Result<Self::Chain>;
+}
+
+/// One running piecewise-deterministic chain: the particle, scratch and tuning of a built
+/// [`PdmpKernel`]. Each [`PdmpChain::step`] moves the particle along one segment (to the next
+/// thinning proposal, event, or bound horizon) and reports it.
+///
+/// The driver calls [`PdmpChain::begin_warmup`], then `step` and [`PdmpChain::adapt`] until
+/// the warmup budget (in trajectory time, events or evaluations) is spent, then
+/// [`PdmpChain::end_warmup`], then `step` until the sampling budget is spent, handing every
+/// post-warmup segment ([`Trajectory::last_segment`]) to the segment sinks. `step` allocates
+/// nothing; the random number generator is always borrowed.
+pub trait PdmpChain<M: ?Sized>: Send {
+    /// The typed tuning (settings and adapted quantities) the chain reports.
+    type Tuning: Tuning;
+
+    /// The particle: position, velocity, time and last segment.
+    fn trajectory(&self) -> &Trajectory;
 
     /// Moves along one segment. Numerical trouble is a divergence in the stats (and
     /// [`EventKind::Divergence`] as the segment's end); an `Err` means the run cannot continue
     /// (for an exact sampler, a bound the model provides that its rate exceeded).
-    fn step<R: Rng + ?Sized>(
-        &mut self,
-        model: &M,
-        state: &mut Self::State,
-        rng: &mut R,
-    ) -> Result<SegmentStats>;
+    fn step<R: Rng + ?Sized>(&mut self, model: &M, rng: &mut R) -> Result<SegmentStats>;
 
     /// Called once before the first warmup step.
     fn begin_warmup(&mut self) {}
@@ -331,21 +332,19 @@ pub trait PdmpKernel<M: ?Sized> {
     fn adapt<R: Rng + ?Sized>(
         &mut self,
         model: &M,
-        state: &mut Self::State,
         stats: &SegmentStats,
         rng: &mut R,
     ) -> Result<()> {
-        let _ = (model, state, stats, rng);
+        let _ = (model, stats, rng);
         Ok(())
     }
 
     /// Called once after the last warmup step: fix the tuning for sampling.
     fn end_warmup(&mut self) {}
 
-    /// Lines describing the kernel's settings and adapted tuning, without a leading `#`.
-    fn adaptation_report(&self) -> Vec<String> {
-        Vec::new()
-    }
+    /// The current (after warmup: the adapted) tuning; its
+    /// [`comment_lines`](Tuning::comment_lines) describe the kernel's settings and tuning.
+    fn tuning(&self) -> Self::Tuning;
 }
 
 #[cfg(test)]

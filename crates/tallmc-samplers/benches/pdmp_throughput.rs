@@ -44,7 +44,7 @@ use std::time::Instant;
 
 use tallmc_core::rng::chain_rng;
 use tallmc_core::{
-    Chain, EvalCounts, EventTotals, Kernel, PdmpKernel, PdmpState, StepStats, Terms,
+    Chain, EvalCounts, EventTotals, Kernel, PdmpChain, PdmpKernel, StepStats, Terms,
 };
 use tallmc_estimators::RankOne;
 use tallmc_models::{DesignOptions, LogisticRegression, synthetic};
@@ -241,7 +241,7 @@ fn run_hmc_ecs(model: &LogisticRegression, mode: &[f64], o: &Options) -> Result<
 fn run_pdmp<K>(
     name: &str,
     model: &LogisticRegression,
-    mut kernel: K,
+    kernel: K,
     mode: &[f64],
     grid: f64,
     o: &Options,
@@ -252,15 +252,15 @@ where
     let err = |e: tallmc_core::Error| format!("{name}: {e}");
     let mut rng = chain_rng(CHAIN_SEED, 0);
     let t = Instant::now();
-    let mut state = kernel.init(model, mode, &mut rng).map_err(err)?;
+    let mut chain = kernel.build_chain(model, mode, &mut rng).map_err(err)?;
     let setup_s = t.elapsed().as_secs_f64();
     let mut warm = EventTotals::default();
     let mut setup_evals = EvalCounts::ZERO;
     let t = Instant::now();
-    kernel.begin_warmup();
+    chain.begin_warmup();
     let (warmup_time, mut travelled, mut first) = (o.pdmp_warmup as f64 * grid, 0.0, true);
     while travelled < warmup_time {
-        let s = kernel.step(model, &mut state, &mut rng).map_err(err)?;
+        let s = chain.step(model, &mut rng).map_err(err)?;
         if first {
             setup_evals = s.evals;
             warm.add(&tallmc_core::SegmentStats { evals: EvalCounts::ZERO, ..s });
@@ -268,10 +268,10 @@ where
         } else {
             warm.add(&s);
         }
-        travelled += state.trajectory().last_segment().duration;
-        kernel.adapt(model, &mut state, &s, &mut rng).map_err(err)?;
+        travelled += chain.trajectory().last_segment().duration;
+        chain.adapt(model, &s, &mut rng).map_err(err)?;
     }
-    kernel.end_warmup();
+    chain.end_warmup();
     let warmup_s = t.elapsed().as_secs_f64();
     let d = model.dim();
     let mut columns = vec![Vec::with_capacity(o.pdmp_draws); d];
@@ -280,9 +280,9 @@ where
     let mut x = vec![0.0; d];
     let t = Instant::now();
     while k < o.pdmp_draws {
-        let s = kernel.step(model, &mut state, &mut rng).map_err(err)?;
+        let s = chain.step(model, &mut rng).map_err(err)?;
         samp.add(&s);
-        let seg = state.trajectory().last_segment();
+        let seg = chain.trajectory().last_segment();
         let end = clock + seg.duration;
         // Grid times (k + 1)Δ inside this segment.
         while k < o.pdmp_draws && (k + 1) as f64 * grid <= end {

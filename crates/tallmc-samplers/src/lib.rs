@@ -134,8 +134,9 @@ pub mod sink;
 pub use adaptive_mh::{AdaptiveMetropolis, AdaptiveMetropolisConfig};
 pub use continuous::{
     Budget, ContinuousChainOutput, ContinuousChainReport, ContinuousDriver, ContinuousRunConfig,
-    GridDraws, GridStats, InMemoryOptions, MemorySkeleton, MemoryTrajectory, SegmentSink,
-    SkeletonSink, TimeAverageSink, sample_trajectories_in_memory, summarize_trajectories,
+    GridDraws, GridStats, InMemoryOptions, MemorySkeleton, MemoryTrajectory, PdmpTuningOf,
+    SegmentSink, SkeletonSink, TimeAverageSink, sample_trajectories_in_memory,
+    summarize_trajectories,
 };
 pub use driver::{
     ChainOutput, ChainReport, Driver, InMemory, NoProgress, Progress, RunConfig, StatsOf, TuningOf,
@@ -170,10 +171,12 @@ pub use minibatch_proxy::{
     ProxyConfig, ProxyMhStats, ProxyMhTuning, ProxyMinibatchMh, ProxyMinibatchMhChain,
 };
 pub use piecewise::{
-    AutoBoundConfig, AutomaticBound, BandConfig, BoundedGradients, Bps, BpsConfig, BpsState,
-    ControlVariates, DatumRateBound, LipSbps, LipSbpsConfig, LipschitzGradients, ModelBound,
-    PreconditionerConfig, Sbps, SbpsConfig, SbpsState, SlopePrior, SwitchingRateEstimator,
-    VelocityDistribution, ZigZag, ZigZagConfig, ZigZagState, ZigZagSubsampling,
+    AutoBoundConfig, AutomaticBound, BandConfig, BoundedGradients, Bps, BpsChain, BpsConfig,
+    BpsState, BpsTuning, ClockTuning, ControlVariates, DatumRateBound, LipSbps, LipSbpsChain,
+    LipSbpsConfig, LipSbpsTuning, LipschitzGradients, ModelBound, PreconditionerConfig, Sbps,
+    SbpsChain, SbpsConfig, SbpsState, SbpsTuning, SlopePrior, SwitchingRateEstimator,
+    VelocityDistribution, ZigZag, ZigZagChain, ZigZagConfig, ZigZagState, ZigZagSubsampling,
+    ZigZagSubsamplingChain, ZigZagSubsamplingTuning, ZigZagTuning,
 };
 pub use proposal::{
     Proposal, RandomWalkProposal, RandomWalkProposalConfig, RandomWalkTuning, SgldProposal,

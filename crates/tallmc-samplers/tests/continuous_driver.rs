@@ -9,6 +9,7 @@ mod continuous_common;
 
 use std::io;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use continuous_common::{Fault, ZigZag};
 use tallmc_core::{EventKind, Segment, SegmentStats};
@@ -61,10 +62,6 @@ impl SegmentSink for Recorder {
     }
 }
 
-fn adapt_calls(report: &[String]) -> u64 {
-    report[0].strip_prefix("adapt calls = ").unwrap().parse().unwrap()
-}
-
 #[test]
 fn time_averages_and_grid_draws_match_the_target_at_four_seeds() {
     // x₀ ~ N(0, 1), x₁ ~ N(1.5, 0.5²): E[x] = (0, 1.5), E[x²] = (1, 2.5).
@@ -86,7 +83,7 @@ fn time_averages_and_grid_draws_match_the_target_at_four_seeds() {
             })
             .collect();
         let out = ContinuousDriver::new(cfg)
-            .run(&(), &[vec![3.0, -1.0]], |_| Ok(ZigZag::new(mean.clone(), sd.clone())), sinks)
+            .run(&(), &[vec![3.0, -1.0]], &ZigZag::new(mean.clone(), sd.clone()), sinks)
             .unwrap();
         let avgs: Vec<_> = out.iter().map(|c| c.sink.0.averages().unwrap()).collect();
         let summary = summarize_continuous(&["x0", "x1"], &avgs).unwrap();
@@ -136,7 +133,7 @@ fn draws_budget_gives_exactly_count_draws_at_awkward_steps() {
             &(),
             cfg,
             &[vec![0.0]],
-            |_| Ok(ZigZag::standard(1)),
+            &ZigZag::standard(1),
             InMemoryOptions::default(),
         )
         .unwrap();
@@ -157,8 +154,7 @@ fn draws_budget_gives_exactly_count_draws_at_awkward_steps() {
     let cfg = config(Budget::Events(0), Budget::Time(0.3), 1, 5);
     let opts = InMemoryOptions { grid_step: Some(0.1), ..Default::default() };
     let out =
-        sample_trajectories_in_memory(&(), cfg, &[vec![0.0]], |_| Ok(ZigZag::standard(1)), opts)
-            .unwrap();
+        sample_trajectories_in_memory(&(), cfg, &[vec![0.0]], &ZigZag::standard(1), opts).unwrap();
     assert_eq!(out[0].sink.draws().unwrap().num_draws(), 3);
     // The stat columns add up to the sampling totals.
     let cfg = config(Budget::Time(5.0), Budget::Draws { count: 500, grid_step: 0.2 }, 1, 6);
@@ -166,7 +162,7 @@ fn draws_budget_gives_exactly_count_draws_at_awkward_steps() {
         &(),
         cfg,
         &[vec![0.0, 0.0]],
-        |_| Ok(ZigZag::standard(2)),
+        &ZigZag::standard(2),
         InMemoryOptions::default(),
     )
     .unwrap();
@@ -185,7 +181,7 @@ fn time_budgets_are_exact_and_counting_budgets_stop_at_the_first_step_reaching_t
     let cfg = config(Budget::Time(10.0), Budget::Time(25.0), 2, 7);
     let sinks = vec![Recorder::default(), Recorder::default()];
     let out = ContinuousDriver::new(cfg)
-        .run(&(), &[vec![0.5, 0.5]], |_| Ok(ZigZag::standard(2)), sinks)
+        .run(&(), &[vec![0.5, 0.5]], &ZigZag::standard(2), sinks)
         .unwrap();
     for c in &out {
         assert_eq!((c.report.warmup_time, c.report.sampling_time), (10.0, 25.0));
@@ -203,11 +199,11 @@ fn time_budgets_are_exact_and_counting_budgets_stop_at_the_first_step_reaching_t
         assert!(segs[..segs.len() - 1].iter().all(|s| s.2 != EventKind::End));
         // The first sampling segment is the remainder of the one that crossed W: no work.
         assert!(d0 > 0.0 && s0.evals.total() == 0 && s0.proposals == 0);
-        assert_eq!(adapt_calls(&c.report.adaptation), c.report.warmup.segments);
+        assert_eq!(c.report.tuning.adapt_calls, c.report.warmup.segments);
         assert_eq!(c.sink.footer.unwrap().sampling, c.report.sampling);
     }
     // Events, with horizons (steps without events) mixed in.
-    let kernel = |_| Ok(ZigZag::standard(2).with_horizon(0.3));
+    let kernel = &ZigZag::standard(2).with_horizon(0.3);
     let cfg = config(Budget::Events(50), Budget::Events(200), 1, 8);
     let out = ContinuousDriver::new(cfg)
         .run(&(), &[vec![0.0, 0.0]], kernel, vec![Recorder::default()])
@@ -215,14 +211,14 @@ fn time_budgets_are_exact_and_counting_budgets_stop_at_the_first_step_reaching_t
     let r = &out[0].report;
     assert_eq!((r.warmup.events(), r.sampling.events()), (50, 200));
     assert!(r.sampling.segments > 200, "horizons are steps without events");
-    assert_eq!(adapt_calls(&r.adaptation), r.warmup.segments);
+    assert_eq!(r.tuning.adapt_calls, r.warmup.segments);
     let segs = &out[0].sink.segments;
     assert!(segs.last().unwrap().2.changes_velocity(), "stopped at the event reaching 200");
     assert!(segs.iter().any(|s| s.2 == EventKind::Horizon));
     // Evaluations: 3 per step, so 100 → 34 steps, 1000 → 334 steps.
     let cfg = config(Budget::Evaluations(100), Budget::Evaluations(1000), 1, 9);
     let out = ContinuousDriver::new(cfg)
-        .run(&(), &[vec![0.0; 3]], |_| Ok(ZigZag::standard(3)), vec![Recorder::default()])
+        .run(&(), &[vec![0.0; 3]], &ZigZag::standard(3), vec![Recorder::default()])
         .unwrap();
     let r = &out[0].report;
     assert_eq!((r.warmup.segments, r.warmup.evals.total()), (34, 102));
@@ -230,13 +226,13 @@ fn time_budgets_are_exact_and_counting_budgets_stop_at_the_first_step_reaching_t
     // Zero warmup: no warmup step, but both hooks are called. Draws warmup = count·step time.
     let cfg = config(Budget::Events(0), Budget::Events(10), 1, 9);
     let out = ContinuousDriver::new(cfg)
-        .run(&(), &[vec![0.0]], |_| Ok(ZigZag::standard(1)), vec![Recorder::default()])
+        .run(&(), &[vec![0.0]], &ZigZag::standard(1), vec![Recorder::default()])
         .unwrap();
     assert_eq!(out[0].report.warmup.segments, 0);
-    assert_eq!(out[0].report.adaptation[1], "warmup begun = true, ended = true");
+    assert!(out[0].report.tuning.warmup_begun && out[0].report.tuning.warmup_ended);
     let cfg = config(Budget::Draws { count: 10, grid_step: 0.5 }, Budget::Time(1.0), 1, 9);
     let out = ContinuousDriver::new(cfg)
-        .run(&(), &[vec![0.0]], |_| Ok(ZigZag::standard(1)), vec![Recorder::default()])
+        .run(&(), &[vec![0.0]], &ZigZag::standard(1), vec![Recorder::default()])
         .unwrap();
     assert_eq!(out[0].report.warmup_time, 5.0);
 }
@@ -249,7 +245,7 @@ fn warmup_split_is_exact() {
     let run = |warmup: Budget, sampling: Budget| {
         let opts = InMemoryOptions { skeleton_non_events: true, ..Default::default() };
         let cfg = config(warmup, sampling, 1, 11);
-        let k = |_| Ok(ZigZag::standard(2).with_horizon(0.5));
+        let k = &ZigZag::standard(2).with_horizon(0.5);
         sample_trajectories_in_memory(&(), cfg, &[vec![0.2, -0.1]], k, opts).unwrap().remove(0)
     };
     let a = run(Budget::Time(w), Budget::Time(t));
@@ -292,7 +288,7 @@ fn same_seed_is_bit_identical_for_any_thread_count() {
         averages: TimeAverageConfig { cross_moments: true, ..Default::default() },
         ..Default::default()
     };
-    let k = |_| Ok(ZigZag::standard(2).with_horizon(0.7));
+    let k = &ZigZag::standard(2).with_horizon(0.7);
     let run = |cfg| sample_trajectories_in_memory(&(), cfg, &[vec![1.0, -1.0]], k, opts).unwrap();
     let a = run(cfg);
     let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
@@ -300,7 +296,10 @@ fn same_seed_is_bit_identical_for_any_thread_count() {
     let pool3 = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
     let c = pool3.install(|| run(cfg));
     let one = run(ContinuousRunConfig { num_chains: 1, ..cfg });
-    let rows = |o: &tallmc_samplers::continuous::ContinuousChainOutput<MemoryTrajectory>| {
+    let rows = |o: &tallmc_samplers::continuous::ContinuousChainOutput<
+        MemoryTrajectory,
+        continuous_common::ToyTuning,
+    >| {
         let s = &o.sink.skeleton;
         (s.times.clone(), s.events.clone(), s.positions.clone(), s.velocities.clone())
     };
@@ -332,7 +331,7 @@ fn skeleton_rows_and_csv_files() {
     let out = ContinuousDriver::new(cfg)
         .parameter_names(vec!["a".into(), "b".into()])
         .comments(vec![("model".into(), "gaussian".into())])
-        .run(&(), &[vec![0.0, 0.0]], |_| Ok(ZigZag::standard(2).with_horizon(0.4)), sinks)
+        .run(&(), &[vec![0.0, 0.0]], &ZigZag::standard(2).with_horizon(0.4), sinks)
         .unwrap();
     let r = &out[0].report;
     let mem = &out[0].sink.0.1;
@@ -389,7 +388,7 @@ fn skeleton_rows_and_csv_files() {
 
 #[test]
 fn bad_inputs_are_errors_naming_the_value() {
-    let kernel = |_| Ok(ZigZag::standard(1));
+    let kernel = &ZigZag::standard(1);
     let run = |cfg: ContinuousRunConfig, inits: &[Vec<f64>], sinks: usize| {
         let sinks = (0..sinks).map(|_| Recorder::default()).collect();
         ContinuousDriver::new(cfg).run(&(), inits, kernel, sinks).unwrap_err().to_string()
@@ -435,7 +434,7 @@ fn bad_inputs_are_errors_naming_the_value() {
     // Kernel failures name the chain and the segment (0-based, warmup included).
     let faulty = |f: Fault| {
         let cfg = config(Budget::Events(5), Budget::Events(1_000), 1, 1);
-        let k = move |_| Ok(ZigZag::standard(1).with_fault(f));
+        let k = &ZigZag::standard(1).with_fault(f);
         ContinuousDriver::new(cfg).run(&(), &x, k, vec![Recorder::default()]).unwrap_err()
     };
     let e = faulty(Fault::ErrAt(17));
@@ -479,7 +478,7 @@ fn sampling_allocates_only_for_amortized_growth_of_memory_sinks() {
         let cfg = config(Budget::Time(100.0), Budget::Time(20_000.0), 1, 3);
         let out = ContinuousDriver::new(cfg)
             .progress(&log)
-            .run(&(), &[vec![0.0, 0.0]], |_| Ok(ZigZag::standard(2)), vec![sink])
+            .run(&(), &[vec![0.0, 0.0]], &ZigZag::standard(2), vec![sink])
             .unwrap();
         let log = log.0.into_inner().unwrap();
         let last = *log.last().unwrap();
@@ -503,4 +502,65 @@ fn sampling_allocates_only_for_amortized_growth_of_memory_sinks() {
         report.sampling.segments
     );
     assert!(allocs <= growth, "{allocs} allocations (amortized growth bound {growth})");
+}
+
+/// A [`Recorder`] that raises `stop` once it has received `after` segments.
+struct StopAfter<'a> {
+    inner: Recorder,
+    stop: &'a AtomicBool,
+    after: usize,
+}
+
+impl SegmentSink for StopAfter<'_> {
+    fn begin(&mut self, header: &SegmentHeader<'_>) -> io::Result<()> {
+        self.inner.begin(header)
+    }
+    fn segment(&mut self, s: &Segment<'_>, stats: &SegmentStats) -> io::Result<()> {
+        self.inner.segment(s, stats)?;
+        if self.inner.segments.len() >= self.after {
+            self.stop.store(true, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+    fn finish(&mut self, footer: &SegmentFooter) -> io::Result<()> {
+        self.inner.finish(footer)
+    }
+}
+
+#[test]
+fn the_stop_flag_ends_chains_after_their_current_segment_with_sinks_finished() {
+    let cfg = config(Budget::Events(20), Budget::Events(100_000), 1, 4);
+    let x = [vec![0.0, 0.0]];
+    let kernel = &ZigZag::standard(2);
+    // Raised from the sink after 7 sampled segments: the chain stops right there.
+    let stop = AtomicBool::new(false);
+    let sink = StopAfter { inner: Recorder::default(), stop: &stop, after: 7 };
+    let out = ContinuousDriver::new(cfg).stop_when(&stop).run(&(), &x, kernel, vec![sink]).unwrap();
+    let (r, rec) = (&out[0].report, &out[0].sink.inner);
+    assert!(r.interrupted);
+    assert_eq!((r.warmup.segments, r.sampling.segments), (20, 7));
+    assert_eq!(rec.segments.len(), 7);
+    let footer = rec.footer.expect("the sink is finished");
+    assert_eq!(footer.sampling.segments, 7);
+    let time: f64 = rec.segments.iter().map(|s| s.1).sum();
+    assert!((r.sampling_time - time).abs() < 1e-12 && footer.sampling_time == r.sampling_time);
+    // Raised before the run: no segment at all, but every sink begun and finished.
+    let stop = AtomicBool::new(true);
+    let cfg = ContinuousRunConfig { num_chains: 2, ..cfg };
+    let sinks = vec![Recorder::default(), Recorder::default()];
+    let out = ContinuousDriver::new(cfg).stop_when(&stop).run(&(), &x, kernel, sinks).unwrap();
+    for c in &out {
+        assert!(c.report.interrupted);
+        assert_eq!((c.report.warmup.segments, c.report.sampling.segments), (0, 0));
+        assert!(c.sink.segments.is_empty() && c.sink.footer.is_some());
+        assert!(c.report.tuning.warmup_begun && c.report.tuning.warmup_ended);
+    }
+    // A flag never raised changes nothing.
+    let stop = AtomicBool::new(false);
+    let cfg = config(Budget::Events(20), Budget::Events(50), 1, 4);
+    let with = ContinuousDriver::new(cfg).stop_when(&stop);
+    let a = with.run(&(), &x, kernel, vec![Recorder::default()]).unwrap();
+    let b = ContinuousDriver::new(cfg).run(&(), &x, kernel, vec![Recorder::default()]).unwrap();
+    assert!(!a[0].report.interrupted);
+    assert_eq!(a[0].sink.segments, b[0].sink.segments);
 }

@@ -168,15 +168,15 @@ impl LogPriorCurvature for GaussianTerms {
 /// Runs `kernel` on the toy Gaussian from its mean for trajectory time `t` (warmup t/100),
 /// checks every mean, second moment and E[x_jx_k] (every pair) within 4 batch-means MCSE of the closed form
 /// (Σ_jk = ρ^|j−k|), and returns the run.
-fn check<K: PdmpKernel<GaussianTerms> + Clone + Sync>(
+fn check<K: PdmpKernel<GaussianTerms>>(
     name: &str,
     model: &GaussianTerms,
-    mut kernel: K,
+    kernel: K,
     t: f64,
     base: u64,
 ) -> Averages {
     let mean = model.mean();
-    let avg = time_averages(model, &mut kernel, &mean, t / 100.0, t, 40, base);
+    let avg = time_averages(model, &kernel, &mean, t / 100.0, t, 40, base);
     check_run_length(name, &avg);
     check_gaussian(name, &avg, &mean, &model.covariance());
     avg
@@ -230,16 +230,16 @@ fn zigzag_exact_thinning_and_automatic() {
 fn bps_and_zigzag_on_logistic_regression_match_hmc() {
     let model = logistic(10_000);
     let mode = logistic_mode(&model);
-    let mut bps = Bps::new(BpsConfig { refresh_rate: 10.0, ..BpsConfig::default() }).unwrap();
-    let avg = time_averages(&model, &mut bps, &mode, 1.0, 30.0, 40, 9);
+    let bps = Bps::new(BpsConfig { refresh_rate: 10.0, ..BpsConfig::default() }).unwrap();
+    let avg = time_averages(&model, &bps, &mode, 1.0, 30.0, 40, 9);
     compare_with_hmc("BPS (model bound), N = 10⁴", 10_000, &avg);
-    let mut zz = ZigZag::new(ZigZagConfig::default());
-    let avg = time_averages(&model, &mut zz, &mode, 1.0, 30.0, 40, 10);
+    let zz = ZigZag::new(ZigZagConfig::default());
+    let avg = time_averages(&model, &zz, &mode, 1.0, 30.0, 40, 10);
     compare_with_hmc("Zig-Zag (model bound), N = 10⁴", 10_000, &avg);
     let envelope = AutoBoundConfig { initial_horizon: 0.01, ..AutoBoundConfig::default() };
-    let mut auto =
+    let auto =
         Bps::automatic(BpsConfig { refresh_rate: 10.0, ..BpsConfig::default() }, envelope).unwrap();
-    let avg = time_averages(&model, &mut auto, &mode, 1.0, 20.0, 40, 11);
+    let avg = time_averages(&model, &auto, &mode, 1.0, 20.0, 40, 11);
     compare_with_hmc_allowing_violations("BPS (envelope), N = 10⁴", &avg);
 }
 

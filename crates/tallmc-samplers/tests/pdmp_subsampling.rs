@@ -18,7 +18,7 @@ use pdmp_support::{
     logistic_mode, time_averages,
 };
 use tallmc_core::rng::chain_rng;
-use tallmc_core::{Error, PdmpKernel, PdmpState, Terms};
+use tallmc_core::{Error, PdmpChain, PdmpKernel, Terms};
 use tallmc_estimators::{HessianProducts, RankOne};
 use tallmc_models::{GaussianRegression, LogisticRegression};
 use tallmc_samplers::{
@@ -55,15 +55,15 @@ fn zzcv(reference: &[f64]) -> ZigZagSubsampling<ControlVariates<RankOne>> {
 
 /// Runs one sampler on a Gaussian regression from the posterior mean and checks every mean,
 /// second moment and E[x_jx_k] (every pair) against the closed form.
-fn gaussian_case<K: PdmpKernel<GaussianRegression> + Clone + Sync>(
+fn gaussian_case<K: PdmpKernel<GaussianRegression>>(
     name: &str,
     model: &GaussianRegression,
-    mut kernel: K,
+    kernel: K,
     (t, batches): (f64, usize),
     base: u64,
 ) {
     let (mean, cov) = model.posterior_mean_covariance().unwrap();
-    let avg = time_averages(model, &mut kernel, &mean, t / 100.0, t, batches, base);
+    let avg = time_averages(model, &kernel, &mean, t / 100.0, t, batches, base);
     check_run_length(name, &avg);
     let worst = check_gaussian(name, &avg, &mean, &cov);
     assert_eq!(avg.totals.violations, 0, "{name}");
@@ -120,8 +120,8 @@ fn zzcv_on_gaussian_regressions() {
 fn lipsbps_on_logistic_regression_matches_hmc() {
     let model = logistic(10_000);
     let mode = logistic_mode(&model);
-    let mut kernel = LipSbps::new(LipSbpsConfig::default()).unwrap();
-    let avg = time_averages(&model, &mut kernel, &mode, 5.0, 1000.0, 20, 41);
+    let kernel = LipSbps::new(LipSbpsConfig::default()).unwrap();
+    let avg = time_averages(&model, &kernel, &mode, 5.0, 1000.0, 20, 41);
     // One per-datum gradient per data proposal; prior proposals and refreshments touch none.
     assert!(avg.totals.evals.gradients <= avg.totals.proposals);
     compare_with_hmc("lipSBPS (bounded gradients), N = 10⁴", 10_000, &avg);
@@ -131,8 +131,8 @@ fn lipsbps_on_logistic_regression_matches_hmc() {
 fn zzss_on_logistic_regression_matches_hmc() {
     let model = logistic(10_000);
     let mode = logistic_mode(&model);
-    let mut kernel = ZigZagSubsampling::new();
-    let avg = time_averages(&model, &mut kernel, &mode, 5.0, 1000.0, 20, 42);
+    let kernel = ZigZagSubsampling::new();
+    let avg = time_averages(&model, &kernel, &mode, 5.0, 1000.0, 20, 42);
     // Exactly one term and gradient per proposal.
     assert_eq!(avg.totals.evals.gradients, avg.totals.proposals);
     assert_eq!(avg.totals.evals.terms, avg.totals.proposals);
@@ -143,7 +143,7 @@ fn zzss_on_logistic_regression_matches_hmc() {
 fn zzcv_on_logistic_regression_matches_hmc() {
     let model = logistic(10_000);
     let mode = logistic_mode(&model);
-    let avg = time_averages(&model, &mut zzcv(&mode), &mode, 1.0, 200.0, 40, 43);
+    let avg = time_averages(&model, &zzcv(&mode), &mode, 1.0, 200.0, 40, 43);
     // Set-up: N at ξ* (Σ∇ℓ_J) + 2 (engine warm-up); then one datum at ξ and, unless the same J
     // comes twice in a row, one at ξ*.
     let g = avg.totals.evals.gradients;
@@ -154,15 +154,15 @@ fn zzcv_on_logistic_regression_matches_hmc() {
 
 /// Per-datum evaluations of one run: per unit trajectory time, and per unit time × the mean
 /// posterior sd σ̄ (evaluations while travelling one posterior sd at unit speed).
-fn cost_per_time<K: PdmpKernel<LogisticRegression> + Clone + Sync>(
+fn cost_per_time<K: PdmpKernel<LogisticRegression>>(
     model: &LogisticRegression,
-    mut kernel: K,
+    kernel: K,
     sds_travelled: f64,
 ) -> (f64, f64) {
     let lap = laplace_approximation(model, &[0.0; 3], NewtonOptions::default()).unwrap();
     let sd = lap.sds().iter().sum::<f64>() / 3.0;
     let t = sds_travelled * sd;
-    let avg = time_averages(model, &mut kernel, &lap.mode, 0.0, t, 20, 44);
+    let avg = time_averages(model, &kernel, &lap.mode, 0.0, t, 20, 44);
     // Leave out the set-up pass: the cost of moving.
     let setup = if avg.totals.evals.gradients > avg.totals.proposals {
         model.num_terms() as f64
@@ -203,10 +203,10 @@ fn zzcv_cost_per_posterior_sd_is_flat_in_n() {
 }
 
 /// Runs `kernel` until it errors (or 10⁶ steps) and returns the error.
-fn first_error<K: PdmpKernel<Glm>>(model: &Glm, mut kernel: K, start: &[f64]) -> Option<Error> {
+fn first_error<K: PdmpKernel<Glm>>(model: &Glm, kernel: K, start: &[f64]) -> Option<Error> {
     let mut rng = chain_rng(seed(50), 0);
-    let mut state = kernel.init(model, start, &mut rng).unwrap();
-    (0..1_000_000).find_map(|_| kernel.step(model, &mut state, &mut rng).err())
+    let mut state = kernel.build_chain(model, start, &mut rng).unwrap();
+    (0..1_000_000).find_map(|_| state.step(model, &mut rng).err())
 }
 
 #[test]
@@ -232,12 +232,12 @@ fn a_too_small_bound_is_a_bound_violation() {
 }
 
 /// Runs `steps` steps and returns the divergences (a kernel error fails the test).
-fn divergences<K: PdmpKernel<Glm>>(model: &Glm, mut kernel: K, start: &[f64], steps: usize) -> u64 {
+fn divergences<K: PdmpKernel<Glm>>(model: &Glm, kernel: K, start: &[f64], steps: usize) -> u64 {
     let mut rng = chain_rng(seed(55), 0);
-    let mut state = kernel.init(model, start, &mut rng).unwrap();
+    let mut state = kernel.build_chain(model, start, &mut rng).unwrap();
     let mut total = 0;
     for _ in 0..steps {
-        let s = kernel.step(model, &mut state, &mut rng).unwrap();
+        let s = state.step(model, &mut rng).unwrap();
         if s.divergences > 0 {
             let seg = state.trajectory().last_segment();
             assert_eq!((seg.duration, seg.end), (0.0, tallmc_core::EventKind::Divergence));
@@ -272,9 +272,9 @@ fn non_finite_gradients_are_divergences() {
     assert!(divergences(&model, zzcv(&mode), &mode, 20_000) > 0, "ZZ-CV");
 }
 
-fn init_error<K: PdmpKernel<Glm>>(model: &Glm, mut kernel: K, start: &[f64]) -> String {
+fn init_error<K: PdmpKernel<Glm>>(model: &Glm, kernel: K, start: &[f64]) -> String {
     let mut rng = chain_rng(1, 0);
-    match kernel.init(model, start, &mut rng) {
+    match kernel.build_chain(model, start, &mut rng) {
         Ok(_) => panic!("init accepted a bad input"),
         Err(e) => e.to_string(),
     }
@@ -328,15 +328,15 @@ fn bad_inputs_are_errors_that_name_the_value() {
 /// The skeleton (time, position, velocity, end) of `steps` segments.
 fn skeleton<M: Terms, K: PdmpKernel<M>>(
     model: &M,
-    mut kernel: K,
+    kernel: K,
     start: &[f64],
     steps: usize,
 ) -> Vec<f64> {
     let mut rng = chain_rng(seed(60), 0);
-    let mut state = kernel.init(model, start, &mut rng).unwrap();
+    let mut state = kernel.build_chain(model, start, &mut rng).unwrap();
     let mut out = Vec::new();
     for _ in 0..steps {
-        let s = kernel.step(model, &mut state, &mut rng).unwrap();
+        let s = state.step(model, &mut rng).unwrap();
         let t = state.trajectory();
         out.push(t.time());
         out.extend_from_slice(t.position());
@@ -359,13 +359,13 @@ fn same_seed_same_trajectory_and_no_allocation() {
     let a = skeleton(&model, zzcv(&mode), &mode, 2000);
     assert_eq!(a, skeleton(&model, zzcv(&mode), &mode, 2000), "ZZ-CV");
 
-    fn no_alloc<M: Terms, K: PdmpKernel<M>>(name: &str, model: &M, mut kernel: K, start: &[f64]) {
+    fn no_alloc<M: Terms, K: PdmpKernel<M>>(name: &str, model: &M, kernel: K, start: &[f64]) {
         let mut rng = chain_rng(1, 0);
-        let mut state = kernel.init(model, start, &mut rng).unwrap();
-        kernel.step(model, &mut state, &mut rng).unwrap();
+        let mut state = kernel.build_chain(model, start, &mut rng).unwrap();
+        state.step(model, &mut rng).unwrap();
         let before = allocations();
         for _ in 0..2000 {
-            kernel.step(model, &mut state, &mut rng).unwrap();
+            state.step(model, &mut rng).unwrap();
         }
         assert_eq!(allocations() - before, 0, "{name}: steps allocated");
     }

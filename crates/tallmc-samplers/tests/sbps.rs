@@ -18,7 +18,7 @@ use pdmp_support::time_averages;
 use rand::RngExt;
 use rand_distr::{Distribution, StandardNormal};
 use tallmc_core::rng::{chain_rng, setup_rng};
-use tallmc_core::{EventTotals, LogPrior, PdmpKernel, PdmpState, TermGradients, Terms};
+use tallmc_core::{EventTotals, LogPrior, PdmpChain, PdmpKernel, TermGradients, Terms};
 use tallmc_diagnostics::summary::{Draws, summarize};
 use tallmc_integrators::PiecewiseLinearRate;
 use tallmc_models::synthetic::sbps_logistic;
@@ -170,10 +170,10 @@ impl Run {
 /// Warmup for trajectory time `t_warm` (with the adaptation hooks), then time averages of θ_j
 /// and θ_j² over `t_total` in at most 40 batches, through the library's driver
 /// (`pdmp_support::time_averages`).
-fn run<M, K>(model: &M, kernel: &mut K, start: &[f64], t_warm: f64, t_total: f64, base: u64) -> Run
+fn run<M, K>(model: &M, kernel: &K, start: &[f64], t_warm: f64, t_total: f64, base: u64) -> Run
 where
     M: Terms + Sync + ?Sized,
-    K: PdmpKernel<M> + Clone + Sync,
+    K: PdmpKernel<M>,
 {
     let avg = time_averages(model, kernel, start, t_warm, t_total, 40, base);
     Run {
@@ -189,20 +189,20 @@ where
 /// `seed(base)` — the warmup `run` makes with the same seed.
 fn adapted_scale<M: TermGradients + LogPrior>(
     model: &M,
-    kernel: &mut Sbps,
+    kernel: &Sbps,
     start: &[f64],
     t_warm: f64,
     base: u64,
 ) -> Vec<f64> {
     let mut rng = chain_rng(seed(base), 0);
-    let mut state = kernel.init(model, start, &mut rng).unwrap();
-    PdmpKernel::<M>::begin_warmup(kernel);
-    while state.trajectory().time() < t_warm {
-        let s = kernel.step(model, &mut state, &mut rng).unwrap();
-        kernel.adapt(model, &mut state, &s, &mut rng).unwrap();
+    let mut chain = kernel.build_chain(model, start, &mut rng).unwrap();
+    PdmpChain::<M>::begin_warmup(&mut chain);
+    while chain.trajectory().time() < t_warm {
+        let s = chain.step(model, &mut rng).unwrap();
+        chain.adapt(model, &s, &mut rng).unwrap();
     }
-    PdmpKernel::<M>::end_warmup(kernel);
-    kernel.scale().unwrap().to_vec()
+    PdmpChain::<M>::end_warmup(&mut chain);
+    chain.scale().to_vec()
 }
 
 fn config(batch: usize, k: f64) -> SbpsConfig {
@@ -430,8 +430,8 @@ fn full_batch_sbps_reproduces_correlated_gaussians_without_violations() {
     ];
     for (i, (name, model, t_total, band)) in cases.into_iter().enumerate() {
         let cfg = SbpsConfig { refresh_rate: 0.5, band, ..config(50, 10.0) };
-        let mut kernel = Sbps::new(cfg).unwrap();
-        let r = run(&model, &mut kernel, &model.mean, 50.0, t_total, 10 + i as u64);
+        let kernel = Sbps::new(cfg).unwrap();
+        let r = run(&model, &kernel, &model.mean, 50.0, t_total, 10 + i as u64);
         let t = &r.totals;
         let z = z_scores(&r, &model.mean, |j| model.sd(j));
         eprintln!(
@@ -484,8 +484,8 @@ fn logistic_regression_matches_full_data_hmc_and_bias_grows_as_k_falls() {
     }
     let (mut rates, mut inflations, mut errs) = (vec![], vec![], vec![]);
     for (k, t_total) in [(3.0, 6000.0), (1.0, 2000.0), (0.5, 2000.0)] {
-        let mut kernel = Sbps::new(config(100, k)).unwrap();
-        let r = run(&p.model, &mut kernel, &p.mode, 20.0, t_total, 20);
+        let kernel = Sbps::new(config(100, k)).unwrap();
+        let r = run(&p.model, &kernel, &p.mode, 20.0, t_total, 20);
         let (err, inflation) = errors(&r, &reference);
         let mcse: Vec<f64> = (0..5).map(|j| r.mcse[j] / reference[j][1]).collect();
         let sd_ratio: Vec<f64> = (0..5).map(|j| r.sd(j) / reference[j][1]).collect();
@@ -543,13 +543,13 @@ fn psbps_mixes_faster_than_sbps_on_an_anisotropic_gaussian() {
     let mut cost = vec![];
     for pre in [false, true] {
         let cfg = if pre { config(100, 3.0).preconditioned() } else { config(100, 3.0) };
-        let mut kernel = Sbps::new(cfg).unwrap();
-        let r = run(&model, &mut kernel, &model.mean, 200.0, 2000.0, 30);
+        let kernel = Sbps::new(cfg).unwrap();
+        let r = run(&model, &kernel, &model.mean, 200.0, 2000.0, 30);
         let z = z_scores(&r, &model.mean, |j| sds[j]);
         let evals = r.totals.evals.gradients as f64;
         // Variance of the time average × evaluations, in posterior variances (lower is better).
         let c: Vec<f64> = (0..2).map(|j| (r.mcse[j] / sds[j]).powi(2) * evals).collect();
-        let a = adapted_scale(&model, &mut kernel, &model.mean, 200.0, 30);
+        let a = adapted_scale(&model, &kernel, &model.mean, 200.0, 30);
         eprintln!(
             "anisotropic Gaussian, {}: z (mean, second) {z:.2?}; MCSE² × evaluations {:.3e} \
              {:.3e}; A = {a:.4?}; violation rate {:.4}",
@@ -596,28 +596,25 @@ fn bad_inputs_are_errors_naming_the_value() {
     // n > N and bad positions at init.
     let model = Gaussian::correlated(2, 50, 0.5, 1);
     let mut rng = chain_rng(1, 0);
-    let e = Sbps::new(config(51, 3.0)).unwrap().init(&model, &[0.0, 0.0], &mut rng).unwrap_err();
+    let build = |cfg, x: &[f64], rng: &mut _| Sbps::new(cfg).unwrap().build_chain(&model, x, rng);
+    let e = build(config(51, 3.0), &[0.0, 0.0], &mut rng).unwrap_err();
     assert!(e.to_string().contains("n = 51") && e.to_string().contains("N = 50"), "{e}");
-    let e = Sbps::new(config(10, 3.0)).unwrap().init(&model, &[0.0], &mut rng).unwrap_err();
+    let e = build(config(10, 3.0), &[0.0], &mut rng).unwrap_err();
     assert!(e.to_string().contains("expected 2, found 1"), "{e}");
-    let e = Sbps::new(config(10, 3.0)).unwrap().init(&model, &[0.0, f64::NAN], &mut rng);
+    let e = build(config(10, 3.0), &[0.0, f64::NAN], &mut rng);
     assert!(e.unwrap_err().to_string().contains("NaN"));
-    let mut k = Sbps::new(config(10, 3.0)).unwrap();
-    let mut state =
-        Sbps::new(config(10, 3.0)).unwrap().init(&model, &model.mean, &mut rng).unwrap();
-    assert!(k.step(&model, &mut state, &mut rng).unwrap_err().to_string().contains("before init"));
 }
 
 #[test]
 fn non_finite_gradients_are_divergences_not_panics() {
     let mut model = Gaussian::correlated(2, 200, 0.5, 4);
     model.nan_above = model.mean[0] + 0.3;
-    let mut kernel = Sbps::new(config(20, 3.0)).unwrap();
+    let kernel = Sbps::new(config(20, 3.0)).unwrap();
     let mut rng = chain_rng(seed(40), 0);
-    let mut state = kernel.init(&model, &model.mean, &mut rng).unwrap();
+    let mut state = kernel.build_chain(&model, &model.mean, &mut rng).unwrap();
     let mut totals = EventTotals::default();
     for _ in 0..5000 {
-        let s = kernel.step(&model, &mut state, &mut rng).unwrap();
+        let s = state.step(&model, &mut rng).unwrap();
         totals.add(&s);
         let seg = state.trajectory().last_segment();
         if s.divergences > 0 {
@@ -640,18 +637,18 @@ fn skeleton(
     steps: usize,
 ) -> Vec<(f64, Vec<f64>, Vec<f64>, String)> {
     let p = logistic();
-    let mut kernel = Sbps::new(cfg).unwrap();
+    let kernel = Sbps::new(cfg).unwrap();
     let mut rng = chain_rng(seed(50), 0);
-    let mut state = kernel.init(&p.model, &p.mode, &mut rng).unwrap();
+    let mut state = kernel.build_chain(&p.model, &p.mode, &mut rng).unwrap();
     let mut out = vec![];
-    PdmpKernel::<LogisticRegression>::begin_warmup(&mut kernel);
+    PdmpChain::<LogisticRegression>::begin_warmup(&mut state);
     for i in 0..warmup + steps {
         if i == warmup {
-            PdmpKernel::<LogisticRegression>::end_warmup(&mut kernel);
+            PdmpChain::<LogisticRegression>::end_warmup(&mut state);
         }
-        let s = kernel.step(&p.model, &mut state, &mut rng).unwrap();
+        let s = state.step(&p.model, &mut rng).unwrap();
         if i < warmup {
-            kernel.adapt(&p.model, &mut state, &s, &mut rng).unwrap();
+            state.adapt(&p.model, &s, &mut rng).unwrap();
         }
         let seg = state.trajectory().last_segment();
         out.push((
@@ -677,18 +674,18 @@ fn same_seed_gives_the_same_trajectory() {
 fn steps_and_adaptation_allocate_nothing() {
     let p = logistic();
     for cfg in [config(100, 3.0), config(100, 3.0).preconditioned()] {
-        let mut kernel = Sbps::new(cfg).unwrap();
+        let kernel = Sbps::new(cfg).unwrap();
         let mut rng = chain_rng(1, 0);
-        let mut state = kernel.init(&p.model, &p.mode, &mut rng).unwrap();
-        PdmpKernel::<LogisticRegression>::begin_warmup(&mut kernel);
+        let mut state = kernel.build_chain(&p.model, &p.mode, &mut rng).unwrap();
+        PdmpChain::<LogisticRegression>::begin_warmup(&mut state);
         let before = allocations();
         for _ in 0..300 {
-            let s = kernel.step(&p.model, &mut state, &mut rng).unwrap();
-            kernel.adapt(&p.model, &mut state, &s, &mut rng).unwrap();
+            let s = state.step(&p.model, &mut rng).unwrap();
+            state.adapt(&p.model, &s, &mut rng).unwrap();
         }
-        PdmpKernel::<LogisticRegression>::end_warmup(&mut kernel);
+        PdmpChain::<LogisticRegression>::end_warmup(&mut state);
         for _ in 0..300 {
-            kernel.step(&p.model, &mut state, &mut rng).unwrap();
+            state.step(&p.model, &mut rng).unwrap();
         }
         assert_eq!(allocations() - before, 0, "{cfg:?}");
     }

@@ -25,7 +25,7 @@ pub mod prelude {
     pub use tallmc_core::rng::{chain_rng, setup_rng};
     pub use tallmc_core::{
         BinaryFactors, Chain, EvalCounts, EventKind, FullData, Kernel, LinearPredictor, LogPrior,
-        LogPriorCurvature, LogPriorHessian, Parallelism, ParameterNames, PdmpKernel, PdmpState,
+        LogPriorCurvature, LogPriorHessian, Parallelism, ParameterNames, PdmpChain, PdmpKernel,
         Segment, SegmentStats, StepStats, TaylorRemainderBound, TermBounds, TermCurvatureBound,
         TermGradientBounds, TermGradientLipschitz, TermGradients, TermHessians, Terms, Trajectory,
         Tuning,

@@ -4,29 +4,30 @@ use std::time::Instant;
 
 use rand::Rng;
 use tallmc_core::rng::chain_rng;
-use tallmc_core::{Error, EventKind, EventTotals, PdmpKernel, PdmpState, Segment, SegmentStats};
+use tallmc_core::{
+    Error, EventKind, EventTotals, PdmpChain, PdmpKernel, Segment, SegmentStats, Tuning,
+};
 
 use super::driver::{
-    ContinuousChainOutput, ContinuousChainReport, ContinuousDriver, PROGRESS_TICKS,
+    ContinuousChainOutput, ContinuousChainReport, ContinuousDriver, PROGRESS_TICKS, PdmpTuningOf,
 };
 use super::sink::{SegmentFooter, SegmentHeader, SegmentSink};
 use crate::driver::Progress;
 use crate::{Result, SamplerError};
 
 /// Runs chain `chain` (see the [module docs](super)).
-pub(super) fn run_chain<M, K, F, S>(
+pub(super) fn run_chain<M, K, S>(
     driver: &ContinuousDriver<'_>,
     model: &M,
     chain: usize,
     init: &[f64],
     names: &[String],
-    make_kernel: &F,
+    kernel: &K,
     mut sink: S,
-) -> Result<ContinuousChainOutput<S>>
+) -> Result<ContinuousChainOutput<S, PdmpTuningOf<K, M>>>
 where
     M: Sync + ?Sized,
     K: PdmpKernel<M>,
-    F: Fn(usize) -> tallmc_core::Result<K>,
     S: SegmentSink,
 {
     let c = driver.config;
@@ -37,11 +38,10 @@ where
     };
     let mut rng = chain_rng(c.seed, chain);
     let start = Instant::now();
-    let mut kernel = make_kernel(chain).map_err(|source| SamplerError::Init { chain, source })?;
-    let mut state = kernel
-        .init(model, init, &mut rng)
+    let mut pdmp = kernel
+        .build_chain(model, init, &mut rng)
         .map_err(|source| SamplerError::Init { chain, source })?;
-    let dim = state.trajectory().dim();
+    let dim = pdmp.trajectory().dim();
     if dim != names.len() {
         let source = Error::dimension("kernel state (trajectory dimension)", names.len(), dim);
         return Err(SamplerError::Init { chain, source });
@@ -49,8 +49,10 @@ where
     let mut stepper = Stepper { chain, segment: 0, zero_run: 0, limit: c.max_zero_duration_steps };
     let mut ticker = Ticker::new(driver.progress, chain, !c.warmup.is_zero());
 
-    // Warmup: step + adapt until the budget is spent; a time budget splits the last segment.
-    kernel.begin_warmup();
+    // Warmup: step + adapt until the budget is spent (or the stop flag is raised); a time budget
+    // splits the last segment.
+    pdmp.begin_warmup();
+    let mut interrupted = false;
     let mut warm = EventTotals::default();
     let mut warm_time = 0.0;
     let (mut rem_x, mut rem_v) = (vec![0.0; dim], vec![0.0; dim]);
@@ -58,9 +60,13 @@ where
     if !c.warmup.is_zero() {
         let limit = c.warmup.time_limit();
         loop {
-            let stats = stepper.step(&mut kernel, model, &mut state, &mut rng)?;
+            if driver.stopped() {
+                interrupted = true;
+                break;
+            }
+            let stats = stepper.step(&mut pdmp, model, &mut rng)?;
             warm.add(&stats);
-            let seg = state.trajectory().last_segment();
+            let seg = pdmp.trajectory().last_segment();
             let done = match limit {
                 Some(w) if warm_time + seg.duration >= w => {
                     let used = (w - warm_time).max(0.0);
@@ -78,8 +84,10 @@ where
                     c.warmup.reached(&warm)
                 }
             };
-            kernel.adapt(model, &mut state, &stats, &mut rng).map_err(|source| {
-                SamplerError::Segment { chain, segment: stepper.last(), source }
+            pdmp.adapt(model, &stats, &mut rng).map_err(|source| SamplerError::Segment {
+                chain,
+                segment: stepper.last(),
+                source,
             })?;
             ticker.update(0, c.warmup.fraction(warm_time, &warm));
             if done {
@@ -87,8 +95,9 @@ where
             }
         }
     }
-    kernel.end_warmup();
-    let adaptation = kernel.adaptation_report();
+    pdmp.end_warmup();
+    let tuning = pdmp.tuning();
+    let adaptation = tuning.comment_lines();
     let warmup_seconds = start.elapsed().as_secs_f64();
 
     // Sampling: every segment to the sink, on a clock that starts at 0.
@@ -114,9 +123,13 @@ where
         finished = clock.emit(seg, &none, &mut sink).map_err(|e| sink_err(&sink, e))?;
     }
     while !finished {
-        let stats = stepper.step(&mut kernel, model, &mut state, &mut rng)?;
+        if interrupted || driver.stopped() {
+            interrupted = true;
+            break;
+        }
+        let stats = stepper.step(&mut pdmp, model, &mut rng)?;
         samp.add(&stats);
-        let seg = state.trajectory().last_segment();
+        let seg = pdmp.trajectory().last_segment();
         finished = clock.emit(seg, &stats, &mut sink).map_err(|e| sink_err(&sink, e))?
             || c.sampling.reached(&samp);
         ticker.update(PROGRESS_TICKS, c.sampling.fraction(clock.time, &samp));
@@ -129,7 +142,8 @@ where
         sampling_time: clock.time,
         warmup_seconds,
         sampling_seconds: sampling_start.elapsed().as_secs_f64(),
-        adaptation,
+        interrupted,
+        tuning,
     };
     let footer = SegmentFooter {
         warmup: report.warmup,
@@ -153,20 +167,19 @@ struct Stepper {
 }
 
 impl Stepper {
-    fn step<M: ?Sized, K: PdmpKernel<M>, R: Rng + ?Sized>(
+    fn step<M: ?Sized, C: PdmpChain<M>, R: Rng + ?Sized>(
         &mut self,
-        kernel: &mut K,
+        pdmp: &mut C,
         model: &M,
-        state: &mut K::State,
         rng: &mut R,
     ) -> Result<SegmentStats> {
         let (chain, segment) = (self.chain, self.segment);
-        let stats = kernel.step(model, state, rng).map_err(|source| SamplerError::Segment {
+        let stats = pdmp.step(model, rng).map_err(|source| SamplerError::Segment {
             chain,
             segment,
             source,
         })?;
-        let tau = state.trajectory().last_segment().duration;
+        let tau = pdmp.trajectory().last_segment().duration;
         if !(tau.is_finite() && tau >= 0.0) {
             let source = Error::invalid("segment duration", tau, "a finite number >= 0");
             return Err(SamplerError::Segment { chain, segment, source });

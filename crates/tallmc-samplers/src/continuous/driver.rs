@@ -1,9 +1,11 @@
-//! The continuous-time driver: runs a [`PdmpKernel`] on several chains in parallel and streams
-//! every post-warmup segment to a [`SegmentSink`].
+//! The continuous-time driver: runs the chains a [`PdmpKernel`] builds on several threads in
+//! parallel and streams every post-warmup segment to a [`SegmentSink`].
+
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rayon::prelude::*;
 use serde::Serialize;
-use tallmc_core::{Error, EventTotals, PdmpKernel};
+use tallmc_core::{Error, EventTotals, PdmpChain, PdmpKernel};
 
 use super::budget::{Budget, Phase};
 use super::chain::run_chain;
@@ -61,9 +63,12 @@ impl ContinuousRunConfig {
     }
 }
 
-/// Totals of one continuous-time chain.
+/// The tuning of the chains PDMP kernel `K` builds on model `M`.
+pub type PdmpTuningOf<K, M> = <<K as PdmpKernel<M>>::Chain as PdmpChain<M>>::Tuning;
+
+/// Totals of one continuous-time chain, with the kernel's typed tuning `T`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ContinuousChainReport {
+pub struct ContinuousChainReport<T> {
     /// Chain number.
     pub chain: usize,
     /// Counts of the warmup steps (including the step that crossed the end of warmup).
@@ -79,17 +84,46 @@ pub struct ContinuousChainReport {
     pub warmup_seconds: f64,
     /// Wall time of sampling, seconds.
     pub sampling_seconds: f64,
-    /// The kernel's adaptation report.
-    pub adaptation: Vec<String>,
+    /// Whether the run's stop flag ended this chain early (its budget was then not spent).
+    pub interrupted: bool,
+    /// The kernel's tuning at the end of warmup (its
+    /// [`comment_lines`](tallmc_core::Tuning::comment_lines) are the sinks' adaptation lines).
+    pub tuning: T,
 }
 
 /// A chain's report and its sink (with whatever the sink kept).
 #[derive(Debug)]
-pub struct ContinuousChainOutput<S> {
+pub struct ContinuousChainOutput<S, T> {
     /// Totals.
-    pub report: ContinuousChainReport,
+    pub report: ContinuousChainReport<T>,
     /// The sink, returned so that in-memory results can be read.
     pub sink: S,
+}
+
+impl<S, T> ContinuousChainOutput<S, T> {
+    /// The same chain with its sink mapped by `sink` and its tuning by `tuning` (e.g. to
+    /// collect runs of different kernels in one vector).
+    pub fn map<S2, T2>(
+        self,
+        sink: impl FnOnce(S) -> S2,
+        tuning: impl FnOnce(T) -> T2,
+    ) -> ContinuousChainOutput<S2, T2> {
+        let r = self.report;
+        ContinuousChainOutput {
+            report: ContinuousChainReport {
+                chain: r.chain,
+                warmup: r.warmup,
+                sampling: r.sampling,
+                warmup_time: r.warmup_time,
+                sampling_time: r.sampling_time,
+                warmup_seconds: r.warmup_seconds,
+                sampling_seconds: r.sampling_seconds,
+                interrupted: r.interrupted,
+                tuning: tuning(r.tuning),
+            },
+            sink: sink(self.sink),
+        }
+    }
 }
 
 /// Runs continuous-time chains. Build with [`ContinuousDriver::new`], then
@@ -99,12 +133,19 @@ pub struct ContinuousDriver<'a> {
     pub(super) parameter_names: Vec<String>,
     pub(super) comments: Vec<(String, String)>,
     pub(super) progress: &'a dyn Progress,
+    stop: Option<&'a AtomicBool>,
 }
 
 impl<'a> ContinuousDriver<'a> {
     /// A driver for `config` (validated in `run`).
     pub fn new(config: ContinuousRunConfig) -> Self {
-        Self { config, parameter_names: Vec::new(), comments: Vec::new(), progress: &NoProgress }
+        Self {
+            config,
+            parameter_names: Vec::new(),
+            comments: Vec::new(),
+            progress: &NoProgress,
+            stop: None,
+        }
     }
 
     /// Names of the parameters (default `theta.1`, …).
@@ -128,18 +169,31 @@ impl<'a> ContinuousDriver<'a> {
         self
     }
 
+    /// A flag that, once raised, ends every chain after its current segment, finishing its
+    /// sink (files stay complete and readable); the reports say `interrupted`, with the time
+    /// and events made so far.
+    pub fn stop_when(mut self, stop: &'a AtomicBool) -> Self {
+        self.stop = Some(stop);
+        self
+    }
+
+    /// Whether the stop flag is raised.
+    pub(super) fn stopped(&self) -> bool {
+        self.stop.is_some_and(|s| s.load(Ordering::Relaxed))
+    }
+
     /// The run configuration.
     pub fn config(&self) -> &ContinuousRunConfig {
         &self.config
     }
 
-    /// Runs `num_chains` chains in parallel. `inits` holds one initial position per chain (or a
-    /// single one shared by all); `make_kernel(k)` builds chain k's kernel; `sinks` holds one
-    /// sink per chain. Returns the chains' reports and sinks in chain order.
+    /// Runs `num_chains` chains of `kernel` in parallel (the settings build every chain).
+    /// `inits` holds one initial position per chain (or a single one shared by all); `sinks`
+    /// holds one sink per chain. Returns the chains' reports and sinks in chain order.
     ///
     /// # Errors
     /// An invalid configuration; `inits` or `sinks` of the wrong count; parameter names of the
-    /// wrong length; a kernel that cannot start ([`SamplerError::Init`]); a kernel `Err`, or a
+    /// wrong length; a chain that cannot be built ([`SamplerError::Init`]); a kernel `Err`, or a
     /// segment of negative or non-finite duration ([`SamplerError::Segment`], naming the chain
     /// and the segment number); too many zero-duration segments in a row
     /// ([`SamplerError::Stalled`]); a sink error ([`SamplerError::Sink`], with the path).
@@ -148,17 +202,16 @@ impl<'a> ContinuousDriver<'a> {
     /// [`SamplerError::Segment`]: crate::SamplerError::Segment
     /// [`SamplerError::Stalled`]: crate::SamplerError::Stalled
     /// [`SamplerError::Sink`]: crate::SamplerError::Sink
-    pub fn run<M, K, F, S>(
+    pub fn run<M, K, S>(
         &self,
         model: &M,
         inits: &[Vec<f64>],
-        make_kernel: F,
+        kernel: &K,
         sinks: Vec<S>,
-    ) -> Result<Vec<ContinuousChainOutput<S>>>
+    ) -> Result<Vec<ContinuousChainOutput<S, PdmpTuningOf<K, M>>>>
     where
         M: Sync + ?Sized,
         K: PdmpKernel<M>,
-        F: Fn(usize) -> tallmc_core::Result<K> + Sync,
         S: SegmentSink,
     {
         let c = &self.config;
@@ -196,7 +249,7 @@ impl<'a> ContinuousDriver<'a> {
             .enumerate()
             .map(|(chain, sink)| {
                 let init = if inits.len() == 1 { &inits[0] } else { &inits[chain] };
-                run_chain(self, model, chain, init, &names, &make_kernel, sink)
+                run_chain(self, model, chain, init, &names, kernel, sink)
             })
             .collect::<Vec<_>>()
             // The first failing chain in chain order, whichever thread failed first: the same

@@ -3,6 +3,8 @@
 use std::io;
 
 use tallmc_core::{PdmpKernel, Segment, SegmentStats};
+
+use super::driver::PdmpTuningOf;
 use tallmc_diagnostics::continuous::{ContinuousSummary, TimeAverageConfig, summarize_continuous};
 
 use super::driver::{ContinuousChainOutput, ContinuousDriver, ContinuousRunConfig};
@@ -85,24 +87,23 @@ impl SegmentSink for MemoryTrajectory {
 ///
 /// # Errors
 /// As [`ContinuousDriver::run`], plus an invalid grid step or batch configuration.
-pub fn sample_trajectories_in_memory<M, K, F>(
+pub fn sample_trajectories_in_memory<M, K>(
     model: &M,
     config: ContinuousRunConfig,
     inits: &[Vec<f64>],
-    make_kernel: F,
+    kernel: &K,
     options: InMemoryOptions,
-) -> Result<Vec<ContinuousChainOutput<MemoryTrajectory>>>
+) -> Result<Vec<ContinuousChainOutput<MemoryTrajectory, PdmpTuningOf<K, M>>>>
 where
     M: Sync + ?Sized,
     K: PdmpKernel<M>,
-    F: Fn(usize) -> tallmc_core::Result<K> + Sync,
 {
     let options =
         InMemoryOptions { grid_step: options.grid_step.or(config.sampling.grid_step()), ..options };
     let sinks = (0..config.num_chains)
         .map(|_| MemoryTrajectory::new(&options))
         .collect::<tallmc_core::Result<Vec<_>>>()?;
-    ContinuousDriver::new(config).run(model, inits, make_kernel, sinks)
+    ContinuousDriver::new(config).run(model, inits, kernel, sinks)
 }
 
 /// Per-coordinate summaries of the chains' exact time averages, pooled
@@ -110,8 +111,8 @@ where
 ///
 /// # Errors
 /// No chains, or a chain with no sampled time.
-pub fn summarize_trajectories(
-    chains: &[ContinuousChainOutput<MemoryTrajectory>],
+pub fn summarize_trajectories<T>(
+    chains: &[ContinuousChainOutput<MemoryTrajectory, T>],
 ) -> tallmc_diagnostics::Result<Vec<ContinuousSummary>> {
     let avgs = chains
         .iter()

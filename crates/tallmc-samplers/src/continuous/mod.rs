@@ -3,7 +3,7 @@
 //!
 //! # Trajectories, not draws
 //!
-//! A [`PdmpKernel`](tallmc_core::PdmpKernel) moves a particle on straight lines,
+//! The chain a [`PdmpKernel`](tallmc_core::PdmpKernel) builds moves a particle on straight lines,
 //! x(t) = x + v t, changing v at the events of a Poisson process. Its output is the whole
 //! trajectory, and posterior expectations are **time averages**
 //!
@@ -36,8 +36,10 @@
 //!
 //! Per chain k (chains run in parallel with rayon; chain k draws from
 //! [`chain_rng`](tallmc_core::rng::chain_rng)`(seed, k)`, so a chain's output does not depend
-//! on the number of chains or threads): `init` at the chain's position; `begin_warmup`; `step`
-//! then `adapt` until the warmup [`Budget`] is spent; `end_warmup`; [`SegmentSink::begin`];
+//! on the number of chains or threads): the kernel's settings build the chain at its position
+//! ([`PdmpKernel::build_chain`](tallmc_core::PdmpKernel::build_chain)); `begin_warmup`; `step`
+//! then `adapt` until the warmup [`Budget`] is spent; `end_warmup`; [`SegmentSink::begin`]
+//! (with the comment lines of the chain's typed tuning);
 //! then `step` until the sampling budget is spent, handing **every** segment
 //! ([`Trajectory::last_segment`](tallmc_core::Trajectory::last_segment), with the step's
 //! [`SegmentStats`](tallmc_core::SegmentStats)) to the sink; [`SegmentSink::finish`].
@@ -59,6 +61,9 @@
 //!   negative or non-finite duration; more than
 //!   [`ContinuousRunConfig::max_zero_duration_steps`] zero-duration segments in a row is
 //!   [`SamplerError::Stalled`](crate::SamplerError::Stalled).
+//! * **Stopping.** Once the flag given to [`ContinuousDriver::stop_when`] is raised (e.g. by
+//!   Ctrl-C), every chain ends after its current segment and finishes its sink, so files stay
+//!   complete and readable; the report says `interrupted`, with the time and counts made.
 //! * **Cost.** The driver itself does O(1) work per step plus what the sinks do; memory sinks
 //!   grow by amortized doubling only.
 //!
@@ -71,28 +76,39 @@
 //! ```
 //! use rand::{Rng, RngExt};
 //! use rand_distr::Exp1;
-//! use tallmc_core::{EventKind, PdmpKernel, Result, SegmentStats, Trajectory};
+//! use tallmc_core::{
+//!     EventKind, NoTuning, PdmpChain, PdmpKernel, Result, SegmentStats, Trajectory,
+//! };
 //! use tallmc_samplers::continuous::{
 //!     Budget, ContinuousRunConfig, InMemoryOptions, sample_trajectories_in_memory,
 //!     summarize_trajectories,
 //! };
 //!
 //! struct ZigZag;
+//! struct ZigZagChain(Trajectory);
 //! impl PdmpKernel<()> for ZigZag {
-//!     type State = Trajectory;
-//!     fn init<R: Rng + ?Sized>(&mut self, _: &(), x: &[f64], rng: &mut R) -> Result<Trajectory> {
+//!     type Chain = ZigZagChain;
+//!     fn build_chain<R: Rng + ?Sized>(&self, _: &(), x: &[f64], rng: &mut R) -> Result<ZigZagChain> {
 //!         let v = if rng.random::<bool>() { 1.0 } else { -1.0 };
-//!         Ok(Trajectory::new(x.to_vec(), vec![v]))
+//!         Ok(ZigZagChain(Trajectory::new(x.to_vec(), vec![v])))
 //!     }
-//!     fn step<R: Rng + ?Sized>(
-//!         &mut self, _: &(), t: &mut Trajectory, rng: &mut R,
-//!     ) -> Result<SegmentStats> {
+//! }
+//! impl PdmpChain<()> for ZigZagChain {
+//!     type Tuning = NoTuning;
+//!     fn trajectory(&self) -> &Trajectory {
+//!         &self.0
+//!     }
+//!     fn step<R: Rng + ?Sized>(&mut self, _: &(), rng: &mut R) -> Result<SegmentStats> {
+//!         let t = &mut self.0;
 //!         let a = t.velocity()[0] * t.position()[0];
 //!         let e: f64 = rng.sample(Exp1);
 //!         t.advance(-a + (a.max(0.0).powi(2) + 2.0 * e).sqrt());
 //!         t.velocity_mut()[0] *= -1.0;
 //!         t.set_end(EventKind::Flip(0));
 //!         Ok(SegmentStats { bounces: 1, ..SegmentStats::NONE })
+//!     }
+//!     fn tuning(&self) -> NoTuning {
+//!         NoTuning
 //!     }
 //! }
 //!
@@ -104,7 +120,7 @@
 //!     ..Default::default()
 //! };
 //! let opts = InMemoryOptions::default();
-//! let chains = sample_trajectories_in_memory(&(), config, &[vec![0.0]], |_| Ok(ZigZag), opts)?;
+//! let chains = sample_trajectories_in_memory(&(), config, &[vec![0.0]], &ZigZag, opts)?;
 //! // Exact time averages: mean 0 and sd 1 within Monte Carlo error.
 //! let s = &summarize_trajectories(&chains).unwrap()[0];
 //! assert!(s.mean.abs() < 4.0 * s.mcse_mean);
@@ -128,7 +144,7 @@ pub mod sink;
 pub use budget::Budget;
 pub use driver::{
     ContinuousChainOutput, ContinuousChainReport, ContinuousDriver, ContinuousRunConfig,
-    DEFAULT_MAX_ZERO_DURATION_STEPS, PROGRESS_TICKS,
+    DEFAULT_MAX_ZERO_DURATION_STEPS, PROGRESS_TICKS, PdmpTuningOf,
 };
 pub use memory::{
     InMemoryOptions, MemoryTrajectory, sample_trajectories_in_memory, summarize_trajectories,

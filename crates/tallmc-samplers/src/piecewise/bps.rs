@@ -37,8 +37,8 @@ use rand::Rng;
 use serde::Serialize;
 use tallmc_core::{
     Error, EvalCounts, EventKind, LogPrior, LogPriorCurvature, LogPriorHessian, Parallelism,
-    PdmpKernel, PdmpState, Result, SegmentStats, TermCurvatureBound, TermGradients, TermHessians,
-    Trajectory,
+    PdmpChain, PdmpKernel, Result, SegmentStats, TermCurvatureBound, TermGradients, TermHessians,
+    Trajectory, Tuning,
 };
 use tallmc_integrators::{AffineRate, ConstantRate, PiecewiseLinearRate, Rate, earliest, thin};
 
@@ -99,28 +99,27 @@ pub struct BpsState {
     pub gradient: Vec<f64>,
 }
 
-impl PdmpState for BpsState {
-    fn trajectory(&self) -> &Trajectory {
-        &self.trajectory
-    }
-}
-
-/// Scratch and clocks built at `init`.
+/// Scratch of a running chain, built once.
 #[derive(Debug, Clone)]
 struct Running {
     potential: FullPotential,
     y: Vec<f64>,
     g_new: Vec<f64>,
     hv: Vec<f64>,
-    curvature: Option<PotentialCurvature>,
-    auto: Option<AutoState>,
     /// Set-up evaluations not yet reported (added to the first step's stats).
     pending: EvalCounts,
 }
 
-/// The automatic bound's band along the current line.
+/// The bounce clock of a chain built with [`ModelBound`]: the potential's curvature bound
+/// (exact when the potential is quadratic). Opaque.
 #[derive(Debug, Clone)]
-struct AutoState {
+pub struct CurvatureClock(pub(crate) PotentialCurvature);
+
+/// The bounce clock of a [`Bps`] chain built with [`AutomaticBound`]: the envelope's band
+/// along the current line and its adaptive horizon. Opaque.
+#[derive(Debug, Clone)]
+pub struct EnvelopeClock {
+    intervals: usize,
     probe: GridProbe,
     band: PiecewiseLinearRate,
     valid: bool,
@@ -132,20 +131,72 @@ struct AutoState {
     g_end: Vec<f64>,
 }
 
-/// The full-data Bouncy Particle Sampler (module docs). `B` is [`ModelBound`] or
-/// [`AutomaticBound`].
+/// How a chain's bounce (or flip) clocks are simulated, as its tuning reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub enum ClockTuning {
+    /// The rate is affine along the line (quadratic potential): its arrivals are inverted
+    /// exactly.
+    ExactInversion,
+    /// Thinning against the model's curvature bound.
+    CurvatureBound,
+    /// Thinning against the automatic piecewise envelope.
+    Automatic {
+        /// Grid intervals per band.
+        intervals: usize,
+        /// The envelope's current horizon.
+        horizon: f64,
+    },
+}
+
+impl ClockTuning {
+    pub(crate) fn of_curvature(exact: bool) -> Self {
+        if exact { Self::ExactInversion } else { Self::CurvatureBound }
+    }
+
+    /// A short description, as in the CSV comments.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::ExactInversion => "exact inversion (quadratic potential)".into(),
+            Self::CurvatureBound => "thinning against the model's curvature bound".into(),
+            Self::Automatic { intervals, horizon } => format!(
+                "automatic piecewise bound, {intervals} intervals, current horizon {horizon}"
+            ),
+        }
+    }
+}
+
+/// The tuning of a [`BpsChain`]: the refreshment rate and how the bounce clock is simulated.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct BpsTuning {
+    /// Refreshment rate λ_ref.
+    pub refresh_rate: f64,
+    /// The bounce clock.
+    pub clock: ClockTuning,
+}
+
+impl Tuning for BpsTuning {
+    /// `BPS refresh rate = …` and `bounce clock = …`.
+    fn comment_lines(&self) -> Vec<String> {
+        vec![
+            format!("BPS refresh rate = {}", self.refresh_rate),
+            format!("bounce clock = {}", self.clock.describe()),
+        ]
+    }
+}
+
+/// The full-data Bouncy Particle Sampler's settings (module docs): validated when made, they
+/// build one [`BpsChain`] per chain. `B` is [`ModelBound`] or [`AutomaticBound`].
 #[derive(Debug, Clone)]
 pub struct Bps<B = ModelBound> {
     config: BpsConfig,
     bound: B,
-    running: Option<Running>,
 }
 
 impl Bps<ModelBound> {
     /// BPS thinned against the model's curvature bound (exact inversion when quadratic).
     pub fn new(config: BpsConfig) -> Result<Self> {
         config.validate()?;
-        Ok(Self { config, bound: ModelBound, running: None })
+        Ok(Self { config, bound: ModelBound })
     }
 }
 
@@ -154,7 +205,7 @@ impl Bps<AutomaticBound> {
     pub fn automatic(config: BpsConfig, bound: AutoBoundConfig) -> Result<Self> {
         config.validate()?;
         bound.validate()?;
-        Ok(Self { config, bound: AutomaticBound(bound), running: None })
+        Ok(Self { config, bound: AutomaticBound(bound) })
     }
 }
 
@@ -164,12 +215,14 @@ impl<B> Bps<B> {
         &self.config
     }
 
-    fn running(&mut self) -> Result<&mut Running> {
-        self.running.as_mut().ok_or_else(|| Error::Other("BPS step called before init".into()))
-    }
-
-    /// Builds the state at `position` with a fresh velocity and the gradient there.
-    fn start<M, R>(&mut self, model: &M, position: &[f64], rng: &mut R) -> Result<BpsState>
+    /// Builds a chain at `position` with a fresh velocity and the gradient there.
+    fn start<M, R, C>(
+        &self,
+        model: &M,
+        position: &[f64],
+        rng: &mut R,
+        clock: C,
+    ) -> Result<BpsChain<C>>
     where
         M: TermGradients + LogPrior + ?Sized,
         R: Rng + ?Sized,
@@ -185,22 +238,46 @@ impl<B> Bps<B> {
         )?;
         let mut velocity = vec![0.0; d];
         self.config.velocity.draw(rng, &mut velocity);
-        self.running = Some(Running {
-            potential,
-            y: vec![0.0; d],
-            g_new: vec![0.0; d],
-            hv: vec![0.0; d],
-            curvature: None,
-            auto: None,
-            pending: evals,
-        });
-        Ok(BpsState { trajectory: Trajectory::new(position.to_vec(), velocity), gradient })
+        Ok(BpsChain {
+            config: self.config,
+            state: BpsState { trajectory: Trajectory::new(position.to_vec(), velocity), gradient },
+            running: Running {
+                potential,
+                y: vec![0.0; d],
+                g_new: vec![0.0; d],
+                hv: vec![0.0; d],
+                pending: evals,
+            },
+            clock,
+        })
+    }
+}
+
+/// A running BPS chain: the particle with ∇U cached, the bounce clock `C` ([`CurvatureClock`]
+/// or [`EnvelopeClock`]) and scratch.
+#[derive(Debug, Clone)]
+pub struct BpsChain<C = CurvatureClock> {
+    config: BpsConfig,
+    state: BpsState,
+    running: Running,
+    clock: C,
+}
+
+impl<C> BpsChain<C> {
+    /// The particle: position, velocity, time and last segment.
+    pub fn trajectory(&self) -> &Trajectory {
+        &self.state.trajectory
     }
 
-    /// The refreshment clock's next arrival.
-    fn refresh_time<R: Rng + ?Sized>(&self, rng: &mut R) -> f64 {
-        ConstantRate(self.config.refresh_rate).first_arrival(rng)
+    /// The chain's state: the particle and ∇U there.
+    pub fn state(&self) -> &BpsState {
+        &self.state
     }
+}
+
+/// The refreshment clock's next arrival.
+fn refresh_time<R: Rng + ?Sized>(config: &BpsConfig, rng: &mut R) -> f64 {
+    ConstantRate(config.refresh_rate).first_arrival(rng)
 }
 
 /// Moves by `tau`, installs the gradient there, and refreshes the velocity.
@@ -233,33 +310,37 @@ impl<M> PdmpKernel<M> for Bps<ModelBound>
 where
     M: TermGradients + LogPrior + TermCurvatureBound + LogPriorCurvature + LogPriorHessian + ?Sized,
 {
-    type State = BpsState;
+    type Chain = BpsChain<CurvatureClock>;
 
-    fn init<R: Rng + ?Sized>(
-        &mut self,
+    fn build_chain<R: Rng + ?Sized>(
+        &self,
         model: &M,
         position: &[f64],
         rng: &mut R,
-    ) -> Result<BpsState> {
-        let state = self.start(model, position, rng)?;
+    ) -> Result<Self::Chain> {
+        let mut chain = self.start(model, position, rng, ())?;
         let curvature = PotentialCurvature::new(model)?;
-        let r = self.running()?;
-        r.pending += curvature.evals;
-        r.curvature = Some(curvature);
-        Ok(state)
+        chain.running.pending += curvature.evals;
+        let BpsChain { config, state, running, .. } = chain;
+        Ok(BpsChain { config, state, running, clock: CurvatureClock(curvature) })
+    }
+}
+
+impl<M> PdmpChain<M> for BpsChain<CurvatureClock>
+where
+    M: TermGradients + LogPrior + TermCurvatureBound + LogPriorCurvature + LogPriorHessian + ?Sized,
+{
+    type Tuning = BpsTuning;
+
+    fn trajectory(&self) -> &Trajectory {
+        &self.state.trajectory
     }
 
-    fn step<R: Rng + ?Sized>(
-        &mut self,
-        model: &M,
-        state: &mut BpsState,
-        rng: &mut R,
-    ) -> Result<SegmentStats> {
-        let tau_r = self.refresh_time(rng);
-        let velocity_kind = self.config.velocity;
-        let r = self.running()?;
-        let curvature =
-            r.curvature.as_ref().ok_or_else(|| Error::Other("BPS curvature missing".into()))?;
+    fn step<R: Rng + ?Sized>(&mut self, model: &M, rng: &mut R) -> Result<SegmentStats> {
+        let Self { config, state, running: r, clock } = self;
+        let tau_r = refresh_time(config, rng);
+        let velocity_kind = config.velocity;
+        let curvature = &clock.0;
         let (x, v) = (state.trajectory.position(), state.trajectory.velocity());
         let a = dot(&state.gradient, v);
         let b = curvature.apply(v, &mut r.hv);
@@ -310,20 +391,11 @@ where
         Ok(stats)
     }
 
-    fn adaptation_report(&self) -> Vec<String> {
-        let exact =
-            self.running.as_ref().and_then(|r| r.curvature.as_ref()).is_some_and(|c| c.exact);
-        vec![
-            format!("BPS refresh rate = {}", self.config.refresh_rate),
-            format!(
-                "bounce clock = {}",
-                if exact {
-                    "exact inversion (quadratic potential)"
-                } else {
-                    "thinning against the model's curvature bound"
-                }
-            ),
-        ]
+    fn tuning(&self) -> BpsTuning {
+        BpsTuning {
+            refresh_rate: self.config.refresh_rate,
+            clock: ClockTuning::of_curvature(self.clock.0.exact),
+        }
     }
 }
 
@@ -331,18 +403,18 @@ impl<M> PdmpKernel<M> for Bps<AutomaticBound>
 where
     M: TermHessians + LogPrior + LogPriorHessian + ?Sized,
 {
-    type State = BpsState;
+    type Chain = BpsChain<EnvelopeClock>;
 
-    fn init<R: Rng + ?Sized>(
-        &mut self,
+    fn build_chain<R: Rng + ?Sized>(
+        &self,
         model: &M,
         position: &[f64],
         rng: &mut R,
-    ) -> Result<BpsState> {
-        let state = self.start(model, position, rng)?;
+    ) -> Result<Self::Chain> {
         let d = model.dim();
         let cfg = self.bound.0;
-        self.running()?.auto = Some(AutoState {
+        let clock = EnvelopeClock {
+            intervals: cfg.intervals,
             probe: GridProbe::new(d, cfg.intervals),
             band: PiecewiseLinearRate::new(),
             valid: false,
@@ -351,20 +423,25 @@ where
             horizon: Horizon::new(cfg.initial_horizon),
             band_end: 0.0,
             g_end: vec![0.0; d],
-        });
-        Ok(state)
+        };
+        self.start(model, position, rng, clock)
+    }
+}
+
+impl<M> PdmpChain<M> for BpsChain<EnvelopeClock>
+where
+    M: TermHessians + LogPrior + LogPriorHessian + ?Sized,
+{
+    type Tuning = BpsTuning;
+
+    fn trajectory(&self) -> &Trajectory {
+        &self.state.trajectory
     }
 
-    fn step<R: Rng + ?Sized>(
-        &mut self,
-        model: &M,
-        state: &mut BpsState,
-        rng: &mut R,
-    ) -> Result<SegmentStats> {
-        let tau_r = self.refresh_time(rng);
-        let velocity_kind = self.config.velocity;
-        let r = self.running()?;
-        let auto = r.auto.as_mut().ok_or_else(|| Error::Other("BPS band missing".into()))?;
+    fn step<R: Rng + ?Sized>(&mut self, model: &M, rng: &mut R) -> Result<SegmentStats> {
+        let Self { config, state, running: r, clock: auto } = self;
+        let tau_r = refresh_time(config, rng);
+        let velocity_kind = config.velocity;
         let mut stats =
             SegmentStats { evals: std::mem::take(&mut r.pending), ..SegmentStats::NONE };
         let (x, v) = (state.trajectory.position(), state.trajectory.velocity());
@@ -440,18 +517,13 @@ where
         Ok(stats)
     }
 
-    fn adaptation_report(&self) -> Vec<String> {
-        let h = self
-            .running
-            .as_ref()
-            .and_then(|r| r.auto.as_ref())
-            .map_or(f64::NAN, |a| a.horizon.current);
-        vec![
-            format!("BPS refresh rate = {}", self.config.refresh_rate),
-            format!(
-                "bounce clock = automatic piecewise bound, {} intervals, current horizon {h}",
-                self.bound.0.intervals
-            ),
-        ]
+    fn tuning(&self) -> BpsTuning {
+        BpsTuning {
+            refresh_rate: self.config.refresh_rate,
+            clock: ClockTuning::Automatic {
+                intervals: self.clock.intervals,
+                horizon: self.clock.horizon.current,
+            },
+        }
     }
 }

@@ -40,9 +40,9 @@ const PASS_ROWS: usize = 256;
 /// [`TermGradientBounds`]: tallmc_core::TermGradientBounds
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct BoundedGradients {
-    /// B_j, filled at `init` (Zig-Zag only).
+    /// B_j, filled when a chain is built (Zig-Zag only).
     pub(crate) coordinate: Vec<f64>,
-    /// κ, filled at `init` (Zig-Zag only).
+    /// κ, filled when a chain is built (Zig-Zag only).
     pub(crate) kappa: f64,
     pub(crate) scratch: DatumScratch,
 }
@@ -61,13 +61,13 @@ impl BoundedGradients {
 #[derive(Debug, Clone, PartialEq)]
 pub struct LipschitzGradients {
     reference: Vec<f64>,
-    /// Quantities at x*, filled at `init`.
+    /// Quantities at x*, filled when a chain is built.
     pub(crate) at_reference: ReferenceGradients,
-    /// C (whole gradient), filled at `init` (lipSBPS).
+    /// C (whole gradient), filled when a chain is built (lipSBPS).
     pub(crate) lipschitz: f64,
-    /// C_j, filled at `init` (Zig-Zag).
+    /// C_j, filled when a chain is built (Zig-Zag).
     pub(crate) coordinate: Vec<f64>,
-    /// κ, filled at `init`.
+    /// κ, filled when a chain is built.
     pub(crate) kappa: f64,
     pub(crate) scratch: DatumScratch,
 }

@@ -58,8 +58,9 @@
 use rand::Rng;
 use serde::Serialize;
 use tallmc_core::{
-    Error, EvalCounts, EventKind, LogPrior, LogPriorCurvature, LogPriorHessian, PdmpKernel, Result,
-    SegmentStats, TermGradientBounds, TermGradientLipschitz, TermGradients, Trajectory,
+    Error, EvalCounts, EventKind, LogPrior, LogPriorCurvature, LogPriorHessian, PdmpChain,
+    PdmpKernel, Result, SegmentStats, TermGradientBounds, TermGradientLipschitz, TermGradients,
+    Trajectory, Tuning,
 };
 use tallmc_integrators::{AffineRate, ConstantRate, Rate, earliest, thin};
 
@@ -106,7 +107,7 @@ pub trait DatumRateBound<M: ?Sized> {
     /// (a, b) for the line x + vt (see the trait docs). O(d), no per-datum evaluation.
     fn datum_bound(&self, model: &M, x: &[f64], v: &[f64]) -> (f64, f64);
 
-    /// A short description for the adaptation report.
+    /// A short description for the chain's tuning (the CSV comments).
     fn describe(&self) -> String;
 }
 
@@ -152,7 +153,7 @@ impl<M: TermGradientLipschitz + TermGradients + LogPrior + ?Sized> DatumRateBoun
     }
 }
 
-/// Scratch built at `init`.
+/// Scratch of a running chain, built once.
 #[derive(Debug, Clone)]
 struct Running {
     n: u32,
@@ -165,12 +166,12 @@ struct Running {
     pending: EvalCounts,
 }
 
-/// lipSBPS (module docs). `B` is the per-datum bound: [`BoundedGradients`] (default) or
-/// [`LipschitzGradients`]. The chain state is the [`Trajectory`].
+/// lipSBPS settings (module docs): validated when made, they build one [`LipSbpsChain`] per
+/// chain. `B` is the per-datum bound: [`BoundedGradients`] (default) or [`LipschitzGradients`].
 ///
 /// ```
 /// use tallmc_core::rng::chain_rng;
-/// use tallmc_core::PdmpKernel;
+/// use tallmc_core::{PdmpChain, PdmpKernel};
 /// use tallmc_models::{DesignOptions, LogisticRegression, synthetic};
 /// use tallmc_samplers::{LipSbps, LipSbpsConfig, NewtonOptions, laplace_approximation};
 ///
@@ -178,18 +179,18 @@ struct Running {
 /// let data = synthetic::two_class_2d(1_000, 1)?.data;
 /// let model = LogisticRegression::new(data, DesignOptions::default(), 10.0)?;
 /// let laplace = laplace_approximation(&model, &[0.0, 0.0], NewtonOptions::default())?;
-/// let mut kernel = LipSbps::new(LipSbpsConfig::default())?;
+/// let kernel = LipSbps::new(LipSbpsConfig::default())?;
 /// let mut rng = chain_rng(7, 0);
-/// let mut state = kernel.init(&model, &laplace.mode, &mut rng)?;
+/// let mut chain = kernel.build_chain(&model, &laplace.mode, &mut rng)?;
 /// // Continuous-time average of θ₁ over T = 50, integrating each segment exactly.
 /// let (mut integral, mut gradients) = (0.0, 0);
-/// while state.time() < 50.0 {
-///     let stats = kernel.step(&model, &mut state, &mut rng)?;
+/// while chain.trajectory().time() < 50.0 {
+///     let stats = chain.step(&model, &mut rng)?;
 ///     gradients += stats.evals.gradients;
-///     let seg = state.last_segment();
+///     let seg = chain.trajectory().last_segment();
 ///     integral += seg.duration * (seg.position[0] + 0.5 * seg.duration * seg.velocity[0]);
 /// }
-/// let mean = integral / state.time();
+/// let mean = integral / chain.trajectory().time();
 /// assert!((mean - laplace.mode[0]).abs() < 4.0 * laplace.sds()[0]);
 /// // One per-datum gradient per data proposal (none for prior proposals and refreshments).
 /// assert!(gradients > 0);
@@ -199,7 +200,6 @@ struct Running {
 pub struct LipSbps<B = BoundedGradients> {
     config: LipSbpsConfig,
     bound: B,
-    running: Option<Running>,
 }
 
 impl LipSbps<BoundedGradients> {
@@ -221,7 +221,7 @@ impl<B> LipSbps<B> {
     /// lipSBPS with the per-datum bound `bound`; errors on invalid settings.
     pub fn with_bound(config: LipSbpsConfig, bound: B) -> Result<Self> {
         config.validate()?;
-        Ok(Self { config, bound, running: None })
+        Ok(Self { config, bound })
     }
 
     /// The settings.
@@ -229,9 +229,59 @@ impl<B> LipSbps<B> {
         &self.config
     }
 
-    /// The per-datum bound (with its constants once a chain started).
+    /// The per-datum bound as given (each chain prepares its own copy).
     pub fn bound(&self) -> &B {
         &self.bound
+    }
+}
+
+/// A running lipSBPS chain: the particle, the per-datum bound with the model's constants, and
+/// scratch.
+#[derive(Debug, Clone)]
+pub struct LipSbpsChain<B = BoundedGradients> {
+    config: LipSbpsConfig,
+    bound: B,
+    state: Trajectory,
+    running: Running,
+}
+
+impl<B> LipSbpsChain<B> {
+    /// The particle: position, velocity, time and last segment.
+    pub fn trajectory(&self) -> &Trajectory {
+        &self.state
+    }
+
+    /// The per-datum bound, with the model's constants.
+    pub fn bound(&self) -> &B {
+        &self.bound
+    }
+}
+
+/// The tuning of a [`LipSbpsChain`]: its clocks.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LipSbpsTuning {
+    /// Refreshment rate λ_ref.
+    pub refresh_rate: f64,
+    /// The data clock's bound ([`DatumRateBound::describe`]).
+    pub data_clock: String,
+    /// Whether the prior clock is inverted exactly (constant prior Hessian) rather than thinned
+    /// against κ‖v‖².
+    pub exact_prior_clock: bool,
+}
+
+impl Tuning for LipSbpsTuning {
+    /// `lipSBPS refresh rate = …`, `data clock = …`, `prior clock = …`.
+    fn comment_lines(&self) -> Vec<String> {
+        let prior = if self.exact_prior_clock {
+            "exact inversion (constant prior Hessian)"
+        } else {
+            "thinning against κ‖v‖²"
+        };
+        vec![
+            format!("lipSBPS refresh rate = {}", self.refresh_rate),
+            format!("data clock = {}", self.data_clock),
+            format!("prior clock = {prior}"),
+        ]
     }
 }
 
@@ -246,21 +296,22 @@ fn never_fires() -> Error {
 impl<M, B> PdmpKernel<M> for LipSbps<B>
 where
     M: TermGradients + LogPriorCurvature + LogPriorHessian + ?Sized,
-    B: DatumRateBound<M>,
+    B: DatumRateBound<M> + Clone + Send + Sync,
 {
-    type State = Trajectory;
+    type Chain = LipSbpsChain<B>;
 
-    fn init<R: Rng + ?Sized>(
-        &mut self,
+    fn build_chain<R: Rng + ?Sized>(
+        &self,
         model: &M,
         position: &[f64],
         rng: &mut R,
-    ) -> Result<Trajectory> {
+    ) -> Result<LipSbpsChain<B>> {
         let d = model.dim();
         check_position(position, d)?;
         let n = checked_num_terms(model)?;
         let kappa = prior_kappa(model)?;
-        let pending = self.bound.prepare(model)?;
+        let mut bound = self.bound.clone();
+        let pending = bound.prepare(model)?;
         let prior_hessian = if model.prior_hessian_is_constant() {
             let mut h = vec![0.0; d * d];
             model.add_log_prior_hessian(position, &mut h);
@@ -275,30 +326,40 @@ where
         tallmc_core::error::check_finite("prior gradient at the initial position", &datum.prior)?;
         let mut velocity = vec![0.0; d];
         self.config.velocity.draw(rng, &mut velocity);
-        self.running = Some(Running {
-            n,
-            kappa,
-            prior_hessian,
-            y: vec![0.0; d],
-            datum,
-            hv: vec![0.0; d],
-            pending,
-        });
-        Ok(Trajectory::new(position.to_vec(), velocity))
+        Ok(LipSbpsChain {
+            config: self.config,
+            bound,
+            state: Trajectory::new(position.to_vec(), velocity),
+            running: Running {
+                n,
+                kappa,
+                prior_hessian,
+                y: vec![0.0; d],
+                datum,
+                hv: vec![0.0; d],
+                pending,
+            },
+        })
+    }
+}
+
+impl<M, B> PdmpChain<M> for LipSbpsChain<B>
+where
+    M: TermGradients + LogPriorCurvature + LogPriorHessian + ?Sized,
+    B: DatumRateBound<M> + Send,
+{
+    type Tuning = LipSbpsTuning;
+
+    fn trajectory(&self) -> &Trajectory {
+        &self.state
     }
 
-    fn step<R: Rng + ?Sized>(
-        &mut self,
-        model: &M,
-        state: &mut Trajectory,
-        rng: &mut R,
-    ) -> Result<SegmentStats> {
-        let r =
-            self.running.as_mut().ok_or_else(|| Error::Other("lipSBPS step before init".into()))?;
+    fn step<R: Rng + ?Sized>(&mut self, model: &M, rng: &mut R) -> Result<SegmentStats> {
+        let Self { config, bound, state, running: r } = self;
         let (x, v) = (state.position(), state.velocity());
         let n = f64::from(r.n);
         // Data clock: N·(a + bt).
-        let (a, b) = self.bound.datum_bound(model, x, v);
+        let (a, b) = bound.datum_bound(model, x, v);
         if !(a.is_finite() && a >= 0.0 && b.is_finite() && b >= 0.0) {
             return Err(Error::invalid(
                 "per-datum rate bound (a, b) of lipSBPS",
@@ -326,13 +387,13 @@ where
             None => r.kappa * dot(v, v),
         };
         let tau_p = AffineRate { a: a0, b: b0 }.first_arrival(rng);
-        let tau_r = ConstantRate(self.config.refresh_rate).first_arrival(rng);
+        let tau_r = ConstantRate(config.refresh_rate).first_arrival(rng);
         let (which, tau) = earliest([tau_d, tau_p, tau_r]).ok_or_else(never_fires)?;
         let mut stats =
             SegmentStats { evals: std::mem::take(&mut r.pending), ..SegmentStats::NONE };
         if which == 2 {
             state.advance(tau);
-            self.config.velocity.draw(rng, state.velocity_mut());
+            config.velocity.draw(rng, state.velocity_mut());
             state.set_end(EventKind::Refresh);
             stats.refreshes = 1;
             return Ok(stats);
@@ -382,15 +443,11 @@ where
         Ok(stats)
     }
 
-    fn adaptation_report(&self) -> Vec<String> {
-        let prior = match &self.running {
-            Some(r) if r.prior_hessian.is_some() => "exact inversion (constant prior Hessian)",
-            _ => "thinning against κ‖v‖²",
-        };
-        vec![
-            format!("lipSBPS refresh rate = {}", self.config.refresh_rate),
-            format!("data clock = {}", self.bound.describe()),
-            format!("prior clock = {prior}"),
-        ]
+    fn tuning(&self) -> LipSbpsTuning {
+        LipSbpsTuning {
+            refresh_rate: self.config.refresh_rate,
+            data_clock: self.bound.describe(),
+            exact_prior_clock: self.running.prior_hessian.is_some(),
+        }
     }
 }

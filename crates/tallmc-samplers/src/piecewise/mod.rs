@@ -1,7 +1,8 @@
 //! Piecewise-deterministic kernels: the particle moves on straight lines and changes velocity
 //! at the events of Poisson processes, simulated with the clocks of
-//! [`tallmc_integrators::poisson`]. Each implements [`PdmpKernel`](tallmc_core::PdmpKernel):
-//! a step moves along one segment and reports it; the output is the continuous trajectory (see
+//! [`tallmc_integrators::poisson`]. Each is a [`PdmpKernel`](tallmc_core::PdmpKernel): settings
+//! that build a [`PdmpChain`](tallmc_core::PdmpChain), whose step moves along one segment and
+//! reports it, with a typed tuning for the CSV comments and run reports; the output is the continuous trajectory (see
 //! [`tallmc_core::pdmp`]), never the event positions as draws.
 //!
 //! Exact, full data:
@@ -43,15 +44,20 @@ mod zigzag;
 mod zigzag_cv;
 mod zigzag_subsampling;
 
-pub use bps::{AutomaticBound, Bps, BpsConfig, BpsState, ModelBound};
+pub use bps::{
+    AutomaticBound, Bps, BpsChain, BpsConfig, BpsState, BpsTuning, ClockTuning, CurvatureClock,
+    EnvelopeClock, ModelBound,
+};
 pub use common::{VelocityDistribution, reflect};
 pub use datum_bounds::{BoundedGradients, LipschitzGradients};
 pub use envelope::AutoBoundConfig;
-pub use lipsbps::{DatumRateBound, LipSbps, LipSbpsConfig};
+pub use lipsbps::{DatumRateBound, LipSbps, LipSbpsChain, LipSbpsConfig, LipSbpsTuning};
 pub use precondition::{DiagonalPreconditioner, PreconditionerConfig};
 pub use regression::{BandConfig, LocalRegression, ProposalBand, RegressionPosterior, SlopePrior};
-pub use sbps::{Sbps, SbpsState};
+pub use sbps::{Sbps, SbpsChain, SbpsState, SbpsTuning};
 pub use sbps_config::SbpsConfig;
-pub use zigzag::{ZigZag, ZigZagConfig, ZigZagState};
+pub use zigzag::{EnvelopeClocks, ZigZag, ZigZagChain, ZigZagConfig, ZigZagState, ZigZagTuning};
 pub use zigzag_cv::ControlVariates;
-pub use zigzag_subsampling::{SwitchingRateEstimator, ZigZagSubsampling};
+pub use zigzag_subsampling::{
+    SwitchingRateEstimator, ZigZagSubsampling, ZigZagSubsamplingChain, ZigZagSubsamplingTuning,
+};

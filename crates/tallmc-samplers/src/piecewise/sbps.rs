@@ -54,7 +54,7 @@
 //! fresh minibatch is drawn at the refresh point and the observations restart as
 //! {(0, ⟨∇Û, u_new⟩, σ(u_new))}. (The authors' code computes that value and then negates it — it
 //! runs its after-bounce reset — a sign bug not copied here.) The start is handled the same way:
-//! [`PdmpKernel::init`] draws v from its reference distribution and one minibatch at x₀. (The
+//! [`PdmpKernel::build_chain`] draws v from its reference distribution and one minibatch at x₀. (The
 //! authors instead start along the descent direction −ḡ/‖ḡ‖ with slope 1 and a band of 10; any
 //! start is fine for a transient, and this one needs no special case.)
 //!
@@ -66,16 +66,16 @@
 //! observation at the horizon keeps a stale band from sending the particle far away.
 //!
 //! **pSBPS.** With [`SbpsConfig::preconditioner`], A is learned during warmup
-//! ([`PdmpKernel::adapt`]: every minibatch updates V; the new A is installed only right after a
+//! ([`PdmpChain::adapt`]: every minibatch updates V; the new A is installed only right after a
 //! bounce or refreshment, when the observations restart anyway, and the restarted observation is
-//! recomputed for the new u from the same minibatch) and frozen at [`PdmpKernel::end_warmup`].
+//! recomputed for the new u from the same minibatch) and frozen at [`PdmpChain::end_warmup`].
 //! The paper adapts A during the whole run; see [`precondition`](super::precondition).
 //!
 //! **Steps and cost.** A step ends at a second-stage proposal (bounce or [`EventKind::Rejected`]),
 //! a refreshment, the horizon or a divergence; stage-one rejections happen inside a step. Every
 //! step draws exactly one minibatch: n terms and n gradients (plus O(nd) arithmetic and O(knots)
-//! for the band); [`SegmentStats::proposals`] counts second-stage proposals. `init` draws one
-//! minibatch (reported with the first step). A non-finite minibatch gradient or band ends a
+//! for the band); [`SegmentStats::proposals`] counts second-stage proposals. `build_chain` draws
+//! one minibatch (reported with the first step). A non-finite minibatch gradient or band ends a
 //! zero-length segment as [`EventKind::Divergence`]: the velocity is reversed and the
 //! observations restart from the last one, negated (never a panic). Nothing allocates in `step`.
 //!
@@ -84,9 +84,10 @@
 //! REFERENCES §5); `docs/methods/sbps.md`.
 
 use rand::{Rng, RngExt};
+use serde::Serialize;
 use tallmc_core::{
-    Error, EvalCounts, EventKind, LogPrior, PdmpKernel, PdmpState, Result, SegmentStats,
-    TermGradients, Trajectory,
+    Error, EvalCounts, EventKind, LogPrior, PdmpChain, PdmpKernel, Result, SegmentStats,
+    TermGradients, Trajectory, Tuning,
 };
 use tallmc_integrators::poisson::unit_exponential;
 use tallmc_integrators::{ConstantRate, PiecewiseLinearRate, Rate, earliest, thin};
@@ -110,13 +111,7 @@ pub struct SbpsState {
     pub observations: LocalRegression,
 }
 
-impl PdmpState for SbpsState {
-    fn trajectory(&self) -> &Trajectory {
-        &self.trajectory
-    }
-}
-
-/// Scratch and adaptive quantities built at `init`.
+/// Scratch and adaptive quantities of a running chain, built once.
 #[derive(Debug, Clone)]
 struct Running {
     minibatch: Minibatch,
@@ -169,11 +164,12 @@ impl Running {
     }
 }
 
-/// The Stochastic Bouncy Particle Sampler, and pSBPS with [`SbpsConfig::preconditioner`]
-/// (module docs).
+/// The Stochastic Bouncy Particle Sampler's settings, and pSBPS with
+/// [`SbpsConfig::preconditioner`] (module docs): validated when made, they build one
+/// [`SbpsChain`] per chain.
 ///
 /// ```
-/// use tallmc_core::{LogPrior, PdmpKernel, PdmpState, TermGradients, Terms};
+/// use tallmc_core::{LogPrior, PdmpChain, PdmpKernel, TermGradients, Terms};
 /// use tallmc_samplers::{Sbps, SbpsConfig};
 ///
 /// /// ℓ_i(θ) = −(y_i − θ)²/2 for y_i = i/100 − 1 (i < 200), flat prior: π = N(−0.005, 1/200).
@@ -202,19 +198,19 @@ impl Running {
 ///     fn log_prior_grad(&self, _: &[f64], _: &mut [f64]) -> f64 { 0.0 }
 /// }
 ///
-/// let mut kernel = Sbps::new(SbpsConfig { batch: 20, refresh_rate: 1.0, ..SbpsConfig::default() })?;
+/// let kernel = Sbps::new(SbpsConfig { batch: 20, refresh_rate: 1.0, ..SbpsConfig::default() })?;
 /// let mut rng = tallmc_core::rng::chain_rng(1, 0);
-/// let mut state = kernel.init(&Toy, &[0.0], &mut rng)?;
+/// let mut chain = kernel.build_chain(&Toy, &[0.0], &mut rng)?;
 /// // Time average of θ along the trajectory (each segment integrated exactly).
 /// let (mut integral, mut evals, mut violations) = (0.0, 0, 0);
-/// while state.trajectory().time() < 200.0 {
-///     let stats = kernel.step(&Toy, &mut state, &mut rng)?;
+/// while chain.trajectory().time() < 200.0 {
+///     let stats = chain.step(&Toy, &mut rng)?;
 ///     evals += stats.evals.gradients;
 ///     violations += stats.violations;
-///     let s = state.trajectory().last_segment();
+///     let s = chain.trajectory().last_segment();
 ///     integral += s.duration * (s.position[0] + 0.5 * s.velocity[0] * s.duration);
 /// }
-/// let mean = integral / state.trajectory().time();
+/// let mean = integral / chain.trajectory().time();
 /// assert!((mean + 0.005).abs() < 0.05, "{mean}"); // posterior sd 0.07
 /// assert_eq!(evals % 20, 0); // whole minibatches of n = 20
 /// # let _ = violations;
@@ -223,24 +219,44 @@ impl Running {
 #[derive(Debug, Clone)]
 pub struct Sbps {
     config: SbpsConfig,
-    running: Option<Running>,
 }
 
 impl Sbps {
-    /// A kernel with validated settings.
+    /// Settings checked by [`SbpsConfig::validate`].
     pub fn new(config: SbpsConfig) -> Result<Self> {
         config.validate()?;
-        Ok(Self { config, running: None })
+        Ok(Self { config })
     }
 
     /// The settings.
     pub fn config(&self) -> &SbpsConfig {
         &self.config
     }
+}
 
-    /// The installed preconditioner A (all ones for SBPS; `None` before `init`).
-    pub fn scale(&self) -> Option<&[f64]> {
-        self.running.as_ref().map(|r| r.scale.as_slice())
+/// A running SBPS (or pSBPS) chain: the particle, its direction and observations, the
+/// minibatch, the band and the preconditioner.
+#[derive(Debug, Clone)]
+pub struct SbpsChain {
+    config: SbpsConfig,
+    state: SbpsState,
+    running: Running,
+}
+
+impl SbpsChain {
+    /// The particle: position, velocity, time and last segment.
+    pub fn trajectory(&self) -> &Trajectory {
+        &self.state.trajectory
+    }
+
+    /// The chain's state: particle, direction and observations.
+    pub fn state(&self) -> &SbpsState {
+        &self.state
+    }
+
+    /// The installed preconditioner A (all ones for SBPS).
+    pub fn scale(&self) -> &[f64] {
+        &self.running.scale
     }
 
     /// The chord band γ of the last step (`None` before the first step): the piecewise-linear
@@ -249,11 +265,62 @@ impl Sbps {
     /// observation before it, so the band in time since the last velocity change is γ(t − t_last)
     /// for t ≥ t_last. Read-only, for figures and diagnostics (Pakman et al. 2017, Fig. 2).
     pub fn band(&self) -> Option<&PiecewiseLinearRate> {
-        self.running.as_ref().map(|r| &r.band).filter(|b| !b.knots().is_empty())
+        Some(&self.running.band).filter(|b| !b.knots().is_empty())
     }
+}
 
-    fn running(&mut self) -> Result<&mut Running> {
-        self.running.as_mut().ok_or_else(|| Error::Other("SBPS step called before init".into()))
+/// The tuning of an [`SbpsChain`]: the settings the CSV comments repeat, and what adapted (the
+/// preconditioner, the band horizon, the slope prior's mean).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SbpsTuning {
+    /// Whether the chain is pSBPS (preconditioned).
+    pub preconditioned: bool,
+    /// Minibatch size n.
+    pub batch: usize,
+    /// Band multiple k.
+    pub k: f64,
+    /// Refreshment rate λ_ref.
+    pub refresh_rate: f64,
+    /// Prior variance of the regression slope.
+    pub slope_prior_variance: f64,
+    /// Fixed prior mean of the slope (`None`: the running mean of fitted slopes).
+    pub slope_prior_fixed_mean: Option<f64>,
+    /// The installed preconditioner A (pSBPS only).
+    pub preconditioner: Option<Vec<f64>>,
+    /// The band horizon H.
+    pub band_horizon: f64,
+    /// The slope prior's current mean.
+    pub slope_prior_mean: f64,
+}
+
+impl Tuning for SbpsTuning {
+    /// The settings line, the slope prior line, the preconditioner (pSBPS, 4 decimals) and the
+    /// horizon with the slope prior's current mean.
+    fn comment_lines(&self) -> Vec<String> {
+        let mut lines = vec![
+            format!(
+                "{} batch n = {}, band multiple k = {}, refresh rate = {}",
+                if self.preconditioned { "pSBPS" } else { "SBPS" },
+                self.batch,
+                self.k,
+                self.refresh_rate
+            ),
+            format!(
+                "slope prior variance = {}, mean = {}",
+                self.slope_prior_variance,
+                self.slope_prior_fixed_mean
+                    .map_or("running mean of fitted slopes".into(), |m| m.to_string())
+            ),
+        ];
+        if let Some(scale) = &self.preconditioner {
+            let a: Vec<String> = scale.iter().map(|a| format!("{a:.4}")).collect();
+            lines.push(format!("preconditioner A = [{}]", a.join(", ")));
+        }
+        lines.push(format!(
+            "band horizon = {}, slope prior mean = {}",
+            self.band_horizon, self.slope_prior_mean
+        ));
+        lines
     }
 }
 
@@ -274,14 +341,14 @@ impl<M> PdmpKernel<M> for Sbps
 where
     M: TermGradients + LogPrior + ?Sized,
 {
-    type State = SbpsState;
+    type Chain = SbpsChain;
 
-    fn init<R: Rng + ?Sized>(
-        &mut self,
+    fn build_chain<R: Rng + ?Sized>(
+        &self,
         model: &M,
         position: &[f64],
         rng: &mut R,
-    ) -> Result<SbpsState> {
+    ) -> Result<SbpsChain> {
         let (d, n) = (model.dim(), model.num_terms());
         check_position(position, d)?;
         check_batch("SBPS batch size n", self.config.batch, Some(n))?;
@@ -331,18 +398,23 @@ where
             running.band.push(j as f64, 0.0)?;
         }
         running.band.clear();
-        self.running = Some(running);
-        Ok(state)
+        Ok(SbpsChain { config: self.config, state, running })
+    }
+}
+
+impl<M> PdmpChain<M> for SbpsChain
+where
+    M: TermGradients + LogPrior + ?Sized,
+{
+    type Tuning = SbpsTuning;
+
+    fn trajectory(&self) -> &Trajectory {
+        &self.state.trajectory
     }
 
-    fn step<R: Rng + ?Sized>(
-        &mut self,
-        model: &M,
-        state: &mut SbpsState,
-        rng: &mut R,
-    ) -> Result<SegmentStats> {
-        let cfg = self.config;
-        let r = self.running()?;
+    fn step<R: Rng + ?Sized>(&mut self, model: &M, rng: &mut R) -> Result<SegmentStats> {
+        let Self { config: cfg, state, running: r } = self;
+        let cfg = *cfg;
         r.fresh = false;
         let mut stats =
             SegmentStats { evals: std::mem::take(&mut r.pending), ..SegmentStats::NONE };
@@ -437,20 +509,17 @@ where
     }
 
     fn begin_warmup(&mut self) {
-        if let Some(r) = self.running.as_mut() {
-            r.adapting = r.preconditioner.is_some();
-        }
+        self.running.adapting = self.running.preconditioner.is_some();
     }
 
     fn adapt<R: Rng + ?Sized>(
         &mut self,
         model: &M,
-        state: &mut SbpsState,
         stats: &SegmentStats,
         rng: &mut R,
     ) -> Result<()> {
         let _ = (model, rng);
-        let r = self.running()?;
+        let Self { state, running: r, .. } = self;
         if !r.adapting || !r.fresh || stats.divergences > 0 {
             return Ok(());
         }
@@ -467,40 +536,21 @@ where
     }
 
     fn end_warmup(&mut self) {
-        if let Some(r) = self.running.as_mut() {
-            r.adapting = false;
-        }
+        self.running.adapting = false;
     }
 
-    fn adaptation_report(&self) -> Vec<String> {
-        let c = &self.config;
-        let mut lines = vec![
-            format!(
-                "{} batch n = {}, band multiple k = {}, refresh rate = {}",
-                if c.preconditioner.is_some() { "pSBPS" } else { "SBPS" },
-                c.batch,
-                c.k,
-                c.refresh_rate
-            ),
-            format!(
-                "slope prior variance = {}, mean = {}",
-                c.slope_prior.variance,
-                c.slope_prior
-                    .mean
-                    .map_or("running mean of fitted slopes".into(), |m| m.to_string())
-            ),
-        ];
-        if let Some(r) = &self.running {
-            if c.preconditioner.is_some() {
-                let a: Vec<String> = r.scale.iter().map(|a| format!("{a:.4}")).collect();
-                lines.push(format!("preconditioner A = [{}]", a.join(", ")));
-            }
-            lines.push(format!(
-                "band horizon = {}, slope prior mean = {}",
-                r.horizon(&c.band),
-                r.slope_prior_mean(&c.slope_prior)
-            ));
+    fn tuning(&self) -> SbpsTuning {
+        let (c, r) = (&self.config, &self.running);
+        SbpsTuning {
+            preconditioned: c.preconditioner.is_some(),
+            batch: c.batch,
+            k: c.k,
+            refresh_rate: c.refresh_rate,
+            slope_prior_variance: c.slope_prior.variance,
+            slope_prior_fixed_mean: c.slope_prior.mean,
+            preconditioner: c.preconditioner.map(|_| r.scale.clone()),
+            band_horizon: r.horizon(&c.band),
+            slope_prior_mean: r.slope_prior_mean(&c.slope_prior),
         }
-        lines
     }
 }

@@ -11,7 +11,7 @@ use crate::sg::check_batch;
 /// Settings of [`Sbps`](super::Sbps) (SBPS, or pSBPS with a preconditioner).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct SbpsConfig {
-    /// Minibatch size n, 1 ≤ n ≤ N (checked against N at `init`; default 100, the paper's).
+    /// Minibatch size n, 1 ≤ n ≤ N (checked against N by `build_chain`; default 100).
     /// n ≥ 2 is needed to estimate the noise σ_j.
     pub batch: usize,
     /// Band multiple k > 0 (default 3, the paper's; §7.1 recommends k ∈ \[3, 5\]).
@@ -55,7 +55,7 @@ impl SbpsConfig {
     }
 
     /// Checks every range that does not depend on the model (errors name the value); n ≤ N is
-    /// checked at `init`.
+    /// checked when a chain is built.
     pub fn validate(&self) -> Result<()> {
         check_batch("SBPS batch size n", self.batch, None)?;
         tallmc_core::error::check_positive("SBPS band multiple k", self.k)?;

@@ -27,12 +27,12 @@ use rand::{Rng, RngExt};
 use serde::Serialize;
 use tallmc_core::{
     Error, EvalCounts, EventKind, LogPrior, LogPriorCurvature, LogPriorHessian, Parallelism,
-    PdmpKernel, PdmpState, Result, SegmentStats, TermCurvatureBound, TermGradients, TermHessians,
-    Trajectory,
+    PdmpChain, PdmpKernel, Result, SegmentStats, TermCurvatureBound, TermGradients, TermHessians,
+    Trajectory, Tuning,
 };
 use tallmc_integrators::{AffineRate, PiecewiseLinearRate, Rate, earliest, thin};
 
-use super::bps::{AutomaticBound, BOUND_SLACK, ModelBound};
+use super::bps::{AutomaticBound, BOUND_SLACK, ClockTuning, CurvatureClock, ModelBound};
 use super::common::{FullPotential, PotentialCurvature, all_finite, check_position, diverge};
 use super::envelope::{AutoBoundConfig, GridProbe, Horizon, envelope, gradient_at};
 
@@ -53,12 +53,7 @@ pub struct ZigZagState {
     pub gradient: Vec<f64>,
 }
 
-impl PdmpState for ZigZagState {
-    fn trajectory(&self) -> &Trajectory {
-        &self.trajectory
-    }
-}
-
+/// Scratch of a running chain, built once.
 #[derive(Debug, Clone)]
 struct Running {
     potential: FullPotential,
@@ -66,14 +61,15 @@ struct Running {
     g_new: Vec<f64>,
     times: Vec<f64>,
     pending: EvalCounts,
-    curvature: Option<PotentialCurvature>,
     /// ∇²U θ for the exact path (kept up to date across flips).
     h_theta: Vec<f64>,
-    auto: Option<AutoBands>,
 }
 
+/// The flip clocks of a [`ZigZag`] chain built with [`AutomaticBound`]: one envelope band per
+/// coordinate along the current line and their adaptive horizon. Opaque.
 #[derive(Debug, Clone)]
-struct AutoBands {
+pub struct EnvelopeClocks {
+    intervals: usize,
     probe: GridProbe,
     bands: Vec<PiecewiseLinearRate>,
     valid: bool,
@@ -83,18 +79,32 @@ struct AutoBands {
     g_end: Vec<f64>,
 }
 
-/// The full-data Zig-Zag sampler (module docs). `B` is [`ModelBound`] or [`AutomaticBound`].
+/// The tuning of a [`ZigZagChain`]: how its flip clocks are simulated.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ZigZagTuning {
+    /// The flip clocks.
+    pub clock: ClockTuning,
+}
+
+impl Tuning for ZigZagTuning {
+    /// `Zig-Zag clocks = …`.
+    fn comment_lines(&self) -> Vec<String> {
+        vec![format!("Zig-Zag clocks = {}", self.clock.describe())]
+    }
+}
+
+/// The full-data Zig-Zag sampler's settings (module docs): they build one [`ZigZagChain`] per
+/// chain. `B` is [`ModelBound`] or [`AutomaticBound`].
 #[derive(Debug, Clone)]
 pub struct ZigZag<B = ModelBound> {
     config: ZigZagConfig,
     bound: B,
-    running: Option<Running>,
 }
 
 impl ZigZag<ModelBound> {
     /// Zig-Zag thinned against the model's curvature bound (exact inversion when quadratic).
     pub fn new(config: ZigZagConfig) -> Self {
-        Self { config, bound: ModelBound, running: None }
+        Self { config, bound: ModelBound }
     }
 }
 
@@ -102,7 +112,7 @@ impl ZigZag<AutomaticBound> {
     /// Zig-Zag with the automatic piecewise bound.
     pub fn automatic(config: ZigZagConfig, bound: AutoBoundConfig) -> Result<Self> {
         bound.validate()?;
-        Ok(Self { config, bound: AutomaticBound(bound), running: None })
+        Ok(Self { config, bound: AutomaticBound(bound) })
     }
 }
 
@@ -114,11 +124,14 @@ pub(crate) fn draw_signs<R: Rng + ?Sized>(rng: &mut R, v: &mut [f64]) {
 }
 
 impl<B> ZigZag<B> {
-    fn running(&mut self) -> Result<&mut Running> {
-        self.running.as_mut().ok_or_else(|| Error::Other("Zig-Zag step called before init".into()))
-    }
-
-    fn start<M, R>(&mut self, model: &M, position: &[f64], rng: &mut R) -> Result<ZigZagState>
+    /// Builds a chain at `position` with a fresh velocity, the gradient there and `clock`.
+    fn start<M, R, C>(
+        &self,
+        model: &M,
+        position: &[f64],
+        rng: &mut R,
+        clock: C,
+    ) -> Result<ZigZagChain<C>>
     where
         M: TermGradients + LogPrior + ?Sized,
         R: Rng + ?Sized,
@@ -134,17 +147,42 @@ impl<B> ZigZag<B> {
         )?;
         let mut velocity = vec![0.0; d];
         draw_signs(rng, &mut velocity);
-        self.running = Some(Running {
-            potential,
-            y: vec![0.0; d],
-            g_new: vec![0.0; d],
-            times: vec![0.0; d],
-            pending,
-            curvature: None,
-            h_theta: vec![0.0; d],
-            auto: None,
-        });
-        Ok(ZigZagState { trajectory: Trajectory::new(position.to_vec(), velocity), gradient })
+        Ok(ZigZagChain {
+            state: ZigZagState {
+                trajectory: Trajectory::new(position.to_vec(), velocity),
+                gradient,
+            },
+            running: Running {
+                potential,
+                y: vec![0.0; d],
+                g_new: vec![0.0; d],
+                times: vec![0.0; d],
+                pending,
+                h_theta: vec![0.0; d],
+            },
+            clock,
+        })
+    }
+}
+
+/// A running Zig-Zag chain: the particle with ∇U cached, the flip clocks `C`
+/// ([`CurvatureClock`] or [`EnvelopeClocks`]) and scratch.
+#[derive(Debug, Clone)]
+pub struct ZigZagChain<C = CurvatureClock> {
+    state: ZigZagState,
+    running: Running,
+    clock: C,
+}
+
+impl<C> ZigZagChain<C> {
+    /// The particle: position, velocity, time and last segment.
+    pub fn trajectory(&self) -> &Trajectory {
+        &self.state.trajectory
+    }
+
+    /// The chain's state: the particle and ∇U there.
+    pub fn state(&self) -> &ZigZagState {
+        &self.state
     }
 }
 
@@ -160,34 +198,37 @@ impl<M> PdmpKernel<M> for ZigZag<ModelBound>
 where
     M: TermGradients + LogPrior + TermCurvatureBound + LogPriorCurvature + LogPriorHessian + ?Sized,
 {
-    type State = ZigZagState;
+    type Chain = ZigZagChain<CurvatureClock>;
 
-    fn init<R: Rng + ?Sized>(
-        &mut self,
+    fn build_chain<R: Rng + ?Sized>(
+        &self,
         model: &M,
         position: &[f64],
         rng: &mut R,
-    ) -> Result<ZigZagState> {
-        let state = self.start(model, position, rng)?;
+    ) -> Result<Self::Chain> {
+        let ZigZagChain { state, mut running, .. } = self.start(model, position, rng, ())?;
         let curvature = PotentialCurvature::new(model)?;
-        let r = self.running()?;
-        r.pending += curvature.evals;
+        running.pending += curvature.evals;
         if curvature.exact {
-            curvature.apply(state.trajectory.velocity(), &mut r.h_theta);
+            curvature.apply(state.trajectory.velocity(), &mut running.h_theta);
         }
-        r.curvature = Some(curvature);
-        Ok(state)
+        Ok(ZigZagChain { state, running, clock: CurvatureClock(curvature) })
+    }
+}
+
+impl<M> PdmpChain<M> for ZigZagChain<CurvatureClock>
+where
+    M: TermGradients + LogPrior + TermCurvatureBound + LogPriorCurvature + LogPriorHessian + ?Sized,
+{
+    type Tuning = ZigZagTuning;
+
+    fn trajectory(&self) -> &Trajectory {
+        &self.state.trajectory
     }
 
-    fn step<R: Rng + ?Sized>(
-        &mut self,
-        model: &M,
-        state: &mut ZigZagState,
-        rng: &mut R,
-    ) -> Result<SegmentStats> {
-        let r = self.running()?;
-        let curvature =
-            r.curvature.as_ref().ok_or_else(|| Error::Other("Zig-Zag curvature missing".into()))?;
+    fn step<R: Rng + ?Sized>(&mut self, model: &M, rng: &mut R) -> Result<SegmentStats> {
+        let Self { state, running: r, clock } = self;
+        let curvature = &clock.0;
         let mut stats =
             SegmentStats { evals: std::mem::take(&mut r.pending), ..SegmentStats::NONE };
         let (x, theta) = (state.trajectory.position(), state.trajectory.velocity());
@@ -248,17 +289,8 @@ where
         Ok(stats)
     }
 
-    fn adaptation_report(&self) -> Vec<String> {
-        let exact =
-            self.running.as_ref().and_then(|r| r.curvature.as_ref()).is_some_and(|c| c.exact);
-        vec![format!(
-            "Zig-Zag clocks = {}",
-            if exact {
-                "exact inversion (quadratic potential)"
-            } else {
-                "thinning against the model's curvature bound"
-            }
-        )]
+    fn tuning(&self) -> ZigZagTuning {
+        ZigZagTuning { clock: ClockTuning::of_curvature(self.clock.0.exact) }
     }
 }
 
@@ -266,18 +298,18 @@ impl<M> PdmpKernel<M> for ZigZag<AutomaticBound>
 where
     M: TermHessians + LogPrior + LogPriorHessian + ?Sized,
 {
-    type State = ZigZagState;
+    type Chain = ZigZagChain<EnvelopeClocks>;
 
-    fn init<R: Rng + ?Sized>(
-        &mut self,
+    fn build_chain<R: Rng + ?Sized>(
+        &self,
         model: &M,
         position: &[f64],
         rng: &mut R,
-    ) -> Result<ZigZagState> {
-        let state = self.start(model, position, rng)?;
+    ) -> Result<Self::Chain> {
         let d = model.dim();
         let cfg = self.bound.0;
-        self.running()?.auto = Some(AutoBands {
+        let clock = EnvelopeClocks {
+            intervals: cfg.intervals,
             probe: GridProbe::new(d, cfg.intervals),
             bands: vec![PiecewiseLinearRate::new(); d],
             valid: false,
@@ -285,18 +317,23 @@ where
             horizon: Horizon::new(cfg.initial_horizon),
             band_end: 0.0,
             g_end: vec![0.0; d],
-        });
-        Ok(state)
+        };
+        self.start(model, position, rng, clock)
+    }
+}
+
+impl<M> PdmpChain<M> for ZigZagChain<EnvelopeClocks>
+where
+    M: TermHessians + LogPrior + LogPriorHessian + ?Sized,
+{
+    type Tuning = ZigZagTuning;
+
+    fn trajectory(&self) -> &Trajectory {
+        &self.state.trajectory
     }
 
-    fn step<R: Rng + ?Sized>(
-        &mut self,
-        model: &M,
-        state: &mut ZigZagState,
-        rng: &mut R,
-    ) -> Result<SegmentStats> {
-        let r = self.running()?;
-        let auto = r.auto.as_mut().ok_or_else(|| Error::Other("Zig-Zag bands missing".into()))?;
+    fn step<R: Rng + ?Sized>(&mut self, model: &M, rng: &mut R) -> Result<SegmentStats> {
+        let Self { state, running: r, clock: auto } = self;
         let mut stats =
             SegmentStats { evals: std::mem::take(&mut r.pending), ..SegmentStats::NONE };
         let (x, theta) = (state.trajectory.position(), state.trajectory.velocity());
@@ -372,15 +409,12 @@ where
         Ok(stats)
     }
 
-    fn adaptation_report(&self) -> Vec<String> {
-        let h = self
-            .running
-            .as_ref()
-            .and_then(|r| r.auto.as_ref())
-            .map_or(f64::NAN, |a| a.horizon.current);
-        vec![format!(
-            "Zig-Zag clocks = automatic piecewise bound, {} intervals, current horizon {h}",
-            self.bound.0.intervals
-        )]
+    fn tuning(&self) -> ZigZagTuning {
+        ZigZagTuning {
+            clock: ClockTuning::Automatic {
+                intervals: self.clock.intervals,
+                horizon: self.clock.horizon.current,
+            },
+        }
     }
 }

@@ -63,9 +63,10 @@
 //! [`ControlVariates`]: super::ControlVariates
 
 use rand::Rng;
+use serde::Serialize;
 use tallmc_core::{
-    Error, EvalCounts, EventKind, LogPriorCurvature, PdmpKernel, Result, SegmentStats,
-    TermGradientBounds, TermGradientLipschitz, TermGradients, Trajectory,
+    Error, EvalCounts, EventKind, LogPriorCurvature, PdmpChain, PdmpKernel, Result, SegmentStats,
+    TermGradientBounds, TermGradientLipschitz, TermGradients, Trajectory, Tuning,
 };
 use tallmc_integrators::{AffineRate, Rate, earliest, thin};
 
@@ -98,7 +99,7 @@ pub trait SwitchingRateEstimator<M: ?Sized> {
         coordinate: usize,
     ) -> (f64, EvalCounts);
 
-    /// A short description for the adaptation report and error messages.
+    /// A short description for the chain's tuning (the CSV comments) and error messages.
     fn describe(&self) -> String;
 }
 
@@ -205,7 +206,7 @@ impl<M: TermGradientLipschitz + TermGradients + LogPriorCurvature + ?Sized>
     }
 }
 
-/// Scratch built at `init`.
+/// Scratch of a running chain, built once.
 #[derive(Debug, Clone)]
 struct Running {
     n: u32,
@@ -216,15 +217,17 @@ struct Running {
     pending: EvalCounts,
 }
 
-/// Zig-Zag with subsampling or control variates (module docs), generic over the switching-rate
-/// estimator `G`: [`BoundedGradients`] (ZZ-SS, the default), [`LipschitzGradients`] (ZZ-SS
-/// around a reference point) or [`ControlVariates`](super::ControlVariates) (ZZ-CV).
+/// Zig-Zag with subsampling or control variates (module docs), as settings that build one
+/// [`ZigZagSubsamplingChain`] per chain; generic over the switching-rate estimator `G`:
+/// [`BoundedGradients`] (ZZ-SS, the default), [`LipschitzGradients`] (ZZ-SS around a reference
+/// point) or [`ControlVariates`](super::ControlVariates) (ZZ-CV). Each chain prepares its own
+/// copy of the estimator.
 ///
-/// The chain state is the [`Trajectory`] (velocity in {−1, +1}^d).
+/// The chain's particle is a [`Trajectory`] (velocity in {−1, +1}^d).
 ///
 /// ```
 /// use tallmc_core::rng::chain_rng;
-/// use tallmc_core::PdmpKernel;
+/// use tallmc_core::{PdmpChain, PdmpKernel};
 /// use tallmc_models::{DesignOptions, LogisticRegression, synthetic};
 /// use tallmc_samplers::{
 ///     ControlVariates, NewtonOptions, ZigZagSubsampling, laplace_approximation,
@@ -235,19 +238,19 @@ struct Running {
 /// let laplace = laplace_approximation(&model, &[0.0, 0.0], NewtonOptions::default())?;
 /// // ZZ-CV around the mode, started there (ZZ-SS would be `ZigZagSubsampling::new()`).
 /// let cv = ControlVariates::rank_one(laplace.mode.clone())?;
-/// let mut kernel = ZigZagSubsampling::with_estimator(cv);
+/// let kernel = ZigZagSubsampling::with_estimator(cv);
 /// let mut rng = chain_rng(7, 0);
-/// let mut state = kernel.init(&model, &laplace.mode, &mut rng)?;
+/// let mut chain = kernel.build_chain(&model, &laplace.mode, &mut rng)?;
 /// let (mut integral, mut evals, mut steps) = (0.0, 0, 0);
 /// let horizon = 400.0 * laplace.sds()[0]; // a few hundred posterior sds of travel
-/// while state.time() < horizon {
-///     let stats = kernel.step(&model, &mut state, &mut rng)?;
+/// while chain.trajectory().time() < horizon {
+///     let stats = chain.step(&model, &mut rng)?;
 ///     evals += stats.evals.gradients;
 ///     steps += 1;
-///     let seg = state.last_segment();
+///     let seg = chain.trajectory().last_segment();
 ///     integral += seg.duration * (seg.position[0] + 0.5 * seg.duration * seg.velocity[0]);
 /// }
-/// assert!((integral / state.time() - laplace.mode[0]).abs() < 4.0 * laplace.sds()[0]);
+/// assert!((integral / chain.trajectory().time() - laplace.mode[0]).abs() < 4.0 * laplace.sds()[0]);
 /// // Set-up: N gradients at ξ*; then about two per proposal (at ξ and at ξ*).
 /// assert!(evals <= 10_002 + 2 * steps);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -255,7 +258,6 @@ struct Running {
 #[derive(Debug, Clone)]
 pub struct ZigZagSubsampling<G = BoundedGradients> {
     estimator: G,
-    running: Option<Running>,
 }
 
 impl ZigZagSubsampling<BoundedGradients> {
@@ -282,12 +284,46 @@ impl ZigZagSubsampling<LipschitzGradients> {
 impl<G> ZigZagSubsampling<G> {
     /// The kernel with the switching-rate estimator `estimator`.
     pub fn with_estimator(estimator: G) -> Self {
-        Self { estimator, running: None }
+        Self { estimator }
     }
 
-    /// The estimator (with its constants once a chain started).
+    /// The estimator as given (each chain prepares its own copy).
     pub fn estimator(&self) -> &G {
         &self.estimator
+    }
+}
+
+/// A running ZZ-SS or ZZ-CV chain: the particle, the prepared estimator and scratch.
+#[derive(Debug, Clone)]
+pub struct ZigZagSubsamplingChain<G = BoundedGradients> {
+    estimator: G,
+    state: Trajectory,
+    running: Running,
+}
+
+impl<G> ZigZagSubsamplingChain<G> {
+    /// The particle: position, velocity, time and last segment.
+    pub fn trajectory(&self) -> &Trajectory {
+        &self.state
+    }
+
+    /// The estimator, with its constants (and, for ZZ-CV, the sums at ξ*).
+    pub fn estimator(&self) -> &G {
+        &self.estimator
+    }
+}
+
+/// The tuning of a [`ZigZagSubsamplingChain`]: its switching-rate estimator.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ZigZagSubsamplingTuning {
+    /// The estimator and its bounds ([`SwitchingRateEstimator::describe`]).
+    pub switching_rates: String,
+}
+
+impl Tuning for ZigZagSubsamplingTuning {
+    /// `Zig-Zag switching rates = …`.
+    fn comment_lines(&self) -> Vec<String> {
+        vec![format!("Zig-Zag switching rates = {}", self.switching_rates)]
     }
 }
 
@@ -302,45 +338,53 @@ fn never_fires() -> Error {
 impl<M, G> PdmpKernel<M> for ZigZagSubsampling<G>
 where
     M: TermGradients + ?Sized,
-    G: SwitchingRateEstimator<M>,
+    G: SwitchingRateEstimator<M> + Clone + Send + Sync,
 {
-    type State = Trajectory;
+    type Chain = ZigZagSubsamplingChain<G>;
 
-    fn init<R: Rng + ?Sized>(
-        &mut self,
+    fn build_chain<R: Rng + ?Sized>(
+        &self,
         model: &M,
         position: &[f64],
         rng: &mut R,
-    ) -> Result<Trajectory> {
+    ) -> Result<ZigZagSubsamplingChain<G>> {
         let d = model.dim();
         check_position(position, d)?;
         let n = checked_num_terms(model)?;
-        let pending = self.estimator.prepare(model)?;
+        let mut estimator = self.estimator.clone();
+        let pending = estimator.prepare(model)?;
         let mut velocity = vec![0.0; d];
         draw_signs(rng, &mut velocity);
-        self.running = Some(Running {
-            n,
-            y: vec![0.0; d],
-            a: vec![0.0; d],
-            b: vec![0.0; d],
-            times: vec![0.0; d],
-            pending,
-        });
-        Ok(Trajectory::new(position.to_vec(), velocity))
+        Ok(ZigZagSubsamplingChain {
+            estimator,
+            state: Trajectory::new(position.to_vec(), velocity),
+            running: Running {
+                n,
+                y: vec![0.0; d],
+                a: vec![0.0; d],
+                b: vec![0.0; d],
+                times: vec![0.0; d],
+                pending,
+            },
+        })
+    }
+}
+
+impl<M, G> PdmpChain<M> for ZigZagSubsamplingChain<G>
+where
+    M: TermGradients + ?Sized,
+    G: SwitchingRateEstimator<M> + Send,
+{
+    type Tuning = ZigZagSubsamplingTuning;
+
+    fn trajectory(&self) -> &Trajectory {
+        &self.state
     }
 
-    fn step<R: Rng + ?Sized>(
-        &mut self,
-        model: &M,
-        state: &mut Trajectory,
-        rng: &mut R,
-    ) -> Result<SegmentStats> {
-        let r = self
-            .running
-            .as_mut()
-            .ok_or_else(|| Error::Other("Zig-Zag step called before init".into()))?;
+    fn step<R: Rng + ?Sized>(&mut self, model: &M, rng: &mut R) -> Result<SegmentStats> {
+        let Self { estimator, state, running: r } = self;
         let (xi, theta) = (state.position(), state.velocity());
-        self.estimator.bounds(model, xi, theta, &mut r.a, &mut r.b);
+        estimator.bounds(model, xi, theta, &mut r.a, &mut r.b);
         if !(all_finite(&r.a) && all_finite(&r.b)) {
             // Numerical trouble at the current point (e.g. a non-finite prior gradient).
             let stats =
@@ -358,7 +402,7 @@ where
         };
         point_on_line(xi, theta, tau, &mut r.y);
         let datum = uniform_datum(rng, r.n);
-        let (g, evals) = self.estimator.estimate(model, &r.y, datum, i);
+        let (g, evals) = estimator.estimate(model, &r.y, datum, i);
         stats.evals += evals;
         if !g.is_finite() {
             return Ok(diverge(state, stats));
@@ -372,7 +416,7 @@ where
                 what: format!(
                     "switching-rate bound of coordinate {} ({})",
                     i + 1,
-                    self.estimator.describe()
+                    estimator.describe()
                 ),
                 ratio: decision.ratio,
                 time: state.time() + tau,
@@ -388,7 +432,7 @@ where
         Ok(stats)
     }
 
-    fn adaptation_report(&self) -> Vec<String> {
-        vec![format!("Zig-Zag switching rates = {}", self.estimator.describe())]
+    fn tuning(&self) -> ZigZagSubsamplingTuning {
+        ZigZagSubsamplingTuning { switching_rates: self.estimator.describe() }
     }
 }

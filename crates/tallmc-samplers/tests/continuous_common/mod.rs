@@ -20,7 +20,9 @@
 
 use rand::{Rng, RngExt};
 use rand_distr::Exp1;
-use tallmc_core::{Error, EvalCounts, EventKind, PdmpKernel, Result, SegmentStats, Trajectory};
+use tallmc_core::{
+    Error, EvalCounts, EventKind, PdmpChain, PdmpKernel, Result, SegmentStats, Trajectory,
+};
 
 /// What goes wrong, on purpose, for the error tests.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -35,13 +37,20 @@ pub enum Fault {
     InfiniteAt(u64),
 }
 
-/// Zig-Zag for N(mean, diag sd²).
+/// Zig-Zag for N(mean, diag sd²): the settings.
 #[derive(Debug, Clone)]
 pub struct ZigZag {
     pub mean: Vec<f64>,
     pub sd: Vec<f64>,
     pub horizon: f64,
     pub fault: Fault,
+}
+
+/// A running test Zig-Zag chain, counting the driver's calls.
+#[derive(Debug, Clone)]
+pub struct ZigZagChain {
+    pub settings: ZigZag,
+    pub trajectory: Trajectory,
     pub steps: u64,
     pub adapts: u64,
     pub warmup_begun: bool,
@@ -55,16 +64,7 @@ impl ZigZag {
     }
 
     pub fn new(mean: Vec<f64>, sd: Vec<f64>) -> Self {
-        Self {
-            mean,
-            sd,
-            horizon: f64::INFINITY,
-            fault: Fault::None,
-            steps: 0,
-            adapts: 0,
-            warmup_begun: false,
-            warmup_ended: false,
-        }
+        Self { mean, sd, horizon: f64::INFINITY, fault: Fault::None }
     }
 
     pub fn with_horizon(mut self, h: f64) -> Self {
@@ -79,29 +79,60 @@ impl ZigZag {
 }
 
 impl PdmpKernel<()> for ZigZag {
-    type State = Trajectory;
+    type Chain = ZigZagChain;
 
-    fn init<R: Rng + ?Sized>(&mut self, _: &(), x: &[f64], rng: &mut R) -> Result<Trajectory> {
+    fn build_chain<R: Rng + ?Sized>(&self, _: &(), x: &[f64], rng: &mut R) -> Result<ZigZagChain> {
         tallmc_core::error::check_finite_vector("initial position", x, self.mean.len())?;
         let v = (0..x.len()).map(|_| if rng.random::<bool>() { 1.0 } else { -1.0 }).collect();
-        Ok(Trajectory::new(x.to_vec(), v))
+        Ok(ZigZagChain {
+            settings: self.clone(),
+            trajectory: Trajectory::new(x.to_vec(), v),
+            steps: 0,
+            adapts: 0,
+            warmup_begun: false,
+            warmup_ended: false,
+        })
+    }
+}
+
+/// What the toy chain saw of the driver's warmup hooks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct ToyTuning {
+    /// Calls to `adapt`.
+    pub adapt_calls: u64,
+    /// Whether `begin_warmup` was called.
+    pub warmup_begun: bool,
+    /// Whether `end_warmup` was called.
+    pub warmup_ended: bool,
+}
+
+impl tallmc_core::Tuning for ToyTuning {
+    fn comment_lines(&self) -> Vec<String> {
+        vec![
+            format!("adapt calls = {}", self.adapt_calls),
+            format!("warmup begun = {}, ended = {}", self.warmup_begun, self.warmup_ended),
+        ]
+    }
+}
+
+impl PdmpChain<()> for ZigZagChain {
+    type Tuning = ToyTuning;
+
+    fn trajectory(&self) -> &Trajectory {
+        &self.trajectory
     }
 
-    fn step<R: Rng + ?Sized>(
-        &mut self,
-        _: &(),
-        t: &mut Trajectory,
-        rng: &mut R,
-    ) -> Result<SegmentStats> {
+    fn step<R: Rng + ?Sized>(&mut self, _: &(), rng: &mut R) -> Result<SegmentStats> {
         let n = self.steps;
         self.steps += 1;
-        let d = self.mean.len();
+        let (z, t) = (&self.settings, &mut self.trajectory);
+        let d = z.mean.len();
         let stats = SegmentStats {
             evals: EvalCounts { gradients: d as u64, ..EvalCounts::ZERO },
             proposals: 1,
             ..SegmentStats::NONE
         };
-        match self.fault {
+        match z.fault {
             Fault::ErrAt(k) if n == k => {
                 return Err(Error::Other(format!("test kernel failure at step {n}")));
             }
@@ -119,17 +150,17 @@ impl PdmpKernel<()> for ZigZag {
         }
         let (mut best, mut jbest) = (f64::INFINITY, 0);
         for j in 0..d {
-            let a = t.velocity()[j] * (t.position()[j] - self.mean[j]);
+            let a = t.velocity()[j] * (t.position()[j] - z.mean[j]);
             let e: f64 = rng.sample(Exp1);
-            let s2 = self.sd[j] * self.sd[j];
+            let s2 = z.sd[j] * z.sd[j];
             let tau = -a + (a.max(0.0).powi(2) + 2.0 * s2 * e).sqrt();
             if tau < best {
                 best = tau;
                 jbest = j;
             }
         }
-        if best > self.horizon {
-            t.advance(self.horizon);
+        if best > z.horizon {
+            t.advance(z.horizon);
             t.set_end(EventKind::Horizon);
             return Ok(stats);
         }
@@ -143,13 +174,7 @@ impl PdmpKernel<()> for ZigZag {
         self.warmup_begun = true;
     }
 
-    fn adapt<R: Rng + ?Sized>(
-        &mut self,
-        _: &(),
-        _: &mut Trajectory,
-        _: &SegmentStats,
-        _: &mut R,
-    ) -> Result<()> {
+    fn adapt<R: Rng + ?Sized>(&mut self, _: &(), _: &SegmentStats, _: &mut R) -> Result<()> {
         self.adapts += 1;
         Ok(())
     }
@@ -158,10 +183,11 @@ impl PdmpKernel<()> for ZigZag {
         self.warmup_ended = true;
     }
 
-    fn adaptation_report(&self) -> Vec<String> {
-        vec![
-            format!("adapt calls = {}", self.adapts),
-            format!("warmup begun = {}, ended = {}", self.warmup_begun, self.warmup_ended),
-        ]
+    fn tuning(&self) -> ToyTuning {
+        ToyTuning {
+            adapt_calls: self.adapts,
+            warmup_begun: self.warmup_begun,
+            warmup_ended: self.warmup_ended,
+        }
     }
 }

@@ -403,7 +403,7 @@ impl Averages {
 /// that and that many). Panics on a kernel error (a bound violation fails the test).
 pub fn time_averages<M, K>(
     model: &M,
-    kernel: &mut K,
+    kernel: &K,
     start: &[f64],
     t_warm: f64,
     t_total: f64,
@@ -412,7 +412,7 @@ pub fn time_averages<M, K>(
 ) -> Averages
 where
     M: Terms + Sync + ?Sized,
-    K: PdmpKernel<M> + Clone + Sync,
+    K: PdmpKernel<M>,
 {
     let d = model.dim();
     let max_batches = batches.max(4).next_multiple_of(2);
@@ -438,10 +438,8 @@ where
         seed: seed(base),
         ..ContinuousRunConfig::default()
     };
-    let template = kernel.clone();
-    let mut out = ContinuousDriver::new(run)
-        .run(model, &[start.to_vec()], |_| Ok(template.clone()), vec![sink])
-        .unwrap();
+    let mut out =
+        ContinuousDriver::new(run).run(model, &[start.to_vec()], kernel, vec![sink]).unwrap();
     let chain = out.pop().unwrap();
     let averages = chain.sink.averages().unwrap();
     let function = |name: &str| {

@@ -85,7 +85,7 @@ pub struct Process {
 }
 
 impl Process {
-    fn from_run(name: &'static str, run: &PdmpRun) -> Self {
+    fn from_run<T>(name: &'static str, run: &PdmpRun<T>) -> Self {
         let s = &run.summaries;
         let est = |f: &str| run.function(f).map_or((f64::NAN, f64::NAN), |e| (e.mean, e.mcse));
         let (m1, e1) = est("x1^2");
@@ -215,7 +215,7 @@ impl Fig1 {
             &model,
             config(10),
             &start,
-            |_| Bps::new(bps),
+            &Bps::new(bps)?,
             &options,
             ctx.reporter,
             "sbps Fig. 1: exact BPS",
@@ -225,7 +225,7 @@ impl Fig1 {
             &model,
             config(11),
             &start,
-            |_| NoisyBps::new(noisy_cfg),
+            &NoisyBps::new(noisy_cfg)?,
             &options,
             ctx.reporter,
             "sbps Fig. 1: noisy BPS",

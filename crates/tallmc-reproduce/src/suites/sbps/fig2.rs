@@ -10,8 +10,8 @@
 //! [`MIN_REJECTED`] rejected proposals and no refreshment is kept (deterministic given the seed).
 //! Far from the mode the rate rises steeply and the band tracks it; near the mode (try a few
 //! bounces of burn-in) the minibatch noise, sd ≈ 30–40 here, dominates G(t).
-//! For every step in it: the chord band γ the kernel built ([`Sbps::band`]), shifted to the time
-//! since the last bounce and drawn up to the step's end; the step's end — a rejected proposal
+//! For every step in it: the chord band γ the chain built ([`SbpsChain::band`]), shifted to the
+//! time since the last bounce and drawn up to the step's end; the step's end — a rejected proposal
 //! (its observation G_j), a horizon (an observation, no proposal) or the accepted bounce (G* is
 //! minus the reset observation). The true G(t) = ⟨∇U(x(t)), v⟩ is evaluated on the full data
 //! along the line. The run continues for [`AFTER_TIME`] time units after the interval; its
@@ -20,9 +20,11 @@
 
 use rand::Rng;
 use serde_json::{Value, json};
-use tallmc_core::{EventKind, FullData, Parallelism, PdmpKernel, rng::chain_rng};
+use tallmc_core::{EventKind, FullData, Parallelism, PdmpChain, PdmpKernel, rng::chain_rng};
 use tallmc_models::LogisticRegression;
-use tallmc_samplers::{Laplace, NewtonOptions, Sbps, SbpsConfig, SbpsState, laplace_approximation};
+use tallmc_samplers::{
+    Laplace, NewtonOptions, Sbps, SbpsChain, SbpsConfig, SbpsState, laplace_approximation,
+};
 
 use super::linalg::ellipse;
 use super::problem::logistic_model;
@@ -102,20 +104,21 @@ impl Fig2 {
     pub fn compute(ctx: &Context<'_>, _problems: &Problems<'_>) -> Result<Self> {
         let model = logistic_model(1000, 2)?;
         let laplace = laplace_approximation(&model, &[0.0; 2], NewtonOptions::default())?;
-        let mut kernel = Sbps::new(SbpsConfig::default())?;
+        let kernel = Sbps::new(SbpsConfig::default())?;
         let mut rng = chain_rng(chain_seed(ctx.seed, 20), 0);
-        let mut state = kernel.init(&model, &START, &mut rng)?;
+        let mut chain = kernel.build_chain(&model, &START, &mut rng)?;
         let (mut proposals, mut bounces, mut violations) = (0u64, 0u64, 0u64);
-        let mut current = Interval::new(&state);
+        let mut current = Interval::new(chain.state());
         for _ in 0..MAX_STEPS {
-            let s0 = state.observations.last().map_or(0.0, |o| o.0);
-            let stats = kernel.step(&model, &mut state, &mut rng)?;
+            let s0 = chain.state().observations.last().map_or(0.0, |o| o.0);
+            let stats = chain.step(&model, &mut rng)?;
             proposals += stats.proposals;
             bounces += stats.bounces;
             violations += stats.violations;
+            let state = chain.state();
             let seg = state.trajectory.last_segment();
             let s = s0 + seg.duration;
-            if let Some(b) = kernel.band() {
+            if let Some(b) = chain.band() {
                 current.band.push(clip_band(b.knots(), b.values(), s0, s));
             }
             let g_last = state.observations.last().map_or(f64::NAN, |o| o.1);
@@ -134,8 +137,7 @@ impl Fig2 {
                         return finish(
                             ctx,
                             &model,
-                            &mut kernel,
-                            &mut state,
+                            &mut chain,
                             &mut rng,
                             current,
                             (s, -g_last, gamma),
@@ -143,9 +145,9 @@ impl Fig2 {
                             (proposals, bounces, violations),
                         );
                     }
-                    current = Interval::new(&state);
+                    current = Interval::new(state);
                 }
-                _ => current = Interval::new(&state),
+                _ => current = Interval::new(state),
             }
         }
         Err(Error::Fixture {
@@ -184,8 +186,7 @@ fn clip_band(knots: &[f64], values: &[f64], s0: f64, end: f64) -> BandPiece {
 fn finish<R: Rng>(
     ctx: &Context<'_>,
     model: &LogisticRegression,
-    kernel: &mut Sbps,
-    state: &mut SbpsState,
+    chain: &mut SbpsChain,
     rng: &mut R,
     interval: Interval,
     accepted: (f64, f64, f64),
@@ -196,14 +197,16 @@ fn finish<R: Rng>(
     let [x0, y0, vx, vy] = interval.start;
     let tb = accepted.0;
     let bounce = [x0 + vx * tb, y0 + vy * tb];
+    let state = chain.state();
     let after = [state.trajectory.velocity()[0], state.trajectory.velocity()[1]];
     // Follow the new velocity to the next velocity change, then keep running for
     // [`AFTER_TIME`] to measure the proposal rate beyond the transient.
     let mut next = None;
     let (mut proposals, mut bounces, mut violations) = counts;
     let t_end = state.trajectory.time() + AFTER_TIME;
-    while state.trajectory.time() < t_end {
-        let stats = kernel.step(model, state, rng)?;
+    while chain.trajectory().time() < t_end {
+        let stats = chain.step(model, rng)?;
+        let state = chain.state();
         proposals += stats.proposals;
         bounces += stats.bounces;
         violations += stats.violations;
@@ -223,7 +226,7 @@ fn finish<R: Rng>(
         })
         .collect();
     let l = model.max_abs_entry() * 2f64.sqrt();
-    let time = state.trajectory.time();
+    let time = chain.trajectory().time();
     Ok(Fig2 {
         band: interval.band,
         rejected: interval.rejected,

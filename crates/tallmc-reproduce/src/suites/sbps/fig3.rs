@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use tallmc_diagnostics::continuous::QuadratureConfig;
 use tallmc_models::synthetic::SBPS_N;
 use tallmc_samplers::continuous::{Budget, ContinuousRunConfig};
-use tallmc_samplers::{Sbps, SbpsConfig};
+use tallmc_samplers::{Sbps, SbpsConfig, SbpsTuning};
 
 use super::linalg::{ellipse, project, project_covariance};
 use super::pdmp::{PdmpRun, RunOptions, TestFunction, acf, run_pdmp};
@@ -62,7 +62,13 @@ pub struct Method {
 }
 
 impl Method {
-    fn measure(name: &'static str, run: &PdmpRun, mode: &[f64], u: &[f64], w: &[f64]) -> Self {
+    fn measure(
+        name: &'static str,
+        run: &PdmpRun<SbpsTuning>,
+        mode: &[f64],
+        u: &[f64],
+        w: &[f64],
+    ) -> Self {
         let z = run.function("z").map_or((f64::NAN, f64::NAN, 0), |e| (e.mean, e.mcse, e.batches));
         let z2 = run.function("z^2").map_or(f64::NAN, |e| e.mean);
         let variance = z2 - z.0 * z.0;
@@ -76,7 +82,7 @@ impl Method {
                 .unzip(),
             None => (Vec::new(), Vec::new()),
         };
-        let scale_range = scale_range(&run.chains[0].report.adaptation);
+        let scale_range = scale_range(run.chains[0].report.tuning.preconditioner.as_deref());
         Self {
             name,
             mean: (z.0, z.1),
@@ -102,20 +108,12 @@ impl Method {
     }
 }
 
-/// The range of A from the kernel's adaptation line `preconditioner A = [a, b, …]` (1, 1 when
-/// absent: SBPS).
-fn scale_range(lines: &[String]) -> (f64, f64) {
-    for l in lines {
-        if let Some(rest) = l.strip_prefix("preconditioner A = [") {
-            let v: Vec<f64> = rest
-                .trim_end_matches(']')
-                .split(',')
-                .filter_map(|x| x.trim().parse().ok())
-                .collect();
-            return v.iter().fold((f64::INFINITY, 0.0), |(a, b), &x| (a.min(x), b.max(x)));
-        }
-    }
-    (1.0, 1.0)
+/// The range of the preconditioner A, as the CSV comments print it (4 decimals); (1, 1) when
+/// absent (SBPS).
+fn scale_range(scale: Option<&[f64]>) -> (f64, f64) {
+    let Some(scale) = scale else { return (1.0, 1.0) };
+    let rounded = scale.iter().filter_map(|a| format!("{a:.4}").parse::<f64>().ok());
+    rounded.fold((f64::INFINITY, 0.0), |(a, b), x| (a.min(x), b.max(x)))
 }
 
 /// Fig. 3.
@@ -178,7 +176,7 @@ impl Fig3 {
                 &p.model,
                 config,
                 &start,
-                |_| Sbps::new(cfg),
+                &Sbps::new(cfg)?,
                 &options,
                 ctx.reporter,
                 &format!("sbps Fig. 3: {name}"),

@@ -219,22 +219,22 @@ impl Fig4 {
                 let trace = match Method::ALL[m] {
                     Method::Sbps => {
                         let kernel = Sbps::new(SbpsConfig::with_batch(BATCH))?;
-                        run_pdmp(model, kernel, &start, &plan, &mut rng)?
+                        run_pdmp(model, &kernel, &start, &plan, &mut rng)?
                     }
                     Method::Psbps => {
                         let kernel = Sbps::new(SbpsConfig::with_batch(BATCH).preconditioned())?;
-                        run_pdmp(model, kernel, &start, &plan, &mut rng)?
+                        run_pdmp(model, &kernel, &start, &plan, &mut rng)?
                     }
                     Method::LipSbps => {
                         let kernel = LipSbps::new(LipSbpsConfig::default())?;
-                        run_pdmp(&paper, kernel, &start, &plan, &mut rng)?
+                        run_pdmp(&paper, &kernel, &start, &plan, &mut rng)?
                     }
                     Method::LipSbpsLibrary => {
                         let kernel = LipSbps::new(LipSbpsConfig::default())?;
-                        run_pdmp(model, kernel, &start, &plan, &mut rng)?
+                        run_pdmp(model, &kernel, &start, &plan, &mut rng)?
                     }
                     Method::ZzSs => {
-                        run_pdmp(model, ZigZagSubsampling::new(), &start, &plan, &mut rng)?
+                        run_pdmp(model, &ZigZagSubsampling::new(), &start, &plan, &mut rng)?
                     }
                     Method::Sgld => {
                         run_sg(model, sgld(sgld_step, n, BATCH)?, &start, &plan, &mut rng)?

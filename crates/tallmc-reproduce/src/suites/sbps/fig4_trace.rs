@@ -31,7 +31,7 @@ use std::time::Instant;
 
 use crate::{Error, Result};
 use tallmc_core::rng::ChainRng;
-use tallmc_core::{Chain, Kernel, PdmpKernel, PdmpState, StepStats, Terms};
+use tallmc_core::{Chain, Kernel, PdmpChain, PdmpKernel, StepStats, Terms};
 
 /// Checkpoints per halving of the epoch count (≈ 20 per decade).
 pub const PER_OCTAVE: usize = 6;
@@ -280,7 +280,7 @@ impl<'a, M: Terms + ?Sized> Tracker<'a, M> {
 /// adapts during the first half, averages the trajectory exactly.
 pub fn run_pdmp<M, K>(
     model: &M,
-    mut kernel: K,
+    kernel: &K,
     start: &[f64],
     plan: &Plan,
     rng: &mut ChainRng,
@@ -290,13 +290,13 @@ where
     K: PdmpKernel<M>,
 {
     let mut t = Tracker::new(model, plan);
-    let mut state = kernel.init(model, start, rng)?;
-    kernel.begin_warmup();
+    let mut chain = kernel.build_chain(model, start, rng)?;
+    chain.begin_warmup();
     let mut warm = true;
     let mut integral = vec![0.0; model.dim()];
     while !t.done() {
-        let stats = kernel.step(model, &mut state, rng)?;
-        let seg = state.trajectory().last_segment();
+        let stats = chain.step(model, rng)?;
+        let seg = chain.trajectory().last_segment();
         if seg.duration > 0.0 {
             let tau = seg.duration;
             for ((s, x), v) in integral.iter_mut().zip(seg.position).zip(seg.velocity) {
@@ -312,13 +312,13 @@ where
         t.trace.violations += stats.violations;
         t.trace.divergences += stats.divergences;
         if warm {
-            kernel.adapt(model, &mut state, &stats, rng)?;
+            chain.adapt(model, &stats, rng)?;
             if t.second_half() {
-                kernel.end_warmup();
+                chain.end_warmup();
                 warm = false;
             }
         }
-        t.checkpoint(state.trajectory().position());
+        t.checkpoint(chain.trajectory().position());
     }
     t.finish()
 }

@@ -284,7 +284,7 @@ impl Fig6 {
             let out = ContinuousDriver::new(config).progress(&*task).run(
                 &model,
                 &zero,
-                |_| Sbps::new(SbpsConfig { batch: BATCH, ..SbpsConfig::default() }),
+                &Sbps::new(SbpsConfig { batch: BATCH, ..SbpsConfig::default() })?,
                 vec![sink],
             )?;
             let c = out.into_iter().next().ok_or_else(|| Error::Fixture {

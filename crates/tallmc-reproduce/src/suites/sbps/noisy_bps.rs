@@ -22,9 +22,10 @@
 
 use rand::{Rng, RngExt};
 use rand_distr::{Distribution, Exp1, StandardNormal};
+use serde::Serialize;
 use tallmc_core::{
-    Error, EvalCounts, EventKind, FullData, LogPrior, Parallelism, PdmpKernel, Result,
-    SegmentStats, TermGradients, Trajectory,
+    Error, EvalCounts, EventKind, FullData, LogPrior, Parallelism, PdmpChain, PdmpKernel, Result,
+    SegmentStats, TermGradients, Trajectory, Tuning,
 };
 use tallmc_samplers::piecewise::{VelocityDistribution, reflect};
 
@@ -39,13 +40,10 @@ pub struct NoisyBpsConfig {
     pub refresh_rate: f64,
 }
 
-/// BPS with noisy gradients (module docs).
+/// BPS with noisy gradients (module docs): settings that build a [`NoisyBpsChain`].
 #[derive(Debug, Clone)]
 pub struct NoisyBps {
     config: NoisyBpsConfig,
-    full: Option<FullData>,
-    grad: Vec<f64>,
-    y: Vec<f64>,
 }
 
 impl NoisyBps {
@@ -58,7 +56,37 @@ impl NoisyBps {
         if !(config.refresh_rate.is_finite() && config.refresh_rate >= 0.0) {
             return Err(Error::invalid("refresh rate", config.refresh_rate, "a finite number ≥ 0"));
         }
-        Ok(Self { config, full: None, grad: Vec::new(), y: Vec::new() })
+        Ok(Self { config })
+    }
+}
+
+/// A running noisy-BPS chain: the particle, the full-data gradient and scratch.
+#[derive(Debug, Clone)]
+pub struct NoisyBpsChain {
+    config: NoisyBpsConfig,
+    trajectory: Trajectory,
+    full: FullData,
+    grad: Vec<f64>,
+    y: Vec<f64>,
+}
+
+/// The settings of a [`NoisyBpsChain`] (nothing adapts), for the CSV comments.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct NoisyBpsTuning {
+    /// Noise sd s.
+    pub noise_sd: f64,
+    /// Step Δt of the bounce clock.
+    pub dt: f64,
+    /// Refresh rate λ_ref.
+    pub refresh_rate: f64,
+}
+
+impl Tuning for NoisyBpsTuning {
+    fn comment_lines(&self) -> Vec<String> {
+        vec![format!(
+            "noisy BPS: noise sd = {}, dt = {}, refresh rate = {}",
+            self.noise_sd, self.dt, self.refresh_rate
+        )]
     }
 }
 
@@ -66,36 +94,44 @@ impl<M> PdmpKernel<M> for NoisyBps
 where
     M: TermGradients + LogPrior + ?Sized,
 {
-    type State = Trajectory;
+    type Chain = NoisyBpsChain;
 
-    fn init<R: Rng + ?Sized>(
-        &mut self,
+    fn build_chain<R: Rng + ?Sized>(
+        &self,
         model: &M,
         position: &[f64],
         rng: &mut R,
-    ) -> Result<Trajectory> {
+    ) -> Result<NoisyBpsChain> {
         let d = model.dim();
         if position.len() != d {
             return Err(Error::dimension("initial position", d, position.len()));
         }
         tallmc_core::error::check_finite("initial position", position)?;
-        self.full = Some(FullData::for_model(model, Parallelism::Sequential));
-        self.grad = vec![0.0; d];
-        self.y = vec![0.0; d];
         let mut v = vec![0.0; d];
         VelocityDistribution::Sphere.draw(rng, &mut v);
-        Ok(Trajectory::new(position.to_vec(), v))
+        Ok(NoisyBpsChain {
+            config: self.config,
+            trajectory: Trajectory::new(position.to_vec(), v),
+            full: FullData::for_model(model, Parallelism::Sequential),
+            grad: vec![0.0; d],
+            y: vec![0.0; d],
+        })
+    }
+}
+
+impl<M> PdmpChain<M> for NoisyBpsChain
+where
+    M: TermGradients + LogPrior + ?Sized,
+{
+    type Tuning = NoisyBpsTuning;
+
+    fn trajectory(&self) -> &Trajectory {
+        &self.trajectory
     }
 
-    fn step<R: Rng + ?Sized>(
-        &mut self,
-        model: &M,
-        t: &mut Trajectory,
-        rng: &mut R,
-    ) -> Result<SegmentStats> {
-        let c = self.config;
-        let full =
-            self.full.as_mut().ok_or_else(|| Error::Other("NoisyBps step before init".into()))?;
+    fn step<R: Rng + ?Sized>(&mut self, model: &M, rng: &mut R) -> Result<SegmentStats> {
+        let Self { config: c, trajectory: t, full, grad, y } = self;
+        let c = *c;
         let tau_r = if c.refresh_rate > 0.0 {
             let e: f64 = Exp1.sample(rng);
             e / c.refresh_rate
@@ -114,15 +150,15 @@ where
                 stats.refreshes = 1;
                 return Ok(stats);
             }
-            for ((y, x), v) in self.y.iter_mut().zip(t.position()).zip(t.velocity()) {
+            for ((y, x), v) in y.iter_mut().zip(t.position()).zip(t.velocity()) {
                 *y = x + tau * v;
             }
-            full.log_posterior_grad(model, &self.y, &mut self.grad);
+            full.log_posterior_grad(model, &*y, &mut *grad);
             stats.evals += EvalCounts::terms_and_gradients(n);
             stats.proposals += 1;
             // ĝ = ∇U + noise = −∇log π + s·z.
             let mut rate = 0.0;
-            for (g, v) in self.grad.iter_mut().zip(t.velocity()) {
+            for (g, v) in grad.iter_mut().zip(t.velocity()) {
                 let z: f64 = StandardNormal.sample(rng);
                 *g = -*g + c.noise_sd * z;
                 rate += *g * v;
@@ -133,7 +169,7 @@ where
             let u: f64 = rng.random();
             if u < c.dt * rate.max(0.0) {
                 t.advance(tau);
-                reflect(t.velocity_mut(), &self.grad);
+                reflect(t.velocity_mut(), &*grad);
                 t.set_end(EventKind::Bounce);
                 stats.bounces = 1;
                 return Ok(stats);
@@ -142,11 +178,8 @@ where
         }
     }
 
-    fn adaptation_report(&self) -> Vec<String> {
+    fn tuning(&self) -> NoisyBpsTuning {
         let c = self.config;
-        vec![format!(
-            "noisy BPS: noise sd = {}, dt = {}, refresh rate = {}",
-            c.noise_sd, c.dt, c.refresh_rate
-        )]
+        NoisyBpsTuning { noise_sd: c.noise_sd, dt: c.dt, refresh_rate: c.refresh_rate }
     }
 }

@@ -13,7 +13,7 @@ use tallmc_diagnostics::continuous::{
 use tallmc_samplers::GridStats;
 use tallmc_samplers::continuous::{
     ContinuousChainOutput, ContinuousDriver, ContinuousRunConfig, GridDraws, MemorySkeleton,
-    PROGRESS_TICKS, SegmentFooter, SegmentHeader, SegmentSink, TimeAverageSink,
+    PROGRESS_TICKS, PdmpTuningOf, SegmentFooter, SegmentHeader, SegmentSink, TimeAverageSink,
 };
 use tallmc_samplers::sink::MemorySink;
 
@@ -116,17 +116,17 @@ impl SegmentSink for RunSink {
     }
 }
 
-/// A finished continuous-time run: every chain's sinks and the pooled per-coordinate summaries
-/// of the exact time averages.
+/// A finished continuous-time run: every chain's sinks and typed tuning `T`, and the pooled
+/// per-coordinate summaries of the exact time averages.
 #[derive(Debug)]
-pub struct PdmpRun {
+pub struct PdmpRun<T> {
     /// The chains.
-    pub chains: Vec<ContinuousChainOutput<RunSink>>,
+    pub chains: Vec<ContinuousChainOutput<RunSink, T>>,
     /// Pooled time averages per coordinate (mean, sd, batch-means MCSE, ESS).
     pub summaries: Vec<ContinuousSummary>,
 }
 
-impl PdmpRun {
+impl<T> PdmpRun<T> {
     /// Sampling totals over chains (evaluations, segments, proposals, bounces, violations).
     pub fn totals(&self) -> EventTotals {
         let mut t = EventTotals::default();
@@ -206,28 +206,26 @@ impl PdmpRun {
     }
 }
 
-/// Runs `make_kernel`'s kernel on `model` with `config`, every chain into a [`RunSink`] built
-/// from `options`, with a progress bar labelled `label`.
-pub fn run_pdmp<M, K, F>(
+/// Runs the chains `kernel` builds on `model` with `config`, every chain into a [`RunSink`]
+/// built from `options`, with a progress bar labelled `label`.
+pub fn run_pdmp<M, K>(
     model: &M,
     config: ContinuousRunConfig,
     inits: &[Vec<f64>],
-    make_kernel: F,
+    kernel: &K,
     options: &RunOptions,
     reporter: &dyn Reporter,
     label: &str,
-) -> Result<PdmpRun>
+) -> Result<PdmpRun<PdmpTuningOf<K, M>>>
 where
     M: Sync + ?Sized,
     K: PdmpKernel<M>,
-    F: Fn(usize) -> tallmc_core::Result<K> + Sync,
 {
     let sinks =
         (0..config.num_chains).map(|_| RunSink::new(options)).collect::<Result<Vec<_>>>()?;
     let phases = if config.warmup.is_zero() { 1 } else { 2 };
     let task = reporter.task(label, (config.num_chains * phases * PROGRESS_TICKS) as u64);
-    let chains =
-        ContinuousDriver::new(config).progress(&*task).run(model, inits, make_kernel, sinks)?;
+    let chains = ContinuousDriver::new(config).progress(&*task).run(model, inits, kernel, sinks)?;
     drop(task);
     let avgs = chains
         .iter()

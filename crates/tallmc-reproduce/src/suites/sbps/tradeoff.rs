@@ -69,7 +69,7 @@ pub struct Setting {
 }
 
 impl Setting {
-    fn measure(k: f64, batch: usize, run: &PdmpRun, p: &Logistic) -> Self {
+    fn measure<T>(k: f64, batch: usize, run: &PdmpRun<T>, p: &Logistic) -> Self {
         let r = &p.reference;
         let n = tallmc_core::Terms::num_terms(&p.model);
         let s = &run.summaries;
@@ -177,7 +177,7 @@ impl Tradeoff {
                 &p.model,
                 config,
                 std::slice::from_ref(&p.laplace.mode),
-                |_| Sbps::new(sbps),
+                &Sbps::new(sbps)?,
                 &RunOptions::default(),
                 ctx.reporter,
                 &format!("sbps trade-off k = {k}, n = {n}"),

@@ -298,13 +298,14 @@ fn run_size(
         seed: chain_seed(ctx.seed, TAG_ZZCV + k as u64),
         ..ContinuousRunConfig::default()
     };
-    let reference = laplace.mode.clone();
+    let kernel =
+        ZigZagSubsampling::with_estimator(ControlVariates::rank_one(laplace.mode.clone())?);
     let task = ctx.reporter.task(&format!("sbps zzcv: ZZ-CV n = {n}"), 1);
     let chains = sample_trajectories_in_memory(
         model,
         config,
         std::slice::from_ref(&laplace.mode),
-        |_| Ok(ZigZagSubsampling::with_estimator(ControlVariates::rank_one(reference.clone())?)),
+        &kernel,
         InMemoryOptions::default(),
     )?;
     drop(task);

@@ -43,7 +43,8 @@ pub struct SegmentHeader<'a> {
     pub sampling: Budget,
     /// Configuration as `key = value` pairs, written as comments.
     pub config: &'a [(String, String)],
-    /// The kernel's adaptation report at the end of warmup.
+    /// The comment lines of the chain's tuning at the end of warmup
+    /// ([`PdmpChain::tuning`](tallmc_core::PdmpChain::tuning)).
     pub adaptation: &'a [String],
 }
 

@@ -23,7 +23,7 @@ use crate::sink::push_number;
 /// # sampling = Draws { count: 1000, grid_step: 0.5 }
 /// # key = value                            (the driver's comments)
 /// # Adaptation terminated
-/// # ...                                    (the kernel's adaptation report)
+/// # ...                                    (the comment lines of the chain's tuning)
 /// time,event,coordinate,theta.1,...,theta.d,v.theta.1,...,v.theta.d
 /// 0,start,0,...
 /// 0.73,flip,2,...
