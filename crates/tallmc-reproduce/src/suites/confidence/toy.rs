@@ -452,6 +452,7 @@ pub fn compute(ctx: &Context<'_>) -> Result<Toy> {
                             ctx.reporter,
                             &label,
                         )?,
+                        |t| t.scale,
                     )?
                 }
                 Method::Confidence => summarize_chains(
@@ -465,6 +466,7 @@ pub fn compute(ctx: &Context<'_>) -> Result<Toy> {
                         ctx.reporter,
                         &label,
                     )?,
+                    |t| t.proposal.scale,
                 )?,
                 Method::AusterityT2 | Method::AusterityT500 => {
                     let first = if method == Method::AusterityT2 { 2 } else { AUSTERITY_BATCH };
@@ -481,6 +483,7 @@ pub fn compute(ctx: &Context<'_>) -> Result<Toy> {
                             ctx.reporter,
                             &label,
                         )?,
+                        |t| t.proposal.scale,
                     )?
                 }
             };
@@ -493,19 +496,22 @@ pub fn compute(ctx: &Context<'_>) -> Result<Toy> {
     Ok(Toy { chains, warmup, draws, problems, exactness, audits, audit_draws })
 }
 
-/// [`summarize_run`] over all the draws (one call per method: their stats types differ).
+/// [`summarize_run`] over all the draws (one call per method: their stats and tuning types
+/// differ; `scale` reads the random walk's adapted scale from the tuning).
 fn summarize_chains<S: Serialize, T>(
     method: Method,
     out: Vec<ChainOutput<MemorySink<S>, T>>,
+    scale: impl Fn(&T) -> f64,
 ) -> Result<MethodRun> {
     let total = out.iter().map(|c| c.sink.num_draws()).sum();
-    summarize_run(method, &out, total)
+    summarize_run(method, &out, total, scale)
 }
 
 fn summarize_run<S: Serialize, T>(
     method: Method,
     out: &[ChainOutput<MemorySink<S>, T>],
     total_draws: usize,
+    scale: impl Fn(&T) -> f64,
 ) -> Result<MethodRun> {
     let mu: Vec<Vec<f64>> = out.iter().map(|c| c.sink.coordinate(0)).collect();
     let sigma: Vec<Vec<f64>> =
@@ -515,12 +521,7 @@ fn summarize_run<S: Serialize, T>(
         Method::ExactMh => 1.0,
         _ => mean_stat(out, "data_fraction__"),
     };
-    let scale = out
-        .first()
-        .and_then(|c| c.sink.tuning_lines.first())
-        .and_then(|l| l.strip_prefix("Step size = "))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(f64::NAN);
+    let scale = out.first().map_or(f64::NAN, |c| scale(&c.report.tuning));
     Ok(MethodRun {
         method,
         mu: Summary::from_chains("mu", &mu)?,
