@@ -103,87 +103,77 @@ fn the_report_shows_the_table_costs_and_time() {
     assert!(!err.contains("warning"), "{err}");
 }
 
+/// Runs a successful sample and checks that stderr holds every `said` text and that
+/// summary.json's warnings hold one containing `warned`; returns stderr and the summary.
+fn run_and_warn(
+    name: &str,
+    n: usize,
+    flags: &[&str],
+    said: &[&str],
+    warned: &str,
+) -> (String, serde_json::Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let (o, summary, _) = run(dir.path(), name, n, flags);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    for text in said {
+        assert!(err.contains(text), "stderr should say {text:?}: {err}");
+    }
+    let summary = summary.expect("summary.json");
+    let w = warnings(&summary);
+    assert!(w.iter().any(|w| w.contains(warned)), "no warning with {warned:?}: {w:?}");
+    (err, summary)
+}
+
 #[test]
 fn chains_that_have_not_mixed_warn_about_r_hat() {
     // Uniform(−2, 2) starts, ~100 posterior sds from the mode, no warmup, few draws.
-    let dir = tempfile::tempdir().unwrap();
-    let (o, summary, _) = run(
-        dir.path(),
+    run_and_warn(
         "rhat",
         5000,
         &["--sampler", "rwm", "--init", "uniform", "--warmup", "0", "--draws", "50"],
+        &["warning: The largest R-hat is", "chains have not mixed"],
+        "mu (",
     );
-    let err = stderr(&o);
-    assert!(o.status.success(), "{err}");
-    assert!(err.contains("warning: The largest R-hat is"), "{err}");
-    assert!(err.contains("chains have not mixed"), "{err}");
-    let w = warnings(&summary.unwrap());
-    assert!(w.iter().any(|w| w.contains("R-hat") && w.contains("mu (")), "{w:?}");
 }
 
 #[test]
 fn short_chains_warn_about_bulk_ess() {
-    let dir = tempfile::tempdir().unwrap();
-    let (o, summary, _) = run(
-        dir.path(),
+    run_and_warn(
         "ess",
         2000,
         &["--sampler", "rwm", "--chains", "2", "--warmup", "200", "--draws", "60"],
+        &["warning: Bulk Effective Samples Size (ESS) is too low"],
+        "fewer than 100 per chain",
     );
-    let err = stderr(&o);
-    assert!(o.status.success(), "{err}");
-    assert!(err.contains("warning: Bulk Effective Samples Size (ESS) is too low"), "{err}");
-    let w = warnings(&summary.unwrap());
-    assert!(w.iter().any(|w| w.contains("fewer than 100 per chain")), "{w:?}");
 }
 
 #[test]
 fn divergent_transitions_after_warmup_are_reported() {
     // A target acceptance of 0.05 makes dual averaging choose a step far beyond stability.
-    let dir = tempfile::tempdir().unwrap();
-    let (o, summary, _) = run(
-        dir.path(),
+    let flags = ["--sampler", "hmc", "--chains", "2", "--warmup", "300", "--draws", "300"];
+    let (err, summary) = run_and_warn(
         "div",
         2000,
-        &[
-            "--sampler",
-            "hmc",
-            "--chains",
-            "2",
-            "--warmup",
-            "300",
-            "--draws",
-            "300",
-            "--target-accept",
-            "0.05",
-        ],
+        &[&flags[..], &["--target-accept", "0.05"]].concat(),
+        &["divergent transitions after warmup", "--target-accept"],
+        "divergent transitions",
     );
-    let err = stderr(&o);
-    assert!(o.status.success(), "{err}");
-    let summary = summary.unwrap();
     let divergences = summary["totals"]["divergences"].as_u64().unwrap();
     assert!(divergences > 0, "expected divergences: {err}");
-    assert!(err.contains("divergent transitions after warmup"), "{err}");
-    assert!(err.contains("--target-accept"), "{err}");
-    assert!(warnings(&summary).iter().any(|w| w.contains("divergent transitions")));
 }
 
 #[test]
 fn a_subsampler_that_reads_all_the_data_says_it_saves_nothing() {
-    // Austerity at ε = 0 is exact MH: every decision reads all N points.
-    let dir = tempfile::tempdir().unwrap();
-    let (o, summary, _) = run(
-        dir.path(),
+    // Austerity at ε = 0 is exact MH: every decision reads all N points; the hint names the
+    // flag to change.
+    run_and_warn(
         "full",
         2000,
         &["--sampler", "austerity", "--epsilon", "0", "--warmup", "200", "--draws", "400"],
+        &["no saving over exact MH", "--epsilon"],
+        "no saving over exact MH",
     );
-    let err = stderr(&o);
-    assert!(o.status.success(), "{err}");
-    assert!(err.contains("no saving over exact MH"), "{err}");
-    assert!(err.contains("--epsilon"), "the hint names the flag to change: {err}");
-    let w = warnings(&summary.unwrap());
-    assert!(w.iter().any(|w| w.contains("no saving over exact MH")), "{w:?}");
 }
 
 #[test]
