@@ -22,24 +22,8 @@ fn run(
         write_gaussian_csv(&data, n);
     }
     let out = dir.join(name);
-    let mut args = vec![
-        "sample",
-        "--model",
-        "gaussian-mean",
-        "--sigma",
-        "2",
-        "--data",
-        data.to_str().unwrap(),
-        "--seed",
-        "5",
-        "--out",
-        out.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    let o = tallmc(&args);
-    let summary = std::fs::read_to_string(out.join("summary.json"))
-        .ok()
-        .map(|t| serde_json::from_str(&t).unwrap());
+    let model = ["--model", "gaussian-mean", "--sigma", "2", "--seed", "5"];
+    let (o, summary) = support::sample(&model, &data, &out, extra);
     (o, summary, out)
 }
 

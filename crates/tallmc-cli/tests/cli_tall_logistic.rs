@@ -22,7 +22,7 @@ mod support;
 
 use std::path::Path;
 
-use support::{stderr, tallmc, write_collinear_logistic_csv};
+use support::{stderr, write_collinear_logistic_csv};
 
 const N: usize = 37_591;
 const P: usize = 21;
@@ -34,23 +34,10 @@ fn data(dir: &Path) -> std::path::PathBuf {
 }
 
 fn sample(data: &Path, out: &Path, extra: &[&str]) -> (std::process::Output, serde_json::Value) {
-    let mut args = vec![
-        "sample",
-        "--model",
-        "logistic",
-        "--intercept",
-        "--data",
-        data.to_str().unwrap(),
-        "--seed",
-        "3",
-        "--out",
-        out.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    let o = tallmc(&args);
+    let model = ["--model", "logistic", "--intercept", "--seed", "3"];
+    let (o, summary) = support::sample(&model, data, out, extra);
     assert!(o.status.success(), "{}", stderr(&o));
-    let text = std::fs::read_to_string(out.join("summary.json")).unwrap();
-    (o, serde_json::from_str(&text).unwrap())
+    (o, summary.expect("summary.json"))
 }
 
 #[test]

@@ -92,3 +92,22 @@ pub fn write_collinear_logistic_csv(path: &Path, n: usize, p: usize) {
     }
     std::fs::write(path, text).unwrap();
 }
+
+/// Runs `tallmc sample` with `model` (the model flags), `--data data --out out` and `extra`;
+/// returns the output and summary.json when it was written.
+pub fn sample(
+    model: &[&str],
+    data: &Path,
+    out: &Path,
+    extra: &[&str],
+) -> (Output, Option<serde_json::Value>) {
+    let mut args = vec!["sample"];
+    args.extend_from_slice(model);
+    args.extend(["--data", data.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    args.extend_from_slice(extra);
+    let o = tallmc(&args);
+    let summary = std::fs::read_to_string(out.join("summary.json"))
+        .ok()
+        .map(|t| serde_json::from_str(&t).expect("summary.json is JSON"));
+    (o, summary)
+}
