@@ -46,16 +46,10 @@ pub enum Error {
         /// The value.
         value: f64,
     },
-    /// A scalar argument is outside its allowed range.
-    #[error("invalid {name} = {value}: expected {expected}")]
-    InvalidArgument {
-        /// Name of the argument (e.g. `prob`).
-        name: &'static str,
-        /// The value given, formatted.
-        value: String,
-        /// What was expected (e.g. `a number in the open interval (0, 1)`).
-        expected: &'static str,
-    },
+    /// A scalar argument is outside its allowed range, or another error of tallmc's one
+    /// vocabulary ([`tallmc_core::Error`]; e.g. `InvalidParameter`).
+    #[error(transparent)]
+    Core(#[from] tallmc_core::Error),
     /// A buffer or list has the wrong length.
     #[error("dimension mismatch for {what}: expected {expected}, found {found}")]
     DimensionMismatch {
@@ -77,13 +71,13 @@ pub enum Error {
 }
 
 impl Error {
-    /// Shorthand for [`Error::InvalidArgument`].
+    /// A [`tallmc_core::Error::InvalidParameter`] naming the argument.
     pub(crate) fn invalid(
         name: &'static str,
         value: impl ToString,
         expected: &'static str,
     ) -> Self {
-        Self::InvalidArgument { name, value: value.to_string(), expected }
+        Self::Core(tallmc_core::Error::invalid(name, value, expected))
     }
 }
 

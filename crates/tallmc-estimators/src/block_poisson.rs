@@ -350,7 +350,7 @@ impl<E> BlockPoissonEstimator<E> {
             );
             for (db, wb) in self.d[..len].chunks_exact(m).zip(self.w[..len].chunks_exact_mut(m)) {
                 let dhat = scale * db.iter().sum::<f64>();
-                Error::check_finite_value("block estimate d̂", dhat)?;
+                Error::check_finite_estimate_value("block estimate d̂", dhat)?;
                 let gap = dhat - a;
                 if gap < 0.0 {
                     negative += 1;
@@ -372,10 +372,10 @@ impl<E> BlockPoissonEstimator<E> {
             1.0
         };
         if let Some(g) = grad {
-            Error::check_finite("gradient of log|L̂_B|", g)?;
+            Error::check_finite_estimate("gradient of log|L̂_B|", g)?;
         }
         if log_abs.is_nan() || log_abs == f64::INFINITY {
-            return Err(Error::NonFinite { what: "log|L̂_B|", value: log_abs });
+            return Err(Error::NonFiniteEstimate { what: "log|L̂_B|", value: log_abs });
         }
         Ok(BlockPoissonEstimate {
             log_abs_likelihood: log_abs,

@@ -214,7 +214,7 @@ impl ControlVariate {
         Error::check_len("model dimension", dim, self.dim)?;
         Error::check_len("model number of terms N", num_terms, self.num_terms)?;
         Error::check_len("centre θ*", center.len(), self.dim)?;
-        Error::check_finite("centre θ*", center)
+        Error::check_finite_estimate("centre θ*", center)
     }
 
     fn install(
@@ -224,9 +224,9 @@ impl ControlVariate {
         grad: Vec<f64>,
         hess: Vec<f64>,
     ) -> Result<EvalCounts> {
-        Error::check_finite_value("control-variate sum Σℓ_k(θ*)", total)?;
-        Error::check_finite("control-variate gradient sum Σ∇ℓ_k(θ*)", &grad)?;
-        Error::check_finite("control-variate Hessian sum Σ∇²ℓ_k(θ*)", &hess)?;
+        Error::check_finite_estimate_value("control-variate sum Σℓ_k(θ*)", total)?;
+        Error::check_finite_estimate("control-variate gradient sum Σ∇ℓ_k(θ*)", &grad)?;
+        Error::check_finite_estimate("control-variate Hessian sum Σ∇²ℓ_k(θ*)", &hess)?;
         self.center.copy_from_slice(center);
         self.sum_at_center = total;
         if self.order == CvOrder::Zero {

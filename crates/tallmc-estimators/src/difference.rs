@@ -144,8 +144,8 @@ impl<E> DifferenceEstimator<E> {
         let (mean, var) = self.moments(m);
         let log_likelihood = cv_sum + n * mean;
         let variance = n * n / m as f64 * var;
-        Error::check_finite_value("difference estimate ℓ̂", log_likelihood)?;
-        Error::check_finite_value("variance estimate σ̂²", variance)?;
+        Error::check_finite_estimate_value("difference estimate ℓ̂", log_likelihood)?;
+        Error::check_finite_estimate_value("variance estimate σ̂²", variance)?;
         Ok(DifferenceEstimate { log_likelihood, variance, control_variate_sum: cv_sum, counts })
     }
 
@@ -197,8 +197,8 @@ impl<E> DifferenceEstimator<E> {
         }
         grad_variance.fill(0.0);
         self.engine.add_weighted_gradients(model, 0, indices, &self.w[..m], grad_variance);
-        Error::check_finite("gradient of ℓ̂", grad_log_lik)?;
-        Error::check_finite("gradient of σ̂²", grad_variance)?;
+        Error::check_finite_estimate("gradient of ℓ̂", grad_log_lik)?;
+        Error::check_finite_estimate("gradient of σ̂²", grad_variance)?;
         self.finish(cv_sum, m, counts)
     }
 
@@ -228,7 +228,7 @@ impl<E> DifferenceEstimator<E> {
             *w = n / mf - n * n / (mf * mf) * (d - mean);
         }
         self.engine.add_weighted_gradients(model, 0, indices, &self.w[..m], grad);
-        Error::check_finite("gradient of ℓ̂ − σ̂²/2", grad)?;
+        Error::check_finite_estimate("gradient of ℓ̂ − σ̂²/2", grad)?;
         self.finish(cv_sum, m, counts)
     }
 }

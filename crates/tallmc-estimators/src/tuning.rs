@@ -102,8 +102,8 @@ pub fn population_differences<M: ?Sized, E: DifferenceTerms<M>>(
         seen = total;
         lo = hi;
     }
-    Error::check_finite_value("population mean of d_k", mean)?;
-    Error::check_finite_value("population variance of d_k", m2)?;
+    Error::check_finite_estimate_value("population mean of d_k", mean)?;
+    Error::check_finite_estimate_value("population variance of d_k", m2)?;
     Ok((mean, m2 / n as f64, counts))
 }
 

@@ -299,7 +299,7 @@ fn bad_input_is_a_clear_error() {
     assert!(msg(BlockPoissonSubsample::new(100, 5, 4, 5).unwrap_err()).contains("[1, λ = 4]"));
     assert!(msg(BlockPoissonSubsample::new(100, 0, 4, 1).unwrap_err()).contains("m = 0"));
     // G = 0 or G > m for the difference estimator's blocks (core's BlockSubsample).
-    let g0: Error = tallmc_core::subsample::BlockSubsample::new(100, 10, 0).unwrap_err().into();
+    let g0: Error = tallmc_core::subsample::BlockSubsample::new(100, 10, 0).unwrap_err();
     assert!(msg(g0).contains("G = 0"));
     assert!(tallmc_core::subsample::BlockSubsample::new(100, 10, 11).is_err());
     let mut est = DifferenceEstimator::new(&model, cv, RankOne::new(5), 5).unwrap();
@@ -310,7 +310,7 @@ fn bad_input_is_a_clear_error() {
     assert!(est.estimate(&model, &[0.0; 3], &[]).is_err());
     assert!(matches!(
         est.estimate(&model, &[0.0, f64::NAN, 0.0], &[1, 2]),
-        Err(Error::NonFinite { .. })
+        Err(Error::NonFiniteEstimate { .. })
     ));
     assert!(CvOrder::from_number(3).is_err());
 }

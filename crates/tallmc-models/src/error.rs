@@ -99,16 +99,10 @@ pub enum Error {
         /// Its value.
         value: f64,
     },
-    /// A model or generator setting is outside its allowed range.
-    #[error("invalid {name} = {value}: expected {expected}")]
-    InvalidParameter {
-        /// The setting (e.g. `prior_sd`).
-        name: &'static str,
-        /// The value given, formatted.
-        value: String,
-        /// What was expected.
-        expected: String,
-    },
+    /// A model or generator setting is outside its allowed range, or another error of
+    /// tallmc's one vocabulary ([`tallmc_core::Error`]; e.g. `InvalidParameter`).
+    #[error(transparent)]
+    Core(#[from] tallmc_core::Error),
     /// Lengths that must agree do not.
     #[error("dimension mismatch for {what}: expected {expected}, found {found}")]
     DimensionMismatch {
@@ -141,9 +135,9 @@ fn column_suffix(column: &Option<(usize, String)>) -> String {
 }
 
 impl Error {
-    /// Shorthand for [`Error::InvalidParameter`].
+    /// A [`tallmc_core::Error::InvalidParameter`] naming the setting.
     pub fn invalid(name: &'static str, value: impl ToString, expected: impl ToString) -> Self {
-        Self::InvalidParameter { name, value: value.to_string(), expected: expected.to_string() }
+        Self::Core(tallmc_core::Error::invalid(name, value, expected))
     }
 
     pub(crate) fn io(path: &Path, action: &'static str, source: std::io::Error) -> Self {

@@ -32,6 +32,9 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
+    /// A chain's thread panicked (a bug: the message is on stderr).
+    #[error("a chain thread panicked")]
+    ChainPanicked,
     /// No suite of that name.
     #[error("unknown suite {0:?}; available: {1}")]
     UnknownSuite(String, String),

@@ -19,7 +19,7 @@ use tallmc_estimators::{
 use tallmc_integrators::PhasePoint;
 
 use crate::ecs_theta::Dynamics;
-use crate::hmc_ecs::{est_err, laplace_covariance};
+use crate::hmc_ecs::laplace_covariance;
 
 /// The auxiliary random numbers u of HMC-ECS (a subsample of data indices), with the law p(u)
 /// they are drawn from and the partial refresh of the u-step.
@@ -148,9 +148,10 @@ impl EcsEstimate for BlockPoissonEstimate {
 /// matrix) through [`EcsEstimator::control_variate`]. An estimator that caches per-datum
 /// quantities at θ* must notice a re-centring ([`ControlVariate::id`] changes).
 ///
-/// **Errors.** A non-finite estimate or gradient is an `Err` (e.g.
-/// [`tallmc_estimators::Error::NonFinite`]); the kernel treats it as a rejected u-step or a
-/// divergent trajectory.
+/// **Errors.** A non-finite estimate or gradient is a recoverable `Err`
+/// ([`NonFiniteEstimate`](tallmc_core::Error::NonFiniteEstimate), see
+/// [`is_recoverable`](tallmc_core::Error::is_recoverable)): the kernel treats it as a rejected
+/// u-step or a divergent trajectory. Any other error is fatal and stops the chain.
 ///
 /// Implemented by [`DifferenceEstimator`] (perturbed) and [`BlockPoissonEstimator`] (signed).
 /// The `tallmc` crate's example `user_estimator` implements a stratified difference estimator
@@ -170,7 +171,7 @@ pub trait EcsEstimator<M: ?Sized> {
         theta: &[f64],
         u: &Self::Subsample,
         grad: &mut [f64],
-    ) -> tallmc_estimators::Result<Self::Estimate>;
+    ) -> Result<Self::Estimate>;
 
     /// The control variate.
     fn control_variate(&self) -> &ControlVariate;
@@ -194,7 +195,7 @@ where
         theta: &[f64],
         u: &BlockSubsample,
         grad: &mut [f64],
-    ) -> tallmc_estimators::Result<DifferenceEstimate> {
+    ) -> Result<DifferenceEstimate> {
         self.perturbed_grad(model, theta, u.indices(), grad)
     }
 
@@ -222,7 +223,7 @@ where
         theta: &[f64],
         u: &BlockPoissonSubsample,
         grad: &mut [f64],
-    ) -> tallmc_estimators::Result<BlockPoissonEstimate> {
+    ) -> Result<BlockPoissonEstimate> {
         self.estimate_grad(model, theta, u, grad)
     }
 
@@ -236,8 +237,10 @@ where
 }
 
 /// log p(θ) + ℓ̃(θ; u), with its gradient written into `grad`; adds the evaluations to
-/// `counts` and leaves the estimate in `last`. An estimator error gives NaN and `None` (the
-/// caller treats it as a divergence or a rejection).
+/// `counts` and leaves the estimate in `last`. A [recoverable](Error::is_recoverable) estimator
+/// error (a non-finite estimate) gives NaN and `Ok(None)`: the caller treats it as a divergence
+/// or a rejection. A fatal one gives NaN and leaves the error in `last`, which the caller
+/// returns once the trajectory has stopped at the NaN.
 pub(crate) fn log_density<M, T>(
     estimator: &mut T,
     model: &M,
@@ -245,7 +248,7 @@ pub(crate) fn log_density<M, T>(
     u: &T::Subsample,
     grad: &mut [f64],
     counts: &mut EvalCounts,
-    last: &mut Option<T::Estimate>,
+    last: &mut Result<Option<T::Estimate>>,
 ) -> f64
 where
     M: LogPrior + ?Sized,
@@ -254,11 +257,11 @@ where
     match estimator.estimate_log_target(model, theta, u, grad) {
         Ok(e) => {
             *counts += e.counts();
-            *last = Some(e);
+            *last = Ok(Some(e));
             e.log_target() + model.log_prior_grad(theta, grad)
         }
-        Err(_) => {
-            *last = None;
+        Err(e) => {
+            *last = if e.is_recoverable() { Ok(None) } else { Err(e) };
             f64::NAN
         }
     }
@@ -268,8 +271,8 @@ where
 /// ℓ̃(θ₀; u) + log p(θ₀) and its gradient, the estimate's evaluations added to `setup`.
 ///
 /// # Errors
-/// The estimator fails or the log density is not finite ([`Error::NonFiniteLogDensity`], naming
-/// the position and `what` estimate).
+/// The estimator fails fatally, or the log density is not finite
+/// ([`Error::NonFiniteLogDensity`], naming the position and `what` estimate).
 ///
 /// [`Error::NonFiniteLogDensity`]: tallmc_core::Error::NonFiniteLogDensity
 pub(crate) fn initial_point<M, T>(
@@ -286,10 +289,10 @@ where
 {
     let mut point = PhasePoint::zeros(position.len());
     point.position.copy_from_slice(position);
-    let mut last = None;
+    let mut last = Ok(None);
     point.log_density =
         log_density(estimator, model, position, u, &mut point.grad, setup, &mut last);
-    match last.filter(|_| point.log_density.is_finite()) {
+    match last?.filter(|_| point.log_density.is_finite()) {
         Some(estimate) => Ok((point, estimate)),
         None => Err(tallmc_core::Error::NonFiniteLogDensity {
             what: format!("the initial position {position:?} ({what})"),
@@ -335,6 +338,9 @@ pub struct EcsStep {
 /// One HMC-within-Gibbs iteration: the u-step (propose u′, accept with the ratio of the
 /// estimated targets at θ — the prior cancels), then the θ-step (HMC on the same estimated
 /// potential with u fixed). `grad` is scratch of length d.
+///
+/// # Errors
+/// A fatal estimator error ([`Error::is_recoverable`] is false), in either step.
 pub(crate) fn gibbs_sweep<M, T, R>(
     estimator: &mut T,
     dynamics: &mut Dynamics,
@@ -342,7 +348,7 @@ pub(crate) fn gibbs_sweep<M, T, R>(
     model: &M,
     s: EcsPoint<'_, T::Subsample, T::Estimate>,
     rng: &mut R,
-) -> EcsStep
+) -> Result<EcsStep>
 where
     M: LogPrior + ?Sized,
     T: EcsEstimator<M>,
@@ -350,13 +356,13 @@ where
 {
     let mut evals = std::mem::take(&mut dynamics.unreported);
     s.subsample.propose(rng);
-    let mut last = None;
+    let mut last = Ok(None);
     let lp =
         log_density(estimator, model, &s.point.position, s.subsample, grad, &mut evals, &mut last);
     let log_ratio = if lp.is_finite() { lp - s.point.log_density } else { f64::NEG_INFINITY };
     let u_accept_stat = log_ratio.min(0.0).exp();
     let u_accepted = rng.random::<f64>() < u_accept_stat;
-    match last {
+    match last? {
         Some(e) if u_accepted => {
             s.subsample.accept();
             s.point.log_density = lp;
@@ -366,18 +372,18 @@ where
         _ => s.subsample.reject(),
     }
     let u = &*s.subsample;
-    let mut last = None;
+    let mut last = Ok(None);
     let mut trajectory = EvalCounts::ZERO;
     let theta = dynamics.theta_step(s.point, rng, |t, g| {
         log_density(estimator, model, t, u, g, &mut trajectory, &mut last)
     });
     evals += trajectory;
-    if theta.accepted
-        && let Some(e) = last
+    if let Some(e) = last?
+        && theta.accepted
     {
         *s.estimate = e;
     }
-    EcsStep {
+    Ok(EcsStep {
         accept_stat: theta.accept_stat,
         accepted: theta.accepted,
         divergent: theta.divergent,
@@ -388,7 +394,7 @@ where
         energy: theta.energy,
         energy_error: theta.energy_error,
         evals,
-    }
+    })
 }
 
 /// Warmup re-centring, when the schedule says so after this iteration: θ* moves to the mean of
@@ -424,7 +430,7 @@ where
         });
     dynamics.recentered(cov);
     // The potential changed: recompute the cached value and gradient at (θ, u).
-    let mut last = None;
+    let mut last = Ok(None);
     let mut counts = EvalCounts::ZERO;
     let lp = log_density(
         estimator,
@@ -436,7 +442,7 @@ where
         &mut last,
     );
     dynamics.unreported += counts;
-    match last {
+    match last? {
         Some(e) if lp.is_finite() => {
             s.point.log_density = lp;
             *s.estimate = e;
@@ -444,8 +450,8 @@ where
         _ => {
             // Undo: back to the previous centre, whose potential was finite here.
             let cv = estimator.control_variate_mut();
-            dynamics.unreported += cv.recenter(model, &previous).map_err(est_err)?;
-            let mut last = None;
+            dynamics.unreported += cv.recenter(model, &previous)?;
+            let mut last = Ok(None);
             s.point.log_density = log_density(
                 estimator,
                 model,
@@ -455,7 +461,7 @@ where
                 &mut dynamics.unreported,
                 &mut last,
             );
-            if let Some(e) = last {
+            if let Some(e) = last? {
                 *s.estimate = e;
             }
         }

@@ -263,8 +263,14 @@ where
             subsample: &mut self.subsample,
             estimate: &mut self.estimate,
         };
-        let step =
-            gibbs_sweep(&mut self.estimator, &mut self.dynamics, &mut self.grad, model, parts, rng);
+        let step = gibbs_sweep(
+            &mut self.estimator,
+            &mut self.dynamics,
+            &mut self.grad,
+            model,
+            parts,
+            rng,
+        )?;
         Ok(self.report.stats(&step, &self.estimate, self.subsample.batch_size()))
     }
 

@@ -218,7 +218,7 @@ where
     let mut population = FactorPopulation { model, i, x, sampler, range };
     let decision = test
         .decide(&mut population, logit / n as f64, subsample_rng)
-        .map_err(|e| Error::Other(format!("Gibbs update of variable {i}: {e}")))?;
+        .map_err(|e| e.context(format!("Gibbs update of variable {i}")))?;
     Ok(Update {
         one: decision.above,
         used: population.drawn(),
@@ -243,13 +243,13 @@ fn variable_range<M: BinaryFactors + ?Sized, T: MeanTest>(
         return Err(Error::invalid("number of factors", n, "at most 2^32 − 1 per variable"));
     }
     test.check_population_size(n)
-        .map_err(|e| Error::Other(format!("variable {i} has {n} factors: {e}")))?;
+        .map_err(|e| e.context(format!("variable {i} has {n} factors")))?;
     let bound = model.log_ratio_bound(i);
     let range = (bound.is_finite() && bound >= 0.0).then_some(2.0 * bound);
     if range.is_none() && test.needs_range() {
-        return Err(Error::Other(format!(
+        return Err(Error::InvalidRange(bound).context(format!(
             "the mean test needs a bound on the factor log-ratios, and variable {i} has log-ratio \
-             bound {bound} (expected a finite number ≥ 0)"
+             bound {bound}"
         )));
     }
     Ok(range)
@@ -261,10 +261,7 @@ fn check_binary_state(what: &str, x: &[f64], d: usize) -> Result<()> {
         return Err(Error::dimension(what, d, x.len()));
     }
     match x.iter().position(|&v| v != 0.0 && v != 1.0) {
-        Some(k) => Err(Error::Other(format!(
-            "{what}: entry {k} is {}; a binary state has entries 0.0 or 1.0",
-            x[k]
-        ))),
+        Some(index) => Err(Error::NotBinary { what: what.to_string(), index, value: x[index] }),
         None => Ok(()),
     }
 }

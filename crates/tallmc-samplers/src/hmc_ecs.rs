@@ -192,14 +192,6 @@ pub(crate) fn check_center(center: Option<&[f64]>) -> Result<()> {
     Ok(())
 }
 
-/// Converts an estimator error into a core error (configuration errors at setup).
-pub(crate) fn est_err(e: tallmc_estimators::Error) -> Error {
-    match e {
-        tallmc_estimators::Error::Core(c) => c,
-        other => Error::Other(other.to_string()),
-    }
-}
-
 /// θ* (given or the Newton mode from `position`), with the evaluations made.
 pub(crate) fn find_center<M>(
     model: &M,
@@ -239,7 +231,7 @@ where
     M: TermHessians + LogPriorHessian + ?Sized,
 {
     let (center, mut evals) = find_center(model, given, position, dyn_)?;
-    let (cv, c) = ControlVariate::new(model, &center, order).map_err(est_err)?;
+    let (cv, c) = ControlVariate::new(model, &center, order)?;
     evals += c;
     let (covariance, c) = laplace_covariance(model, &cv, dyn_.parallelism)?;
     evals += c;
@@ -304,7 +296,7 @@ pub(crate) fn tuning_differences<M: ?Sized, E: DifferenceTerms<M>>(
     let d = cv.dim();
     let (mut mean, mut var, mut counts) = (0.0, 0.0, EvalCounts::ZERO);
     for theta in draws.chunks_exact(d) {
-        let (mu, v, c) = population_differences(model, cv, engine, theta).map_err(est_err)?;
+        let (mu, v, c) = population_differences(model, cv, engine, theta)?;
         mean += mu;
         var += v;
         counts += c;
@@ -540,15 +532,14 @@ where
                 let (_, var, c) = tuning_differences(model, &cv, &mut engine, &draws)?;
                 evals += c;
                 let gamma = (n as f64) * (n as f64) * var;
-                let m = subsample_size_for_variance(gamma, cfg.target_variance)
-                    .map_err(est_err)?
+                let m = subsample_size_for_variance(gamma, cfg.target_variance)?
                     .max(cfg.min_subsample_size);
                 (m, cfg.blocks.min(m))
             }
         };
         let mut subsample = BlockSubsample::new(n, m, blocks)?;
         subsample.draw_all(rng);
-        let estimator = DifferenceEstimator::new(model, cv, engine, m).map_err(est_err)?;
+        let estimator = DifferenceEstimator::new(model, cv, engine, m)?;
         let report = PerturbedTuning { subsample_size: m, blocks: Some(blocks) };
         Ok(EcsStart { estimator, subsample, covariance, evals, report })
     }

@@ -56,7 +56,7 @@ use tallmc_estimators::{
 use crate::ecs_gibbs::EcsStep;
 use crate::ecs_kernel::{EcsHead, EcsKernel, EcsReport, EcsSetup, EcsStart, EcsTuning};
 use crate::hmc_ecs::{
-    EcsDynamics, centered_control_variate, check_center, est_err, laplace_draws, tuning_differences,
+    EcsDynamics, centered_control_variate, check_center, laplace_draws, tuning_differences,
 };
 
 /// Settings of [`SignedHmcEcs`].
@@ -340,12 +340,10 @@ where
                 tune_lower_bound(nf * mean, sd, cfg.lambda, cfg.min_prob_positive)
             }
         };
-        let mut subsample = BlockPoissonSubsample::new(n, cfg.block_size, cfg.lambda, cfg.kappa)
-            .map_err(est_err)?;
+        let mut subsample = BlockPoissonSubsample::new(n, cfg.block_size, cfg.lambda, cfg.kappa)?;
         subsample.draw_all(rng);
         let estimator =
-            BlockPoissonEstimator::new(model, cv, engine, cfg.block_size, cfg.lambda, a)
-                .map_err(est_err)?;
+            BlockPoissonEstimator::new(model, cv, engine, cfg.block_size, cfg.lambda, a)?;
         let report = SignedTuning {
             block_size: cfg.block_size,
             lambda: cfg.lambda,

@@ -315,13 +315,10 @@ impl<T: MeanTest + Clone, P> MinibatchCore<T, P> {
                 value: lp,
             });
         }
-        test.check_population_size(n).map_err(|e| Error::Other(format!("mean test: {e}")))?;
+        test.check_population_size(n).map_err(|e| e.context("mean test"))?;
         if test.needs_range() && !range_available {
             let name = test.describe().first().map_or("test".to_string(), |(_, v)| v.clone());
-            return Err(Error::Other(format!(
-                "the {name} test needs a bound on the range of ℓ_i(θ′) − ℓ_i(θ): build the kernel with \
-                 `with_term_bounds()` on a model with term bounds"
-            )));
+            return Err(Error::TermBoundsRequired { test: name });
         }
         let mut proposal = proposal.clone();
         proposal.init(model)?;
@@ -436,10 +433,9 @@ impl<T: MeanTest, P> MinibatchCore<T, P> {
                     stats.looks = d.looks;
                     stats.half_width = d.half_width;
                 }
-                None | Some(Err(tallmc_bounds::Error::NonFiniteValue { .. })) => {
-                    stats.divergent = true;
-                }
-                Some(Err(e)) => return Err(Error::Other(format!("mean test: {e}"))),
+                None => stats.divergent = true,
+                Some(Err(e)) if e.is_recoverable() => stats.divergent = true,
+                Some(Err(e)) => return Err(e.context("mean test")),
             }
         }
         if stats.accepted {
@@ -514,7 +510,7 @@ fn decide<M, T, V>(
     subsample_rng: &mut ChainRng,
     values: &mut V,
     threshold: f64,
-) -> (Option<tallmc_bounds::Result<tallmc_bounds::Decision>>, Prepared)
+) -> (Option<Result<tallmc_bounds::Decision>>, Prepared)
 where
     M: Terms + ?Sized,
     T: MeanTest,

@@ -414,11 +414,6 @@ impl<T: MeanTest, P> ProxyMinibatchMhChain<T, P> {
     }
 }
 
-/// A control-variate error as a core error naming what failed.
-fn cv_error(e: tallmc_estimators::Error) -> Error {
-    Error::Other(format!("proxy sums at θ*: {e}"))
-}
-
 impl<M, T, P> Kernel<M> for ProxyMinibatchMh<T, P>
 where
     M: TaylorRemainderBound + TermHessians + LogPrior + ?Sized,
@@ -456,8 +451,8 @@ where
             rng,
             true,
         )?;
-        let (cv, setup) =
-            ControlVariate::new(model, &self.config.center, CvOrder::Two).map_err(cv_error)?;
+        let (cv, setup) = ControlVariate::new(model, &self.config.center, CvOrder::Two)
+            .map_err(|e| e.context("proxy sums at θ*"))?;
         Ok(ProxyMinibatchMhChain {
             core,
             remainders: Remainders::new(cv),
@@ -491,8 +486,11 @@ where
         let recentred =
             self.recenter_every.is_some_and(|k| self.steps > 0 && self.steps.is_multiple_of(k));
         if recentred {
-            self.unreported +=
-                self.remainders.cv.recenter(model, self.core.position()).map_err(cv_error)?;
+            self.unreported += self
+                .remainders
+                .cv
+                .recenter(model, self.core.position())
+                .map_err(|e| e.context("proxy sums at θ*"))?;
             self.recenterings += 1;
         }
         self.steps += 1;

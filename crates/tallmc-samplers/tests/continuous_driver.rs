@@ -439,7 +439,7 @@ fn bad_inputs_are_errors_naming_the_value() {
     };
     let e = faulty(Fault::ErrAt(17));
     assert!(matches!(e, SamplerError::Segment { chain: 0, segment: 17, .. }), "{e}");
-    assert!(e.to_string().contains("test kernel failure at step 17"));
+    assert!(e.to_string().contains("step 17: internal error: test kernel failure"), "{e}");
     let e = faulty(Fault::StallFrom(20));
     assert!(matches!(e, SamplerError::Stalled { segment: 1020, steps: 1001, .. }), "{e}");
     let e = faulty(Fault::InfiniteAt(3)).to_string();

@@ -294,12 +294,13 @@ impl<M: LinearPredictor + ?Sized> EcsEstimator<M> for StratifiedDifference {
         for (what, value) in [("stratified ℓ̂", log_likelihood), ("stratified σ̂²", variance)]
         {
             if !value.is_finite() {
-                return Err(tallmc::estimators::Error::NonFinite { what, value });
+                return Err(tallmc::estimators::Error::NonFiniteEstimate { what, value });
             }
         }
         if let Some(&value) = grad.iter().find(|g| !g.is_finite()) {
-            return Err(tallmc::estimators::Error::NonFinite {
-                what: "∇(ℓ̂ − σ̂²/2)", value
+            return Err(tallmc::estimators::Error::NonFiniteEstimate {
+                what: "∇(ℓ̂ − σ̂²/2)",
+                value,
             });
         }
         Ok(DifferenceEstimate { log_likelihood, variance, control_variate_sum: cv_sum, counts })

@@ -359,9 +359,7 @@ where
                 "minibatch gradient at the initial position",
                 minibatch.gradient(),
             )?;
-            return Err(Error::Other(
-                "a per-datum gradient at the initial position is not finite".into(),
-            ));
+            return Err(Error::NonFiniteAtStart { what: "a per-datum gradient" });
         }
         let mut direction = vec![0.0; d];
         self.config.velocity.draw(rng, &mut direction);
@@ -389,9 +387,7 @@ where
         };
         running.set_velocity(&mut state);
         if !running.restart_observations(&mut state) {
-            return Err(Error::Other(
-                "the minibatch estimate of the rate at the initial position is not finite".into(),
-            ));
+            return Err(Error::NonFiniteAtStart { what: "the minibatch estimate of the rate" });
         }
         // Reserve the band's buffers now, so that `step` never allocates.
         for j in 0..=self.config.band.max_pieces {
@@ -419,14 +415,14 @@ where
         let mut stats =
             SegmentStats { evals: std::mem::take(&mut r.pending), ..SegmentStats::NONE };
         let Some((s0, _, sigma_last)) = state.observations.last() else {
-            return Err(Error::Other("SBPS state has no observation".into()));
+            return Err(Error::Internal("SBPS state has no observation"));
         };
         // The band on [s0, s0 + H], from the regression of the observations.
         let mu = r.slope_prior_mean(&cfg.slope_prior);
         let posterior = state
             .observations
             .posterior(mu, cfg.slope_prior.variance)
-            .ok_or_else(|| Error::Other("SBPS state has no observation".into()))?;
+            .ok_or(Error::Internal("SBPS state has no observation"))?;
         r.slopes.0 += posterior.slope;
         r.slopes.1 += 1;
         let band = ProposalBand::new(posterior, cfg.k, sigma_last);

@@ -37,7 +37,6 @@ use tallmc_estimators::{ControlVariate, CvOrder, DifferenceTerms, RankOne};
 
 use super::datum_bounds::{checked_constant, checked_num_terms, distance, prior_kappa};
 use super::zigzag_subsampling::SwitchingRateEstimator;
-use crate::hmc_ecs::est_err;
 
 /// The ZZ-CV estimator around a reference point ξ*, with difference engine `E` (module docs).
 #[derive(Debug, Clone)]
@@ -119,8 +118,7 @@ where
             })
             .collect::<Result<_>>()?;
         let (cv, mut evals) =
-            ControlVariate::without_hessians(model, &self.reference, CvOrder::One)
-                .map_err(est_err)?;
+            ControlVariate::without_hessians(model, &self.reference, CvOrder::One)?;
         self.prior_at_reference = vec![0.0; d];
         model.log_prior_grad(&self.reference, &mut self.prior_at_reference);
         tallmc_core::error::check_finite(

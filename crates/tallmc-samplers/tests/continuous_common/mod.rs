@@ -134,7 +134,7 @@ impl PdmpChain<()> for ZigZagChain {
         };
         match z.fault {
             Fault::ErrAt(k) if n == k => {
-                return Err(Error::Other(format!("test kernel failure at step {n}")));
+                return Err(Error::Internal("test kernel failure").context(format!("step {n}")));
             }
             Fault::StallFrom(k) if n >= k => {
                 t.advance(0.0);

@@ -11,9 +11,9 @@ use tallmc_samplers::{Laplace, StatsOf};
 
 use crate::{Error, Result, Task};
 
-/// A mean-test error as a suite error.
+/// A mean-test error as a suite error, saying it came from the mean test.
 pub(crate) fn bounds_error(e: tallmc_bounds::Error) -> Error {
-    Error::Core(tallmc_core::Error::Other(format!("mean test: {e}")))
+    Error::Core(e.context("mean test"))
 }
 
 /// `n` ≥ 2 log-spaced values from `hi · 10^−decades` to `hi`.

@@ -364,16 +364,7 @@ pub fn compute(ctx: &Context<'_>) -> Result<Logistic> {
                     })
                 })
                 .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join().unwrap_or_else(|_| {
-                        Err(Error::Core(tallmc_core::Error::Other(
-                            "a chain thread panicked".into(),
-                        )))
-                    })
-                })
-                .collect()
+            handles.into_iter().map(|h| h.join().unwrap_or(Err(Error::ChainPanicked))).collect()
         });
         drop(task);
         for r in results {

@@ -126,9 +126,9 @@ fn report(c: &Confidence) -> Report {
     r
 }
 
-/// A bounds-crate error as a suite error.
+/// A mean-test error, saying it came from the mean test.
 pub(crate) fn bounds_error(e: tallmc_bounds::Error) -> tallmc_core::Error {
-    tallmc_core::Error::Other(format!("mean test: {e}"))
+    e.context("mean test")
 }
 
 /// Runs chains of `kernel` on `model` with the driver, draws and typed stats kept in memory,

@@ -275,9 +275,8 @@ pub fn compute_with(ctx: &Context<'_>, plan: Plan) -> Result<Tables> {
     // The SG methods: same m, Laplace mass matrix / preconditioner, as many minibatch
     // gradients after burn-in as perturbed HMC-ECS used (its gradient evaluations / m).
     let metric = Metric::dense(laplace.covariance.clone(), d)?;
-    let (cv, _) = ControlVariate::new(&model, &laplace.mode, CvOrder::Two).map_err(estimator)?;
-    let cv_gradient =
-        ControlVariateGradient::new(&model, cv, RankOne::new(m), m).map_err(estimator)?;
+    let (cv, _) = ControlVariate::new(&model, &laplace.mode, CvOrder::Two)?;
+    let cv_gradient = ControlVariateGradient::new(&model, cv, RankOne::new(m), m)?;
     let num_steps = (TRAJECTORY_LENGTH / SGHMC_STEP).round() as usize;
     let sghmc = SgHmcConfig {
         step_size: SGHMC_STEP,
@@ -358,14 +357,6 @@ pub fn compute_with(ctx: &Context<'_>, plan: Plan) -> Result<Tables> {
         runs.push(measured);
     }
     Ok(Tables { plan, newton: laplace.evals, runs })
-}
-
-/// An estimator error as a suite error.
-fn estimator(e: tallmc_estimators::Error) -> Error {
-    match e {
-        tallmc_estimators::Error::Core(c) => Error::Core(c),
-        other => Error::Core(tallmc_core::Error::Other(other.to_string())),
-    }
 }
 
 fn measure<S: serde::Serialize, T>(

@@ -266,8 +266,8 @@ impl<'a, M: Terms + ?Sized> Tracker<'a, M> {
         if self.trace.batch_weight.iter().all(|w| *w <= 0.0)
             || self.trace.weight.len() != self.plan.checkpoints.len()
         {
-            return Err(Error::Core(tallmc_core::Error::Other(
-                "Fig. 4: a run ended without its checkpoints or second half".into(),
+            return Err(Error::Core(tallmc_core::Error::Internal(
+                "Fig. 4: a run ended without its checkpoints or second half",
             )));
         }
         self.trace.total_epochs = self.cost as f64 / self.n;

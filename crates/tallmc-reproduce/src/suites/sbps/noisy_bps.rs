@@ -164,7 +164,8 @@ where
                 rate += *g * v;
             }
             if !rate.is_finite() {
-                return Err(Error::Other(format!("non-finite noisy rate at time {tau}")));
+                return Err(Error::NonFiniteEstimate { what: "noisy rate", value: rate }
+                    .context(format!("time {tau}")));
             }
             let u: f64 = rng.random();
             if u < c.dt * rate.max(0.0) {
