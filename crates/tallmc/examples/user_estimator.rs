@@ -340,59 +340,22 @@ pub fn simulate(n: usize, seed: u64) -> Result<Dataset, Box<dyn Error>> {
     Ok(Dataset::new(x, y, names)?)
 }
 
-/// One sampler's results.
-#[derive(Debug, Clone)]
-pub struct SamplerRun {
-    /// Per-parameter summaries over all chains.
-    pub summaries: Vec<Summary>,
-    /// Per-datum evaluations of all chains, set-up and warmup included.
-    pub evals: EvalCounts,
-    /// Post-warmup draws of all chains.
-    pub draws: usize,
-    /// Divergent transitions of all chains while drawing.
-    pub divergences: usize,
-    /// Mean number of data points looked at per iteration while drawing (per chain).
-    pub batch: f64,
-}
-
 /// The three runs on one data set.
 #[derive(Debug, Clone)]
 pub struct Report {
     /// Parameter names.
     pub names: Vec<String>,
     /// Full-data HMC.
-    pub hmc: SamplerRun,
+    pub hmc: RunSummary,
     /// Perturbed HMC-ECS with the library's difference estimator.
-    pub ecs: SamplerRun,
+    pub ecs: RunSummary,
     /// Perturbed HMC-ECS with the stratified estimator of this file.
-    pub stratified: SamplerRun,
+    pub stratified: RunSummary,
     /// σ̂² of the stratified estimator at θ* (the posterior mode) for one subsample: 0 up to
     /// rounding, since every d_i vanishes at the expansion point.
     pub variance_at_mode: f64,
     /// σ̂² of the stratified estimator at θ* + 1 Laplace sd per coordinate, same subsample.
     pub variance_off_mode: f64,
-}
-
-fn collect<S, T>(
-    names: &[String],
-    chains: &[tallmc::samplers::driver::ChainOutput<MemorySink<S>, T>],
-    setup: EvalCounts,
-) -> Result<SamplerRun, Box<dyn Error>> {
-    let draws: Vec<&[f64]> = chains.iter().map(|c| c.sink.draws.as_slice()).collect();
-    let summaries = summarize(names, &Draws::new(&draws, names.len())?)?;
-    let mut evals = setup;
-    for c in chains {
-        evals += c.report.warmup_evals;
-        evals += c.report.sampling_evals;
-    }
-    let k = chains.len() as f64;
-    Ok(SamplerRun {
-        summaries,
-        evals,
-        draws: draws.iter().map(|d| d.len() / names.len()).sum(),
-        divergences: chains.iter().map(|c| c.report.divergences).sum(),
-        batch: chains.iter().map(|c| c.report.mean_batch_size).sum::<f64>() / k,
-    })
 }
 
 /// Simulates the data from `seed` and samples the posterior with full-data HMC, HMC-ECS with
@@ -455,10 +418,11 @@ pub fn run(seed: u64) -> Result<Report, Box<dyn Error>> {
         &HmcEcsWithEstimator::new(dynamics, estimator, subsample)?,
     )?;
 
+    let stratified_summary = RunSummary::of(&names, &stratified)?;
     Ok(Report {
-        hmc: collect(&names, &hmc, EvalCounts::ZERO)?,
-        ecs: collect(&names, &ecs, EvalCounts::ZERO)?,
-        stratified: collect(&names, &stratified, setup)?,
+        hmc: RunSummary::of(&names, &hmc)?,
+        ecs: RunSummary::of(&names, &ecs)?,
+        stratified: RunSummary { evals: stratified_summary.evals + setup, ..stratified_summary },
         names,
         variance_at_mode,
         variance_off_mode,

@@ -269,34 +269,19 @@ impl MeanTest for TwoBoundTest {
 // Runs
 // ---------------------------------------------------------------------------------------------
 
-/// One sampler's results.
-#[derive(Debug, Clone)]
-pub struct SamplerRun {
-    /// Per-parameter summaries over all chains.
-    pub summaries: Vec<Summary>,
-    /// Per-datum evaluations of all chains, warmup included.
-    pub evals: EvalCounts,
-    /// Post-warmup draws of all chains.
-    pub draws: usize,
-    /// Mean acceptance statistic while drawing.
-    pub accept: f64,
-    /// Mean number of data points looked at per iteration while drawing (per chain).
-    pub batch: f64,
-}
-
 /// Both runs on one data set.
 #[derive(Debug, Clone)]
 pub struct Report {
     /// Parameter names.
     pub names: Vec<String>,
     /// Full-data HMC (the reference).
-    pub hmc: SamplerRun,
+    pub hmc: RunSummary,
     /// Minibatch MH with Taylor proxies (the confidence sampler of BDH 2017) deciding with
     /// [`TwoBoundTest`].
-    pub user: SamplerRun,
+    pub user: RunSummary,
     /// A short run of the plain minibatch MH kernel (no proxies) with the same test: its data
     /// fraction only (too short for the summaries to mean much).
-    pub plain: SamplerRun,
+    pub plain: RunSummary,
 }
 
 impl Report {
@@ -309,27 +294,6 @@ impl Report {
     pub fn plain_data_fraction(&self) -> f64 {
         self.plain.batch / N as f64
     }
-}
-
-fn collect<S, T>(
-    names: &[String],
-    chains: &[tallmc::samplers::driver::ChainOutput<MemorySink<S>, T>],
-) -> Result<SamplerRun, Box<dyn Error>> {
-    let draws: Vec<&[f64]> = chains.iter().map(|c| c.sink.draws.as_slice()).collect();
-    let summaries = summarize(names, &Draws::new(&draws, names.len())?)?;
-    let mut evals = EvalCounts::ZERO;
-    for c in chains {
-        evals += c.report.warmup_evals;
-        evals += c.report.sampling_evals;
-    }
-    let k = chains.len() as f64;
-    Ok(SamplerRun {
-        summaries,
-        evals,
-        draws: draws.iter().map(|d| d.len() / names.len()).sum(),
-        accept: chains.iter().map(|c| c.report.mean_accept_stat).sum::<f64>() / k,
-        batch: chains.iter().map(|c| c.report.mean_batch_size).sum::<f64>() / k,
-    })
 }
 
 /// Simulates a two-class logistic data set (n = [`N`], intercept + 2 covariates) from `seed`
@@ -397,9 +361,9 @@ pub fn run(seed: u64) -> Result<Report, Box<dyn Error>> {
     )?;
 
     Ok(Report {
-        hmc: collect(&names, &hmc)?,
-        user: collect(&names, &user)?,
-        plain: collect(&names, &plain)?,
+        hmc: RunSummary::of(&names, &hmc)?,
+        user: RunSummary::of(&names, &user)?,
+        plain: RunSummary::of(&names, &plain)?,
         names,
     })
 }

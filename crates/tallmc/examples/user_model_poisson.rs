@@ -306,55 +306,15 @@ pub fn simulate(n: usize, seed: u64) -> Result<(Vec<f64>, Vec<f64>), Box<dyn Err
     Ok((x, y))
 }
 
-/// One sampler's results.
-#[derive(Debug, Clone)]
-pub struct SamplerRun {
-    /// Per-parameter summaries over all chains.
-    pub summaries: Vec<Summary>,
-    /// Per-datum evaluations of all chains, set-up and warmup included.
-    pub evals: EvalCounts,
-    /// Post-warmup draws of all chains.
-    pub draws: usize,
-    /// Divergent transitions of all chains while drawing (warmup, where the step size is still
-    /// being tuned from over-dispersed starts, not included).
-    pub divergences: usize,
-    /// Mean acceptance statistic while drawing.
-    pub accept: f64,
-    /// Mean number of data points looked at per iteration while drawing (per chain).
-    pub batch: f64,
-}
-
 /// Both runs on one data set.
 #[derive(Debug, Clone)]
 pub struct Report {
     /// Parameter names.
     pub names: Vec<String>,
     /// Full-data HMC.
-    pub hmc: SamplerRun,
+    pub hmc: RunSummary,
     /// Perturbed HMC-ECS with second-order control variates.
-    pub ecs: SamplerRun,
-}
-
-fn collect<S, T>(
-    names: &[String],
-    chains: &[tallmc::samplers::driver::ChainOutput<MemorySink<S>, T>],
-) -> Result<SamplerRun, Box<dyn Error>> {
-    let draws: Vec<&[f64]> = chains.iter().map(|c| c.sink.draws.as_slice()).collect();
-    let summaries = summarize(names, &Draws::new(&draws, names.len())?)?;
-    let mut evals = EvalCounts::ZERO;
-    for c in chains {
-        evals += c.report.warmup_evals;
-        evals += c.report.sampling_evals;
-    }
-    let k = chains.len() as f64;
-    Ok(SamplerRun {
-        summaries,
-        evals,
-        draws: draws.iter().map(|d| d.len() / names.len()).sum(),
-        divergences: chains.iter().map(|c| c.report.divergences).sum(),
-        accept: chains.iter().map(|c| c.report.mean_accept_stat).sum::<f64>() / k,
-        batch: chains.iter().map(|c| c.report.mean_batch_size).sum::<f64>() / k,
-    })
+    pub ecs: RunSummary,
 }
 
 /// Simulates the data from `seed` and samples the posterior with full-data HMC and perturbed
@@ -399,7 +359,7 @@ pub fn run(seed: u64) -> Result<Report, Box<dyn Error>> {
         &HmcEcs::with_engine(ecs_config, HessianProducts::new(D, 1))?,
     )?;
 
-    Ok(Report { hmc: collect(&names, &hmc)?, ecs: collect(&names, &ecs)?, names })
+    Ok(Report { hmc: RunSummary::of(&names, &hmc)?, ecs: RunSummary::of(&names, &ecs)?, names })
 }
 
 /// Prints the summary table and the evaluation counts.

@@ -16,8 +16,12 @@ pub use tallmc_integrators as integrators;
 pub use tallmc_models as models;
 pub use tallmc_samplers as samplers;
 
+mod run_summary;
+pub use run_summary::RunSummary;
+
 /// The names most programs need.
 pub mod prelude {
+    pub use crate::RunSummary;
     pub use tallmc_bounds::{
         AusterityConfig, AusterityTest, BoundKind, ConfidenceConfig, ConfidenceTest, ExactTest,
         MeanTest, Population,

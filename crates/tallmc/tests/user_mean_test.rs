@@ -6,7 +6,7 @@
 //!   threshold it falls back to every value (the exact decision); near it, its measured error
 //!   rate is within δ; bad input gives the trait's errors;
 //! * the confidence sampler with proxies deciding with it (δ = 0.01) agrees with full-data HMC:
-//!   posterior means and sds within [`Z_MAX`] = 4 combined MCSE for every coordinate, R-hat <
+//!   posterior means and sds within `Z_MAX` = 4 combined MCSE for every coordinate, R-hat <
 //!   1.01, and less than the full data per iteration on average (seed-independent:
 //!   `TALLMC_SEED_OFFSET=100` and `200` pass too).
 
@@ -15,14 +15,13 @@
 #[path = "../examples/user_mean_test.rs"]
 #[allow(dead_code)]
 mod example;
+mod support;
 
 use example::{TwoBoundConfig, TwoBoundTest};
 use tallmc::bounds::{Error as TestError, SlicePopulation};
 use tallmc::prelude::*;
-use tallmc_testkit::{Z_MAX, seed};
+use tallmc_testkit::seed;
 
-/// R-hat bound of the posterior runs.
-const RHAT_MAX: f64 = 1.01;
 /// Population size of the unit tests.
 const POP: usize = 10_000;
 /// Required mean data fraction of the proxy run (measured ≈ 0.7 at n = 10⁴).
@@ -146,19 +145,8 @@ fn bad_input_gives_the_traits_errors() {
 #[test]
 fn minibatch_mh_with_the_user_test_matches_full_data_hmc() {
     let report = example::run(seed(1)).expect("the example runs");
-    let (mut max_mean_z, mut max_sd_z) = (0.0_f64, 0.0_f64);
-    for (j, name) in report.names.iter().enumerate() {
-        let (h, u) = (&report.hmc.summaries[j], &report.user.summaries[j]);
-        let z_mean = (u.mean - h.mean) / u.mcse_mean.hypot(h.mcse_mean);
-        let z_sd = (u.sd - h.sd) / u.mcse_sd.hypot(h.mcse_sd);
-        eprintln!("{name}: mean z = {z_mean:.2}, sd z = {z_sd:.2}, R-hat {:.4}", u.rhat);
-        assert!(z_mean.abs() < Z_MAX, "{name}: mean z = {z_mean:.2}");
-        assert!(z_sd.abs() < Z_MAX, "{name}: sd z = {z_sd:.2}");
-        assert!(h.rhat < RHAT_MAX, "{name}: HMC R-hat {}", h.rhat);
-        assert!(u.rhat < RHAT_MAX, "{name}: user-test MH R-hat {}", u.rhat);
-        max_mean_z = max_mean_z.max(z_mean.abs());
-        max_sd_z = max_sd_z.max(z_sd.abs());
-    }
+    let (max_mean_z, max_sd_z) =
+        support::assert_agrees_with_hmc(&report.names, &report.hmc, &report.user, "user-test MH");
     let fraction = report.data_fraction();
     eprintln!(
         "max |z|: means {max_mean_z:.2}, sds {max_sd_z:.2}; data fraction per iteration: proxy \
