@@ -180,10 +180,13 @@ fn help(args: &[&str]) -> String {
 }
 
 /// The flags listed in a help text: the first `--` word of each option line (clap indents
-/// option lines by two spaces, their descriptions by more).
+/// option lines by at most six spaces, their descriptions by ten).
 fn flags_in(help: &str) -> Vec<String> {
     help.lines()
-        .filter(|l| l.starts_with("  -"))
+        .filter(|l| {
+            let t = l.trim_start();
+            t.starts_with('-') && l.len() - t.len() <= 6
+        })
         .filter_map(|l| l.split([' ', ',']).find(|w| w.starts_with("--")))
         .map(str::to_string)
         .collect()
