@@ -76,8 +76,8 @@ impl EcsSettings {
     }
 
     fn dynamics(&self) -> EcsDynamics {
-        let mut d = EcsDynamics::default();
-        d.trajectory_length = self.trajectory_length;
+        let mut d =
+            EcsDynamics { trajectory_length: self.trajectory_length, ..EcsDynamics::default() };
         d.dual_averaging.target_accept = self.target_accept;
         d
     }

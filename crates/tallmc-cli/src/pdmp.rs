@@ -39,7 +39,7 @@ use crate::args::{ContinuousArgs, RateBoundArg, Sampler, SamplerKind};
 use crate::outputs::AnyTuning;
 use crate::report::{self, RunFacts};
 use crate::run::{
-    CliModel, EvalTotals, Outcome, Setup, WallSeconds, check_positive, write_json,
+    CliModel, EvalTotals, Outcome, RunHeader, Setup, WallSeconds, check_positive, write_json,
 };
 
 /// The sinks of one chain: time averages, grid draws (memory + CSV), optional skeleton.
@@ -479,12 +479,8 @@ struct PdmpTotals {
 
 #[derive(Serialize)]
 struct PdmpSummaryFile<'a> {
-    model: String,
-    sampler: String,
-    data: String,
-    n: usize,
-    dim: usize,
-    chains: usize,
+    #[serde(flatten)]
+    run: RunHeader,
     seed: u64,
     grid_step: f64,
     warmup_budget: String,
@@ -581,12 +577,7 @@ pub(crate) fn write_summary(
     };
     let warnings = report::warnings(&facts);
     let file = PdmpSummaryFile {
-        model: format!("{:?}", args.model).to_lowercase(),
-        sampler: sampler.kind().name(),
-        data: args.data.display().to_string(),
-        n,
-        dim: d,
-        chains: args.chains,
+        run: RunHeader::new(sampler, n, d),
         seed: args.seed,
         grid_step: run.grid,
         warmup_budget: describe(&warmup_budget),

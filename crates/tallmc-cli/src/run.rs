@@ -142,10 +142,8 @@ fn confidence_test(a: &ConfidenceArgs, n: usize) -> Result<ConfidenceTest> {
     if k > n {
         bail!("--first-batch {k}: expected at most the number of data points N = {n}");
     }
-    let cfg = ConfidenceConfig::new(bound, a.delta)
-        .with_gamma(a.gamma)
-        .with_p(a.p)
-        .with_first_batch(k);
+    let cfg =
+        ConfidenceConfig::new(bound, a.delta).with_gamma(a.gamma).with_p(a.p).with_first_batch(k);
     let test = ConfidenceTest::new(cfg)?;
     test.check_population_size(n)?;
     Ok(test)
@@ -487,7 +485,8 @@ fn run_model<M: RunConfidence + WithEngine + RunPdmp>(
         }
         Plan::Confidence(test, proxies) => {
             let proxies_at = proxies.then_some(&laplace.mode[..]);
-            let run = ConfidenceRun { driver: &driver, inits: &inits, test, walk: &walk, proxies_at };
+            let run =
+                ConfidenceRun { driver: &driver, inits: &inits, test, walk: &walk, proxies_at };
             model.run_confidence(&run, sinks)?
         }
         Plan::Sg(s) => {
@@ -556,7 +555,6 @@ fn check_sg_stayed_finite(
         last[j],
     )
 }
-
 
 /// The random walk of austerity and confidence: as rwm, it starts from the Laplace covariance
 /// Σ at scale s = 2.38/√d (proposal covariance s²Σ = 2.38²/d · Σ, Gelman, Roberts & Gilks
@@ -657,14 +655,36 @@ pub(crate) struct WallSeconds {
     pub(crate) total: f64,
 }
 
+/// The first fields of every summary.json: what was run on what.
 #[derive(Serialize)]
-struct SummaryFile<'a> {
+pub(crate) struct RunHeader {
     model: String,
     sampler: String,
     data: String,
     n: usize,
     dim: usize,
     chains: usize,
+}
+
+impl RunHeader {
+    /// The header of a run of `sampler` on N = `n` points and `d` parameters.
+    pub(crate) fn new(sampler: &Sampler, n: usize, d: usize) -> Self {
+        let a = sampler.common();
+        Self {
+            model: format!("{:?}", a.model).to_lowercase(),
+            sampler: sampler.kind().name(),
+            data: a.data.display().to_string(),
+            n,
+            dim: d,
+            chains: a.chains,
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct SummaryFile<'a> {
+    #[serde(flatten)]
+    run: RunHeader,
     warmup: usize,
     draws: usize,
     seed: u64,
@@ -767,12 +787,7 @@ fn write_summary<M: CliModel>(
     let sign_corrected =
         if signed && !interrupted { Some(sign_corrected_summary(names, outputs)?) } else { None };
     let file = SummaryFile {
-        model: format!("{:?}", args.model).to_lowercase(),
-        sampler: sampler.kind().name(),
-        data: args.data.display().to_string(),
-        n,
-        dim: d,
-        chains: args.chains,
+        run: RunHeader::new(sampler, n, d),
         warmup: args.warmup,
         draws: args.draws,
         seed: args.seed,

@@ -5,7 +5,8 @@ mod support;
 use std::path::Path;
 
 use support::{
-    bad_value, fails_with, stderr, summary, tallmc, usage_error, write_gaussian_csv,
+    bad_value, fails_with, gaussian_mean_args, stderr, summary, tallmc, usage_error,
+    write_gaussian_csv,
 };
 
 fn draws_of(csv: &str) -> Vec<String> {
@@ -19,28 +20,9 @@ fn gaussian_mean_through_the_cli_matches_the_closed_form() {
     let ys = write_gaussian_csv(&data, 5_000);
     let out = dir.path().join("run");
     for sampler in ["rwm", "adaptive-mh", "hmc"] {
-        let o = tallmc(&[
-            "sample",
-            sampler,
-            "--model",
-            "gaussian-mean",
-            "--sigma",
-            "2",
-            "--prior-sd",
-            "10",
-            "--data",
-            data.to_str().unwrap(),
-            "--chains",
-            "2",
-            "--warmup",
-            "500",
-            "--draws",
-            "2000",
-            "--seed",
-            "3",
-            "--out",
-            out.to_str().unwrap(),
-        ]);
+        let mut args = gaussian_mean_args(sampler, data.to_str().unwrap(), out.to_str().unwrap());
+        args.extend(["--chains", "2", "--warmup", "500", "--draws", "2000", "--seed", "3"]);
+        let o = tallmc(&args);
         assert!(o.status.success(), "{sampler}: {}", stderr(&o));
         // Closed form: precision 1/10² + n/2², mean (Σy/2²)/precision.
         let precision = 1.0 / 100.0 + ys.len() as f64 / 4.0;
@@ -299,21 +281,14 @@ fn run_ok(sampler: &str, data: &Path, out: &Path, extra: &[&str]) -> (serde_json
     (summary.expect("summary.json"), csv)
 }
 
-/// The Gaussian-mean command line of `sampler` with data `d` and output `o`, for bad input.
-fn gaussian_mean_base<'a>(sampler: &'a str, d: &'a str, o: &'a str) -> Vec<&'a str> {
-    let mut base = vec!["sample", sampler];
-    base.extend(GAUSSIAN_MEAN);
-    base.extend(["--data", d, "--out", o]);
-    base
-}
-
 #[test]
 fn minibatch_samplers_report_their_test_and_data_fraction() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("y.csv");
     let ys = write_gaussian_csv(&data, 20_000);
     let (mean, _) = closed_form(&ys);
-    for (sampler, extra) in [("confidence", ["--delta", "0.01"]), ("austerity", ["--epsilon", "0.05"])]
+    for (sampler, extra) in
+        [("confidence", ["--delta", "0.01"]), ("austerity", ["--epsilon", "0.05"])]
     {
         let out = dir.path().join(sampler);
         let mut args = vec!["--chains", "2", "--warmup", "500", "--draws", "2000", "--seed", "4"];
@@ -357,7 +332,7 @@ fn sgld_runs_with_its_step_size_and_reports_minibatch_costs() {
     assert!(csv.contains(&format!("# step_size = {h}")), "the step size is in the CSV comments");
 
     let (d, o) = (data.to_str().unwrap(), out.to_str().unwrap());
-    let base = gaussian_mean_base("sgld", d, o);
+    let base = gaussian_mean_args("sgld", d, o);
     // There is no default step size: clap asks for it.
     usage_error(&base, "--step-size");
     let mut with_step = base.clone();
@@ -396,13 +371,13 @@ fn sghmc_and_sgnht_run_with_control_variates_and_check_their_values() {
 
     let (d, o) = (data.to_str().unwrap(), dir.path().join("bad"));
     let o = o.to_str().unwrap();
-    usage_error(&gaussian_mean_base("sghmc", d, o), "--step-size");
-    let mut sgld = gaussian_mean_base("sgld", d, o);
+    usage_error(&gaussian_mean_args("sghmc", d, o), "--step-size");
+    let mut sgld = gaussian_mean_args("sgld", d, o);
     sgld.extend(["--step-size", "0.1"]);
     // --cv-order needs --cv.
     usage_error(&[&sgld[..], &["--cv-order", "2"]].concat(), "--cv");
     fails_with(&[&sgld[..], &["--cv", "--cv-order", "3"]].concat(), "3");
-    let mut sghmc = gaussian_mean_base("sghmc", d, o);
+    let mut sghmc = gaussian_mean_args("sghmc", d, o);
     sghmc.extend(["--step-size", "0.1"]);
     fails_with(&[&sghmc[..], &["--num-steps", "0"]].concat(), "0");
 }
@@ -459,9 +434,9 @@ fn hmc_ecs_perturbed_and_signed_match_the_closed_form_and_report_subsample_costs
         (&["--cv-order", "3"], "3"),
         (&["--trajectory-length", "-1"], "--trajectory-length -1"),
     ] {
-        bad_value(&[&gaussian_mean_base("hmc-ecs", d, o)[..], extra].concat(), needle);
+        bad_value(&[&gaussian_mean_args("hmc-ecs", d, o)[..], extra].concat(), needle);
     }
-    let signed = gaussian_mean_base("hmc-ecs-signed", d, o);
+    let signed = gaussian_mean_args("hmc-ecs-signed", d, o);
     bad_value(&[&signed[..], &["--lambda", "0"]].concat(), "--lambda 0");
 }
 

@@ -25,25 +25,11 @@ fn write_logistic_csv(path: &Path, n: usize) {
     std::fs::write(path, text).unwrap();
 }
 
+/// The Gaussian-mean run of `sampler` on two chains, seed 3.
 fn gaussian_mean_args<'a>(data: &'a str, sampler: &'a str, out: &'a str) -> Vec<&'a str> {
-    vec![
-        "sample",
-        sampler,
-        "--model",
-        "gaussian-mean",
-        "--sigma",
-        "2",
-        "--prior-sd",
-        "10",
-        "--data",
-        data,
-        "--chains",
-        "2",
-        "--seed",
-        "3",
-        "--out",
-        out,
-    ]
+    let mut args = support::gaussian_mean_args(sampler, data, out);
+    args.extend(["--chains", "2", "--seed", "3"]);
+    args
 }
 
 /// Every exact continuous-time sampler on the conjugate Gaussian mean: the exact time average

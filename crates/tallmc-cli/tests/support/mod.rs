@@ -145,3 +145,13 @@ pub fn usage_error(args: &[&str], needle: &str) {
     let o = fails_with(args, needle);
     assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
 }
+
+/// `sample SAMPLER` on the Gaussian mean (σ = 2 known, prior N(0, 10²)) with data `data` and
+/// output `out`; append the run's flags.
+pub fn gaussian_mean_args<'a>(sampler: &'a str, data: &'a str, out: &'a str) -> Vec<&'a str> {
+    let model = ["--model", "gaussian-mean", "--sigma", "2", "--prior-sd", "10"];
+    let mut args = vec!["sample", sampler];
+    args.extend(model);
+    args.extend(["--data", data, "--out", out]);
+    args
+}
