@@ -130,26 +130,14 @@ fn rate_bounds_and_models_without_bounds() {
     let data = dir.path().join("xy.csv");
     write_logistic_csv(&data, 1_000);
     let out = dir.path().join("run");
+    let (d, o) = (data.to_str().unwrap(), out.to_str().unwrap());
+    // `sample SAMPLER --model MODEL --data … --out …`, then the run's flags.
+    let base = |sampler, model| vec!["sample", sampler, "--model", model, "--data", d, "--out", o];
     for (sampler, bound) in [("bps", "model"), ("bps", "envelope"), ("zigzag", "envelope")] {
-        let o = tallmc(&[
-            "sample",
-            sampler,
-            "--model",
-            "logistic",
-            "--intercept",
-            "--data",
-            data.to_str().unwrap(),
-            "--rate-bound",
-            bound,
-            "--chains",
-            "2",
-            "--warmup",
-            "100",
-            "--draws",
-            "400",
-            "--out",
-            out.to_str().unwrap(),
-        ]);
+        let mut args = base(sampler, "logistic");
+        args.extend(["--intercept", "--rate-bound", bound, "--chains", "2"]);
+        args.extend(["--warmup", "100", "--draws", "400"]);
+        let o = tallmc(&args);
         assert!(o.status.success(), "{sampler} {bound}: {}", stderr(&o));
         let s = summary(&out);
         // Compare with the Laplace mode: the posterior mean is within a few posterior sds.
@@ -161,23 +149,10 @@ fn rate_bounds_and_models_without_bounds() {
         assert_eq!(s["events"]["violations"], 0, "{sampler} {bound}: {}", s["events"]);
     }
     // Linear regression has no bounds: BPS runs with the envelope; lipSBPS is an error.
-    let o = tallmc(&[
-        "sample",
-        "bps",
-        "--model",
-        "linear",
-        "--data",
-        data.to_str().unwrap(),
-        "--chains",
-        "1",
-        "--warmup",
-        "50",
-        "--draws",
-        "50",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let mut args = base("bps", "linear");
+    args.extend(["--chains", "1", "--warmup", "50", "--draws", "50"]);
+    let run = tallmc(&args);
+    assert!(run.status.success(), "{}", stderr(&run));
     let adaptation = summary(&out)["adaptation"].to_string();
     assert!(adaptation.contains("automatic piecewise bound"), "{adaptation}");
     for (sampler, extra, want) in [
@@ -185,16 +160,7 @@ fn rate_bounds_and_models_without_bounds() {
         ("zigzag-cv", None, "--model linear has neither"),
         ("bps", Some("model"), "--model linear has no curvature bound"),
     ] {
-        let mut args = vec![
-            "sample",
-            sampler,
-            "--model",
-            "linear",
-            "--data",
-            data.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ];
+        let mut args = base(sampler, "linear");
         if let Some(b) = extra {
             args.extend(["--rate-bound", b]);
         }
