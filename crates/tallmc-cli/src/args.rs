@@ -1,4 +1,6 @@
-//! Command-line arguments.
+//! Command-line arguments: `tallmc sample <SAMPLER>`, one subcommand per sampler, each with the
+//! common flags ([`Common`]), its family's flags and its own, and nothing else (clap rejects a
+//! flag of another sampler).
 
 use std::path::PathBuf;
 
@@ -18,8 +20,250 @@ pub struct Cli {
 pub enum Command {
     /// Sample a model's posterior on a data file; write one CSV per chain (CmdStan layout) and
     /// summary.json to --out.
+    ///
+    /// Choose the sampler as a subcommand, e.g. `tallmc sample hmc --model logistic --data
+    /// higgs.bin --out runs/higgs`; `tallmc sample SAMPLER --help` lists its flags.
+    #[command(
+        subcommand,
+        subcommand_value_name = "SAMPLER",
+        subcommand_help_heading = "Samplers",
+        disable_help_subcommand = true
+    )]
+    Sample(Sampler),
+}
+
+/// The samplers, one subcommand each (the same names `summary.json` and the CSV comments use).
+#[derive(Debug, Subcommand)]
+pub enum Sampler {
+    /// Random-walk Metropolis (exact): proposals shaped by the Laplace covariance.
+    ///
+    /// The proposal covariance is the Laplace covariance (inverse Hessian at the posterior
+    /// mode) times a scale tuned during warmup.
     #[command(allow_negative_numbers = true)]
-    Sample(SampleArgs),
+    Rwm(Common),
+
+    /// Adaptive Metropolis (Haario et al. 2001; exact): covariance learned during warmup.
+    ///
+    /// The proposal covariance starts from the Laplace covariance and is learned from the
+    /// warmup draws.
+    #[command(allow_negative_numbers = true)]
+    AdaptiveMh(Common),
+
+    /// Hamiltonian Monte Carlo (exact) with dual-averaging step size and metric adaptation.
+    #[command(allow_negative_numbers = true)]
+    Hmc(HmcArgs),
+
+    /// Austerity MH (Korattikara et al. 2014; approximate): minibatch accept/reject by a t-test.
+    ///
+    /// Random-walk proposals accepted by a sequential Student-t test on minibatches drawn
+    /// without replacement (--epsilon, --batch). Approximate: each decision may differ from
+    /// exact MH; ε controls how often.
+    #[command(allow_negative_numbers = true)]
+    Austerity(AusterityArgs),
+
+    /// The confidence sampler (Bardenet et al. 2014): minibatch MH by concentration bounds.
+    ///
+    /// The accept/reject decision by exact concentration bounds for sampling without
+    /// replacement (--bound, --delta, --gamma); each decision differs from exact MH with
+    /// probability ≤ δ. Needs term bounds (not --model linear).
+    #[command(allow_negative_numbers = true)]
+    Confidence(ConfidenceArgs),
+
+    /// Stochastic-gradient Langevin dynamics (Welling & Teh 2011; approximate).
+    ///
+    /// Uncorrected: θ ← θ + (h/2)·ĝ(θ) + N(0, h I), ĝ from a fresh minibatch of --batch points
+    /// drawn without replacement, fixed step size h (--step-size); --cv for control variates.
+    /// Approximate: biased for any h > 0. Warmup iterations are burn-in only (nothing is
+    /// adapted).
+    #[command(allow_negative_numbers = true)]
+    Sgld(SgldArgs),
+
+    /// Stochastic-gradient HMC (Chen et al. 2014; approximate).
+    ///
+    /// Friction C = I, momentum redrawn every trajectory of --num-steps L steps, fixed step
+    /// size; --cv for control variates. Approximate (no MH correction).
+    #[command(allow_negative_numbers = true)]
+    Sghmc(SghmcArgs),
+
+    /// Stochastic-gradient Nosé–Hoover thermostat (Ding et al. 2014; approximate).
+    ///
+    /// --thermostat scalar or element-wise (mSGNHT), fixed step size; --cv for control
+    /// variates. Approximate.
+    #[command(allow_negative_numbers = true)]
+    Sgnht(SgnhtArgs),
+
+    /// Perturbed HMC with energy-conserving subsampling (Dang et al. 2019; approximate).
+    ///
+    /// HMC-within-Gibbs on a subsample u of --subsample m points in --blocks G blocks (one
+    /// block refreshed per iteration), with the same subsample for the dynamics and the
+    /// acceptance, on the bias-corrected likelihood exp(ℓ̂ − σ̂²/2) with Taylor control variates
+    /// (--cv-order) around the posterior mode. m defaults to the smallest value with V[ℓ̂] ≤ 1
+    /// (at least 100). Approximate: the perturbation is O(1/(n m²)).
+    #[command(allow_negative_numbers = true)]
+    HmcEcs(HmcEcsArgs),
+
+    /// Signed HMC-ECS (Dang et al. 2019, §5; exact after sign correction).
+    ///
+    /// HMC-within-Gibbs on |L̂_B|, the block-Poisson estimator with --lambda λ factors of
+    /// --subsample m points; writes the sign of L̂_B as the sign__ column, and summary.json's
+    /// "sign_corrected" block holds the exact (sign-corrected) posterior means. The lower bound
+    /// a is tuned for P(L̂_B ≥ 0) ≥ 0.99.
+    #[command(allow_negative_numbers = true)]
+    HmcEcsSigned(HmcEcsSignedArgs),
+
+    /// The Bouncy Particle Sampler on the full data (exact; continuous-time output).
+    ///
+    /// Bounces off ∇U at rate ⟨∇U, v⟩⁺, Gaussian velocities refreshed at --refresh-rate.
+    /// Bounce clock from the model's curvature bound (exact inversion for Gaussian
+    /// likelihoods) or, for models without one, an automatic piecewise bound (--rate-bound).
+    #[command(allow_negative_numbers = true)]
+    Bps(BpsArgs),
+
+    /// The Stochastic Bouncy Particle Sampler (Pakman et al. 2017; approximate).
+    ///
+    /// Minibatch gradients of --batch points, a local-linear-regression proposal band with
+    /// multiple --k. Approximate: biased by bound violations, whose rate summary.json reports.
+    #[command(allow_negative_numbers = true)]
+    Sbps(SbpsArgs),
+
+    /// Preconditioned SBPS (Pakman et al. 2017, §5; approximate).
+    ///
+    /// As sbps, with a diagonal preconditioner learned during warmup, then fixed.
+    #[command(allow_negative_numbers = true)]
+    Psbps(SbpsArgs),
+
+    /// lipSBPS (exact): factor BPS with one datum per factor.
+    ///
+    /// Thinned against a bound on per-datum gradients (logistic) or their Lipschitz constant
+    /// around the mode (gaussian-mean); the prior is its own factor.
+    #[command(allow_negative_numbers = true)]
+    Lipsbps(LipsbpsArgs),
+
+    /// The Zig-Zag process on the full data (exact; continuous-time output).
+    ///
+    /// Clocks as for bps: the model's curvature bound or the automatic piecewise bound
+    /// (--rate-bound).
+    #[command(allow_negative_numbers = true)]
+    Zigzag(ZigzagArgs),
+
+    /// Zig-Zag with subsampling (Bierkens, Fearnhead & Roberts 2019; exact).
+    ///
+    /// One datum per proposal, exact thinning against per-datum gradient bounds.
+    #[command(allow_negative_numbers = true)]
+    ZigzagSs(ContinuousOnlyArgs),
+
+    /// Zig-Zag with control variates at the mode (Bierkens, Fearnhead & Roberts 2019; exact).
+    ///
+    /// One datum per proposal; its cost per effective sample does not grow with N near the
+    /// mode.
+    #[command(allow_negative_numbers = true)]
+    ZigzagCv(ContinuousOnlyArgs),
+}
+
+/// The sampler of a subcommand, without its flags (what the report and summary.json need).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SamplerKind {
+    /// `tallmc sample rwm`.
+    Rwm,
+    /// `tallmc sample adaptive-mh`.
+    AdaptiveMh,
+    /// `tallmc sample hmc`.
+    Hmc,
+    /// `tallmc sample austerity`.
+    Austerity,
+    /// `tallmc sample confidence`.
+    Confidence,
+    /// `tallmc sample sgld`.
+    Sgld,
+    /// `tallmc sample sghmc`.
+    Sghmc,
+    /// `tallmc sample sgnht`.
+    Sgnht,
+    /// `tallmc sample hmc-ecs`.
+    HmcEcs,
+    /// `tallmc sample hmc-ecs-signed`.
+    HmcEcsSigned,
+    /// `tallmc sample bps`.
+    Bps,
+    /// `tallmc sample sbps`.
+    Sbps,
+    /// `tallmc sample psbps`.
+    Psbps,
+    /// `tallmc sample lipsbps`.
+    Lipsbps,
+    /// `tallmc sample zigzag`.
+    Zigzag,
+    /// `tallmc sample zigzag-ss`.
+    ZigzagSs,
+    /// `tallmc sample zigzag-cv`.
+    ZigzagCv,
+}
+
+impl SamplerKind {
+    /// The subcommand's name.
+    pub fn name(self) -> String {
+        self.to_possible_value().map_or_else(String::new, |v| v.get_name().to_owned())
+    }
+
+    /// SGLD, SG-HMC or SGNHT.
+    pub fn is_stochastic_gradient(self) -> bool {
+        matches!(self, Self::Sgld | Self::Sghmc | Self::Sgnht)
+    }
+}
+
+impl Sampler {
+    /// Which sampler.
+    pub fn kind(&self) -> SamplerKind {
+        match self {
+            Self::Rwm(_) => SamplerKind::Rwm,
+            Self::AdaptiveMh(_) => SamplerKind::AdaptiveMh,
+            Self::Hmc(_) => SamplerKind::Hmc,
+            Self::Austerity(_) => SamplerKind::Austerity,
+            Self::Confidence(_) => SamplerKind::Confidence,
+            Self::Sgld(_) => SamplerKind::Sgld,
+            Self::Sghmc(_) => SamplerKind::Sghmc,
+            Self::Sgnht(_) => SamplerKind::Sgnht,
+            Self::HmcEcs(_) => SamplerKind::HmcEcs,
+            Self::HmcEcsSigned(_) => SamplerKind::HmcEcsSigned,
+            Self::Bps(_) => SamplerKind::Bps,
+            Self::Sbps(_) => SamplerKind::Sbps,
+            Self::Psbps(_) => SamplerKind::Psbps,
+            Self::Lipsbps(_) => SamplerKind::Lipsbps,
+            Self::Zigzag(_) => SamplerKind::Zigzag,
+            Self::ZigzagSs(_) => SamplerKind::ZigzagSs,
+            Self::ZigzagCv(_) => SamplerKind::ZigzagCv,
+        }
+    }
+
+    /// The stochastic-gradient family's flags (SGLD, SG-HMC, SGNHT).
+    pub fn stochastic_gradient(&self) -> Option<&SgArgs> {
+        match self {
+            Self::Sgld(a) => Some(&a.sg),
+            Self::Sghmc(a) => Some(&a.sg),
+            Self::Sgnht(a) => Some(&a.sg),
+            _ => None,
+        }
+    }
+
+    /// The flags every sampler takes.
+    pub fn common(&self) -> &Common {
+        match self {
+            Self::Rwm(c) | Self::AdaptiveMh(c) => c,
+            Self::Hmc(a) => &a.common,
+            Self::Austerity(a) => &a.common,
+            Self::Confidence(a) => &a.common,
+            Self::Sgld(a) => &a.common,
+            Self::Sghmc(a) => &a.common,
+            Self::Sgnht(a) => &a.common,
+            Self::HmcEcs(a) => &a.common,
+            Self::HmcEcsSigned(a) => &a.common,
+            Self::Bps(a) => &a.common,
+            Self::Sbps(a) | Self::Psbps(a) => &a.common,
+            Self::Lipsbps(a) => &a.common,
+            Self::Zigzag(a) => &a.common,
+            Self::ZigzagSs(a) | Self::ZigzagCv(a) => &a.common,
+        }
+    }
 }
 
 /// The models.
@@ -35,104 +279,6 @@ pub enum ModelKind {
     /// Gaussian mean with known σ (--sigma) on column y, μ ~ N(prior_mean, prior_sd²).
     /// Parameter mu.
     GaussianMean,
-}
-
-/// The exact (full-data) samplers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum SamplerKind {
-    /// Random-walk Metropolis, proposal shaped by the Laplace covariance, scale tuned in warmup.
-    Rwm,
-    /// Adaptive Metropolis (Haario et al. 2001), covariance learned during warmup.
-    AdaptiveMh,
-    /// Hamiltonian Monte Carlo with dual-averaging step size and metric adaptation.
-    Hmc,
-    /// Austerity MH (Korattikara et al. 2014): random-walk proposals accepted by a sequential
-    /// Student-t test on minibatches drawn without replacement (--epsilon, --batch). Approximate:
-    /// each decision may differ from exact MH; ε controls how often.
-    Austerity,
-    /// The confidence sampler (Bardenet et al. 2014): the accept/reject decision by exact
-    /// concentration bounds for sampling without replacement (--bound, --delta, --gamma); each
-    /// decision differs from exact MH with probability ≤ δ. Needs term bounds (not --model linear).
-    Confidence,
-    /// Stochastic-gradient Langevin dynamics (Welling & Teh 2011), uncorrected:
-    /// θ ← θ + (h/2)·ĝ(θ) + N(0, h I), ĝ from a fresh minibatch of --batch points drawn without
-    /// replacement, fixed step size h (--step-size); --cv for control variates. Approximate:
-    /// biased for any h > 0. Warmup iterations are burn-in only (nothing is adapted).
-    Sgld,
-    /// Stochastic-gradient HMC (Chen et al. 2014) with friction C = I, momentum redrawn every
-    /// trajectory of --num-steps L steps (default 10), fixed step size; --cv for control
-    /// variates. Approximate (no MH correction).
-    Sghmc,
-    /// Stochastic-gradient Nosé–Hoover thermostat (Ding et al. 2014), --thermostat scalar or
-    /// element-wise (mSGNHT), fixed step size; --cv for control variates. Approximate.
-    Sgnht,
-    /// Perturbed HMC-ECS (Dang et al. 2019): HMC-within-Gibbs on a subsample u of --subsample m
-    /// points in --blocks G blocks (one block refreshed per iteration), with the same subsample
-    /// for the dynamics and the acceptance, on the bias-corrected likelihood exp(ℓ̂ − σ̂²/2)
-    /// with Taylor control variates (--cv-order, default 2) around the posterior mode. m
-    /// defaults to the smallest value with V[ℓ̂] ≤ 1 (at least 100). Approximate: the
-    /// perturbation is O(1/(n m²)).
-    HmcEcs,
-    /// Signed HMC-ECS (Dang et al. 2019, §5): HMC-within-Gibbs on |L̂_B|, the block-Poisson
-    /// estimator with --lambda λ factors of --subsample m points; writes the sign of L̂_B as
-    /// the sign__ column, and summary.json's "sign_corrected" block holds the exact
-    /// (sign-corrected) posterior means. The lower bound a is tuned for P(L̂_B ≥ 0) ≥ 0.99.
-    HmcEcsSigned,
-    /// The Bouncy Particle Sampler on the full data (exact; continuous-time output): bounces
-    /// off ∇U at rate ⟨∇U, v⟩⁺, Gaussian velocities refreshed at --refresh-rate. Bounce clock
-    /// from the model's curvature bound (exact inversion for Gaussian likelihoods) or, for
-    /// models without one, an automatic piecewise bound (--rate-bound).
-    Bps,
-    /// The Stochastic Bouncy Particle Sampler (Pakman et al. 2017): minibatch gradients of
-    /// --batch points, a local-linear-regression proposal band with multiple --k. Approximate:
-    /// biased by bound violations, whose rate summary.json reports.
-    Sbps,
-    /// Preconditioned SBPS (§5): a diagonal preconditioner learned during warmup, then fixed.
-    Psbps,
-    /// lipSBPS: exact factor BPS with one datum per factor, thinned against a bound on
-    /// per-datum gradients (logistic) or their Lipschitz constant around the mode
-    /// (gaussian-mean); the prior is its own factor.
-    Lipsbps,
-    /// The Zig-Zag process on the full data (exact; continuous-time output); clocks as for
-    /// --sampler bps.
-    Zigzag,
-    /// Zig-Zag with subsampling (Bierkens, Fearnhead & Roberts 2019): one datum per proposal,
-    /// exact thinning against per-datum gradient bounds.
-    ZigzagSs,
-    /// Zig-Zag with control variates at the mode (Bierkens, Fearnhead & Roberts 2019): one
-    /// datum per proposal; its cost per effective sample does not grow with N near the mode.
-    ZigzagCv,
-}
-
-impl SamplerKind {
-    /// The name on the command line.
-    pub fn name(self) -> String {
-        self.to_possible_value().map_or_else(String::new, |v| v.get_name().to_owned())
-    }
-
-    /// SGLD, SG-HMC or SGNHT.
-    pub fn is_stochastic_gradient(self) -> bool {
-        matches!(self, Self::Sgld | Self::Sghmc | Self::Sgnht)
-    }
-
-    /// Perturbed or signed HMC-ECS.
-    pub fn is_hmc_ecs(self) -> bool {
-        matches!(self, Self::HmcEcs | Self::HmcEcsSigned)
-    }
-
-    /// A piecewise-deterministic (continuous-time) sampler.
-    pub fn is_continuous(self) -> bool {
-        matches!(
-            self,
-            Self::Bps
-                | Self::Sbps
-                | Self::Psbps
-                | Self::Lipsbps
-                | Self::Zigzag
-                | Self::ZigzagSs
-                | Self::ZigzagCv
-        )
-    }
 }
 
 /// The SGNHT thermostat.
@@ -188,9 +334,10 @@ pub enum MetricArg {
     Diag,
 }
 
-/// `tallmc sample` arguments.
+/// The flags of every sampler: the model, the data, the chains and the output.
 #[derive(Debug, Args)]
-pub struct SampleArgs {
+#[command(next_help_heading = "Model, data and chains")]
+pub struct Common {
     /// Model to fit.
     #[arg(long, value_enum)]
     pub model: ModelKind,
@@ -222,10 +369,6 @@ pub struct SampleArgs {
     #[arg(long, value_name = "S")]
     pub sigma: Option<f64>,
 
-    /// Sampler.
-    #[arg(long, value_enum)]
-    pub sampler: SamplerKind,
-
     /// Number of chains (run in parallel).
     #[arg(long, value_name = "C", default_value_t = 4)]
     pub chains: usize,
@@ -250,142 +393,357 @@ pub struct SampleArgs {
     #[arg(long, value_enum, default_value_t = InitKind::Dispersed)]
     pub init: InitKind,
 
+    /// Worker threads for the chains and the full-data sums. [default: all cores]
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+}
+
+/// The dual-averaging target of HMC and HMC-ECS.
+#[derive(Debug, Args)]
+pub struct TargetAccept {
+    /// Target acceptance statistic for dual averaging, in (0, 1).
+    #[arg(long, value_name = "P", default_value_t = 0.8)]
+    pub target_accept: f64,
+}
+
+/// `tallmc sample hmc`.
+#[derive(Debug, Args)]
+pub struct HmcArgs {
     /// HMC metric. The default, the Laplace covariance, beats a dense metric estimated from
     /// warmup draws on tall data (higgs-like, n = 10⁵, d = 29: min bulk ESS per draw 1.10 vs
     /// 0.35 after 1,000 warmup iterations); estimate one when the posterior is far from Gaussian.
     #[arg(long, value_enum, default_value_t = MetricArg::Laplace)]
     pub metric: MetricArg,
 
-    /// HMC / HMC-ECS target acceptance statistic for dual averaging, in (0, 1).
-    #[arg(long, value_name = "P", default_value_t = 0.8)]
-    pub target_accept: f64,
+    #[command(flatten)]
+    pub target: TargetAccept,
 
-    /// HMC / HMC-ECS integration time εL (in units of the metric). [default: π/2 (HMC), 1.2
-    /// (HMC-ECS, the paper's)]
-    #[arg(long, value_name = "T")]
-    pub trajectory_length: Option<f64>,
+    /// Integration time εL (in units of the metric); the default is π/2.
+    #[arg(long, value_name = "T", default_value_t = std::f64::consts::FRAC_PI_2)]
+    pub trajectory_length: f64,
 
-    /// Austerity: ε ∈ [0, 1), the per-look error level of the t-test (0 = exact MH).
-    /// [default: 0.05]
-    #[arg(long, value_name = "E")]
-    pub epsilon: Option<f64>,
+    #[command(flatten)]
+    pub common: Common,
+}
 
-    /// Austerity: minibatch size m added at each look, 1 ≤ m ≤ N. [default: min(500, N)]
-    /// SGLD / SG-HMC / SGNHT: minibatch size per gradient, 1 ≤ m ≤ N. [default: min(500, N)]
+/// `tallmc sample austerity`.
+#[derive(Debug, Args)]
+pub struct AusterityArgs {
+    /// ε ∈ [0, 1), the per-look error level of the t-test (0 = exact MH).
+    #[arg(long, value_name = "E", default_value_t = 0.05)]
+    pub epsilon: f64,
+
+    /// Minibatch size m added at each look, 1 ≤ m ≤ N. [default: min(500, N)]
     #[arg(long, value_name = "M")]
     pub batch: Option<usize>,
 
-    /// SGLD / SG-HMC / SGNHT: fixed step size h > 0 (SGLD: the injected noise has variance h
-    /// per coordinate). Required with these samplers.
-    #[arg(long, value_name = "H")]
-    pub step_size: Option<f64>,
+    /// Size of the first look, ≥ 2. [default: the batch]
+    #[arg(long, value_name = "K")]
+    pub first_batch: Option<usize>,
 
-    /// SG-HMC / SGNHT: steps per iteration (SG-HMC: per trajectory, momentum redrawn at its
-    /// start). [default: 10 (SG-HMC), 1 (SGNHT)]
-    #[arg(long, value_name = "L")]
-    pub num_steps: Option<usize>,
+    #[command(flatten)]
+    pub common: Common,
+}
 
-    /// SGLD / SG-HMC / SGNHT: Taylor control variates around the posterior mode (one extra
-    /// full-data pass at setup; Baker et al. 2017 at order 1). Confidence: 2nd-order Taylor
-    /// proxies around the mode (Bardenet, Doucet & Holmes 2017); the test runs on the
-    /// remainders, whose range comes from a bound on third derivatives (logistic,
+/// `tallmc sample confidence`.
+#[derive(Debug, Args)]
+pub struct ConfidenceArgs {
+    /// The concentration bound.
+    #[arg(long, value_enum, default_value_t = BoundArg::BernsteinSerfling)]
+    pub bound: BoundArg,
+
+    /// δ ∈ (0, 1), the probability that a decision differs from exact MH.
+    #[arg(long, value_name = "D", default_value_t = 0.01)]
+    pub delta: f64,
+
+    /// Geometric growth γ > 1 of the subsample between looks.
+    #[arg(long, value_name = "G", default_value_t = 2.0)]
+    pub gamma: f64,
+
+    /// Exponent p > 1 of the error schedule δ_k = (p − 1)δ/(p k^p).
+    #[arg(long, value_name = "P", default_value_t = 2.0)]
+    pub p: f64,
+
+    /// Size of the first look, at most N.
+    #[arg(long, value_name = "K", default_value_t = 100)]
+    pub first_batch: usize,
+
+    /// 2nd-order Taylor proxies around the mode (Bardenet, Doucet & Holmes 2017): the test
+    /// runs on the remainders, whose range comes from a bound on third derivatives (logistic,
     /// gaussian-mean).
     #[arg(long)]
     pub cv: bool,
 
-    /// Order of the Taylor control variates: 0, 1 (gradients at the mode) or 2 (also
-    /// Hessians at the mode). SG samplers: only with --cv [default: 1]. HMC-ECS: [default: 2]
-    #[arg(long, value_name = "K")]
-    pub cv_order: Option<u32>,
+    #[command(flatten)]
+    pub common: Common,
+}
 
-    /// HMC-ECS: subsample size m, 1 ≤ m ≤ N (perturbed: the whole subsample, tuned for
-    /// V[ℓ̂] ≤ 1 at the mode if omitted, at least 100; signed: the size of each block estimate,
-    /// default 30).
+/// The flags of every stochastic-gradient sampler (SGLD, SG-HMC, SGNHT).
+#[derive(Debug, Args)]
+pub struct SgArgs {
+    /// Fixed step size h > 0 (SGLD: the injected noise has variance h per coordinate). There
+    /// is no default: the step size sets the bias of an uncorrected stochastic-gradient chain.
+    #[arg(long, value_name = "H")]
+    pub step_size: f64,
+
+    /// Minibatch size per gradient, 1 ≤ m ≤ N. [default: min(500, N)]
     #[arg(long, value_name = "M")]
-    pub subsample: Option<usize>,
+    pub batch: Option<usize>,
 
-    /// Perturbed HMC-ECS: number of blocks G of the subsample, 1 ≤ G ≤ m (one refreshed per
-    /// iteration: correlation ≈ 1 − 1/G). [default: min(100, m)]
-    #[arg(long, value_name = "G")]
-    pub blocks: Option<usize>,
+    /// Taylor control variates around the posterior mode (one extra full-data pass at setup;
+    /// Baker et al. 2017 at order 1).
+    #[arg(long)]
+    pub cv: bool,
 
-    /// Signed HMC-ECS: number of block-Poisson factors λ ≥ 1. [default: 100]
-    #[arg(long, value_name = "L")]
-    pub lambda: Option<usize>,
+    /// Order of the Taylor control variates: 0, 1 (gradients at the mode) or 2 (also Hessians
+    /// at the mode). Only with --cv.
+    #[arg(long, value_name = "K", default_value_t = 1, requires = "cv")]
+    pub cv_order: u32,
+}
 
-    /// SGLD / SG-HMC: precondition with the Laplace covariance Σ at the posterior mode (SGLD:
-    /// θ ← θ + (h/2)Σĝ + N(0, hΣ); SG-HMC: inverse mass matrix Σ), which makes a step size
-    /// mean the same in every direction.
+/// `tallmc sample sgld`.
+#[derive(Debug, Args)]
+pub struct SgldArgs {
+    #[command(flatten)]
+    pub sg: SgArgs,
+
+    /// Precondition with the Laplace covariance Σ at the posterior mode: θ ← θ + (h/2)Σĝ +
+    /// N(0, hΣ), which makes a step size mean the same in every direction.
     #[arg(long)]
     pub precondition: bool,
 
-    /// SGNHT: the thermostat. [default: scalar]
-    #[arg(long, value_enum)]
-    pub thermostat: Option<ThermostatArg>,
+    #[command(flatten)]
+    pub common: Common,
+}
 
-    /// Austerity / confidence: size of the first look (Austerity ≥ 2). [default: the batch
-    /// (Austerity); 100 (confidence)]
-    #[arg(long, value_name = "K")]
-    pub first_batch: Option<usize>,
+/// `tallmc sample sghmc`.
+#[derive(Debug, Args)]
+pub struct SghmcArgs {
+    #[command(flatten)]
+    pub sg: SgArgs,
 
-    /// Confidence: the concentration bound.
-    #[arg(long, value_enum)]
-    pub bound: Option<BoundArg>,
+    /// Steps per trajectory (momentum redrawn at its start).
+    #[arg(long, value_name = "L", default_value_t = 10)]
+    pub num_steps: usize,
 
-    /// Confidence: δ ∈ (0, 1), the probability that a decision differs from exact MH.
-    /// [default: 0.01]
-    #[arg(long, value_name = "D")]
-    pub delta: Option<f64>,
+    /// Precondition with the Laplace covariance Σ at the posterior mode (inverse mass matrix
+    /// Σ), which makes a step size mean the same in every direction.
+    #[arg(long)]
+    pub precondition: bool,
 
-    /// Confidence: geometric growth γ > 1 of the subsample between looks. [default: 2]
+    #[command(flatten)]
+    pub common: Common,
+}
+
+/// `tallmc sample sgnht`.
+#[derive(Debug, Args)]
+pub struct SgnhtArgs {
+    #[command(flatten)]
+    pub sg: SgArgs,
+
+    /// Steps per iteration.
+    #[arg(long, value_name = "L", default_value_t = 1)]
+    pub num_steps: usize,
+
+    /// The thermostat.
+    #[arg(long, value_enum, default_value_t = ThermostatArg::Scalar)]
+    pub thermostat: ThermostatArg,
+
+    #[command(flatten)]
+    pub common: Common,
+}
+
+/// The flags of both HMC-ECS samplers.
+#[derive(Debug, Args)]
+pub struct EcsArgs {
+    #[command(flatten)]
+    pub target: TargetAccept,
+
+    /// Integration time εL (in units of the metric; the paper's default).
+    #[arg(long, value_name = "T", default_value_t = 1.2)]
+    pub trajectory_length: f64,
+
+    /// Order of the Taylor control variates around the posterior mode: 0, 1 (gradients) or 2
+    /// (also Hessians).
+    #[arg(long, value_name = "K", default_value_t = 2)]
+    pub cv_order: u32,
+}
+
+/// `tallmc sample hmc-ecs`.
+#[derive(Debug, Args)]
+pub struct HmcEcsArgs {
+    #[command(flatten)]
+    pub ecs: EcsArgs,
+
+    /// Subsample size m, 1 ≤ m ≤ N. [default: tuned for V[ℓ̂] ≤ 1 at the mode, at least 100]
+    #[arg(long, value_name = "M")]
+    pub subsample: Option<usize>,
+
+    /// Number of blocks G of the subsample, 1 ≤ G ≤ m (one refreshed per iteration:
+    /// correlation ≈ 1 − 1/G). [default: min(100, m)]
     #[arg(long, value_name = "G")]
-    pub gamma: Option<f64>,
+    pub blocks: Option<usize>,
 
-    /// Confidence: exponent p > 1 of the error schedule δ_k = (p − 1)δ/(p k^p). [default: 2]
-    #[arg(long, value_name = "P")]
-    pub p: Option<f64>,
+    #[command(flatten)]
+    pub common: Common,
+}
 
-    /// Continuous-time samplers: grid step Δ of the draws written to the CSV files, in
-    /// trajectory time; --warmup W and --draws D then mean W·Δ and D·Δ of trajectory time.
-    /// [default: the median Laplace posterior sd, about the time to cross the posterior]
-    #[arg(long, value_name = "DELTA")]
-    pub grid: Option<f64>,
+/// `tallmc sample hmc-ecs-signed`.
+#[derive(Debug, Args)]
+pub struct HmcEcsSignedArgs {
+    #[command(flatten)]
+    pub ecs: EcsArgs,
 
-    /// Continuous-time samplers: sampling budget in trajectory time (instead of --draws;
-    /// draws every --grid).
+    /// Size m of each block estimate, 1 ≤ m ≤ N.
+    #[arg(long, value_name = "M", default_value_t = 30)]
+    pub subsample: usize,
+
+    /// Number of block-Poisson factors λ ≥ 1.
+    #[arg(long, value_name = "L", default_value_t = 100)]
+    pub lambda: usize,
+
+    #[command(flatten)]
+    pub common: Common,
+}
+
+/// The sampling budget of a continuous-time sampler, instead of --draws: at most one.
+#[derive(Debug, Args)]
+#[group(multiple = false)]
+pub struct BudgetArgs {
+    /// Sampling budget in trajectory time (instead of --draws; draws every --grid).
     #[arg(long, value_name = "T")]
     pub time: Option<f64>,
 
-    /// Continuous-time samplers: sampling budget in events (velocity changes) instead of
-    /// --draws.
+    /// Sampling budget in events (velocity changes) instead of --draws.
     #[arg(long, value_name = "E")]
     pub events: Option<u64>,
 
-    /// Continuous-time samplers: sampling budget in per-datum evaluations instead of --draws.
+    /// Sampling budget in per-datum evaluations instead of --draws.
     #[arg(long, value_name = "V")]
     pub evaluations: Option<u64>,
+}
 
-    /// BPS / SBPS / pSBPS / lipSBPS: velocity refreshment rate ≥ 0 per unit of trajectory
-    /// time. [default: 1/Δ (BPS, lipSBPS), 0.05/Δ (SBPS, pSBPS)]
+/// The flags of every continuous-time (piecewise-deterministic) sampler.
+#[derive(Debug, Args)]
+pub struct ContinuousArgs {
+    /// Grid step Δ of the draws written to the CSV files, in trajectory time; --warmup W and
+    /// --draws D then mean W·Δ and D·Δ of trajectory time. [default: the median Laplace
+    /// posterior sd, about the time to cross the posterior]
+    #[arg(long, value_name = "DELTA")]
+    pub grid: Option<f64>,
+
+    #[command(flatten)]
+    pub budget: BudgetArgs,
+
+    /// Also write each chain's skeleton (event times, kinds, positions, velocities) to
+    /// skeleton_C.csv.
+    #[arg(long)]
+    pub skeleton: bool,
+}
+
+/// How BPS and Zig-Zag bound their event rates.
+#[derive(Debug, Args)]
+pub struct RateBound {
+    /// How the event rate is bounded. [default: model when the model has a curvature bound,
+    /// envelope otherwise]
+    #[arg(long, value_enum)]
+    pub rate_bound: Option<RateBoundArg>,
+}
+
+/// `tallmc sample bps`.
+#[derive(Debug, Args)]
+pub struct BpsArgs {
+    #[command(flatten)]
+    pub continuous: ContinuousArgs,
+
+    /// Velocity refreshment rate ≥ 0 per unit of trajectory time. [default: 1/Δ]
     #[arg(long, value_name = "R")]
     pub refresh_rate: Option<f64>,
 
-    /// SBPS / pSBPS: band multiple k > 0 of the proposal intensity (larger: fewer bound
-    /// violations, more proposals). [default: 3]
-    #[arg(long, value_name = "K")]
-    pub k: Option<f64>,
+    #[command(flatten)]
+    pub bound: RateBound,
 
-    /// BPS / Zig-Zag: how the event rate is bounded. [default: model when the model has a
-    /// curvature bound, envelope otherwise]
-    #[arg(long, value_enum)]
-    pub rate_bound: Option<RateBoundArg>,
+    #[command(flatten)]
+    pub common: Common,
+}
 
-    /// Continuous-time samplers: also write each chain's skeleton (event times, kinds,
-    /// positions, velocities) to skeleton_C.csv.
-    #[arg(long)]
-    pub skeleton: bool,
+/// `tallmc sample sbps` and `psbps`.
+#[derive(Debug, Args)]
+pub struct SbpsArgs {
+    #[command(flatten)]
+    pub continuous: ContinuousArgs,
 
-    /// Worker threads for the chains and the full-data sums. [default: all cores]
-    #[arg(long, value_name = "N")]
-    pub threads: Option<usize>,
+    /// Velocity refreshment rate ≥ 0 per unit of trajectory time. [default: 0.05/Δ]
+    #[arg(long, value_name = "R")]
+    pub refresh_rate: Option<f64>,
+
+    /// Band multiple k > 0 of the proposal intensity (larger: fewer bound violations, more
+    /// proposals).
+    #[arg(long, value_name = "K", default_value_t = crate::pdmp::DEFAULT_K)]
+    pub k: f64,
+
+    /// Minibatch size n per gradient, 1 ≤ n ≤ N. [default: min(100, N)]
+    #[arg(long, value_name = "M")]
+    pub batch: Option<usize>,
+
+    #[command(flatten)]
+    pub common: Common,
+}
+
+/// `tallmc sample lipsbps`.
+#[derive(Debug, Args)]
+pub struct LipsbpsArgs {
+    #[command(flatten)]
+    pub continuous: ContinuousArgs,
+
+    /// Velocity refreshment rate ≥ 0 per unit of trajectory time. [default: 1/Δ]
+    #[arg(long, value_name = "R")]
+    pub refresh_rate: Option<f64>,
+
+    #[command(flatten)]
+    pub common: Common,
+}
+
+/// `tallmc sample zigzag`.
+#[derive(Debug, Args)]
+pub struct ZigzagArgs {
+    #[command(flatten)]
+    pub continuous: ContinuousArgs,
+
+    #[command(flatten)]
+    pub bound: RateBound,
+
+    #[command(flatten)]
+    pub common: Common,
+}
+
+/// `tallmc sample zigzag-ss` and `zigzag-cv`: the continuous-time flags only.
+#[derive(Debug, Args)]
+pub struct ContinuousOnlyArgs {
+    #[command(flatten)]
+    pub continuous: ContinuousArgs,
+
+    #[command(flatten)]
+    pub common: Common,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    #[test]
+    fn the_clap_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn every_subcommand_is_a_sampler_kind_of_the_same_name() {
+        let cli = Cli::command();
+        let sample = cli.find_subcommand("sample").expect("tallmc sample");
+        let names: Vec<&str> = sample.get_subcommands().map(|c| c.get_name()).collect();
+        let kinds: Vec<String> = SamplerKind::value_variants().iter().map(|k| k.name()).collect();
+        assert_eq!(names, kinds);
+    }
 }

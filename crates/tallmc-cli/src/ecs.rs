@@ -1,4 +1,4 @@
-//! `--sampler hmc-ecs | hmc-ecs-signed`: HMC with energy-conserving subsampling (Dang et al.
+//! `tallmc sample hmc-ecs | hmc-ecs-signed`: HMC with energy-conserving subsampling (Dang et al.
 //! 2019), perturbed or signed, with Taylor control variates around the posterior mode.
 //!
 //! The Laplace mode the CLI finds anyway is the expansion point θ*, so the kernels skip their
@@ -16,58 +16,55 @@ use tallmc_samplers::{
     ChainOutput, Driver, EcsDynamics, HmcEcs, HmcEcsConfig, SignedHmcEcs, SignedHmcEcsConfig,
 };
 
-use crate::args::{SampleArgs, SamplerKind};
+use crate::args::Sampler;
 use crate::outputs::{AnyTuning, Outputs, Sinks, run_kernel};
 use crate::run::CliModel;
-
-/// Default control-variate order of HMC-ECS (the paper's).
-const DEFAULT_CV_ORDER: u32 = 2;
 
 /// The validated settings of an HMC-ECS run.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct EcsSettings {
     signed: bool,
-    /// Perturbed: m (tuned if `None`); signed: the block size m (default 30).
+    /// Perturbed: m (tuned if `None`); signed: the block size m.
     subsample: Option<usize>,
     /// Perturbed: G (default min(100, m)).
     blocks: Option<usize>,
-    /// Signed: λ (default 100).
+    /// Signed: λ.
     lambda: Option<usize>,
     cv_order: CvOrder,
-    trajectory_length: Option<f64>,
+    trajectory_length: f64,
     target_accept: f64,
 }
 
 impl EcsSettings {
-    /// Settings from the arguments, checked against N; `None` for the other samplers.
-    pub(crate) fn from_args(a: &SampleArgs, n: usize) -> Result<Option<Self>> {
-        let signed = match a.sampler {
-            SamplerKind::HmcEcs => false,
-            SamplerKind::HmcEcsSigned => true,
-            _ => return Ok(None),
+    /// Settings of perturbed or signed HMC-ECS, checked against N.
+    pub(crate) fn new(sampler: &Sampler, n: usize) -> Result<Self> {
+        let (a, signed, subsample, blocks, lambda) = match sampler {
+            Sampler::HmcEcs(a) => (&a.ecs, false, a.subsample, a.blocks, None),
+            Sampler::HmcEcsSigned(a) => (&a.ecs, true, Some(a.subsample), None, Some(a.lambda)),
+            other => bail!("{} is not an HMC-ECS sampler", other.kind().name()),
         };
-        if let Some(m) = a.subsample
+        if let Some(m) = subsample
             && (m == 0 || m > n)
         {
             bail!("--subsample {m}: expected 1 ≤ m ≤ N = {n}");
         }
-        if let Some(g) = a.blocks {
-            let m = a.subsample.map_or("the tuned m".to_string(), |m| m.to_string());
-            if g == 0 || a.subsample.is_some_and(|m| g > m) {
+        if let Some(g) = blocks {
+            let m = subsample.map_or("the tuned m".to_string(), |m| m.to_string());
+            if g == 0 || subsample.is_some_and(|m| g > m) {
                 bail!("--blocks {g}: expected 1 ≤ G ≤ m = {m}");
             }
         }
-        if a.lambda == Some(0) {
+        if lambda == Some(0) {
             bail!("--lambda 0: expected at least 1 factor λ");
         }
         let s = Self {
             signed,
-            subsample: a.subsample,
-            blocks: a.blocks,
-            lambda: a.lambda,
-            cv_order: CvOrder::from_number(a.cv_order.unwrap_or(DEFAULT_CV_ORDER))?,
+            subsample,
+            blocks,
+            lambda,
+            cv_order: CvOrder::from_number(a.cv_order)?,
             trajectory_length: a.trajectory_length,
-            target_accept: a.target_accept,
+            target_accept: a.target.target_accept,
         };
         // Validate the kernel settings now, before the mode search.
         if signed {
@@ -75,14 +72,12 @@ impl EcsSettings {
         } else {
             s.perturbed_config(None).validate()?;
         }
-        Ok(Some(s))
+        Ok(s)
     }
 
     fn dynamics(&self) -> EcsDynamics {
-        let mut d = EcsDynamics::default();
-        if let Some(t) = self.trajectory_length {
-            d.trajectory_length = t;
-        }
+        let mut d =
+            EcsDynamics { trajectory_length: self.trajectory_length, ..EcsDynamics::default() };
         d.dual_averaging.target_accept = self.target_accept;
         d
     }

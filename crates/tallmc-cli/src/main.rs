@@ -1,15 +1,19 @@
 //! The `tallmc` command.
 //!
 //! ```text
-//! tallmc sample --model logistic --data higgs.bin --sampler hmc --chains 4 \
-//!               --warmup 1000 --draws 1000 --seed 1 --out runs/higgs
+//! tallmc sample hmc --model logistic --data higgs.bin --chains 4 \
+//!                   --warmup 1000 --draws 1000 --seed 1 --out runs/higgs
 //! ```
+//!
+//! The sampler is a subcommand (`tallmc sample --help` lists them); each takes the common flags
+//! (model, data, chains, output, …) and only its own (`tallmc sample hmc --help`), so a flag of
+//! another sampler is a usage error (exit status 2).
 //!
 //! Writes `chain_1.csv … chain_C.csv` in CmdStan's CSV layout (readable by
 //! `arviz.from_cmdstan`) and `summary.json` (per parameter: mean, sd, 5/50/95% quantiles, bulk
 //! and tail ESS, R-hat; totals: per-datum evaluations and wall time; warnings). At the end it
 //! prints a short report on stderr: the worst parameters (mean, sd, bulk ESS, R-hat),
-//! divergences, data use, cost, wall time and warnings. Every bad input is a one-line error on
+//! divergences, data use, cost, wall time and warnings. Every bad value is a one-line error on
 //! stderr and exit status 1.
 //!
 //! Ctrl-C (SIGINT) ends every chain after its current iteration: the CSV files stay complete,
@@ -46,9 +50,9 @@ fn main() -> ExitCode {
     }));
     let cli = args::Cli::parse();
     let result = match &cli.command {
-        args::Command::Sample(a) => {
+        args::Command::Sample(sampler) => {
             install_stop_handler();
-            run::sample(a, &STOP)
+            run::sample(sampler, &STOP)
         }
     };
     match result {

@@ -1,4 +1,4 @@
-//! `--sampler bps | sbps | psbps | lipsbps | zigzag | zigzag-ss | zigzag-cv`: the
+//! `tallmc sample bps | sbps | psbps | lipsbps | zigzag | zigzag-ss | zigzag-cv`: the
 //! piecewise-deterministic samplers, whose output is a continuous trajectory.
 //!
 //! The trajectory goes to three places: equally spaced draws x(kΔ) in CmdStan's CSV layout
@@ -35,10 +35,12 @@ use tallmc_samplers::piecewise::{
 use tallmc_samplers::sink::{ColumnMemorySink, CsvSink, Tee};
 use tallmc_samplers::{Laplace, VelocityDistribution};
 
-use crate::args::{RateBoundArg, SampleArgs, SamplerKind};
+use crate::args::{ContinuousArgs, RateBoundArg, Sampler, SamplerKind};
 use crate::outputs::AnyTuning;
 use crate::report::{self, RunFacts};
-use crate::run::{CliModel, EvalTotals, Outcome, Setup, WallSeconds, write_json};
+use crate::run::{
+    CliModel, EvalTotals, Outcome, RunHeader, Setup, WallSeconds, check_positive, write_json,
+};
 
 /// The sinks of one chain: time averages, grid draws (memory + CSV), optional skeleton.
 pub(crate) type PdmpSink =
@@ -49,74 +51,52 @@ pub(crate) type PdmpOutputs = Vec<ContinuousChainOutput<PdmpSink, AnyTuning>>;
 /// Default minibatch size of SBPS: min(100, N) (the paper's n).
 const DEFAULT_SBPS_BATCH: usize = 100;
 /// Default band multiple k of SBPS (the paper's).
-const DEFAULT_K: f64 = 3.0;
+pub(crate) const DEFAULT_K: f64 = 3.0;
 /// Default refresh rate of BPS and lipSBPS, per Δ.
 const BPS_REFRESH_PER_GRID: f64 = 1.0;
 /// Default refresh rate of SBPS and pSBPS, per Δ (the authors' 0.05 per unit time, with time
 /// measured in posterior widths).
 const SBPS_REFRESH_PER_GRID: f64 = 0.05;
 
-const CONTINUOUS: &str = "bps, sbps, psbps, lipsbps, zigzag, zigzag-ss or zigzag-cv";
-
-/// Rejects the continuous-time flags with other samplers and checks their ranges.
-pub(crate) fn check_flags(a: &SampleArgs) -> Result<()> {
-    let k = a.sampler;
-    let given = [
-        ("--grid", a.grid.is_some()),
-        ("--time", a.time.is_some()),
-        ("--events", a.events.is_some()),
-        ("--evaluations", a.evaluations.is_some()),
-        ("--skeleton", a.skeleton),
-    ];
-    for (flag, on) in given {
-        if on && !k.is_continuous() {
-            bail!("{flag} applies only to --sampler {CONTINUOUS}");
-        }
+/// Checks the ranges of the continuous-time flags that do not depend on the data.
+pub(crate) fn check_flags(sampler: &Sampler) -> Result<()> {
+    let Some((c, refresh_rate, k)) = continuous_flags(sampler) else {
+        return Ok(());
+    };
+    if let Some(g) = c.grid {
+        check_positive("--grid", g, "a finite trajectory time > 0")?;
     }
-    let refresh = matches!(
-        k,
-        SamplerKind::Bps | SamplerKind::Sbps | SamplerKind::Psbps | SamplerKind::Lipsbps
-    );
-    if a.refresh_rate.is_some() && !refresh {
-        bail!("--refresh-rate applies only to --sampler bps, sbps, psbps or lipsbps");
+    if let Some(t) = c.budget.time {
+        check_positive("--time", t, "a finite trajectory time > 0")?;
     }
-    if a.k.is_some() && !matches!(k, SamplerKind::Sbps | SamplerKind::Psbps) {
-        bail!("--k applies only to --sampler sbps or psbps");
-    }
-    if a.rate_bound.is_some() && !matches!(k, SamplerKind::Bps | SamplerKind::Zigzag) {
-        bail!("--rate-bound applies only to --sampler bps or zigzag");
-    }
-    let budgets = [a.time.is_some(), a.events.is_some(), a.evaluations.is_some()];
-    if budgets.iter().filter(|b| **b).count() > 1 {
-        bail!("give at most one of --time, --events and --evaluations (the sampling budget)");
-    }
-    if let Some(g) = a.grid
-        && !(g.is_finite() && g > 0.0)
-    {
-        bail!("--grid {g}: expected a finite trajectory time > 0");
-    }
-    if let Some(t) = a.time
-        && !(t.is_finite() && t > 0.0)
-    {
-        bail!("--time {t}: expected a finite trajectory time > 0");
-    }
-    if a.events == Some(0) {
+    if c.budget.events == Some(0) {
         bail!("--events 0: expected at least 1 event");
     }
-    if a.evaluations == Some(0) {
+    if c.budget.evaluations == Some(0) {
         bail!("--evaluations 0: expected at least 1 per-datum evaluation");
     }
-    if let Some(r) = a.refresh_rate
+    if let Some(r) = refresh_rate
         && !(r.is_finite() && r >= 0.0)
     {
         bail!("--refresh-rate {r}: expected a finite rate >= 0");
     }
-    if let Some(kk) = a.k
-        && !(kk.is_finite() && kk > 0.0)
-    {
-        bail!("--k {kk}: expected a finite band multiple > 0");
+    if let Some(k) = k {
+        check_positive("--k", k, "a finite band multiple > 0")?;
     }
     Ok(())
+}
+
+/// The continuous-time flags of `sampler`, its refresh rate and its band multiple k (where it
+/// has them); `None` for a discrete-time sampler.
+fn continuous_flags(sampler: &Sampler) -> Option<(&ContinuousArgs, Option<f64>, Option<f64>)> {
+    Some(match sampler {
+        Sampler::Bps(a) => (&a.continuous, a.refresh_rate, None),
+        Sampler::Sbps(a) | Sampler::Psbps(a) => (&a.continuous, a.refresh_rate, Some(a.k)),
+        Sampler::Lipsbps(a) => (&a.continuous, a.refresh_rate, None),
+        Sampler::Zigzag(a) => (&a.continuous, None, None),
+        Sampler::ZigzagSs(a) | Sampler::ZigzagCv(a) => (&a.continuous, None, None),
+        _ => return None,
+    })
 }
 
 /// The validated settings of a continuous-time run.
@@ -137,34 +117,40 @@ pub(crate) struct PdmpSettings {
 }
 
 impl PdmpSettings {
-    /// Settings from the arguments, checked against N; `None` for the other samplers.
-    pub(crate) fn from_args(a: &SampleArgs, n: usize) -> Result<Option<Self>> {
-        if !a.sampler.is_continuous() {
-            return Ok(None);
-        }
-        let batch = a.batch.unwrap_or(n.min(DEFAULT_SBPS_BATCH));
+    /// Settings of a continuous-time sampler, checked against N.
+    pub(crate) fn new(sampler: &Sampler, n: usize) -> Result<Self> {
+        let Some((c, refresh_rate, k)) = continuous_flags(sampler) else {
+            bail!("{} is not a continuous-time sampler", sampler.kind().name());
+        };
+        let (batch, rate_bound) = match sampler {
+            Sampler::Sbps(a) | Sampler::Psbps(a) => (a.batch, None),
+            Sampler::Bps(a) => (None, a.bound.rate_bound),
+            Sampler::Zigzag(a) => (None, a.bound.rate_bound),
+            _ => (None, None),
+        };
+        let batch = batch.unwrap_or(n.min(DEFAULT_SBPS_BATCH));
         if batch == 0 || batch > n {
             bail!("--batch {batch}: expected 1 ≤ n ≤ N = {n}");
         }
         let s = Self {
-            kind: a.sampler,
-            grid: a.grid,
-            time: a.time,
-            events: a.events,
-            evaluations: a.evaluations,
-            warmup: a.warmup,
-            draws: a.draws,
-            refresh_rate: a.refresh_rate,
-            k: a.k.unwrap_or(DEFAULT_K),
+            kind: sampler.kind(),
+            grid: c.grid,
+            time: c.budget.time,
+            events: c.budget.events,
+            evaluations: c.budget.evaluations,
+            warmup: sampler.common().warmup,
+            draws: sampler.common().draws,
+            refresh_rate,
+            k: k.unwrap_or(DEFAULT_K),
             batch,
-            rate_bound: a.rate_bound,
-            skeleton: a.skeleton,
+            rate_bound,
+            skeleton: c.skeleton,
         };
         // Validate a kernel's settings now, before the mode search.
         if matches!(s.kind, SamplerKind::Sbps | SamplerKind::Psbps) {
             s.sbps(1.0).validate()?;
         }
-        Ok(Some(s))
+        Ok(s)
     }
 
     /// The grid step: `--grid`, or the median Laplace posterior sd.
@@ -380,12 +366,12 @@ fn run_without_bounds<M: CliModel>(
             run.go(model, ZigZag::automatic(ZigZagConfig::default(), PdmpSettings::envelope(g)))
         }
         SamplerKind::Lipsbps | SamplerKind::ZigzagSs | SamplerKind::ZigzagCv => bail!(
-            "--sampler {} is exact only with bounds on the per-datum gradients or their \
+            "tallmc sample {} is exact only with bounds on the per-datum gradients or their \
              Lipschitz constants, and --model {name} has neither (its terms are unbounded in \
-             log σ); use --sampler sbps, or bps / zigzag",
+             log σ); use sbps, or bps / zigzag",
             s.kind.name()
         ),
-        other => bail!("--sampler {} is not a continuous-time sampler", other.name()),
+        other => bail!("{} is not a continuous-time sampler", other.name()),
     }
 }
 
@@ -493,12 +479,8 @@ struct PdmpTotals {
 
 #[derive(Serialize)]
 struct PdmpSummaryFile<'a> {
-    model: String,
-    sampler: String,
-    data: String,
-    n: usize,
-    dim: usize,
-    chains: usize,
+    #[serde(flatten)]
+    run: RunHeader,
     seed: u64,
     grid_step: f64,
     warmup_budget: String,
@@ -524,12 +506,13 @@ struct PdmpSummaryFile<'a> {
 /// Writes summary.json of a continuous-time run and prints the report; the outcome says
 /// whether the stop flag ended the chains early.
 pub(crate) fn write_summary(
-    args: &SampleArgs,
+    sampler: &Sampler,
     n: usize,
     run: &PdmpRun<'_>,
     setup: &Setup,
     outputs: &PdmpOutputs,
 ) -> Result<Outcome> {
+    let args = sampler.common();
     let d = run.names.len();
     let draws: Vec<&ColumnMemorySink> = outputs.iter().map(|o| &o.sink.1.0.inner().0).collect();
     let counts: Vec<usize> = draws.iter().map(|m| m.num_draws()).collect();
@@ -578,7 +561,7 @@ pub(crate) fn write_summary(
     // Per thinning proposal, the continuous-time analogue of an iteration.
     let data_fraction = sampling_total / samp.proposals.max(1) as f64 / n as f64;
     let facts = RunFacts {
-        sampler: args.sampler,
+        sampler: sampler.kind(),
         n,
         chains: args.chains,
         draws_asked: common,
@@ -594,12 +577,7 @@ pub(crate) fn write_summary(
     };
     let warnings = report::warnings(&facts);
     let file = PdmpSummaryFile {
-        model: format!("{:?}", args.model).to_lowercase(),
-        sampler: args.sampler.name(),
-        data: args.data.display().to_string(),
-        n,
-        dim: d,
-        chains: args.chains,
+        run: RunHeader::new(sampler, n, d),
         seed: args.seed,
         grid_step: run.grid,
         warmup_budget: describe(&warmup_budget),

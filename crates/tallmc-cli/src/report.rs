@@ -140,8 +140,8 @@ pub(crate) fn warnings(f: &RunFacts<'_>) -> Vec<String> {
         && fraction >= DATA_FRACTION_LIMIT
     {
         w.push(format!(
-            "--sampler {} looked at {:.0}% of the N = {} data points per {}: no saving over \
-             exact MH (--sampler rwm or hmc cost about as much and are exact). Try {}.",
+            "tallmc sample {} looked at {:.0}% of the N = {} data points per {}: no saving over \
+             exact MH (rwm or hmc cost about as much and are exact). Try {}.",
             f.sampler.name(),
             100.0 * fraction,
             f.n,
@@ -167,7 +167,7 @@ pub(crate) fn too_wide(f: &RunFacts<'_>, laplace_sd: &[f64]) -> Option<String> {
         (
             AUSTERITY_SD_RATIO_LIMIT,
             "Austerity's approximate accept/reject decisions, not the posterior, widened the \
-             draws: try a smaller --epsilon (0 is exact MH) or --sampler confidence.",
+             draws: try a smaller --epsilon (0 is exact MH) or the confidence sampler.",
         )
     } else {
         return None;

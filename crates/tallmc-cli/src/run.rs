@@ -1,4 +1,5 @@
-//! `tallmc sample`: build the model, start the chains, run the sampler, write the outputs.
+//! `tallmc sample <SAMPLER>`: build the model, start the chains, run the sampler, write the
+//! outputs.
 
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -26,7 +27,10 @@ use tallmc_samplers::{
     laplace_approximation, uniform_positions,
 };
 
-use crate::args::{BoundArg, InitKind, MetricArg, ModelKind, SampleArgs, SamplerKind};
+use crate::args::{
+    AusterityArgs, BoundArg, Common, ConfidenceArgs, HmcArgs, InitKind, MetricArg, ModelKind,
+    Sampler,
+};
 use crate::ecs::{EcsSettings, WithEngine, run_ecs, sign_corrected_summary};
 use crate::outputs::{AnyTuning, Outputs, Sinks, run_kernel};
 use crate::pdmp::{PdmpRun, PdmpSettings, RunPdmp};
@@ -47,8 +51,18 @@ impl<M> CliModel for M where
 /// Roberts & Gilks 1996), as `RandomWalkMetropolis` starts.
 const RWM_SCALE: f64 = 2.38;
 
-/// Rejects flags that do not apply to the chosen model, so that nothing is silently ignored.
-fn check_flags(a: &SampleArgs) -> Result<()> {
+/// `value` of `flag` if it is a finite number > 0; otherwise an error saying it expected
+/// `expected` (e.g. "a finite number > 0").
+pub(crate) fn check_positive(flag: &str, value: f64, expected: &str) -> Result<()> {
+    if !(value.is_finite() && value > 0.0) {
+        bail!("{flag} {value}: expected {expected}");
+    }
+    Ok(())
+}
+
+/// Checks the common flags: the model's own flags (nothing is silently ignored) and the ranges
+/// clap cannot check.
+fn check_common(a: &Common) -> Result<()> {
     let regression = matches!(a.model, ModelKind::Logistic | ModelKind::Linear);
     if !regression && a.intercept {
         bail!("--intercept applies only to --model logistic or linear");
@@ -71,98 +85,44 @@ fn check_flags(a: &SampleArgs) -> Result<()> {
     if a.draws < 4 {
         bail!("--draws {}: expected at least 4 draws per chain (for ESS and R-hat)", a.draws);
     }
-    if !(a.target_accept > 0.0 && a.target_accept < 1.0) {
-        bail!("--target-accept {}: expected a number in the open interval (0, 1)", a.target_accept);
-    }
-    if let Some(t) = a.trajectory_length
-        && !(t.is_finite() && t > 0.0)
-    {
-        bail!("--trajectory-length {t}: expected a finite number > 0");
-    }
-    if let Some(s) = a.prior_sd
-        && !(s.is_finite() && s > 0.0)
-    {
-        bail!("--prior-sd {s}: expected a finite number > 0");
+    if let Some(s) = a.prior_sd {
+        check_positive("--prior-sd", s, "a finite number > 0")?;
     }
     if a.threads == Some(0) {
         bail!("--threads 0: expected at least 1 thread");
     }
-    if a.epsilon.is_some() && a.sampler != SamplerKind::Austerity {
-        bail!("--epsilon applies only to --sampler austerity");
-    }
-    let sg = a.sampler.is_stochastic_gradient();
-    let sbps = matches!(a.sampler, SamplerKind::Sbps | SamplerKind::Psbps);
-    if a.batch.is_some() && !(sg || sbps || a.sampler == SamplerKind::Austerity) {
-        bail!("--batch applies only to --sampler austerity, sgld, sghmc, sgnht, sbps or psbps");
-    }
-    crate::pdmp::check_flags(a)?;
-    for (flag, given) in
-        [("--step-size", a.step_size.is_some()), ("--precondition", a.precondition)]
-    {
-        if given && !sg {
-            bail!("{flag} applies only to --sampler sgld, sghmc or sgnht");
+    Ok(())
+}
+
+/// Checks the ranges of the sampler's own flags that do not depend on the data.
+fn check_sampler(sampler: &Sampler) -> Result<()> {
+    let hmc = match sampler {
+        Sampler::Hmc(a) => Some((a.target.target_accept, a.trajectory_length)),
+        Sampler::HmcEcs(a) => Some((a.ecs.target.target_accept, a.ecs.trajectory_length)),
+        Sampler::HmcEcsSigned(a) => Some((a.ecs.target.target_accept, a.ecs.trajectory_length)),
+        _ => None,
+    };
+    if let Some((target_accept, trajectory_length)) = hmc {
+        if !(target_accept > 0.0 && target_accept < 1.0) {
+            bail!("--target-accept {target_accept}: expected a number in the open interval (0, 1)");
         }
+        check_positive("--trajectory-length", trajectory_length, "a finite number > 0")?;
     }
-    if a.cv && !(sg || a.sampler == SamplerKind::Confidence) {
-        bail!("--cv applies only to --sampler sgld, sghmc, sgnht or confidence");
-    }
-    let ecs = a.sampler.is_hmc_ecs();
-    if a.cv_order.is_some() && !(sg || ecs) {
-        bail!("--cv-order applies only to --sampler sgld, sghmc, sgnht, hmc-ecs or hmc-ecs-signed");
-    }
-    if a.subsample.is_some() && !ecs {
-        bail!("--subsample applies only to --sampler hmc-ecs or hmc-ecs-signed");
-    }
-    if a.blocks.is_some() && a.sampler != SamplerKind::HmcEcs {
-        bail!("--blocks applies only to --sampler hmc-ecs");
-    }
-    if a.lambda.is_some() && a.sampler != SamplerKind::HmcEcsSigned {
-        bail!("--lambda applies only to --sampler hmc-ecs-signed");
-    }
-    if a.num_steps.is_some() && !matches!(a.sampler, SamplerKind::Sghmc | SamplerKind::Sgnht) {
-        bail!("--num-steps applies only to --sampler sghmc or sgnht");
-    }
-    if a.thermostat.is_some() && a.sampler != SamplerKind::Sgnht {
-        bail!("--thermostat applies only to --sampler sgnht");
-    }
-    if let Some(h) = a.step_size
-        && !(h.is_finite() && h > 0.0)
-    {
-        bail!("--step-size {h}: expected a finite number > 0");
-    }
-    let confidence_flags = [
-        ("--bound", a.bound.is_some()),
-        ("--delta", a.delta.is_some()),
-        ("--gamma", a.gamma.is_some()),
-        ("--p", a.p.is_some()),
-    ];
-    for (flag, given) in confidence_flags {
-        if given && a.sampler != SamplerKind::Confidence {
-            bail!("{flag} applies only to --sampler confidence");
-        }
-    }
-    if a.first_batch.is_some()
-        && !matches!(a.sampler, SamplerKind::Austerity | SamplerKind::Confidence)
-    {
-        bail!("--first-batch applies only to --sampler austerity or confidence");
-    }
-    if a.metric != MetricArg::Laplace && a.sampler != SamplerKind::Hmc {
-        bail!("--metric applies only to --sampler hmc (HMC-ECS uses the Hessian at θ*)");
-    }
-    if a.trajectory_length.is_some() && !(a.sampler == SamplerKind::Hmc || ecs) {
-        bail!("--trajectory-length applies only to --sampler hmc, hmc-ecs or hmc-ecs-signed");
+    crate::pdmp::check_flags(sampler)?;
+    if let Some(sg) = sampler.stochastic_gradient() {
+        check_positive("--step-size", sg.step_size, "a finite number > 0")?;
     }
     Ok(())
 }
 
 /// The Austerity test of the arguments, checked against N.
-fn austerity_test(a: &SampleArgs, n: usize) -> Result<AusterityTest> {
+fn austerity_test(a: &AusterityArgs, n: usize) -> Result<AusterityTest> {
     if let Some(m) = a.batch
         && m > n
     {
         bail!("--batch {m}: expected at most the number of data points N = {n}");
     }
-    let mut cfg = AusterityConfig::new(a.epsilon.unwrap_or(0.05), a.batch.unwrap_or(n.min(500)));
+    let mut cfg = AusterityConfig::new(a.epsilon, a.batch.unwrap_or(n.min(500)));
     if let Some(k) = a.first_batch {
         cfg = cfg.with_first_batch(k);
     }
@@ -172,90 +132,69 @@ fn austerity_test(a: &SampleArgs, n: usize) -> Result<AusterityTest> {
 }
 
 /// The confidence test of the arguments, checked against N.
-fn confidence_test(a: &SampleArgs, n: usize) -> Result<ConfidenceTest> {
-    let bound = match a.bound.unwrap_or(BoundArg::BernsteinSerfling) {
+fn confidence_test(a: &ConfidenceArgs, n: usize) -> Result<ConfidenceTest> {
+    let bound = match a.bound {
         BoundArg::HoeffdingSerfling => BoundKind::HoeffdingSerfling,
         BoundArg::Bernstein => BoundKind::EmpiricalBernstein,
         BoundArg::BernsteinSerfling => BoundKind::EmpiricalBernsteinSerfling,
     };
-    let mut cfg = ConfidenceConfig::new(bound, a.delta.unwrap_or(0.01));
-    if let Some(g) = a.gamma {
-        cfg = cfg.with_gamma(g);
+    let k = a.first_batch;
+    if k > n {
+        bail!("--first-batch {k}: expected at most the number of data points N = {n}");
     }
-    if let Some(p) = a.p {
-        cfg = cfg.with_p(p);
-    }
-    if let Some(k) = a.first_batch {
-        cfg = cfg.with_first_batch(k.min(n));
-        if k > n {
-            bail!("--first-batch {k}: expected at most the number of data points N = {n}");
-        }
-    }
+    let cfg =
+        ConfidenceConfig::new(bound, a.delta).with_gamma(a.gamma).with_p(a.p).with_first_batch(k);
     let test = ConfidenceTest::new(cfg)?;
     test.check_population_size(n)?;
     Ok(test)
 }
 
+/// What the confidence sampler runs with besides the model and the sinks.
+pub struct ConfidenceRun<'a> {
+    driver: &'a Driver<'a>,
+    inits: &'a [Vec<f64>],
+    test: &'a ConfidenceTest,
+    walk: &'a RandomWalkProposalConfig,
+    /// With `--cv`: the center of the 2nd-order Taylor proxies (the posterior mode).
+    proxies_at: Option<&'a [f64]>,
+}
+
 /// Running the confidence sampler needs the model's term bounds (plain) or a bound on third
 /// derivatives (with Taylor proxies, `--cv`): implemented per model.
 pub trait RunConfidence: CliModel {
-    /// Runs minibatch MH with the confidence test (or explains why the model cannot).
-    fn run_confidence(
-        &self,
-        driver: &Driver<'_>,
-        inits: &[Vec<f64>],
-        test: &ConfidenceTest,
-        walk: &RandomWalkProposalConfig,
-        sinks: Vec<Tee<ColumnMemorySink, CsvSink>>,
-    ) -> Result<Outputs>;
-
-    /// Runs the confidence sampler with 2nd-order Taylor proxies around `center` (Bardenet,
-    /// Doucet & Holmes 2017), or explains why the model cannot.
-    fn run_confidence_proxies(
-        &self,
-        driver: &Driver<'_>,
-        inits: &[Vec<f64>],
-        test: &ConfidenceTest,
-        walk: &RandomWalkProposalConfig,
-        center: &[f64],
-        sinks: Vec<Tee<ColumnMemorySink, CsvSink>>,
-    ) -> Result<Outputs>;
+    /// Runs minibatch MH with the confidence test, with Taylor proxies (Bardenet, Doucet &
+    /// Holmes 2017) if `run` has a center, or explains why the model cannot.
+    fn run_confidence(&self, run: &ConfidenceRun<'_>, sinks: Vec<Sinks>) -> Result<Outputs>;
 }
 
 fn confidence_with_proxies<M: CliModel + TaylorRemainderBound>(
     model: &M,
-    driver: &Driver<'_>,
-    inits: &[Vec<f64>],
-    test: &ConfidenceTest,
-    walk: &RandomWalkProposalConfig,
+    run: &ConfidenceRun<'_>,
     center: &[f64],
-    sinks: Vec<Tee<ColumnMemorySink, CsvSink>>,
+    sinks: Vec<Sinks>,
 ) -> Result<Outputs> {
     let proxy = ProxyConfig::new(center.to_vec());
-    let kernel =
-        ProxyMinibatchMh::new(test.clone(), RandomWalkProposal::new(walk.clone())?, proxy)?;
-    run_kernel(driver, model, inits, &kernel, sinks)
+    let walk = RandomWalkProposal::new(run.walk.clone())?;
+    let kernel = ProxyMinibatchMh::new(run.test.clone(), walk, proxy)?;
+    run_kernel(run.driver, model, run.inits, &kernel, sinks)
 }
 
 fn no_third_derivative_bound(model: &str) -> anyhow::Error {
     anyhow::anyhow!(
-        "--sampler confidence --cv needs a bound on the third derivatives of ℓ_i and --model \
-         {model} has none (its terms are unbounded in log σ); use --sampler confidence without \
-         --cv, austerity or an exact sampler"
+        "tallmc sample confidence --cv needs a bound on the third derivatives of ℓ_i and --model \
+         {model} has none (its terms are unbounded in log σ); use confidence without --cv, \
+         austerity or an exact sampler"
     )
 }
 
 fn confidence_with_bounds<M: CliModel + TermBounds>(
     model: &M,
-    driver: &Driver<'_>,
-    inits: &[Vec<f64>],
-    test: &ConfidenceTest,
-    walk: &RandomWalkProposalConfig,
-    sinks: Vec<Tee<ColumnMemorySink, CsvSink>>,
+    run: &ConfidenceRun<'_>,
+    sinks: Vec<Sinks>,
 ) -> Result<Outputs> {
-    let kernel =
-        MinibatchMh::new(test.clone(), RandomWalkProposal::new(walk.clone())?).with_term_bounds();
-    run_kernel(driver, model, inits, &kernel, sinks)
+    let walk = RandomWalkProposal::new(run.walk.clone())?;
+    let kernel = MinibatchMh::new(run.test.clone(), walk).with_term_bounds();
+    run_kernel(run.driver, model, run.inits, &kernel, sinks)
 }
 
 /// Implements [`RunConfidence`] for models with term bounds; `proxies` says whether the model
@@ -263,27 +202,13 @@ fn confidence_with_bounds<M: CliModel + TermBounds>(
 macro_rules! confidence_via_bounds {
     ($($model:ty => $name:literal, $proxies:tt);*) => {$(
         impl RunConfidence for $model {
-            fn run_confidence(
-                &self,
-                driver: &Driver<'_>,
-                inits: &[Vec<f64>],
-                test: &ConfidenceTest,
-                walk: &RandomWalkProposalConfig,
-                sinks: Vec<Tee<ColumnMemorySink, CsvSink>>,
-            ) -> Result<Outputs> {
-                confidence_with_bounds(self, driver, inits, test, walk, sinks)
-            }
-
-            fn run_confidence_proxies(
-                &self,
-                driver: &Driver<'_>,
-                inits: &[Vec<f64>],
-                test: &ConfidenceTest,
-                walk: &RandomWalkProposalConfig,
-                center: &[f64],
-                sinks: Vec<Tee<ColumnMemorySink, CsvSink>>,
-            ) -> Result<Outputs> {
-                confidence_via_bounds!(@proxies $proxies, $name, self, driver, inits, test, walk, center, sinks)
+            fn run_confidence(&self, run: &ConfidenceRun<'_>, sinks: Vec<Sinks>) -> Result<Outputs> {
+                match run.proxies_at {
+                    None => confidence_with_bounds(self, run, sinks),
+                    Some(center) => {
+                        confidence_via_bounds!(@proxies $proxies, $name, self, run, center, sinks)
+                    }
+                }
             }
         }
     )*};
@@ -301,30 +226,14 @@ confidence_via_bounds!(
 );
 
 impl RunConfidence for LinearRegression {
-    fn run_confidence(
-        &self,
-        _driver: &Driver<'_>,
-        _inits: &[Vec<f64>],
-        _test: &ConfidenceTest,
-        _walk: &RandomWalkProposalConfig,
-        _sinks: Vec<Tee<ColumnMemorySink, CsvSink>>,
-    ) -> Result<Outputs> {
+    fn run_confidence(&self, run: &ConfidenceRun<'_>, _sinks: Vec<Sinks>) -> Result<Outputs> {
+        if run.proxies_at.is_some() {
+            return Err(no_third_derivative_bound("linear"));
+        }
         bail!(
-            "--sampler confidence needs a bound on |ℓ_i(θ′) − ℓ_i(θ)| and --model linear has none \
-             (its terms are unbounded in θ); use --sampler austerity or an exact sampler"
+            "tallmc sample confidence needs a bound on |ℓ_i(θ′) − ℓ_i(θ)| and --model linear has \
+             none (its terms are unbounded in θ); use austerity or an exact sampler"
         )
-    }
-
-    fn run_confidence_proxies(
-        &self,
-        _driver: &Driver<'_>,
-        _inits: &[Vec<f64>],
-        _test: &ConfidenceTest,
-        _walk: &RandomWalkProposalConfig,
-        _center: &[f64],
-        _sinks: Vec<Tee<ColumnMemorySink, CsvSink>>,
-    ) -> Result<Outputs> {
-        Err(no_third_derivative_bound("linear"))
     }
 }
 
@@ -337,28 +246,30 @@ pub enum Outcome {
     Interrupted,
 }
 
-/// Runs `tallmc sample`; `stop`, once raised, ends the chains after their current iteration.
-pub fn sample(args: &SampleArgs, stop: &AtomicBool) -> Result<Outcome> {
-    sample_model(args, stop).map_err(|e| explain_non_finite(e, args))
+/// Runs `tallmc sample <SAMPLER>`; `stop`, once raised, ends the chains after their current
+/// iteration.
+pub fn sample(sampler: &Sampler, stop: &AtomicBool) -> Result<Outcome> {
+    sample_model(sampler, stop).map_err(|e| explain_non_finite(e, sampler))
 }
 
 /// A chain that left the finite numbers, told in the CLI's terms: 1-based chain and its file,
 /// the parameter, and the flag to change.
-fn explain_non_finite(e: anyhow::Error, args: &SampleArgs) -> anyhow::Error {
+fn explain_non_finite(e: anyhow::Error, sampler: &Sampler) -> anyhow::Error {
     let Some(SamplerError::NonFiniteDraw { chain, iteration, parameter, value }) =
         e.downcast_ref::<SamplerError>()
     else {
         return e;
     };
     let k = chain + 1;
-    let when = if *iteration < args.warmup {
+    let warmup = sampler.common().warmup;
+    let when = if *iteration < warmup {
         format!("warmup iteration {}", iteration + 1)
     } else {
-        format!("draw {}", iteration - args.warmup + 1)
+        format!("draw {}", iteration - warmup + 1)
     };
-    let cure = match (args.sampler.is_stochastic_gradient(), args.step_size) {
-        (true, Some(h)) => format!("try a smaller --step-size than {h}"),
-        _ => "a smaller step size usually cures this".to_string(),
+    let cure = match sampler.stochastic_gradient() {
+        Some(sg) => format!("try a smaller --step-size than {}", sg.step_size),
+        None => "a smaller step size usually cures this".to_string(),
     };
     anyhow::anyhow!(
         "chain {k} diverged to {parameter} = {value} at {when}; {cure} (chain_{k}.csv keeps the \
@@ -366,8 +277,10 @@ fn explain_non_finite(e: anyhow::Error, args: &SampleArgs) -> anyhow::Error {
     )
 }
 
-fn sample_model(args: &SampleArgs, stop: &AtomicBool) -> Result<Outcome> {
-    check_flags(args)?;
+fn sample_model(sampler: &Sampler, stop: &AtomicBool) -> Result<Outcome> {
+    let args = sampler.common();
+    check_common(args)?;
+    check_sampler(sampler)?;
     if let Some(t) = args.threads {
         rayon_pool(t)?;
     }
@@ -378,18 +291,20 @@ fn sample_model(args: &SampleArgs, stop: &AtomicBool) -> Result<Outcome> {
     let prior_sd = args.prior_sd.unwrap_or(10.0);
     match args.model {
         ModelKind::Logistic => {
-            run_model(&LogisticRegression::new(data, design, prior_sd)?, args, n, setup_start, stop)
+            let model = LogisticRegression::new(data, design, prior_sd)?;
+            run_model(&model, sampler, n, setup_start, stop)
         }
         ModelKind::Linear => {
-            run_model(&LinearRegression::new(data, design, prior_sd)?, args, n, setup_start, stop)
+            let model = LinearRegression::new(data, design, prior_sd)?;
+            run_model(&model, sampler, n, setup_start, stop)
         }
-        ModelKind::Gaussian => run_model(&Gaussian::new(data)?, args, n, setup_start, stop),
+        ModelKind::Gaussian => run_model(&Gaussian::new(data)?, sampler, n, setup_start, stop),
         ModelKind::GaussianMean => {
             let Some(sigma) = args.sigma else {
                 bail!("--model gaussian-mean needs --sigma S, the known noise sd");
             };
             let model = GaussianMean::new(data, sigma, args.prior_mean.unwrap_or(0.0), prior_sd)?;
-            run_model(&model, args, n, setup_start, stop)
+            run_model(&model, sampler, n, setup_start, stop)
         }
     }
 }
@@ -402,27 +317,86 @@ fn rayon_pool(threads: usize) -> Result<()> {
         .with_context(|| format!("cannot start {threads} worker threads"))
 }
 
+/// What to run, with its settings checked against N (before any work).
+enum Plan<'a> {
+    Rwm,
+    AdaptiveMh,
+    Hmc(&'a HmcArgs),
+    Austerity(AusterityTest),
+    /// The confidence test and whether to use Taylor proxies (`--cv`).
+    Confidence(ConfidenceTest, bool),
+    Sg(SgSettings),
+    Ecs(EcsSettings),
+    Pdmp(PdmpSettings),
+}
+
+impl<'a> Plan<'a> {
+    fn new(sampler: &'a Sampler, n: usize) -> Result<Self> {
+        Ok(match sampler {
+            Sampler::Rwm(_) => Self::Rwm,
+            Sampler::AdaptiveMh(_) => Self::AdaptiveMh,
+            Sampler::Hmc(a) => Self::Hmc(a),
+            Sampler::Austerity(a) => Self::Austerity(austerity_test(a, n)?),
+            Sampler::Confidence(a) => Self::Confidence(confidence_test(a, n)?, a.cv),
+            Sampler::Sgld(_) | Sampler::Sghmc(_) | Sampler::Sgnht(_) => {
+                Self::Sg(SgSettings::new(sampler, n)?)
+            }
+            Sampler::HmcEcs(_) | Sampler::HmcEcsSigned(_) => {
+                Self::Ecs(EcsSettings::new(sampler, n)?)
+            }
+            Sampler::Bps(_)
+            | Sampler::Sbps(_)
+            | Sampler::Psbps(_)
+            | Sampler::Lipsbps(_)
+            | Sampler::Zigzag(_)
+            | Sampler::ZigzagSs(_)
+            | Sampler::ZigzagCv(_) => Self::Pdmp(PdmpSettings::new(sampler, n)?),
+        })
+    }
+
+    /// Lines for the CSV comments after the common ones: the mean test and the sampler's
+    /// settings.
+    fn comments(&self) -> Vec<(String, String)> {
+        match self {
+            Self::Austerity(test) => test.describe(),
+            Self::Confidence(test, proxies) => {
+                let mut c = test.describe();
+                if *proxies {
+                    c.push((
+                        "proxies".to_string(),
+                        "Taylor order 2 at the posterior mode (BDH 2017)".to_string(),
+                    ));
+                }
+                c
+            }
+            Self::Sg(s) => s.comments(),
+            Self::Ecs(s) => s.comments(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The mean test's settings for summary.json (empty for samplers without one).
+    fn test_description(&self) -> Vec<(String, String)> {
+        match self {
+            Self::Austerity(test) => test.describe(),
+            Self::Confidence(test, _) => test.describe(),
+            _ => Vec::new(),
+        }
+    }
+}
+
 fn run_model<M: RunConfidence + WithEngine + RunPdmp>(
     model: &M,
-    args: &SampleArgs,
+    sampler: &Sampler,
     n: usize,
     setup_start: Instant,
     stop: &AtomicBool,
 ) -> Result<Outcome> {
+    let args = sampler.common();
     let d = model.dim();
     let names = model.parameter_names();
-    // Minibatch tests first: a bad setting is an error before any work.
-    let austerity = match args.sampler {
-        SamplerKind::Austerity => Some(austerity_test(args, n)?),
-        _ => None,
-    };
-    let confidence = match args.sampler {
-        SamplerKind::Confidence => Some(confidence_test(args, n)?),
-        _ => None,
-    };
-    let sg = SgSettings::from_args(args, n)?;
-    let ecs = EcsSettings::from_args(args, n)?;
-    let pdmp = PdmpSettings::from_args(args, n)?;
+    // The sampler's settings first: a bad setting is an error before any work.
+    let plan = Plan::new(sampler, n)?;
     let laplace = laplace_approximation(model, &vec![0.0; d], NewtonOptions::default())
         .context("cannot find the posterior mode to start from (Newton's method)")?;
     let inits = match args.init {
@@ -433,8 +407,8 @@ fn run_model<M: RunConfidence + WithEngine + RunPdmp>(
     let setup_seconds = setup_start.elapsed().as_secs_f64();
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create output directory {}", args.out.display()))?;
-    if let Some(settings) = pdmp {
-        let comments = config_comments(args, n, d);
+    if let Plan::Pdmp(settings) = plan {
+        let comments = config_comments(sampler, n, d);
         let run = PdmpRun::new(
             settings,
             &laplace,
@@ -448,7 +422,7 @@ fn run_model<M: RunConfidence + WithEngine + RunPdmp>(
         )?;
         let outputs = model.run_pdmp(&run)?;
         let setup = Setup { evals: laplace.evals, seconds: setup_seconds };
-        return crate::pdmp::write_summary(args, n, &run, &setup, &outputs);
+        return crate::pdmp::write_summary(sampler, n, &run, &setup, &outputs);
     }
     let sinks = (0..args.chains)
         .map(|k| {
@@ -465,29 +439,8 @@ fn run_model<M: RunConfidence + WithEngine + RunPdmp>(
         seed: args.seed,
         save_warmup: false,
     };
-    let metric_kind = match args.metric {
-        MetricArg::Diag => MetricKind::Diagonal,
-        MetricArg::Dense | MetricArg::Laplace => MetricKind::Dense,
-    };
-    let mut comments = config_comments(args, n, d);
-    let test_description = austerity
-        .as_ref()
-        .map(|t| t.describe())
-        .or_else(|| confidence.as_ref().map(|t| t.describe()))
-        .unwrap_or_default();
-    comments.extend(test_description.iter().cloned());
-    if args.sampler == SamplerKind::Confidence && args.cv {
-        comments.push((
-            "proxies".to_string(),
-            "Taylor order 2 at the posterior mode (BDH 2017)".to_string(),
-        ));
-    }
-    if let Some(s) = &sg {
-        comments.extend(s.comments());
-    }
-    if let Some(s) = &ecs {
-        comments.extend(s.comments());
-    }
+    let mut comments = config_comments(sampler, n, d);
+    comments.extend(plan.comments());
     let mut setup_evals = laplace.evals;
     let walk = minibatch_walk(&laplace.covariance, d);
     let progress = crate::progress::Bar::on_terminal(args.chains);
@@ -496,52 +449,50 @@ fn run_model<M: RunConfidence + WithEngine + RunPdmp>(
         .comments(comments)
         .progress(&progress)
         .stop_when(stop);
-    let outputs = match args.sampler {
-        SamplerKind::Rwm => {
+    let outputs = match &plan {
+        Plan::Rwm => {
             let cfg = RandomWalkConfig {
                 proposal_covariance: Some(laplace.covariance.clone()),
                 ..Default::default()
             };
             run_kernel(&driver, model, &inits, &RandomWalkMetropolis::new(cfg)?, sinks)?
         }
-        SamplerKind::AdaptiveMh => {
+        Plan::AdaptiveMh => {
             let cfg = AdaptiveMetropolisConfig {
                 initial_covariance: Some(laplace.covariance.clone()),
                 ..Default::default()
             };
             run_kernel(&driver, model, &inits, &AdaptiveMetropolis::new(cfg)?, sinks)?
         }
-        SamplerKind::Hmc => {
+        Plan::Hmc(a) => {
+            let metric_kind = match a.metric {
+                MetricArg::Diag => MetricKind::Diagonal,
+                MetricArg::Dense | MetricArg::Laplace => MetricKind::Dense,
+            };
             let mut cfg = HmcConfig {
                 metric: metric_kind,
                 initial_metric: Some(initial_metric(&laplace, metric_kind)?),
-                adapt_metric: args.metric != MetricArg::Laplace,
+                adapt_metric: a.metric != MetricArg::Laplace,
+                trajectory_length: a.trajectory_length,
                 ..Default::default()
             };
-            cfg.dual_averaging.target_accept = args.target_accept;
-            if let Some(t) = args.trajectory_length {
-                cfg.trajectory_length = t;
-            }
+            cfg.dual_averaging.target_accept = a.target.target_accept;
             run_kernel(&driver, model, &inits, &Hmc::new(cfg)?, sinks)?
         }
-        SamplerKind::Austerity => {
-            let test = austerity.context("Austerity test")?;
-            let kernel = MinibatchMh::new(test, RandomWalkProposal::new(walk.clone())?);
+        Plan::Austerity(test) => {
+            let kernel = MinibatchMh::new(test.clone(), RandomWalkProposal::new(walk.clone())?);
             run_kernel(&driver, model, &inits, &kernel, sinks)?
         }
-        SamplerKind::Confidence => {
-            let test = confidence.context("confidence test")?;
-            if args.cv {
-                model.run_confidence_proxies(&driver, &inits, &test, &walk, &laplace.mode, sinks)?
-            } else {
-                model.run_confidence(&driver, &inits, &test, &walk, sinks)?
-            }
+        Plan::Confidence(test, proxies) => {
+            let proxies_at = proxies.then_some(&laplace.mode[..]);
+            let run =
+                ConfidenceRun { driver: &driver, inits: &inits, test, walk: &walk, proxies_at };
+            model.run_confidence(&run, sinks)?
         }
-        SamplerKind::Sgld | SamplerKind::Sghmc | SamplerKind::Sgnht => {
-            let s = sg.context("stochastic-gradient settings")?;
+        Plan::Sg(s) => {
             let (outputs, cv_setup) = run_stochastic_gradient(
                 model,
-                &s,
+                s,
                 &laplace.mode,
                 &laplace.covariance,
                 &driver,
@@ -549,35 +500,28 @@ fn run_model<M: RunConfidence + WithEngine + RunPdmp>(
                 sinks,
             )?;
             setup_evals += cv_setup;
-            check_sg_stayed_finite(args, &names, &laplace, &inits, &outputs)?;
+            check_sg_stayed_finite(s.step_size(), &names, &laplace, &inits, &outputs)?;
             outputs
         }
-        SamplerKind::HmcEcs | SamplerKind::HmcEcsSigned => {
-            let s = ecs.context("HMC-ECS settings")?;
-            run_ecs(model, &s, &laplace.mode, &driver, &inits, sinks)?
-        }
-        SamplerKind::Bps
-        | SamplerKind::Sbps
-        | SamplerKind::Psbps
-        | SamplerKind::Lipsbps
-        | SamplerKind::Zigzag
-        | SamplerKind::ZigzagSs
-        | SamplerKind::ZigzagCv => bail!("continuous-time settings missing"),
+        Plan::Ecs(s) => run_ecs(model, s, &laplace.mode, &driver, &inits, sinks)?,
+        Plan::Pdmp(_) => bail!("continuous-time settings in the discrete-time driver"),
     };
     let setup = Setup { evals: setup_evals, seconds: setup_seconds };
-    let signed = ecs.is_some_and(|s| s.is_signed());
+    let signed = matches!(&plan, Plan::Ecs(s) if s.is_signed());
     progress.finish();
-    write_summary(args, model, n, &names, &laplace, &setup, &test_description, signed, &outputs)
+    let test = plan.test_description();
+    write_summary(sampler, model, n, &names, &laplace, &setup, &test, signed, &outputs)
 }
 
 /// A stochastic-gradient step whose θ leaves the finite numbers stops the run with
 /// `SamplerError::NonFiniteDraw` (told by `explain_non_finite`). A divergence that left θ
 /// finite (a non-finite gradient or momentum inside an SG-HMC trajectory, a thermostat
-/// overflow) also means the step size is far too large for the posterior's curvature: the run
-/// is an error, naming the coordinate that ran away (the one farthest from the mode in Laplace
-/// sds at the chain's last draw) and the flag to change. The CSV files are complete up to there.
+/// overflow) also means the step size `h` is far too large for the posterior's curvature: the
+/// run is an error, naming the coordinate that ran away (the one farthest from the mode in
+/// Laplace sds at the chain's last draw) and the flag to change. The CSV files are complete up
+/// to there.
 fn check_sg_stayed_finite(
-    args: &SampleArgs,
+    h: f64,
     names: &[String],
     laplace: &Laplace,
     inits: &[Vec<f64>],
@@ -596,7 +540,6 @@ fn check_sg_stayed_finite(
         if last[j].is_finite() { ((last[j] - laplace.mode[j]) / sd).abs() } else { f64::INFINITY }
     };
     let j = (0..d).max_by(|&a, &b| distance(a).total_cmp(&distance(b))).unwrap_or(0);
-    let h = args.step_size.map_or_else(String::new, |h| format!(" than {h}"));
     let far = distance(j);
     let far = if far.is_finite() {
         format!(", {far:.1e} posterior sds from the mode")
@@ -605,8 +548,8 @@ fn check_sg_stayed_finite(
     };
     bail!(
         "chain {k} left the finite numbers: {} of its steps made θ or its gradient non-finite \
-         ({} = {:.4e} at its last draw{far}); try a smaller --step-size{h} (chain_{k}.csv keeps \
-         the draws; no summary.json was written)",
+         ({} = {:.4e} at its last draw{far}); try a smaller --step-size than {h} (chain_{k}.csv \
+         keeps the draws; no summary.json was written)",
         o.report.divergences + o.report.warmup_divergences,
         names[j],
         last[j],
@@ -636,14 +579,17 @@ fn initial_metric(laplace: &Laplace, kind: MetricKind) -> Result<Metric> {
     })
 }
 
-pub(crate) fn config_comments(a: &SampleArgs, n: usize, d: usize) -> Vec<(String, String)> {
+/// The CSV comments every sampler writes: the model, the data, the sampler and, for HMC, its
+/// settings.
+pub(crate) fn config_comments(sampler: &Sampler, n: usize, d: usize) -> Vec<(String, String)> {
+    let a = sampler.common();
     let model = format!("{:?}", a.model).to_lowercase();
     let mut c = vec![
         ("model".to_string(), model),
         ("data".to_string(), a.data.display().to_string()),
         ("n".to_string(), n.to_string()),
         ("dim".to_string(), d.to_string()),
-        ("sampler".to_string(), a.sampler.name()),
+        ("sampler".to_string(), sampler.kind().name()),
         ("init".to_string(), format!("{:?}", a.init).to_lowercase()),
         ("intercept".to_string(), a.intercept.to_string()),
         ("standardize".to_string(), a.standardize.to_string()),
@@ -657,11 +603,10 @@ pub(crate) fn config_comments(a: &SampleArgs, n: usize, d: usize) -> Vec<(String
     if let Some(m) = a.prior_mean {
         c.push(("prior_mean".into(), m.to_string()));
     }
-    if a.sampler == SamplerKind::Hmc {
-        c.push(("metric".into(), format!("{:?}", a.metric).to_lowercase()));
-        c.push(("target_accept".into(), a.target_accept.to_string()));
-        let t = a.trajectory_length.unwrap_or(std::f64::consts::FRAC_PI_2);
-        c.push(("trajectory_length".into(), t.to_string()));
+    if let Sampler::Hmc(h) = sampler {
+        c.push(("metric".into(), format!("{:?}", h.metric).to_lowercase()));
+        c.push(("target_accept".into(), h.target.target_accept.to_string()));
+        c.push(("trajectory_length".into(), h.trajectory_length.to_string()));
     }
     c
 }
@@ -710,14 +655,36 @@ pub(crate) struct WallSeconds {
     pub(crate) total: f64,
 }
 
+/// The first fields of every summary.json: what was run on what.
 #[derive(Serialize)]
-struct SummaryFile<'a> {
+pub(crate) struct RunHeader {
     model: String,
     sampler: String,
     data: String,
     n: usize,
     dim: usize,
     chains: usize,
+}
+
+impl RunHeader {
+    /// The header of a run of `sampler` on N = `n` points and `d` parameters.
+    pub(crate) fn new(sampler: &Sampler, n: usize, d: usize) -> Self {
+        let a = sampler.common();
+        Self {
+            model: format!("{:?}", a.model).to_lowercase(),
+            sampler: sampler.kind().name(),
+            data: a.data.display().to_string(),
+            n,
+            dim: d,
+            chains: a.chains,
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct SummaryFile<'a> {
+    #[serde(flatten)]
+    run: RunHeader,
     warmup: usize,
     draws: usize,
     seed: u64,
@@ -742,7 +709,7 @@ struct SummaryFile<'a> {
 }
 
 fn write_summary<M: CliModel>(
-    args: &SampleArgs,
+    sampler: &Sampler,
     model: &M,
     n: usize,
     names: &[String],
@@ -752,6 +719,7 @@ fn write_summary<M: CliModel>(
     signed: bool,
     outputs: &[ChainOutput<Sinks, AnyTuning>],
 ) -> Result<Outcome> {
+    let args = sampler.common();
     let d = model.dim();
     let interrupted = outputs.iter().any(|o| o.report.interrupted);
     let draws_made: Vec<usize> = outputs.iter().map(|o| o.sink.0.num_draws()).collect();
@@ -799,7 +767,7 @@ fn write_summary<M: CliModel>(
         },
     };
     let facts = RunFacts {
-        sampler: args.sampler,
+        sampler: sampler.kind(),
         n,
         chains: args.chains,
         draws_asked: args.draws,
@@ -819,12 +787,7 @@ fn write_summary<M: CliModel>(
     let sign_corrected =
         if signed && !interrupted { Some(sign_corrected_summary(names, outputs)?) } else { None };
     let file = SummaryFile {
-        model: format!("{:?}", args.model).to_lowercase(),
-        sampler: args.sampler.name(),
-        data: args.data.display().to_string(),
-        n,
-        dim: d,
-        chains: args.chains,
+        run: RunHeader::new(sampler, n, d),
         warmup: args.warmup,
         draws: args.draws,
         seed: args.seed,

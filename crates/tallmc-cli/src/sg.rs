@@ -1,5 +1,5 @@
-//! `--sampler sgld | sghmc | sgnht`: the stochastic-gradient kernels, with or without Taylor
-//! control variates around the posterior mode (`--cv`, `--cv-order`).
+//! `tallmc sample sgld | sghmc | sgnht`: the stochastic-gradient kernels, with or without
+//! Taylor control variates around the posterior mode (`--cv`, `--cv-order`).
 
 use anyhow::{Context, Result, bail};
 use tallmc_core::EvalCounts;
@@ -10,7 +10,7 @@ use tallmc_samplers::{
     Driver, SgHmc, SgHmcConfig, Sgld, SgldConfig, Sgnht, SgnhtConfig, Thermostat,
 };
 
-use crate::args::{SampleArgs, SamplerKind, ThermostatArg};
+use crate::args::{Sampler, SamplerKind, ThermostatArg};
 use crate::ecs::WithEngine;
 use crate::outputs::{Outputs, run_kernel};
 
@@ -30,46 +30,31 @@ pub(crate) struct SgSettings {
 }
 
 impl SgSettings {
-    /// Settings from the arguments, checked against N; `None` for the other samplers.
-    pub(crate) fn from_args(a: &SampleArgs, n: usize) -> Result<Option<Self>> {
-        if !a.sampler.is_stochastic_gradient() {
-            return Ok(None);
-        }
+    /// Settings of a stochastic-gradient sampler, checked against N.
+    pub(crate) fn new(sampler: &Sampler, n: usize) -> Result<Self> {
+        let (a, num_steps, thermostat, precondition) = match sampler {
+            Sampler::Sgld(a) => (&a.sg, 1, ThermostatArg::Scalar, a.precondition),
+            Sampler::Sghmc(a) => (&a.sg, a.num_steps, ThermostatArg::Scalar, a.precondition),
+            Sampler::Sgnht(a) => (&a.sg, a.num_steps, a.thermostat, false),
+            other => bail!("{} is not a stochastic-gradient sampler", other.kind().name()),
+        };
         let batch = a.batch.unwrap_or(n.min(DEFAULT_BATCH));
         if batch == 0 || batch > n {
             bail!("--batch {batch}: expected 1 ≤ m ≤ N = {n}");
         }
-        let Some(step_size) = a.step_size else {
-            bail!(
-                "--sampler {} needs --step-size H (there is no default: the step size sets the \
-                 bias of an uncorrected stochastic-gradient chain)",
-                a.sampler.name()
-            );
-        };
-        let num_steps = a.num_steps.unwrap_or(match a.sampler {
-            SamplerKind::Sghmc => 10,
-            _ => 1,
-        });
-        let cv = match (a.cv, a.cv_order) {
-            (false, None) => None,
-            (false, Some(_)) => bail!("--cv-order applies only with --cv"),
-            (true, k) => Some(CvOrder::from_number(k.unwrap_or(1))?),
-        };
-        let thermostat = match a.thermostat.unwrap_or(ThermostatArg::Scalar) {
+        let cv = if a.cv { Some(CvOrder::from_number(a.cv_order)?) } else { None };
+        let thermostat = match thermostat {
             ThermostatArg::Scalar => Thermostat::Scalar,
             ThermostatArg::ElementWise => Thermostat::ElementWise,
         };
-        if a.precondition && a.sampler == SamplerKind::Sgnht {
-            bail!("--precondition applies only to --sampler sgld or sghmc");
-        }
         let s = Self {
-            kind: a.sampler,
-            step_size,
+            kind: sampler.kind(),
+            step_size: a.step_size,
             batch,
             num_steps,
             cv,
             thermostat,
-            precondition: a.precondition,
+            precondition,
         };
         // Validate the kernel settings now, before the mode search.
         match s.kind {
@@ -77,7 +62,12 @@ impl SgSettings {
             SamplerKind::Sghmc => drop(SgHmc::new(s.sghmc(None))?),
             _ => drop(Sgnht::new(s.sgnht())?),
         }
-        Ok(Some(s))
+        Ok(s)
+    }
+
+    /// The fixed step size h.
+    pub(crate) fn step_size(&self) -> f64 {
+        self.step_size
     }
 
     fn sgld(&self, metric: Option<&Metric>) -> SgldConfig {

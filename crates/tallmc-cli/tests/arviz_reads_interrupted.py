@@ -40,7 +40,7 @@ def main() -> None:
         data.write_text("y\n" + "".join(f"{rng.gauss(1.5, 2.0)}\n" for _ in range(20000)))
         out = tmp / "run"
         child = subprocess.Popen(
-            [binary, "sample", "--model", "gaussian-mean", "--sigma", "2", "--sampler", "rwm",
+            [binary, "sample", "rwm", "--model", "gaussian-mean", "--sigma", "2",
              "--data", str(data), "--chains", "2", "--warmup", "100", "--draws", "100000000",
              "--out", str(out)],
             stderr=subprocess.PIPE,

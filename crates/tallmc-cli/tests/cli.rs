@@ -2,7 +2,12 @@
 
 mod support;
 
-use support::{stderr, tallmc, write_gaussian_csv};
+use std::path::Path;
+
+use support::{
+    bad_value, fails_with, gaussian_mean_args, stderr, summary, tallmc, usage_error,
+    write_gaussian_csv,
+};
 
 fn draws_of(csv: &str) -> Vec<String> {
     csv.lines().filter(|l| !l.starts_with('#')).map(str::to_string).collect()
@@ -15,37 +20,15 @@ fn gaussian_mean_through_the_cli_matches_the_closed_form() {
     let ys = write_gaussian_csv(&data, 5_000);
     let out = dir.path().join("run");
     for sampler in ["rwm", "adaptive-mh", "hmc"] {
-        let o = tallmc(&[
-            "sample",
-            "--model",
-            "gaussian-mean",
-            "--sigma",
-            "2",
-            "--prior-sd",
-            "10",
-            "--data",
-            data.to_str().unwrap(),
-            "--sampler",
-            sampler,
-            "--chains",
-            "2",
-            "--warmup",
-            "500",
-            "--draws",
-            "2000",
-            "--seed",
-            "3",
-            "--out",
-            out.to_str().unwrap(),
-        ]);
+        let mut args = gaussian_mean_args(sampler, data.to_str().unwrap(), out.to_str().unwrap());
+        args.extend(["--chains", "2", "--warmup", "500", "--draws", "2000", "--seed", "3"]);
+        let o = tallmc(&args);
         assert!(o.status.success(), "{sampler}: {}", stderr(&o));
         // Closed form: precision 1/10² + n/2², mean (Σy/2²)/precision.
         let precision = 1.0 / 100.0 + ys.len() as f64 / 4.0;
         let mean = ys.iter().sum::<f64>() / 4.0 / precision;
         let sd = precision.sqrt().recip();
-        let summary: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
-                .unwrap();
+        let summary = summary(&out);
         let p = &summary["parameters"][0];
         assert_eq!(p["name"], "mu");
         let (m, mc) = (p["mean"].as_f64().unwrap(), p["mcse_mean"].as_f64().unwrap());
@@ -75,12 +58,11 @@ fn same_seed_same_draws() {
         let out = dir.path().join(out);
         let o = tallmc(&[
             "sample",
+            "hmc",
             "--model",
             "gaussian",
             "--data",
             data.to_str().unwrap(),
-            "--sampler",
-            "hmc",
             "--chains",
             "2",
             "--warmup",
@@ -113,84 +95,190 @@ fn bad_inputs_are_one_line_errors() {
     let out = dir.path().join("o");
     let o = out.to_str().unwrap();
     let cases: Vec<(Vec<&str>, &str)> = vec![
-        (
-            vec!["--model", "logistic", "--data", "/nonexistent/file.csv", "--sampler", "hmc"],
-            "/nonexistent/file.csv",
-        ),
-        (
-            vec!["--model", "logistic", "--data", ragged.to_str().unwrap(), "--sampler", "hmc"],
-            "ragged.csv:3",
-        ),
-        (
-            vec!["--model", "logistic", "--data", nan.to_str().unwrap(), "--sampler", "hmc"],
-            "nan.csv:3:2 (column `x1`)",
-        ),
-        (
-            vec!["--model", "logistic", "--data", d, "--sampler", "hmc"],
-            "add covariates or an intercept",
-        ),
-        (vec!["--model", "logistic", "--data", d, "--intercept", "--sampler", "hmc"], "0 or 1"),
-        (
-            vec!["--model", "gaussian", "--data", d, "--sampler", "hmc", "--prior-sd", "1"],
-            "--prior-sd",
-        ),
-        (vec!["--model", "gaussian-mean", "--data", d, "--sampler", "hmc"], "--sigma"),
-        (
-            vec!["--model", "gaussian-mean", "--data", d, "--sampler", "hmc", "--sigma", "-1"],
-            "sigma",
-        ),
-        (
-            vec!["--model", "gaussian", "--data", d, "--sampler", "hmc", "--chains", "0"],
-            "--chains 0",
-        ),
-        (
-            vec!["--model", "gaussian", "--data", d, "--sampler", "hmc", "--target-accept", "1.5"],
-            "--target-accept 1.5",
-        ),
-        (vec!["--model", "gaussian", "--data", d, "--sampler", "nuts"], "nuts"),
-        (
-            vec!["--model", "linear", "--data", d, "--sampler", "hmc", "--prior-sd", "-2"],
-            "--prior-sd -2",
-        ),
+        (vec!["--model", "logistic", "--data", "/nonexistent/file.csv"], "/nonexistent/file.csv"),
+        (vec!["--model", "logistic", "--data", ragged.to_str().unwrap()], "ragged.csv:3"),
+        (vec!["--model", "logistic", "--data", nan.to_str().unwrap()], "nan.csv:3:2 (column `x1`)"),
+        (vec!["--model", "logistic", "--data", d], "add covariates or an intercept"),
+        (vec!["--model", "logistic", "--data", d, "--intercept"], "0 or 1"),
+        (vec!["--model", "gaussian", "--data", d, "--prior-sd", "1"], "--prior-sd"),
+        (vec!["--model", "gaussian-mean", "--data", d], "--sigma"),
+        (vec!["--model", "gaussian-mean", "--data", d, "--sigma", "-1"], "sigma"),
+        (vec!["--model", "gaussian", "--data", d, "--chains", "0"], "--chains 0"),
+        (vec!["--model", "gaussian", "--data", d, "--target-accept", "1.5"], "--target-accept 1.5"),
+        (vec!["--model", "linear", "--data", d, "--prior-sd", "-2"], "--prior-sd -2"),
     ];
     for (args, needle) in cases {
-        let mut all = vec!["sample"];
+        let mut all = vec!["sample", "hmc"];
         all.extend(args.iter());
         all.extend(["--out", o]);
-        let r = tallmc(&all);
-        let err = stderr(&r);
-        assert!(!r.status.success(), "{all:?} should fail");
-        assert!(err.contains(needle), "{all:?}: stderr {err:?} should mention {needle:?}");
-        assert!(!err.contains("panicked") && !err.contains("RUST_BACKTRACE"), "{all:?}: {err}");
-        if needle != "nuts" {
-            assert_eq!(err.trim_end().lines().count(), 1, "{all:?}: not one line: {err}");
-        }
+        bad_value(&all, needle);
     }
+    usage_error(&["sample", "nuts", "--model", "gaussian", "--data", d, "--out", o], "nuts");
+}
+
+/// Every sampler of the library, by its subcommand name.
+const SAMPLERS: [&str; 17] = [
+    "rwm",
+    "adaptive-mh",
+    "hmc",
+    "austerity",
+    "confidence",
+    "sgld",
+    "sghmc",
+    "sgnht",
+    "hmc-ecs",
+    "hmc-ecs-signed",
+    "bps",
+    "sbps",
+    "psbps",
+    "lipsbps",
+    "zigzag",
+    "zigzag-ss",
+    "zigzag-cv",
+];
+
+/// The flags every sampler takes.
+const COMMON_FLAGS: [&str; 14] = [
+    "--model",
+    "--data",
+    "--intercept",
+    "--standardize",
+    "--prior-sd",
+    "--prior-mean",
+    "--sigma",
+    "--chains",
+    "--warmup",
+    "--draws",
+    "--seed",
+    "--out",
+    "--init",
+    "--threads",
+];
+
+fn help(args: &[&str]) -> String {
+    let o = tallmc(args);
+    assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// The flags listed in a help text: the first `--` word of each option line (clap indents
+/// option lines by at most six spaces, their descriptions by ten).
+fn flags_in(help: &str) -> Vec<String> {
+    help.lines()
+        .filter(|l| {
+            let t = l.trim_start();
+            t.starts_with('-') && l.len() - t.len() <= 6
+        })
+        .filter_map(|l| l.split([' ', ',']).find(|w| w.starts_with("--")))
+        .map(str::to_string)
+        .collect()
 }
 
 #[test]
-fn help_documents_every_flag() {
-    let o = tallmc(&["sample", "--help"]);
-    let help = String::from_utf8_lossy(&o.stdout);
-    for flag in [
-        "--model",
-        "--data",
-        "--intercept",
-        "--standardize",
-        "--prior-sd",
-        "--sigma",
-        "--sampler",
-        "--chains",
-        "--warmup",
-        "--draws",
-        "--seed",
-        "--out",
-        "logistic",
-        "gaussian-mean",
-        "adaptive-mh",
-    ] {
-        assert!(help.contains(flag), "--help does not mention {flag}");
+fn sample_help_lists_every_sampler() {
+    let text = help(&["sample", "--help"]);
+    for sampler in SAMPLERS {
+        assert!(
+            text.lines().any(|l| l.trim_start().starts_with(&format!("{sampler} "))),
+            "`tallmc sample --help` does not list {sampler}: {text}"
+        );
     }
+    assert!(text.contains("Dang et al. 2019"), "the samplers' docs are shown: {text}");
+    // Without a sampler, clap says one is needed.
+    usage_error(&["sample", "--model", "logistic"], "SAMPLER");
+}
+
+#[test]
+fn each_samplers_help_shows_its_doc_and_only_its_flags() {
+    let own: [(&str, &[&str], &str); 5] = [
+        ("rwm", &[], "Random-walk Metropolis"),
+        ("hmc", &["--metric", "--target-accept", "--trajectory-length"], "Hamiltonian"),
+        ("austerity", &["--epsilon", "--batch", "--first-batch"], "Korattikara"),
+        ("sgld", &["--step-size", "--batch", "--cv", "--cv-order", "--precondition"], "Welling"),
+        (
+            "sbps",
+            &[
+                "--grid",
+                "--time",
+                "--events",
+                "--evaluations",
+                "--skeleton",
+                "--refresh-rate",
+                "--k",
+                "--batch",
+            ],
+            "Pakman et al.",
+        ),
+    ];
+    for (sampler, flags, doc) in own {
+        let text = help(&["sample", sampler, "--help"]);
+        assert!(text.contains(doc), "{sampler} --help lacks its doc {doc:?}: {text}");
+        let mut want: Vec<&str> = COMMON_FLAGS.iter().chain(flags).copied().collect();
+        want.push("--help");
+        let mut listed = flags_in(&text);
+        listed.sort();
+        want.sort();
+        assert_eq!(listed, want, "{sampler} --help: {text}");
+    }
+    // The documented defaults are clap's.
+    let text = help(&["sample", "hmc", "--help"]);
+    assert!(text.contains("[default: 0.8]") && text.contains("[default: laplace]"), "{text}");
+    let text = help(&["sample", "sghmc", "--help"]);
+    assert!(text.contains("[default: 10]"), "sghmc's --num-steps default: {text}");
+}
+
+/// A flag of another sampler is clap's usage error (exit status 2), naming the flag.
+#[test]
+fn a_flag_of_another_sampler_is_rejected() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("y.csv");
+    write_gaussian_csv(&data, 50);
+    let (d, o) = (data.to_str().unwrap(), dir.path().join("o"));
+    let o = o.to_str().unwrap();
+    let cases: [(&str, &[&str]); 16] = [
+        ("hmc", &["--epsilon", "0.1"]),
+        ("hmc", &["--step-size", "0.1"]),
+        ("hmc", &["--cv"]),
+        ("hmc", &["--subsample", "10"]),
+        ("hmc", &["--grid", "0.1"]),
+        ("hmc", &["--skeleton"]),
+        ("rwm", &["--metric", "dense"]),
+        ("sgld", &["--step-size", "0.1", "--num-steps", "5"]),
+        ("sghmc", &["--step-size", "0.1", "--thermostat", "scalar"]),
+        ("sgnht", &["--step-size", "0.1", "--precondition"]),
+        ("hmc-ecs", &["--lambda", "10"]),
+        ("hmc-ecs-signed", &["--blocks", "10"]),
+        ("hmc-ecs", &["--metric", "dense"]),
+        ("zigzag", &["--k", "3"]),
+        ("zigzag", &["--refresh-rate", "1"]),
+        ("sbps", &["--rate-bound", "model"]),
+    ];
+    for (sampler, extra) in cases {
+        let mut args = vec!["sample", sampler, "--model", "gaussian-mean", "--sigma", "2"];
+        args.extend(["--data", d, "--out", o]);
+        args.extend(extra);
+        let flag = extra.iter().rev().find(|a| a.starts_with("--")).unwrap();
+        usage_error(&args, &format!("unexpected argument '{flag}'"));
+    }
+    assert!(!dir.path().join("o").exists(), "a usage error does no work");
+}
+
+/// The Gaussian-mean model flags of the tests below: σ = 2 known, prior N(0, 10²).
+const GAUSSIAN_MEAN: [&str; 4] = ["--model", "gaussian-mean", "--sigma", "2"];
+
+/// The closed-form posterior mean and sd of μ under [`GAUSSIAN_MEAN`].
+fn closed_form(ys: &[f64]) -> (f64, f64) {
+    let precision = 1.0 / 100.0 + ys.len() as f64 / 4.0;
+    (ys.iter().sum::<f64>() / 4.0 / precision, precision.sqrt().recip())
+}
+
+/// Runs `sampler` on the Gaussian mean and expects success; returns summary.json and chain 1's
+/// CSV.
+fn run_ok(sampler: &str, data: &Path, out: &Path, extra: &[&str]) -> (serde_json::Value, String) {
+    let (o, summary) = support::sample(sampler, &GAUSSIAN_MEAN, data, out, extra);
+    assert!(o.status.success(), "{sampler} {extra:?}: {}", stderr(&o));
+    let csv = std::fs::read_to_string(out.join("chain_1.csv")).unwrap();
+    (summary.expect("summary.json"), csv)
 }
 
 #[test]
@@ -198,44 +286,17 @@ fn minibatch_samplers_report_their_test_and_data_fraction() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("y.csv");
     let ys = write_gaussian_csv(&data, 20_000);
-    // Closed form for the Gaussian mean with known σ = 2 and prior N(0, 10²).
-    let precision = 1.0 / 100.0 + ys.len() as f64 / 4.0;
-    let mean = ys.iter().sum::<f64>() / 4.0 / precision;
+    let (mean, _) = closed_form(&ys);
     for (sampler, extra) in
-        [("confidence", vec!["--delta", "0.01"]), ("austerity", vec!["--epsilon", "0.05"])]
+        [("confidence", ["--delta", "0.01"]), ("austerity", ["--epsilon", "0.05"])]
     {
         let out = dir.path().join(sampler);
-        let mut args = vec![
-            "sample",
-            "--model",
-            "gaussian-mean",
-            "--sigma",
-            "2",
-            "--data",
-            data.to_str().unwrap(),
-            "--sampler",
-            sampler,
-            "--chains",
-            "2",
-            "--warmup",
-            "500",
-            "--draws",
-            "2000",
-            "--seed",
-            "4",
-            "--out",
-            out.to_str().unwrap(),
-        ];
-        args.extend(extra.iter());
-        let o = tallmc(&args);
-        assert!(o.status.success(), "{sampler}: {}", stderr(&o));
-        let summary: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
-                .unwrap();
+        let mut args = vec!["--chains", "2", "--warmup", "500", "--draws", "2000", "--seed", "4"];
+        args.extend(extra);
+        let (summary, csv) = run_ok(sampler, &data, &out, &args);
         assert_eq!(summary["test"]["test"], sampler);
         let fraction = summary["totals"]["data_fraction_per_iteration"].as_f64().unwrap();
         assert!(fraction > 0.0 && fraction <= 1.0, "{sampler}: fraction {fraction}");
-        let csv = std::fs::read_to_string(out.join("chain_1.csv")).unwrap();
         assert!(csv.contains(&format!("# test = {sampler}")), "the test is recorded in the CSV");
         if sampler == "confidence" {
             // Each decision differs from exact MH with probability ≤ δ = 0.01: the posterior
@@ -256,31 +317,11 @@ fn sgld_runs_with_its_step_size_and_reports_minibatch_costs() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("y.csv");
     let ys = write_gaussian_csv(&data, 20_000);
-    let precision = 1.0 / 100.0 + ys.len() as f64 / 4.0;
-    let (mean, sd) = (ys.iter().sum::<f64>() / 4.0 / precision, precision.sqrt().recip());
+    let (mean, sd) = closed_form(&ys);
     let out = dir.path().join("sgld");
-    let (d, o) = (data.to_str().unwrap(), out.to_str().unwrap());
-    let base = ["sample", "--model", "gaussian-mean", "--sigma", "2", "--data", d, "--out", o];
     let h = format!("{}", 0.05 * sd * sd);
-    let mut args = base.to_vec();
-    args.extend([
-        "--sampler",
-        "sgld",
-        "--step-size",
-        &h,
-        "--batch",
-        "500",
-        "--chains",
-        "1",
-        "--warmup",
-        "200",
-        "--draws",
-        "2000",
-    ]);
-    let r = tallmc(&args);
-    assert!(r.status.success(), "sgld: {}", stderr(&r));
-    let summary: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let args = ["--step-size", &h, "--batch", "500", "--chains", "1", "--warmup", "200"];
+    let (summary, csv) = run_ok("sgld", &data, &out, &[&args[..], &["--draws", "2000"]].concat());
     let totals = &summary["totals"];
     assert_eq!(totals["evals_sampling"]["gradients"].as_u64(), Some(500 * 2000));
     let fraction = totals["data_fraction_per_iteration"].as_f64().unwrap();
@@ -288,46 +329,35 @@ fn sgld_runs_with_its_step_size_and_reports_minibatch_costs() {
     // SGLD is biased, but at h = 0.05 sd² it stays near the posterior.
     let m = summary["parameters"][0]["mean"].as_f64().unwrap();
     assert!((m - mean).abs() < 5.0 * sd, "sgld mean {m} vs {mean} (posterior sd {sd})");
-    let csv = std::fs::read_to_string(out.join("chain_1.csv")).unwrap();
     assert!(csv.contains(&format!("# step_size = {h}")), "the step size is in the CSV comments");
 
-    for (extra, needle) in [
-        (vec!["--sampler", "sgld"], "--step-size"),
-        (vec!["--sampler", "sgld", "--step-size", "0"], "--step-size 0"),
-        (vec!["--sampler", "hmc", "--step-size", "0.1"], "--step-size applies only"),
-        (vec!["--sampler", "sgld", "--step-size", "0.1", "--batch", "30000"], "--batch 30000"),
-    ] {
-        let mut all = base.to_vec();
-        all.extend(extra.iter());
-        let r = tallmc(&all);
-        let err = stderr(&r);
-        assert!(!r.status.success(), "{all:?} should fail");
-        assert!(err.contains(needle), "{all:?}: stderr {err:?} should mention {needle:?}");
-    }
+    let (d, o) = (data.to_str().unwrap(), out.to_str().unwrap());
+    let base = gaussian_mean_args("sgld", d, o);
+    // There is no default step size: clap asks for it.
+    usage_error(&base, "--step-size");
+    let mut with_step = base.clone();
+    with_step.extend(["--step-size", "0"]);
+    bad_value(&with_step, "--step-size 0");
+    with_step.truncate(base.len());
+    with_step.extend(["--step-size", "0.1", "--batch", "30000"]);
+    bad_value(&with_step, "--batch 30000");
 }
 
 #[test]
-fn sghmc_and_sgnht_run_with_control_variates_and_reject_misplaced_flags() {
+fn sghmc_and_sgnht_run_with_control_variates_and_check_their_values() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("y.csv");
     let ys = write_gaussian_csv(&data, 20_000);
-    let precision = 1.0 / 100.0 + ys.len() as f64 / 4.0;
-    let (mean, sd) = (ys.iter().sum::<f64>() / 4.0 / precision, precision.sqrt().recip());
+    let (mean, sd) = closed_form(&ys);
     let h = format!("{}", 0.01 * sd);
     for (sampler, extra) in
-        [("sghmc", vec!["--num-steps", "20"]), ("sgnht", vec!["--thermostat", "element-wise"])]
+        [("sghmc", ["--num-steps", "20"]), ("sgnht", ["--thermostat", "element-wise"])]
     {
         let out = dir.path().join(sampler);
-        let (d, o) = (data.to_str().unwrap(), out.to_str().unwrap());
-        let mut args = vec!["sample", "--model", "gaussian-mean", "--sigma", "2", "--data", d];
-        args.extend(["--out", o, "--sampler", sampler, "--step-size", &h, "--batch", "100"]);
-        args.extend(["--cv", "--chains", "1", "--warmup", "200", "--draws", "1000"]);
-        args.extend(extra.iter());
-        let r = tallmc(&args);
-        assert!(r.status.success(), "{sampler}: {}", stderr(&r));
-        let summary: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
-                .unwrap();
+        let mut args = vec!["--step-size", &h, "--batch", "100", "--cv", "--chains", "1"];
+        args.extend(["--warmup", "200", "--draws", "1000"]);
+        args.extend(extra);
+        let (summary, csv) = run_ok(sampler, &data, &out, &args);
         // The control variates' pass at the mode is set-up cost: at least N gradients.
         let setup = summary["totals"]["evals_setup"]["gradients"].as_u64().unwrap();
         assert!(setup >= 20_000, "{sampler}: setup gradients {setup}");
@@ -336,32 +366,20 @@ fn sghmc_and_sgnht_run_with_control_variates_and_reject_misplaced_flags() {
         // A sanity check only (the kernels' statistical tests live in tallmc-samplers).
         let m = summary["parameters"][0]["mean"].as_f64().unwrap();
         assert!((m - mean).abs() < 5.0 * sd, "{sampler} mean {m} vs {mean} (sd {sd})");
-        let csv = std::fs::read_to_string(out.join("chain_1.csv")).unwrap();
         assert!(csv.contains("# control_variates = Taylor order 1 at the posterior mode"));
     }
 
     let (d, o) = (data.to_str().unwrap(), dir.path().join("bad"));
     let o = o.to_str().unwrap();
-    let base = ["sample", "--model", "gaussian-mean", "--sigma", "2", "--data", d, "--out", o];
-    for (extra, needle) in [
-        (vec!["--sampler", "sghmc"], "--step-size"),
-        (vec!["--sampler", "sgld", "--step-size", "0.1", "--num-steps", "5"], "--num-steps"),
-        (
-            vec!["--sampler", "sghmc", "--step-size", "0.1", "--thermostat", "scalar"],
-            "--thermostat",
-        ),
-        (vec!["--sampler", "sgld", "--step-size", "0.1", "--cv-order", "2"], "--cv-order"),
-        (vec!["--sampler", "sgld", "--step-size", "0.1", "--cv", "--cv-order", "3"], "3"),
-        (vec!["--sampler", "sghmc", "--step-size", "0.1", "--num-steps", "0"], "0"),
-        (vec!["--sampler", "hmc", "--cv"], "--cv applies only"),
-    ] {
-        let mut all = base.to_vec();
-        all.extend(extra.iter());
-        let r = tallmc(&all);
-        let err = stderr(&r);
-        assert!(!r.status.success(), "{all:?} should fail");
-        assert!(err.contains(needle), "{all:?}: stderr {err:?} should mention {needle:?}");
-    }
+    usage_error(&gaussian_mean_args("sghmc", d, o), "--step-size");
+    let mut sgld = gaussian_mean_args("sgld", d, o);
+    sgld.extend(["--step-size", "0.1"]);
+    // --cv-order needs --cv.
+    usage_error(&[&sgld[..], &["--cv-order", "2"]].concat(), "--cv");
+    fails_with(&[&sgld[..], &["--cv", "--cv-order", "3"]].concat(), "3");
+    let mut sghmc = gaussian_mean_args("sghmc", d, o);
+    sghmc.extend(["--step-size", "0.1"]);
+    fails_with(&[&sghmc[..], &["--num-steps", "0"]].concat(), "0");
 }
 
 /// Perturbed and signed HMC-ECS through the CLI on the Gaussian mean: with 2nd-order control
@@ -373,23 +391,15 @@ fn hmc_ecs_perturbed_and_signed_match_the_closed_form_and_report_subsample_costs
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("y.csv");
     let ys = write_gaussian_csv(&data, 20_000);
-    let precision = 1.0 / 100.0 + ys.len() as f64 / 4.0;
-    let (mean, sd) = (ys.iter().sum::<f64>() / 4.0 / precision, precision.sqrt().recip());
+    let (mean, sd) = closed_form(&ys);
     for (sampler, extra) in [
-        ("hmc-ecs", vec!["--subsample", "200", "--blocks", "20"]),
-        ("hmc-ecs-signed", vec!["--subsample", "10", "--lambda", "20"]),
+        ("hmc-ecs", ["--subsample", "200", "--blocks", "20"]),
+        ("hmc-ecs-signed", ["--subsample", "10", "--lambda", "20"]),
     ] {
         let out = dir.path().join(sampler);
-        let (d, o) = (data.to_str().unwrap(), out.to_str().unwrap());
-        let mut args = vec!["sample", "--model", "gaussian-mean", "--sigma", "2", "--data", d];
-        args.extend(["--out", o, "--sampler", sampler, "--chains", "2", "--seed", "5"]);
-        args.extend(["--warmup", "500", "--draws", "2000"]);
-        args.extend(extra.iter());
-        let r = tallmc(&args);
-        assert!(r.status.success(), "{sampler}: {}", stderr(&r));
-        let summary: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
-                .unwrap();
+        let mut args = vec!["--chains", "2", "--seed", "5", "--warmup", "500", "--draws", "2000"];
+        args.extend(extra);
+        let (summary, csv) = run_ok(sampler, &data, &out, &args);
         assert_eq!(summary["sampler"], sampler);
         let p = if sampler == "hmc-ecs-signed" {
             let s = &summary["sign_corrected"];
@@ -408,7 +418,6 @@ fn hmc_ecs_perturbed_and_signed_match_the_closed_form_and_report_subsample_costs
         // Per iteration: (L + 1) passes over the subsample, far less than the data.
         let fraction = summary["totals"]["data_fraction_per_iteration"].as_f64().unwrap();
         assert!(fraction > 0.0 && fraction < 0.5, "{sampler}: fraction {fraction}");
-        let csv = std::fs::read_to_string(out.join("chain_1.csv")).unwrap();
         assert!(csv.contains("# control_variates = Taylor order 2"), "{sampler}");
         let header = draws_of(&csv)[0].clone();
         let column = if sampler == "hmc-ecs" { "sigma2__" } else { "sign__" };
@@ -417,27 +426,18 @@ fn hmc_ecs_perturbed_and_signed_match_the_closed_form_and_report_subsample_costs
 
     let (d, o) = (data.to_str().unwrap(), dir.path().join("bad"));
     let o = o.to_str().unwrap();
-    let base = ["sample", "--model", "gaussian-mean", "--sigma", "2", "--data", d, "--out", o];
     for (extra, needle) in [
-        (vec!["--sampler", "hmc-ecs", "--subsample", "0"], "--subsample 0"),
-        (vec!["--sampler", "hmc-ecs", "--subsample", "30000"], "--subsample 30000"),
-        (vec!["--sampler", "hmc-ecs", "--blocks", "0"], "--blocks 0"),
-        (vec!["--sampler", "hmc-ecs", "--subsample", "10", "--blocks", "11"], "--blocks 11"),
-        (vec!["--sampler", "hmc-ecs-signed", "--lambda", "0"], "--lambda 0"),
-        (vec!["--sampler", "hmc-ecs", "--cv-order", "3"], "3"),
-        (vec!["--sampler", "hmc-ecs", "--lambda", "10"], "--lambda applies only"),
-        (vec!["--sampler", "hmc-ecs-signed", "--blocks", "10"], "--blocks applies only"),
-        (vec!["--sampler", "hmc", "--subsample", "10"], "--subsample applies only"),
-        (vec!["--sampler", "hmc-ecs", "--metric", "dense"], "--metric applies only"),
-        (vec!["--sampler", "hmc-ecs", "--trajectory-length", "-1"], "--trajectory-length"),
+        (&["--subsample", "0"][..], "--subsample 0"),
+        (&["--subsample", "30000"], "--subsample 30000"),
+        (&["--blocks", "0"], "--blocks 0"),
+        (&["--subsample", "10", "--blocks", "11"], "--blocks 11"),
+        (&["--cv-order", "3"], "3"),
+        (&["--trajectory-length", "-1"], "--trajectory-length -1"),
     ] {
-        let mut all = base.to_vec();
-        all.extend(extra.iter());
-        let r = tallmc(&all);
-        let err = stderr(&r);
-        assert!(!r.status.success(), "{all:?} should fail");
-        assert!(err.contains(needle), "{all:?}: stderr {err:?} should mention {needle:?}");
+        bad_value(&[&gaussian_mean_args("hmc-ecs", d, o)[..], extra].concat(), needle);
     }
+    let signed = gaussian_mean_args("hmc-ecs-signed", d, o);
+    bad_value(&[&signed[..], &["--lambda", "0"]].concat(), "--lambda 0");
 }
 
 /// The confidence sampler with Taylor proxies (`--cv`): on the Gaussian mean the 2nd-order
@@ -449,29 +449,20 @@ fn confidence_with_taylor_proxies_matches_the_closed_form_with_less_data() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("y.csv");
     let ys = write_gaussian_csv(&data, 20_000);
-    let precision = 1.0 / 100.0 + ys.len() as f64 / 4.0;
-    let mean = ys.iter().sum::<f64>() / 4.0 / precision;
+    let (mean, _) = closed_form(&ys);
     let mut fractions = Vec::new();
     for cv in [false, true] {
         let out = dir.path().join(if cv { "proxy" } else { "plain" });
-        let (d, o) = (data.to_str().unwrap(), out.to_str().unwrap());
-        let mut args = vec!["sample", "--model", "gaussian-mean", "--sigma", "2", "--data", d];
-        args.extend(["--out", o, "--sampler", "confidence", "--chains", "2", "--seed", "6"]);
-        args.extend(["--warmup", "500", "--draws", "2000"]);
+        let mut args = vec!["--chains", "2", "--seed", "6", "--warmup", "500", "--draws", "2000"];
         if cv {
             args.push("--cv");
         }
-        let r = tallmc(&args);
-        assert!(r.status.success(), "cv {cv}: {}", stderr(&r));
-        let summary: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
-                .unwrap();
+        let (summary, csv) = run_ok("confidence", &data, &out, &args);
         let p = &summary["parameters"][0];
         let (m, mc) = (p["mean"].as_f64().unwrap(), p["mcse_mean"].as_f64().unwrap());
         assert!((m - mean).abs() < 4.0 * mc, "cv {cv}: mean {m} vs {mean} (mcse {mc})");
         fractions.push(summary["totals"]["data_fraction_per_iteration"].as_f64().unwrap());
         if cv {
-            let csv = std::fs::read_to_string(out.join("chain_1.csv")).unwrap();
             assert!(csv.contains("# proxies = Taylor order 2"), "the proxies are recorded");
         }
     }
@@ -483,31 +474,6 @@ fn confidence_with_taylor_proxies_matches_the_closed_form_with_less_data() {
     );
     let (d, o) = (data.to_str().unwrap(), dir.path().join("bad"));
     let o = o.to_str().unwrap();
-    let r = tallmc(&[
-        "sample",
-        "--model",
-        "gaussian",
-        "--data",
-        d,
-        "--out",
-        o,
-        "--sampler",
-        "confidence",
-        "--cv",
-    ]);
-    assert!(!r.status.success());
-    assert!(stderr(&r).contains("third derivatives"), "{}", stderr(&r));
-    let r = tallmc(&[
-        "sample",
-        "--model",
-        "gaussian",
-        "--data",
-        d,
-        "--out",
-        o,
-        "--sampler",
-        "hmc",
-        "--cv",
-    ]);
-    assert!(stderr(&r).contains("--cv applies only"), "{}", stderr(&r));
+    let gaussian = ["sample", "confidence", "--model", "gaussian", "--data", d, "--out", o];
+    bad_value(&[&gaussian[..], &["--cv"]].concat(), "third derivatives");
 }

@@ -7,9 +7,7 @@ mod support;
 
 use std::path::Path;
 
-use support::{stderr, tallmc, write_gaussian_csv};
-
-use serde_json::Value;
+use support::{bad_value, stderr, summary, tallmc, usage_error, write_gaussian_csv};
 
 /// Logistic data: y = 1 iff 0.5 + x₁ − 0.7x₂ + noise > 0, x ~ U(−1, 1)² (deterministic).
 fn write_logistic_csv(path: &Path, n: usize) {
@@ -27,30 +25,11 @@ fn write_logistic_csv(path: &Path, n: usize) {
     std::fs::write(path, text).unwrap();
 }
 
+/// The Gaussian-mean run of `sampler` on two chains, seed 3.
 fn gaussian_mean_args<'a>(data: &'a str, sampler: &'a str, out: &'a str) -> Vec<&'a str> {
-    vec![
-        "sample",
-        "--model",
-        "gaussian-mean",
-        "--sigma",
-        "2",
-        "--prior-sd",
-        "10",
-        "--data",
-        data,
-        "--sampler",
-        sampler,
-        "--chains",
-        "2",
-        "--seed",
-        "3",
-        "--out",
-        out,
-    ]
-}
-
-fn summary(out: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap()
+    let mut args = support::gaussian_mean_args(sampler, data, out);
+    args.extend(["--chains", "2", "--seed", "3"]);
+    args
 }
 
 /// Every exact continuous-time sampler on the conjugate Gaussian mean: the exact time average
@@ -133,8 +112,7 @@ fn budgets_skeleton_and_grid() {
         s["events"]["bounces"].as_u64().unwrap() + s["events"]["refreshes"].as_u64().unwrap();
     assert_eq!(events, 600, "300 events per chain");
 
-    let mut args = base.clone();
-    args[10] = "zigzag-cv";
+    let mut args = gaussian_mean_args(data.to_str().unwrap(), "zigzag-cv", out.to_str().unwrap());
     args.extend(["--grid", "0.001", "--evaluations", "20000"]);
     let o = tallmc(&args);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -152,27 +130,14 @@ fn rate_bounds_and_models_without_bounds() {
     let data = dir.path().join("xy.csv");
     write_logistic_csv(&data, 1_000);
     let out = dir.path().join("run");
+    let (d, o) = (data.to_str().unwrap(), out.to_str().unwrap());
+    // `sample SAMPLER --model MODEL --data … --out …`, then the run's flags.
+    let base = |sampler, model| vec!["sample", sampler, "--model", model, "--data", d, "--out", o];
     for (sampler, bound) in [("bps", "model"), ("bps", "envelope"), ("zigzag", "envelope")] {
-        let o = tallmc(&[
-            "sample",
-            "--model",
-            "logistic",
-            "--intercept",
-            "--data",
-            data.to_str().unwrap(),
-            "--sampler",
-            sampler,
-            "--rate-bound",
-            bound,
-            "--chains",
-            "2",
-            "--warmup",
-            "100",
-            "--draws",
-            "400",
-            "--out",
-            out.to_str().unwrap(),
-        ]);
+        let mut args = base(sampler, "logistic");
+        args.extend(["--intercept", "--rate-bound", bound, "--chains", "2"]);
+        args.extend(["--warmup", "100", "--draws", "400"]);
+        let o = tallmc(&args);
         assert!(o.status.success(), "{sampler} {bound}: {}", stderr(&o));
         let s = summary(&out);
         // Compare with the Laplace mode: the posterior mean is within a few posterior sds.
@@ -184,24 +149,10 @@ fn rate_bounds_and_models_without_bounds() {
         assert_eq!(s["events"]["violations"], 0, "{sampler} {bound}: {}", s["events"]);
     }
     // Linear regression has no bounds: BPS runs with the envelope; lipSBPS is an error.
-    let o = tallmc(&[
-        "sample",
-        "--model",
-        "linear",
-        "--data",
-        data.to_str().unwrap(),
-        "--sampler",
-        "bps",
-        "--chains",
-        "1",
-        "--warmup",
-        "50",
-        "--draws",
-        "50",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let mut args = base("bps", "linear");
+    args.extend(["--chains", "1", "--warmup", "50", "--draws", "50"]);
+    let run = tallmc(&args);
+    assert!(run.status.success(), "{}", stderr(&run));
     let adaptation = summary(&out)["adaptation"].to_string();
     assert!(adaptation.contains("automatic piecewise bound"), "{adaptation}");
     for (sampler, extra, want) in [
@@ -209,17 +160,7 @@ fn rate_bounds_and_models_without_bounds() {
         ("zigzag-cv", None, "--model linear has neither"),
         ("bps", Some("model"), "--model linear has no curvature bound"),
     ] {
-        let mut args = vec![
-            "sample",
-            "--model",
-            "linear",
-            "--data",
-            data.to_str().unwrap(),
-            "--sampler",
-            sampler,
-            "--out",
-            out.to_str().unwrap(),
-        ];
+        let mut args = base(sampler, "linear");
         if let Some(b) = extra {
             args.extend(["--rate-bound", b]);
         }
@@ -229,7 +170,8 @@ fn rate_bounds_and_models_without_bounds() {
     }
 }
 
-/// Bad input: a clear one-line error naming the value.
+/// Bad values: a clear one-line error naming the value; two sampling budgets: clap's usage
+/// error.
 #[test]
 fn bad_continuous_time_input() {
     let dir = tempfile::tempdir().unwrap();
@@ -247,26 +189,15 @@ fn bad_continuous_time_input() {
         ("bps", &["--time", "0"], "--time 0"),
         ("bps", &["--events", "0"], "--events 0: expected at least 1 event"),
         ("bps", &["--evaluations", "0"], "--evaluations 0"),
-        ("bps", &["--time", "1", "--events", "5"], "at most one of --time, --events"),
-        ("hmc", &["--grid", "0.1"], "--grid applies only to --sampler bps"),
-        ("hmc", &["--skeleton"], "--skeleton applies only"),
-        ("zigzag", &["--k", "3"], "--k applies only to --sampler sbps or psbps"),
-        ("zigzag", &["--refresh-rate", "1"], "--refresh-rate applies only"),
-        (
-            "sbps",
-            &["--rate-bound", "model"],
-            "--rate-bound applies only to --sampler bps or zigzag",
-        ),
     ];
     for (sampler, extra, want) in cases {
         let mut args = gaussian_mean_args(data.to_str().unwrap(), sampler, out.to_str().unwrap());
         args.extend(extra.iter());
-        let o = tallmc(&args);
-        assert!(!o.status.success(), "{sampler} {extra:?} succeeded");
-        let e = stderr(&o);
-        assert!(e.contains(want), "{sampler} {extra:?}: {e}");
-        assert_eq!(e.trim_end().lines().count(), 1, "one line: {e}");
+        bad_value(&args, want);
     }
+    let mut args = gaussian_mean_args(data.to_str().unwrap(), "bps", out.to_str().unwrap());
+    args.extend(["--time", "1", "--events", "5"]);
+    usage_error(&args, "cannot be used with");
 }
 
 /// Ctrl-C (SIGINT) ends a continuous-time run cleanly: every chain stops after its current

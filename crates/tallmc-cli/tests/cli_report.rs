@@ -9,12 +9,13 @@ use std::time::{Duration, Instant};
 
 use support::{stderr, tallmc, write_gaussian_csv};
 
-/// Runs `tallmc sample --model gaussian-mean --sigma 2` on `n` points with `extra` flags;
-/// returns the output, the summary (if written) and the output directory.
+/// Runs `tallmc sample SAMPLER --model gaussian-mean --sigma 2` on `n` points with `extra`
+/// flags; returns the output, the summary (if written) and the output directory.
 fn run(
     dir: &Path,
     name: &str,
     n: usize,
+    sampler: &str,
     extra: &[&str],
 ) -> (std::process::Output, Option<serde_json::Value>, std::path::PathBuf) {
     let data = dir.join(format!("y{n}.csv"));
@@ -23,7 +24,7 @@ fn run(
     }
     let out = dir.join(name);
     let model = ["--model", "gaussian-mean", "--sigma", "2", "--seed", "5"];
-    let (o, summary) = support::sample(&model, &data, &out, extra);
+    let (o, summary) = support::sample(sampler, &model, &data, &out, extra);
     (o, summary, out)
 }
 
@@ -64,7 +65,8 @@ fn the_report_shows_the_table_costs_and_time() {
         dir.path(),
         "ok",
         2000,
-        &["--sampler", "hmc", "--chains", "2", "--warmup", "300", "--draws", "1000"],
+        "hmc",
+        &["--chains", "2", "--warmup", "300", "--draws", "1000"],
     );
     let err = stderr(&o);
     assert!(o.status.success(), "{err}");
@@ -92,12 +94,13 @@ fn the_report_shows_the_table_costs_and_time() {
 fn run_and_warn(
     name: &str,
     n: usize,
+    sampler: &str,
     flags: &[&str],
     said: &[&str],
     warned: &str,
 ) -> (String, serde_json::Value) {
     let dir = tempfile::tempdir().unwrap();
-    let (o, summary, _) = run(dir.path(), name, n, flags);
+    let (o, summary, _) = run(dir.path(), name, n, sampler, flags);
     let err = stderr(&o);
     assert!(o.status.success(), "{err}");
     for text in said {
@@ -115,7 +118,8 @@ fn chains_that_have_not_mixed_warn_about_r_hat() {
     run_and_warn(
         "rhat",
         5000,
-        &["--sampler", "rwm", "--init", "uniform", "--warmup", "0", "--draws", "50"],
+        "rwm",
+        &["--init", "uniform", "--warmup", "0", "--draws", "50"],
         &["warning: The largest R-hat is", "chains have not mixed"],
         "mu (",
     );
@@ -126,7 +130,8 @@ fn short_chains_warn_about_bulk_ess() {
     run_and_warn(
         "ess",
         2000,
-        &["--sampler", "rwm", "--chains", "2", "--warmup", "200", "--draws", "60"],
+        "rwm",
+        &["--chains", "2", "--warmup", "200", "--draws", "60"],
         &["warning: Bulk Effective Samples Size (ESS) is too low"],
         "fewer than 100 per chain",
     );
@@ -135,11 +140,12 @@ fn short_chains_warn_about_bulk_ess() {
 #[test]
 fn divergent_transitions_after_warmup_are_reported() {
     // A target acceptance of 0.05 makes dual averaging choose a step far beyond stability.
-    let flags = ["--sampler", "hmc", "--chains", "2", "--warmup", "300", "--draws", "300"];
+    let flags = ["--chains", "2", "--warmup", "300", "--draws", "300", "--target-accept", "0.05"];
     let (err, summary) = run_and_warn(
         "div",
         2000,
-        &[&flags[..], &["--target-accept", "0.05"]].concat(),
+        "hmc",
+        &flags,
         &["divergent transitions after warmup", "--target-accept"],
         "divergent transitions",
     );
@@ -154,7 +160,8 @@ fn a_subsampler_that_reads_all_the_data_says_it_saves_nothing() {
     run_and_warn(
         "full",
         2000,
-        &["--sampler", "austerity", "--epsilon", "0", "--warmup", "200", "--draws", "400"],
+        "austerity",
+        &["--epsilon", "0", "--warmup", "200", "--draws", "400"],
         &["no saving over exact MH", "--epsilon"],
         "no saving over exact MH",
     );
@@ -167,9 +174,8 @@ fn sgld_with_a_huge_step_fails_naming_the_parameter_and_keeps_its_csv() {
         dir.path(),
         "blowup",
         20_000,
+        "sgld",
         &[
-            "--sampler",
-            "sgld",
             "--step-size",
             "1",
             "--chains",
@@ -204,12 +210,11 @@ fn ctrl_c_ends_the_run_cleanly_with_status_130() {
     let child = Command::new(env!("CARGO_BIN_EXE_tallmc"))
         .args([
             "sample",
+            "rwm",
             "--model",
             "gaussian-mean",
             "--sigma",
             "2",
-            "--sampler",
-            "rwm",
             "--data",
             data.to_str().unwrap(),
             "--chains",
@@ -241,8 +246,7 @@ fn ctrl_c_ends_the_run_cleanly_with_status_130() {
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(130), "{err}");
     assert!(err.contains("(interrupted)"), "the report is printed: {err}");
-    let summary: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let summary = support::summary(&out);
     assert_eq!(summary["interrupted"], true);
     let per_chain: Vec<u64> = summary["draws_per_chain"]
         .as_array()
@@ -280,13 +284,12 @@ fn an_sgld_chain_much_wider_than_the_posterior_warns_about_its_step_size() {
     let out = dir.path().join("wide");
     let o = tallmc(&[
         "sample",
+        "sgld",
         "--model",
         "logistic",
         "--intercept",
         "--data",
         data.to_str().unwrap(),
-        "--sampler",
-        "sgld",
         "--step-size",
         "1",
         "--chains",
@@ -302,7 +305,5 @@ fn an_sgld_chain_much_wider_than_the_posterior_warns_about_its_step_size() {
     assert!(o.status.success(), "{err}");
     assert!(err.contains("far wider than the posterior"), "{err}");
     assert!(err.contains("smaller --step-size"), "{err}");
-    let summary: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
-    assert!(warnings(&summary).iter().any(|w| w.contains("far wider")));
+    assert!(warnings(&support::summary(&out)).iter().any(|w| w.contains("far wider")));
 }

@@ -33,9 +33,14 @@ fn data(dir: &Path) -> std::path::PathBuf {
     path
 }
 
-fn sample(data: &Path, out: &Path, extra: &[&str]) -> (std::process::Output, serde_json::Value) {
+fn sample(
+    sampler: &str,
+    data: &Path,
+    out: &Path,
+    extra: &[&str],
+) -> (std::process::Output, serde_json::Value) {
     let model = ["--model", "logistic", "--intercept", "--seed", "3"];
-    let (o, summary) = support::sample(&model, data, out, extra);
+    let (o, summary) = support::sample(sampler, &model, data, out, extra);
     assert!(o.status.success(), "{}", stderr(&o));
     (o, summary.expect("summary.json"))
 }
@@ -45,8 +50,7 @@ fn austerity_mixes_within_20000_iterations_and_reports_its_widened_draws() {
     let dir = tempfile::tempdir().unwrap();
     let data = data(dir.path());
     let out = dir.path().join("austerity");
-    let (o, summary) =
-        sample(&data, &out, &["--sampler", "austerity", "--warmup", "2000", "--draws", "18000"]);
+    let (o, summary) = sample("austerity", &data, &out, &["--warmup", "2000", "--draws", "18000"]);
     let params = summary["parameters"].as_array().unwrap();
     assert_eq!(params.len(), P + 1);
     let mode = summary["laplace_mode"].as_array().unwrap();
@@ -76,8 +80,7 @@ fn the_confidence_sampler_says_when_it_reads_every_datum() {
     let dir = tempfile::tempdir().unwrap();
     let data = data(dir.path());
     let out = dir.path().join("confidence");
-    let (o, summary) =
-        sample(&data, &out, &["--sampler", "confidence", "--warmup", "100", "--draws", "100"]);
+    let (o, summary) = sample("confidence", &data, &out, &["--warmup", "100", "--draws", "100"]);
     let fraction = summary["totals"]["data_fraction_per_iteration"].as_f64().unwrap();
     assert!(fraction >= 0.9, "{fraction}");
     let err = stderr(&o);

@@ -93,15 +93,16 @@ pub fn write_collinear_logistic_csv(path: &Path, n: usize, p: usize) {
     std::fs::write(path, text).unwrap();
 }
 
-/// Runs `tallmc sample` with `model` (the model flags), `--data data --out out` and `extra`;
-/// returns the output and summary.json when it was written.
+/// Runs `tallmc sample SAMPLER` with `model` (the model flags), `--data data --out out` and
+/// `extra`; returns the output and summary.json when it was written.
 pub fn sample(
+    sampler: &str,
     model: &[&str],
     data: &Path,
     out: &Path,
     extra: &[&str],
 ) -> (Output, Option<serde_json::Value>) {
-    let mut args = vec!["sample"];
+    let mut args = vec!["sample", sampler];
     args.extend_from_slice(model);
     args.extend(["--data", data.to_str().unwrap(), "--out", out.to_str().unwrap()]);
     args.extend_from_slice(extra);
@@ -110,4 +111,47 @@ pub fn sample(
         .ok()
         .map(|t| serde_json::from_str(&t).expect("summary.json is JSON"));
     (o, summary)
+}
+
+/// summary.json of the run in `out`.
+pub fn summary(out: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(out.join("summary.json")).expect("summary.json");
+    serde_json::from_str(&text).expect("summary.json is JSON")
+}
+
+/// Runs `tallmc args`, checks that it fails with a message containing `needle` (and no panic);
+/// returns the output.
+pub fn fails_with(args: &[&str], needle: &str) -> Output {
+    let o = tallmc(args);
+    let err = stderr(&o);
+    assert!(!o.status.success(), "{args:?} should fail");
+    assert!(err.contains(needle), "{args:?}: stderr {err:?} should mention {needle:?}");
+    assert!(!err.contains("panicked") && !err.contains("RUST_BACKTRACE"), "{args:?}: {err}");
+    o
+}
+
+/// Runs `tallmc args`, checks that it fails with a one-line error (exit status 1) containing
+/// `needle`: a bad value, told in the CLI's words.
+pub fn bad_value(args: &[&str], needle: &str) {
+    let o = fails_with(args, needle);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: not one line: {err}");
+}
+
+/// Runs `tallmc args`, checks that clap rejects it (exit status 2) with a message containing
+/// `needle`: a usage error (an unknown flag or subcommand, a missing or conflicting flag).
+pub fn usage_error(args: &[&str], needle: &str) {
+    let o = fails_with(args, needle);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+}
+
+/// `sample SAMPLER` on the Gaussian mean (σ = 2 known, prior N(0, 10²)) with data `data` and
+/// output `out`; append the run's flags.
+pub fn gaussian_mean_args<'a>(sampler: &'a str, data: &'a str, out: &'a str) -> Vec<&'a str> {
+    let model = ["--model", "gaussian-mean", "--sigma", "2", "--prior-sd", "10"];
+    let mut args = vec!["sample", sampler];
+    args.extend(model);
+    args.extend(["--data", data, "--out", out]);
+    args
 }
