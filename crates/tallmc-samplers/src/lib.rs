@@ -107,6 +107,9 @@
 
 #![warn(missing_docs)]
 
+#[macro_use]
+mod step_stats;
+
 pub mod adaptive_mh;
 pub mod continuous;
 pub mod driver;
