@@ -40,11 +40,11 @@ use tallmc_core::{
     PdmpChain, PdmpKernel, Result, SegmentStats, TermCurvatureBound, TermGradients, TermHessians,
     Trajectory, Tuning,
 };
-use tallmc_integrators::{AffineRate, ConstantRate, PiecewiseLinearRate, Rate, earliest, thin};
+use tallmc_integrators::{AffineRate, ConstantRate, PiecewiseLinearRate, Rate, thin};
 
 use super::common::{
     FullPotential, ParticleState, PotentialCurvature, VelocityDistribution, all_finite,
-    check_refresh_rate, diverge, dot, reflect, segment_with,
+    check_refresh_rate, diverge, dot, first_event, reflect, segment_with,
 };
 use super::envelope::{AutoBoundConfig, EnvelopeWindow, envelope, gradient_at};
 
@@ -280,14 +280,9 @@ fn refresh<R: Rng + ?Sized>(
     stats
 }
 
-/// Error when no clock can ever fire along the current line.
-fn never_fires() -> Error {
-    Error::invalid(
-        "BPS clocks",
-        "no event ever",
-        "a potential that rises along every line or a refresh rate > 0 (is the target proper?)",
-    )
-}
+/// What makes one of the BPS clocks fire (in the error when none can).
+const FIRES_WHEN: &str =
+    "a potential that rises along every line or a refresh rate > 0 (is the target proper?)";
 
 impl<M> PdmpKernel<M> for Bps<ModelBound>
 where
@@ -328,9 +323,7 @@ where
         let a = dot(&state.gradient, v);
         let b = curvature.apply(v, &mut r.hv);
         let tau_b = AffineRate { a, b }.first_arrival(rng);
-        let Some((which, tau)) = earliest([tau_b, tau_r]) else {
-            return Err(never_fires());
-        };
+        let (which, tau) = first_event([tau_b, tau_r], "BPS clocks", FIRES_WHEN)?;
         let mut stats = segment_with(&mut r.pending);
         // ∇U at the end of the segment: analytic when the potential is quadratic.
         if curvature.exact {
@@ -436,7 +429,7 @@ where
         let e = tallmc_integrators::poisson::unit_exponential(rng);
         let tau_b = band.arrival_for(*mass + e) - window.offset;
         let tau_h = window.time_left();
-        let (which, tau) = earliest([tau_b, tau_r, tau_h]).ok_or_else(never_fires)?;
+        let (which, tau) = first_event([tau_b, tau_r, tau_h], "BPS clocks", FIRES_WHEN)?;
         if which == 2 {
             window.run_out(state, tau);
             return Ok(stats);

@@ -10,6 +10,7 @@ use tallmc_core::{
     Parallelism, Result, SegmentStats, TermCurvatureBound, TermGradients, TermHessians, Terms,
     Trajectory,
 };
+use tallmc_integrators::earliest;
 
 /// The reference distribution of a BPS-type velocity (drawn at the start and at refreshments).
 ///
@@ -237,6 +238,17 @@ pub(crate) fn diverge(trajectory: &mut Trajectory, mut stats: SegmentStats) -> S
     trajectory.set_end(EventKind::Divergence);
     stats.divergences = 1;
     stats
+}
+
+/// The earliest of the clocks' first arrivals `times` (index and time, [`earliest`]), or, when
+/// no clock can ever fire along the current line (every time infinite), an error naming the
+/// `clocks` and what would make one fire (`fires_when`).
+pub(crate) fn first_event(
+    times: impl IntoIterator<Item = f64>,
+    clocks: &'static str,
+    fires_when: &'static str,
+) -> Result<(usize, f64)> {
+    earliest(times).ok_or_else(|| Error::invalid(clocks, "no event ever", fires_when))
 }
 
 /// Checks a refresh rate: finite and ≥ 0.

@@ -34,7 +34,8 @@ use tallmc_integrators::{AffineRate, PiecewiseLinearRate, Rate, earliest, thin};
 
 use super::bps::{AutomaticBound, BOUND_SLACK, ClockTuning, CurvatureClock, ModelBound};
 use super::common::{
-    FullPotential, ParticleState, PotentialCurvature, all_finite, diverge, segment_with,
+    FullPotential, ParticleState, PotentialCurvature, all_finite, diverge, first_event,
+    segment_with,
 };
 use super::envelope::{AutoBoundConfig, EnvelopeWindow, envelope, gradient_at};
 
@@ -168,13 +169,8 @@ impl<C> ZigZagChain<C> {
     }
 }
 
-fn never_fires() -> Error {
-    Error::invalid(
-        "Zig-Zag clocks",
-        "no event ever",
-        "a potential that rises along every line (is the target proper?)",
-    )
-}
+/// What makes one of a Zig-Zag clocks fire (in the error when none can).
+const FIRES_WHEN: &str = "a potential that rises along every line (is the target proper?)";
 
 impl<M> PdmpKernel<M> for ZigZag<ModelBound>
 where
@@ -218,7 +214,7 @@ where
             let b = if curvature.exact { theta[j] * r.h_theta[j] } else { curvature.rows[j] };
             *t = AffineRate { a, b }.first_arrival(rng);
         }
-        let (j, tau) = earliest(r.times.iter().copied()).ok_or_else(never_fires)?;
+        let (j, tau) = first_event(r.times.iter().copied(), "Zig-Zag clocks", FIRES_WHEN)?;
         stats.proposals = 1;
         if curvature.exact {
             for ((g, g0), h) in r.g_new.iter_mut().zip(&state.gradient).zip(&r.h_theta) {
