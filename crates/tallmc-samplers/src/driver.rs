@@ -250,15 +250,18 @@ impl RunOptions<'_> {
     }
 }
 
-/// Runs chains. Build with [`Driver::new`], then [`Driver::run`].
-pub struct Driver<'a> {
-    config: RunConfig,
-    options: RunOptions<'a>,
+/// Runs chains of a kernel on several threads, the settings of a run being `C`: the draw driver
+/// [`Driver`] (`C` = [`RunConfig`]) and the continuous-time driver
+/// [`ContinuousDriver`](crate::ContinuousDriver) (`C` =
+/// [`ContinuousRunConfig`](crate::ContinuousRunConfig)) are this builder with their own `run`.
+pub struct Runner<'a, C> {
+    pub(crate) config: C,
+    pub(crate) options: RunOptions<'a>,
 }
 
-impl<'a> Driver<'a> {
+impl<'a, C> Runner<'a, C> {
     /// A driver for `config` (validated in `run`).
-    pub fn new(config: RunConfig) -> Self {
+    pub fn new(config: C) -> Self {
         Self { config, options: RunOptions::new() }
     }
 
@@ -274,24 +277,32 @@ impl<'a> Driver<'a> {
         self
     }
 
-    /// Where to report progress.
+    /// Where to report progress (the draw driver after every iteration, the continuous-time
+    /// driver in ticks of each phase's budget, see [`ContinuousDriver`](crate::ContinuousDriver)).
     pub fn progress(mut self, progress: &'a dyn Progress) -> Self {
         self.options.progress = progress;
         self
     }
 
-    /// A flag that, once raised, ends every chain after its current iteration, finishing its
-    /// sink; the reports say `interrupted` and how many draws were made.
+    /// A flag that, once raised, ends every chain after its current iteration (or segment),
+    /// finishing its sink (files stay complete and readable); the reports say `interrupted`
+    /// and how far each chain went.
     pub fn stop_when(mut self, stop: &'a AtomicBool) -> Self {
         self.options.stop = Some(stop);
         self
     }
 
     /// The run configuration.
-    pub fn config(&self) -> &RunConfig {
+    pub fn config(&self) -> &C {
         &self.config
     }
+}
 
+/// Runs chains of a [`Kernel`]: the [`Runner`] of a [`RunConfig`]. Build with [`Driver::new`],
+/// then [`Driver::run`].
+pub type Driver<'a> = Runner<'a, RunConfig>;
+
+impl Runner<'_, RunConfig> {
     /// Runs `num_chains` chains of `kernel` in parallel. `inits` holds one initial position per
     /// chain (or a single one shared by all); `sinks` holds one sink per chain. Returns the
     /// chains' reports and sinks in chain order.

@@ -1,8 +1,6 @@
 //! The continuous-time driver: runs the chains a [`PdmpKernel`] builds on several threads in
 //! parallel and streams every post-warmup segment to a [`SegmentSink`].
 
-use std::sync::atomic::AtomicBool;
-
 use serde::Serialize;
 use tallmc_core::{Error, EventTotals, PdmpChain, PdmpKernel};
 
@@ -10,7 +8,7 @@ use super::budget::{Budget, Phase};
 use super::chain::run_chain;
 use super::sink::SegmentSink;
 use crate::Result;
-use crate::driver::{Progress, RunOptions};
+use crate::driver::Runner;
 
 /// Budgets, chains and seed of a continuous-time run.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -125,53 +123,16 @@ impl<S, T> ContinuousChainOutput<S, T> {
     }
 }
 
-/// Runs continuous-time chains. Build with [`ContinuousDriver::new`], then
-/// [`ContinuousDriver::run`]. See the [module docs](super) for what a run does.
-pub struct ContinuousDriver<'a> {
-    pub(super) config: ContinuousRunConfig,
-    pub(super) options: RunOptions<'a>,
-}
+/// Runs continuous-time chains: the [`Runner`] of a [`ContinuousRunConfig`]. Build with
+/// [`ContinuousDriver::new`], then [`ContinuousDriver::run`]. See the [module docs](super) for
+/// what a run does. Progress is reported in [`PROGRESS_TICKS`] ticks of each phase's budget
+/// (the fraction of time, events or evaluations spent): `done` counts ticks over warmup then
+/// sampling, `total` is 2 · [`PROGRESS_TICKS`] (or [`PROGRESS_TICKS`] without warmup), and an
+/// update is made only when a tick is completed. The stop flag ends every chain after its
+/// current segment; the reports say `interrupted`, with the time and events made so far.
+pub type ContinuousDriver<'a> = Runner<'a, ContinuousRunConfig>;
 
-impl<'a> ContinuousDriver<'a> {
-    /// A driver for `config` (validated in `run`).
-    pub fn new(config: ContinuousRunConfig) -> Self {
-        Self { config, options: RunOptions::new() }
-    }
-
-    /// Names of the parameters (default `theta.1`, …).
-    pub fn parameter_names(mut self, names: Vec<String>) -> Self {
-        self.options.parameter_names = names;
-        self
-    }
-
-    /// Configuration lines `key = value` handed to the sinks (CSV comments).
-    pub fn comments(mut self, comments: Vec<(String, String)>) -> Self {
-        self.options.comments = comments;
-        self
-    }
-
-    /// Where to report progress. Each phase is reported in [`PROGRESS_TICKS`] ticks of its
-    /// budget (the fraction of time, events or evaluations spent): `done` counts ticks over
-    /// warmup then sampling, `total` is 2 · [`PROGRESS_TICKS`] (or [`PROGRESS_TICKS`] without
-    /// warmup), and an update is made only when a tick is completed.
-    pub fn progress(mut self, progress: &'a dyn Progress) -> Self {
-        self.options.progress = progress;
-        self
-    }
-
-    /// A flag that, once raised, ends every chain after its current segment, finishing its
-    /// sink (files stay complete and readable); the reports say `interrupted`, with the time
-    /// and events made so far.
-    pub fn stop_when(mut self, stop: &'a AtomicBool) -> Self {
-        self.options.stop = Some(stop);
-        self
-    }
-
-    /// The run configuration.
-    pub fn config(&self) -> &ContinuousRunConfig {
-        &self.config
-    }
-
+impl Runner<'_, ContinuousRunConfig> {
     /// Runs `num_chains` chains of `kernel` in parallel (the settings build every chain).
     /// `inits` holds one initial position per chain (or a single one shared by all); `sinks`
     /// holds one sink per chain. Returns the chains' reports and sinks in chain order.
