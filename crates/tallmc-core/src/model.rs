@@ -13,6 +13,23 @@
 /// Number of indices processed per stack-allocated chunk by the provided methods.
 const CHUNK: usize = 256;
 
+/// Calls `f` on the indices start, start + 1, …, end − 1 in order, in consecutive chunks of at
+/// most `N` written into a stack buffer: how the provided range methods reuse the index-batch
+/// methods.
+fn for_index_chunks<const N: usize>(start: u32, end: u32, mut f: impl FnMut(&[u32])) {
+    let mut idx = [0u32; N];
+    let mut lo = start;
+    while lo < end {
+        let hi = end.min(lo.saturating_add(N as u32));
+        let k = (hi - lo) as usize;
+        for (j, slot) in idx[..k].iter_mut().enumerate() {
+            *slot = lo + j as u32;
+        }
+        f(&idx[..k]);
+        lo = hi;
+    }
+}
+
 /// Per-datum log-likelihood terms ℓ_i(θ), i < N.
 pub trait Terms: Sync {
     /// Dimension d of θ.
@@ -42,18 +59,8 @@ pub trait Terms: Sync {
     /// Returns Σ_{start ≤ i < end} ℓ_i(θ): the contiguous form used by full-data passes.
     /// Cost: `end − start` term evaluations.
     fn sum_log_terms_range(&self, theta: &[f64], start: u32, end: u32) -> f64 {
-        let mut idx = [0u32; CHUNK];
         let mut total = 0.0;
-        let mut lo = start;
-        while lo < end {
-            let hi = end.min(lo.saturating_add(CHUNK as u32));
-            let k = (hi - lo) as usize;
-            for (j, slot) in idx[..k].iter_mut().enumerate() {
-                *slot = lo + j as u32;
-            }
-            total += self.sum_log_terms(theta, &idx[..k]);
-            lo = hi;
-        }
+        for_index_chunks::<CHUNK>(start, end, |idx| total += self.sum_log_terms(theta, idx));
         total
     }
 }
@@ -84,19 +91,11 @@ pub trait TermGradients: Terms {
         end: u32,
         grad_sum: &mut [f64],
     ) -> f64 {
-        let mut idx = [0u32; CHUNK];
         let mut buf = [0.0; CHUNK];
         let mut total = 0.0;
-        let mut lo = start;
-        while lo < end {
-            let hi = end.min(lo.saturating_add(CHUNK as u32));
-            let k = (hi - lo) as usize;
-            for (j, slot) in idx[..k].iter_mut().enumerate() {
-                *slot = lo + j as u32;
-            }
-            total += self.log_terms_grad_sum(theta, &idx[..k], &mut buf[..k], grad_sum);
-            lo = hi;
-        }
+        for_index_chunks::<CHUNK>(start, end, |idx| {
+            total += self.log_terms_grad_sum(theta, idx, &mut buf[..idx.len()], grad_sum);
+        });
         total
     }
 }
@@ -139,39 +138,21 @@ pub trait TermHessians: TermGradients {
             if scratch.len() < ROWS * d {
                 scratch.resize(ROWS * d, 0.0);
             }
-            let mut idx = [0u32; ROWS];
-            let mut lo = start;
-            while lo < end {
-                let hi = end.min(lo.saturating_add(ROWS as u32));
-                let k = (hi - lo) as usize;
-                for (j, slot) in idx[..k].iter_mut().enumerate() {
-                    *slot = lo + j as u32;
-                }
-                let rows = &mut scratch[..k * d];
-                self.hessian_vector_products(theta, &idx[..k], v, rows);
+            for_index_chunks::<ROWS>(start, end, |idx| {
+                let rows = &mut scratch[..idx.len() * d];
+                self.hessian_vector_products(theta, idx, v, rows);
                 for row in rows.chunks_exact(d) {
                     for (o, r) in out.iter_mut().zip(row) {
                         *o += r;
                     }
                 }
-                lo = hi;
-            }
+            });
         });
     }
 
     /// **Adds** Σ_{start ≤ i < end} ∇²ℓ_i(θ) into `hess`. Cost: `end − start` Hessian evaluations.
     fn sum_hessian_range(&self, theta: &[f64], start: u32, end: u32, hess: &mut [f64]) {
-        let mut idx = [0u32; CHUNK];
-        let mut lo = start;
-        while lo < end {
-            let hi = end.min(lo.saturating_add(CHUNK as u32));
-            let k = (hi - lo) as usize;
-            for (j, slot) in idx[..k].iter_mut().enumerate() {
-                *slot = lo + j as u32;
-            }
-            self.sum_hessian(theta, &idx[..k], hess);
-            lo = hi;
-        }
+        for_index_chunks::<CHUNK>(start, end, |idx| self.sum_hessian(theta, idx, hess));
     }
 }
 

@@ -151,20 +151,22 @@ impl<S, T> ChainOutput<S, T> {
     }
 }
 
-/// Runs chains. Build with [`Driver::new`], then [`Driver::run`].
-pub struct Driver<'a> {
-    config: RunConfig,
-    parameter_names: Vec<String>,
-    comments: Vec<(String, String)>,
-    progress: &'a dyn Progress,
-    stop: Option<&'a AtomicBool>,
+/// What the draw driver and the continuous-time driver take besides their budgets (parameter
+/// names, configuration lines, progress, stop flag), and the checks and the parallel loop over
+/// chains they share.
+pub(crate) struct RunOptions<'a> {
+    /// Names of the parameters (empty: `theta.1`, …).
+    pub(crate) parameter_names: Vec<String>,
+    /// Configuration lines `key = value` handed to the sinks.
+    pub(crate) comments: Vec<(String, String)>,
+    pub(crate) progress: &'a dyn Progress,
+    pub(crate) stop: Option<&'a AtomicBool>,
 }
 
-impl<'a> Driver<'a> {
-    /// A driver for `config` (validated in `run`).
-    pub fn new(config: RunConfig) -> Self {
+impl RunOptions<'_> {
+    /// Default names, no comments, no progress, no stop flag.
+    pub(crate) fn new() -> Self {
         Self {
-            config,
             parameter_names: Vec::new(),
             comments: Vec::new(),
             progress: &NoProgress,
@@ -172,36 +174,135 @@ impl<'a> Driver<'a> {
         }
     }
 
+    /// Whether the stop flag is raised.
+    pub(crate) fn stopped(&self) -> bool {
+        self.stop.is_some_and(|s| s.load(Ordering::Relaxed))
+    }
+
+    /// Checks `inits` (one per chain or one for all, of one length) and the number of sinks
+    /// against `num_chains`; returns the parameter names (the given ones, of the initial
+    /// positions' length, or `theta.1`, …).
+    fn parameter_names_for(
+        &self,
+        num_chains: usize,
+        inits: &[Vec<f64>],
+        num_sinks: usize,
+    ) -> Result<Vec<String>> {
+        if inits.len() != num_chains && inits.len() != 1 {
+            return Err(Error::dimension(
+                "initial positions (one per chain)",
+                num_chains,
+                inits.len(),
+            )
+            .into());
+        }
+        if num_sinks != num_chains {
+            return Err(Error::dimension("sinks (one per chain)", num_chains, num_sinks).into());
+        }
+        let dim = inits[0].len();
+        if let Some(k) = inits.iter().position(|x| x.len() != dim) {
+            return Err(Error::dimension(
+                format!("initial position of chain {k}"),
+                dim,
+                inits[k].len(),
+            )
+            .into());
+        }
+        let names: Vec<String> = if self.parameter_names.is_empty() {
+            (1..=dim).map(|j| format!("theta.{j}")).collect()
+        } else {
+            self.parameter_names.clone()
+        };
+        if names.len() != dim {
+            return Err(Error::dimension("parameter names", dim, names.len()).into());
+        }
+        Ok(names)
+    }
+
+    /// Runs `run(chain, initial position, sink)` for every chain in parallel after checking
+    /// the inputs (as [`Self::parameter_names_for`], whose names `run` receives); the outputs
+    /// in chain order, or the first failing chain's error in chain order, whichever thread
+    /// failed first: the same error for the same input (rayon's `collect` into a `Result`
+    /// returns any one).
+    pub(crate) fn run_chains<S, O, F>(
+        &self,
+        num_chains: usize,
+        inits: &[Vec<f64>],
+        sinks: Vec<S>,
+        run: F,
+    ) -> Result<Vec<O>>
+    where
+        S: Send,
+        O: Send,
+        F: Fn(usize, &[f64], &[String], S) -> Result<O> + Sync,
+    {
+        let names = self.parameter_names_for(num_chains, inits, sinks.len())?;
+        sinks
+            .into_par_iter()
+            .enumerate()
+            .map(|(chain, sink)| {
+                let init = if inits.len() == 1 { &inits[0] } else { &inits[chain] };
+                run(chain, init, &names, sink)
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .collect()
+    }
+}
+
+/// Runs chains of a kernel on several threads, the settings of a run being `C`: the draw driver
+/// [`Driver`] (`C` = [`RunConfig`]) and the continuous-time driver
+/// [`ContinuousDriver`](crate::ContinuousDriver) (`C` =
+/// [`ContinuousRunConfig`](crate::ContinuousRunConfig)) are this builder with their own `run`.
+pub struct Runner<'a, C> {
+    pub(crate) config: C,
+    pub(crate) options: RunOptions<'a>,
+}
+
+impl<'a, C> Runner<'a, C> {
+    /// A driver for `config` (validated in `run`).
+    pub fn new(config: C) -> Self {
+        Self { config, options: RunOptions::new() }
+    }
+
     /// Names of the parameters (default `theta.1`, …).
     pub fn parameter_names(mut self, names: Vec<String>) -> Self {
-        self.parameter_names = names;
+        self.options.parameter_names = names;
         self
     }
 
     /// Configuration lines `key = value` handed to the sinks (CSV comments).
     pub fn comments(mut self, comments: Vec<(String, String)>) -> Self {
-        self.comments = comments;
+        self.options.comments = comments;
         self
     }
 
-    /// Where to report progress.
+    /// Where to report progress (the draw driver after every iteration, the continuous-time
+    /// driver in ticks of each phase's budget, see [`ContinuousDriver`](crate::ContinuousDriver)).
     pub fn progress(mut self, progress: &'a dyn Progress) -> Self {
-        self.progress = progress;
+        self.options.progress = progress;
         self
     }
 
-    /// A flag that, once raised, ends every chain after its current iteration, finishing its
-    /// sink; the reports say `interrupted` and how many draws were made.
+    /// A flag that, once raised, ends every chain after its current iteration (or segment),
+    /// finishing its sink (files stay complete and readable); the reports say `interrupted`
+    /// and how far each chain went.
     pub fn stop_when(mut self, stop: &'a AtomicBool) -> Self {
-        self.stop = Some(stop);
+        self.options.stop = Some(stop);
         self
     }
 
     /// The run configuration.
-    pub fn config(&self) -> &RunConfig {
+    pub fn config(&self) -> &C {
         &self.config
     }
+}
 
+/// Runs chains of a [`Kernel`]: the [`Runner`] of a [`RunConfig`]. Build with [`Driver::new`],
+/// then [`Driver::run`].
+pub type Driver<'a> = Runner<'a, RunConfig>;
+
+impl Runner<'_, RunConfig> {
     /// Runs `num_chains` chains of `kernel` in parallel. `inits` holds one initial position per
     /// chain (or a single one shared by all); `sinks` holds one sink per chain. Returns the
     /// chains' reports and sinks in chain order.
@@ -235,44 +336,15 @@ impl<'a> Driver<'a> {
     {
         let c = &self.config;
         c.validate()?;
-        if inits.len() != c.num_chains && inits.len() != 1 {
-            return Err(Error::dimension(
-                "initial positions (one per chain)",
-                c.num_chains,
-                inits.len(),
-            )
-            .into());
-        }
-        if sinks.len() != c.num_chains {
-            return Err(Error::dimension("sinks (one per chain)", c.num_chains, sinks.len()).into());
-        }
-        let dim = inits[0].len();
-        let names: Vec<String> = if self.parameter_names.is_empty() {
-            (1..=dim).map(|j| format!("theta.{j}")).collect()
-        } else {
-            self.parameter_names.clone()
-        };
-        if names.len() != dim {
-            return Err(Error::dimension("parameter names", dim, names.len()).into());
-        }
         let columns = stat_column_names::<C::Stats>()?;
-        sinks
-            .into_par_iter()
-            .enumerate()
-            .map(|(chain, sink)| {
-                let init = if inits.len() == 1 { &inits[0] } else { &inits[chain] };
-                let mut rng = chain_rng(c.seed, chain);
-                let start = Instant::now();
-                let built = build(chain, init, &mut rng)
-                    .map_err(|source| SamplerError::Init { chain, source })?;
-                let run = ChainRun { driver: self, model, chain, names: &names, columns: &columns };
-                run.run(built, rng, start, sink)
-            })
-            .collect::<Vec<_>>()
-            // The first failing chain in chain order, whichever thread failed first: the same
-            // error for the same input (rayon's `collect` into a `Result` returns any one).
-            .into_iter()
-            .collect()
+        self.options.run_chains(c.num_chains, inits, sinks, |chain, init, names, sink| {
+            let mut rng = chain_rng(c.seed, chain);
+            let start = Instant::now();
+            let built = build(chain, init, &mut rng)
+                .map_err(|source| SamplerError::Init { chain, source })?;
+            let run = ChainRun { driver: self, model, chain, names, columns: &columns };
+            run.run(built, rng, start, sink)
+        })
     }
 }
 
@@ -287,7 +359,7 @@ struct ChainRun<'r, 'a, M: ?Sized> {
 
 impl<M: ?Sized> ChainRun<'_, '_, M> {
     fn stopped(&self) -> bool {
-        self.driver.stop.is_some_and(|s| s.load(Ordering::Relaxed))
+        self.driver.options.stopped()
     }
 
     /// The first non-finite coordinate of θ after a step, as an error.
@@ -329,7 +401,7 @@ impl<M: ?Sized> ChainRun<'_, '_, M> {
             num_warmup: c.num_warmup,
             num_draws: c.num_draws,
             save_warmup: c.save_warmup,
-            config: &self.driver.comments,
+            config: &self.driver.options.comments,
         };
         sink.begin(&header).map_err(|e| sink_err(&sink, e))?;
         let total = c.num_warmup + c.num_draws;
@@ -383,7 +455,7 @@ impl<M: ?Sized> ChainRun<'_, '_, M> {
                 };
                 sink.record(&rec).map_err(|e| sink_err(&sink, e))?;
             }
-            self.driver.progress.update(chain, it + 1, total);
+            self.driver.options.progress.update(chain, it + 1, total);
         }
         kernel.end_warmup();
         report.tuning = kernel.tuning();
@@ -420,7 +492,7 @@ impl<M: ?Sized> ChainRun<'_, '_, M> {
                 position: kernel.position(),
             };
             sink.record(&rec).map_err(|e| sink_err(&sink, e))?;
-            self.driver.progress.update(chain, it + 1, total);
+            self.driver.options.progress.update(chain, it + 1, total);
         }
         report.sampling_seconds = sampling_start.elapsed().as_secs_f64();
         if report.num_draws > 0 {

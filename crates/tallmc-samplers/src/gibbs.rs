@@ -94,7 +94,7 @@ use serde::Serialize;
 use tallmc_bounds::{MeanTest, Population};
 use tallmc_core::rng::ChainRng;
 use tallmc_core::subsample::WithoutReplacement;
-use tallmc_core::{BinaryFactors, Chain, Error, EvalCounts, Kernel, NoTuning, Result, StepStats};
+use tallmc_core::{BinaryFactors, Chain, Error, EvalCounts, Kernel, NoTuning, Result};
 
 /// Order in which a sweep visits the variables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -140,20 +140,7 @@ pub struct GibbsStats {
     pub batch_size: u64,
 }
 
-impl StepStats for GibbsStats {
-    fn evals(&self) -> EvalCounts {
-        self.evals
-    }
-    fn accept_stat(&self) -> f64 {
-        self.accept_stat
-    }
-    fn divergent(&self) -> bool {
-        self.divergent
-    }
-    fn batch_size(&self) -> u64 {
-        self.batch_size
-    }
-}
+step_stats_from_fields!(GibbsStats);
 
 /// The factor log-ratios of variable i at x, as a population for a [`MeanTest`]: drawing k
 /// values draws k factor numbers without replacement and evaluates their log-ratios.

@@ -30,8 +30,8 @@
 use rand::{Rng, RngExt};
 use serde::Serialize;
 use tallmc_core::{
-    Chain, Error, EvalCounts, FullData, Kernel, LogPrior, Parallelism, Result, StepStats,
-    TermGradients, Tuning,
+    Chain, Error, EvalCounts, FullData, Kernel, LogPrior, Parallelism, Result, TermGradients,
+    Tuning,
 };
 use tallmc_integrators::{
     DualAveraging, DualAveragingConfig, LeapfrogOutcome, Metric, MetricEstimator, MetricKind,
@@ -130,20 +130,7 @@ pub struct HmcStats {
     pub batch_size: u64,
 }
 
-impl StepStats for HmcStats {
-    fn evals(&self) -> EvalCounts {
-        self.evals
-    }
-    fn accept_stat(&self) -> f64 {
-        self.accept_stat
-    }
-    fn divergent(&self) -> bool {
-        self.divergent
-    }
-    fn batch_size(&self) -> u64 {
-        self.batch_size
-    }
-}
+step_stats_from_fields!(HmcStats);
 
 /// The adapted tuning of an HMC chain: step size ε and metric Σ.
 #[derive(Debug, Clone, PartialEq, Serialize)]

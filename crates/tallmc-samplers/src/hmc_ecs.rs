@@ -68,7 +68,7 @@ use rand_distr::{Distribution, StandardNormal};
 use serde::Serialize;
 use tallmc_core::subsample::BlockSubsample;
 use tallmc_core::{
-    Error, EvalCounts, FullData, LogPriorHessian, Parallelism, Result, StepStats, TermHessians,
+    Error, EvalCounts, FullData, LogPriorHessian, Parallelism, Result, TermHessians,
 };
 use tallmc_estimators::tuning::{population_differences, subsample_size_for_variance};
 use tallmc_estimators::{
@@ -403,20 +403,7 @@ pub struct HmcEcsStats {
     pub batch_size: u64,
 }
 
-impl StepStats for HmcEcsStats {
-    fn evals(&self) -> EvalCounts {
-        self.evals
-    }
-    fn accept_stat(&self) -> f64 {
-        self.accept_stat
-    }
-    fn divergent(&self) -> bool {
-        self.divergent
-    }
-    fn batch_size(&self) -> u64 {
-        self.batch_size
-    }
-}
+step_stats_from_fields!(HmcEcsStats);
 
 /// The perturbed estimator's settings in a chain's tuning: subsample size m and blocks G.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -46,7 +46,7 @@
 
 use rand::Rng;
 use serde::Serialize;
-use tallmc_core::{Error, EvalCounts, LogPriorHessian, Result, StepStats, TermHessians};
+use tallmc_core::{Error, EvalCounts, LogPriorHessian, Result, TermHessians};
 use tallmc_estimators::tuning::block_poisson_moments;
 use tallmc_estimators::{
     BlockPoissonEstimate, BlockPoissonEstimator, BlockPoissonSubsample, CvOrder, DifferenceTerms,
@@ -161,20 +161,7 @@ pub struct SignedHmcEcsStats {
     pub evals: EvalCounts,
 }
 
-impl StepStats for SignedHmcEcsStats {
-    fn evals(&self) -> EvalCounts {
-        self.evals
-    }
-    fn accept_stat(&self) -> f64 {
-        self.accept_stat
-    }
-    fn divergent(&self) -> bool {
-        self.divergent
-    }
-    fn batch_size(&self) -> u64 {
-        self.batch_size
-    }
-}
+step_stats_from_fields!(SignedHmcEcsStats);
 
 /// The block-Poisson estimator's settings in a chain's tuning.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]

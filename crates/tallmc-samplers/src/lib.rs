@@ -107,6 +107,9 @@
 
 #![warn(missing_docs)]
 
+#[macro_use]
+mod step_stats;
+
 pub mod adaptive_mh;
 pub mod continuous;
 pub mod driver;
@@ -139,8 +142,8 @@ pub use continuous::{
     summarize_trajectories,
 };
 pub use driver::{
-    ChainOutput, ChainReport, Driver, InMemory, NoProgress, Progress, RunConfig, StatsOf, TuningOf,
-    sample_in_memory,
+    ChainOutput, ChainReport, Driver, InMemory, NoProgress, Progress, RunConfig, Runner, StatsOf,
+    TuningOf, sample_in_memory,
 };
 pub use ecs_gibbs::{EcsEstimate, EcsEstimator, EcsStep, GibbsSubsample};
 pub use ecs_kernel::{EcsChain, EcsHead, EcsKernel, EcsReport, EcsSetup, EcsStart, EcsTuning};

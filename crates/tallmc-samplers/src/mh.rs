@@ -43,7 +43,7 @@ use serde::Serialize;
 
 use crate::proposal::{Proposal, RandomWalkProposal, RandomWalkProposalConfig};
 use tallmc_core::{
-    Chain, Error, EvalCounts, FullData, Kernel, LogPrior, Parallelism, Result, StepStats, Terms,
+    Chain, Error, EvalCounts, FullData, Kernel, LogPrior, Parallelism, Result, Terms,
 };
 
 /// Stats of one full-data MH step.
@@ -65,20 +65,7 @@ pub struct MhStats {
     pub batch_size: u64,
 }
 
-impl StepStats for MhStats {
-    fn evals(&self) -> EvalCounts {
-        self.evals
-    }
-    fn accept_stat(&self) -> f64 {
-        self.accept_stat
-    }
-    fn divergent(&self) -> bool {
-        self.divergent
-    }
-    fn batch_size(&self) -> u64 {
-        self.batch_size
-    }
-}
+step_stats_from_fields!(MhStats);
 
 /// Full-data Metropolis–Hastings settings over the proposal `P` (see the module docs): the
 /// proposal is a prototype cloned into each [`MhChain`].

@@ -110,21 +110,7 @@ pub struct MinibatchMhStats {
     pub evals: EvalCounts,
 }
 
-impl StepStats for MinibatchMhStats {
-    fn evals(&self) -> EvalCounts {
-        self.evals
-    }
-    /// 1 if accepted, 0 if not (the decision is hard).
-    fn accept_stat(&self) -> f64 {
-        f64::from(u8::from(self.accepted))
-    }
-    fn divergent(&self) -> bool {
-        self.divergent
-    }
-    fn batch_size(&self) -> u64 {
-        self.used as u64
-    }
-}
+step_stats_from_fields!(decided: MinibatchMhStats);
 
 /// What a minibatch MH decision tests, given (θ, θ′): the per-datum values the test sees, a
 /// shift of the threshold, the values' range bound and the evaluations each value costs. The

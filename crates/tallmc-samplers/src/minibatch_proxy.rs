@@ -106,8 +106,7 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 use tallmc_bounds::MeanTest;
 use tallmc_core::{
-    Chain, Error, EvalCounts, Kernel, LogPrior, Result, StepStats, TaylorRemainderBound,
-    TermHessians, Tuning,
+    Chain, Error, EvalCounts, Kernel, LogPrior, Result, TaylorRemainderBound, TermHessians, Tuning,
 };
 use tallmc_estimators::{ControlVariate, CvOrder};
 
@@ -194,21 +193,7 @@ pub struct ProxyMhStats {
     pub evals: EvalCounts,
 }
 
-impl StepStats for ProxyMhStats {
-    fn evals(&self) -> EvalCounts {
-        self.evals
-    }
-    /// 1 if accepted, 0 if not (the decision is hard).
-    fn accept_stat(&self) -> f64 {
-        f64::from(u8::from(self.accepted))
-    }
-    fn divergent(&self) -> bool {
-        self.divergent
-    }
-    fn batch_size(&self) -> u64 {
-        self.used as u64
-    }
-}
+step_stats_from_fields!(decided: ProxyMhStats);
 
 /// The remainders r_i = ℓ_i(θ′) − ℓ_i(θ) − ℘_i of one decision (see the module docs), with the
 /// data sums at θ* and the scratch to evaluate them.

@@ -41,7 +41,7 @@
 use rand::Rng;
 use rand_distr::{Distribution, StandardNormal};
 use serde::Serialize;
-use tallmc_core::{EvalCounts, Result, StepStats, Tuning};
+use tallmc_core::{EvalCounts, Result, Tuning};
 use tallmc_estimators::MinibatchGradient;
 use tallmc_integrators::Metric;
 
@@ -122,22 +122,7 @@ pub struct SgHmcStats {
     pub kinetic_energy: f64,
 }
 
-impl StepStats for SgHmcStats {
-    fn evals(&self) -> EvalCounts {
-        self.evals
-    }
-    /// Always 1: SG-HMC accepts every trajectory.
-    fn accept_stat(&self) -> f64 {
-        1.0
-    }
-    fn divergent(&self) -> bool {
-        self.divergent
-    }
-    /// L·n: data points looked at over the trajectory (with repeats across steps).
-    fn batch_size(&self) -> u64 {
-        (self.batch * self.num_steps) as u64
-    }
-}
+step_stats_from_fields!(always_accepted: SgHmcStats);
 
 /// State of an SG-HMC chain besides θ: the momentum at the end of the last trajectory
 /// (redrawn at the start of the next one), the mass matrix and scratch.

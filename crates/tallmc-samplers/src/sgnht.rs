@@ -49,7 +49,7 @@
 use rand::Rng;
 use rand_distr::{Distribution, StandardNormal};
 use serde::Serialize;
-use tallmc_core::{EvalCounts, Result, StepStats, Tuning};
+use tallmc_core::{EvalCounts, Result, Tuning};
 use tallmc_estimators::MinibatchGradient;
 
 use crate::sg::{
@@ -139,22 +139,7 @@ pub struct SgnhtStats {
     pub kinetic_energy: f64,
 }
 
-impl StepStats for SgnhtStats {
-    fn evals(&self) -> EvalCounts {
-        self.evals
-    }
-    /// Always 1: SGNHT accepts every move.
-    fn accept_stat(&self) -> f64 {
-        1.0
-    }
-    fn divergent(&self) -> bool {
-        self.divergent
-    }
-    /// L·n: data points looked at over the step's updates.
-    fn batch_size(&self) -> u64 {
-        (self.batch * self.num_steps) as u64
-    }
-}
+step_stats_from_fields!(always_accepted: SgnhtStats);
 
 /// State of an SGNHT chain besides θ: momentum, thermostat(s) and scratch.
 #[derive(Debug, Clone, PartialEq)]

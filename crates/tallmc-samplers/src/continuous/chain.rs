@@ -47,7 +47,7 @@ where
         return Err(SamplerError::Init { chain, source });
     }
     let mut stepper = Stepper { chain, segment: 0, zero_run: 0, limit: c.max_zero_duration_steps };
-    let mut ticker = Ticker::new(driver.progress, chain, !c.warmup.is_zero());
+    let mut ticker = Ticker::new(driver.options.progress, chain, !c.warmup.is_zero());
 
     // Warmup: step + adapt until the budget is spent (or the stop flag is raised); a time budget
     // splits the last segment.
@@ -60,7 +60,7 @@ where
     if !c.warmup.is_zero() {
         let limit = c.warmup.time_limit();
         loop {
-            if driver.stopped() {
+            if driver.options.stopped() {
                 interrupted = true;
                 break;
             }
@@ -107,7 +107,7 @@ where
         parameter_names: names,
         warmup: c.warmup,
         sampling: c.sampling,
-        config: &driver.comments,
+        config: &driver.options.comments,
         adaptation: &adaptation,
     };
     sink.begin(&header).map_err(|e| sink_err(&sink, e))?;
@@ -123,7 +123,7 @@ where
         finished = clock.emit(seg, &none, &mut sink).map_err(|e| sink_err(&sink, e))?;
     }
     while !finished {
-        if interrupted || driver.stopped() {
+        if interrupted || driver.options.stopped() {
             interrupted = true;
             break;
         }

@@ -1,9 +1,6 @@
 //! The continuous-time driver: runs the chains a [`PdmpKernel`] builds on several threads in
 //! parallel and streams every post-warmup segment to a [`SegmentSink`].
 
-use std::sync::atomic::{AtomicBool, Ordering};
-
-use rayon::prelude::*;
 use serde::Serialize;
 use tallmc_core::{Error, EventTotals, PdmpChain, PdmpKernel};
 
@@ -11,7 +8,7 @@ use super::budget::{Budget, Phase};
 use super::chain::run_chain;
 use super::sink::SegmentSink;
 use crate::Result;
-use crate::driver::{NoProgress, Progress};
+use crate::driver::Runner;
 
 /// Budgets, chains and seed of a continuous-time run.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -126,67 +123,16 @@ impl<S, T> ContinuousChainOutput<S, T> {
     }
 }
 
-/// Runs continuous-time chains. Build with [`ContinuousDriver::new`], then
-/// [`ContinuousDriver::run`]. See the [module docs](super) for what a run does.
-pub struct ContinuousDriver<'a> {
-    pub(super) config: ContinuousRunConfig,
-    pub(super) parameter_names: Vec<String>,
-    pub(super) comments: Vec<(String, String)>,
-    pub(super) progress: &'a dyn Progress,
-    stop: Option<&'a AtomicBool>,
-}
+/// Runs continuous-time chains: the [`Runner`] of a [`ContinuousRunConfig`]. Build with
+/// [`ContinuousDriver::new`], then [`ContinuousDriver::run`]. See the [module docs](super) for
+/// what a run does. Progress is reported in [`PROGRESS_TICKS`] ticks of each phase's budget
+/// (the fraction of time, events or evaluations spent): `done` counts ticks over warmup then
+/// sampling, `total` is 2 · [`PROGRESS_TICKS`] (or [`PROGRESS_TICKS`] without warmup), and an
+/// update is made only when a tick is completed. The stop flag ends every chain after its
+/// current segment; the reports say `interrupted`, with the time and events made so far.
+pub type ContinuousDriver<'a> = Runner<'a, ContinuousRunConfig>;
 
-impl<'a> ContinuousDriver<'a> {
-    /// A driver for `config` (validated in `run`).
-    pub fn new(config: ContinuousRunConfig) -> Self {
-        Self {
-            config,
-            parameter_names: Vec::new(),
-            comments: Vec::new(),
-            progress: &NoProgress,
-            stop: None,
-        }
-    }
-
-    /// Names of the parameters (default `theta.1`, …).
-    pub fn parameter_names(mut self, names: Vec<String>) -> Self {
-        self.parameter_names = names;
-        self
-    }
-
-    /// Configuration lines `key = value` handed to the sinks (CSV comments).
-    pub fn comments(mut self, comments: Vec<(String, String)>) -> Self {
-        self.comments = comments;
-        self
-    }
-
-    /// Where to report progress. Each phase is reported in [`PROGRESS_TICKS`] ticks of its
-    /// budget (the fraction of time, events or evaluations spent): `done` counts ticks over
-    /// warmup then sampling, `total` is 2 · [`PROGRESS_TICKS`] (or [`PROGRESS_TICKS`] without
-    /// warmup), and an update is made only when a tick is completed.
-    pub fn progress(mut self, progress: &'a dyn Progress) -> Self {
-        self.progress = progress;
-        self
-    }
-
-    /// A flag that, once raised, ends every chain after its current segment, finishing its
-    /// sink (files stay complete and readable); the reports say `interrupted`, with the time
-    /// and events made so far.
-    pub fn stop_when(mut self, stop: &'a AtomicBool) -> Self {
-        self.stop = Some(stop);
-        self
-    }
-
-    /// Whether the stop flag is raised.
-    pub(super) fn stopped(&self) -> bool {
-        self.stop.is_some_and(|s| s.load(Ordering::Relaxed))
-    }
-
-    /// The run configuration.
-    pub fn config(&self) -> &ContinuousRunConfig {
-        &self.config
-    }
-
+impl Runner<'_, ContinuousRunConfig> {
     /// Runs `num_chains` chains of `kernel` in parallel (the settings build every chain).
     /// `inits` holds one initial position per chain (or a single one shared by all); `sinks`
     /// holds one sink per chain. Returns the chains' reports and sinks in chain order.
@@ -216,46 +162,9 @@ impl<'a> ContinuousDriver<'a> {
     {
         let c = &self.config;
         c.validate()?;
-        if inits.len() != c.num_chains && inits.len() != 1 {
-            return Err(Error::dimension(
-                "initial positions (one per chain)",
-                c.num_chains,
-                inits.len(),
-            )
-            .into());
-        }
-        if sinks.len() != c.num_chains {
-            return Err(Error::dimension("sinks (one per chain)", c.num_chains, sinks.len()).into());
-        }
-        let dim = inits[0].len();
-        if let Some(k) = inits.iter().position(|x| x.len() != dim) {
-            return Err(Error::dimension(
-                format!("initial position of chain {k}"),
-                dim,
-                inits[k].len(),
-            )
-            .into());
-        }
-        let names: Vec<String> = if self.parameter_names.is_empty() {
-            (1..=dim).map(|j| format!("theta.{j}")).collect()
-        } else {
-            self.parameter_names.clone()
-        };
-        if names.len() != dim {
-            return Err(Error::dimension("parameter names", dim, names.len()).into());
-        }
-        sinks
-            .into_par_iter()
-            .enumerate()
-            .map(|(chain, sink)| {
-                let init = if inits.len() == 1 { &inits[0] } else { &inits[chain] };
-                run_chain(self, model, chain, init, &names, kernel, sink)
-            })
-            .collect::<Vec<_>>()
-            // The first failing chain in chain order, whichever thread failed first: the same
-            // error for the same input (rayon's `collect` into a `Result` returns any one).
-            .into_iter()
-            .collect()
+        self.options.run_chains(c.num_chains, inits, sinks, |chain, init, names, sink| {
+            run_chain(self, model, chain, init, names, kernel, sink)
+        })
     }
 }
 

@@ -40,13 +40,13 @@ use tallmc_core::{
     PdmpChain, PdmpKernel, Result, SegmentStats, TermCurvatureBound, TermGradients, TermHessians,
     Trajectory, Tuning,
 };
-use tallmc_integrators::{AffineRate, ConstantRate, PiecewiseLinearRate, Rate, earliest, thin};
+use tallmc_integrators::{AffineRate, ConstantRate, PiecewiseLinearRate, Rate, thin};
 
 use super::common::{
-    FullPotential, PotentialCurvature, VelocityDistribution, all_finite, check_position,
-    check_refresh_rate, diverge, dot, reflect,
+    FullPotential, ParticleState, PotentialCurvature, VelocityDistribution, all_finite,
+    check_refresh_rate, diverge, dot, first_event, reflect, segment_with,
 };
-use super::envelope::{AutoBoundConfig, GridProbe, Horizon, envelope, gradient_at};
+use super::envelope::{AutoBoundConfig, EnvelopeWindow, envelope, gradient_at};
 
 /// Rounding slack of an exact bound: a ratio up to 1 + 10⁻⁹ is not a violation.
 pub(crate) const BOUND_SLACK: f64 = 1e-9;
@@ -91,13 +91,7 @@ pub struct ModelBound;
 pub struct AutomaticBound(pub AutoBoundConfig);
 
 /// State of a BPS chain: the particle and ∇U at its position.
-#[derive(Debug, Clone, PartialEq)]
-pub struct BpsState {
-    /// Position, velocity, time and last segment.
-    pub trajectory: Trajectory,
-    /// ∇U(x) at the current position.
-    pub gradient: Vec<f64>,
-}
+pub type BpsState = ParticleState;
 
 /// Scratch of a running chain, built once.
 #[derive(Debug, Clone)]
@@ -119,16 +113,10 @@ pub struct CurvatureClock(pub(crate) PotentialCurvature);
 /// along the current line and its adaptive horizon. Opaque.
 #[derive(Debug, Clone)]
 pub struct EnvelopeClock {
-    intervals: usize,
-    probe: GridProbe,
+    window: EnvelopeWindow,
     band: PiecewiseLinearRate,
-    valid: bool,
-    /// Band time of the particle and Λ̄ there.
-    offset: f64,
+    /// Λ̄ at the particle's band time.
     mass: f64,
-    horizon: Horizon,
-    band_end: f64,
-    g_end: Vec<f64>,
 }
 
 /// How a chain's bounce (or flip) clocks are simulated, as its tuning reports it.
@@ -228,19 +216,15 @@ impl<B> Bps<B> {
         R: Rng + ?Sized,
     {
         let d = model.dim();
-        check_position(position, d)?;
         let mut potential = FullPotential::new(model, self.config.parallelism);
-        let mut gradient = vec![0.0; d];
-        let evals = potential.gradient(model, position, &mut gradient);
-        tallmc_core::error::check_finite(
-            "gradient of the potential at the initial position",
-            &gradient,
-        )?;
-        let mut velocity = vec![0.0; d];
-        self.config.velocity.draw(rng, &mut velocity);
+        let velocity = self.config.velocity;
+        let (state, evals) =
+            ParticleState::start(model, position, &mut potential, rng, |rng, v| {
+                velocity.draw(rng, v);
+            })?;
         Ok(BpsChain {
             config: self.config,
-            state: BpsState { trajectory: Trajectory::new(position.to_vec(), velocity), gradient },
+            state,
             running: Running {
                 potential,
                 y: vec![0.0; d],
@@ -289,22 +273,16 @@ fn refresh<R: Rng + ?Sized>(
     rng: &mut R,
     mut stats: SegmentStats,
 ) -> SegmentStats {
-    state.trajectory.advance(tau);
-    state.gradient.copy_from_slice(g_new);
+    state.move_to(tau, g_new);
     velocity.draw(rng, state.trajectory.velocity_mut());
     state.trajectory.set_end(EventKind::Refresh);
     stats.refreshes = 1;
     stats
 }
 
-/// Error when no clock can ever fire along the current line.
-fn never_fires() -> Error {
-    Error::invalid(
-        "BPS clocks",
-        "no event ever",
-        "a potential that rises along every line or a refresh rate > 0 (is the target proper?)",
-    )
-}
+/// What makes one of the BPS clocks fire (in the error when none can).
+const FIRES_WHEN: &str =
+    "a potential that rises along every line or a refresh rate > 0 (is the target proper?)";
 
 impl<M> PdmpKernel<M> for Bps<ModelBound>
 where
@@ -345,11 +323,8 @@ where
         let a = dot(&state.gradient, v);
         let b = curvature.apply(v, &mut r.hv);
         let tau_b = AffineRate { a, b }.first_arrival(rng);
-        let Some((which, tau)) = earliest([tau_b, tau_r]) else {
-            return Err(never_fires());
-        };
-        let mut stats =
-            SegmentStats { evals: std::mem::take(&mut r.pending), ..SegmentStats::NONE };
+        let (which, tau) = first_event([tau_b, tau_r], "BPS clocks", FIRES_WHEN)?;
+        let mut stats = segment_with(&mut r.pending);
         // ∇U at the end of the segment: analytic when the potential is quadratic.
         if curvature.exact {
             for ((g, g0), hv) in r.g_new.iter_mut().zip(&state.gradient).zip(&r.hv) {
@@ -381,8 +356,7 @@ where
             }
             decision.accept
         };
-        state.trajectory.advance(tau);
-        state.gradient.copy_from_slice(&r.g_new);
+        state.move_to(tau, &r.g_new);
         if accept {
             reflect(state.trajectory.velocity_mut(), &state.gradient);
             state.trajectory.set_end(EventKind::Bounce);
@@ -411,18 +385,10 @@ where
         position: &[f64],
         rng: &mut R,
     ) -> Result<Self::Chain> {
-        let d = model.dim();
-        let cfg = self.bound.0;
         let clock = EnvelopeClock {
-            intervals: cfg.intervals,
-            probe: GridProbe::new(d, cfg.intervals),
+            window: EnvelopeWindow::new(model.dim(), self.bound.0),
             band: PiecewiseLinearRate::new(),
-            valid: false,
-            offset: 0.0,
             mass: 0.0,
-            horizon: Horizon::new(cfg.initial_horizon),
-            band_end: 0.0,
-            g_end: vec![0.0; d],
         };
         self.start(model, position, rng, clock)
     }
@@ -442,88 +408,59 @@ where
         let Self { config, state, running: r, clock: auto } = self;
         let tau_r = refresh_time(config, rng);
         let velocity_kind = config.velocity;
-        let mut stats =
-            SegmentStats { evals: std::mem::take(&mut r.pending), ..SegmentStats::NONE };
-        let (x, v) = (state.trajectory.position(), state.trajectory.velocity());
-        if !auto.valid {
-            let (evals, kept) = auto.probe.probe(
-                model,
-                &mut r.potential,
-                x,
-                v,
-                &state.gradient,
-                auto.horizon.current,
-            );
-            stats.evals += evals;
-            if kept < 2 {
-                // Not even one interval with finite values: shrink and report.
-                auto.horizon.event_at(0.0);
-                return Ok(diverge(&mut state.trajectory, stats));
-            }
-            let p = &auto.probe;
-            let times = &p.times[..kept];
+        let mut stats = segment_with(&mut r.pending);
+        let EnvelopeClock { window, band, mass } = auto;
+        let ready = window.ensure_bands(model, &mut r.potential, state, &mut stats, |p, kept| {
+            let v = state.trajectory.velocity();
             let d = v.len();
             envelope(
-                times,
+                &p.times[..kept],
                 |k| dot(&p.grads[k * d..(k + 1) * d], v),
                 |k| dot(&p.hvps[k * d..(k + 1) * d], v),
-                &mut auto.band,
+                band,
             );
-            auto.g_end.copy_from_slice(&p.grads[(kept - 1) * d..kept * d]);
-            auto.band_end = times[kept - 1];
-            auto.offset = 0.0;
-            auto.mass = 0.0;
-            auto.valid = true;
+            *mass = 0.0;
+        });
+        if !ready {
+            // Not even one interval with finite values: shrink and report.
+            return Ok(diverge(&mut state.trajectory, stats));
         }
+        let (x, v) = (state.trajectory.position(), state.trajectory.velocity());
         let e = tallmc_integrators::poisson::unit_exponential(rng);
-        let tau_b = auto.band.arrival_for(auto.mass + e) - auto.offset;
-        let tau_h = auto.band_end - auto.offset;
-        let (which, tau) = earliest([tau_b, tau_r, tau_h]).ok_or_else(never_fires)?;
+        let tau_b = band.arrival_for(*mass + e) - window.offset;
+        let tau_h = window.time_left();
+        let (which, tau) = first_event([tau_b, tau_r, tau_h], "BPS clocks", FIRES_WHEN)?;
         if which == 2 {
-            state.trajectory.advance(tau);
-            state.gradient.copy_from_slice(&auto.g_end);
-            state.trajectory.set_end(EventKind::Horizon);
-            auto.valid = false;
-            auto.horizon.exhausted();
+            window.run_out(state, tau);
             return Ok(stats);
         }
         stats.evals += gradient_at(model, &mut r.potential, x, v, tau, &mut r.y, &mut r.g_new);
         if !all_finite(&r.g_new) {
-            auto.valid = false;
-            auto.horizon.event_at(0.0);
+            window.event_at(0.0);
             return Ok(diverge(&mut state.trajectory, stats));
         }
-        let band_time = auto.offset + tau;
+        let band_time = window.offset + tau;
         if which == 1 {
-            auto.valid = false;
-            auto.horizon.event_at(band_time);
+            window.event_at(band_time);
             return Ok(refresh(state, &r.g_new, tau, velocity_kind, rng, stats));
         }
         stats.proposals = 1;
-        let decision = thin(dot(&r.g_new, v), auto.band.rate(band_time), rng);
+        let decision = thin(dot(&r.g_new, v), band.rate(band_time), rng);
         stats.ratio = decision.ratio;
         stats.violations = u64::from(decision.violation);
-        state.trajectory.advance(tau);
-        state.gradient.copy_from_slice(&r.g_new);
-        auto.offset = band_time;
-        auto.mass += e;
+        state.move_to(tau, &r.g_new);
+        window.offset = band_time;
+        *mass += e;
         if decision.accept {
             reflect(state.trajectory.velocity_mut(), &state.gradient);
             state.trajectory.set_end(EventKind::Bounce);
             stats.bounces = 1;
-            auto.valid = false;
-            auto.horizon.event_at(band_time);
+            window.event_at(band_time);
         }
         Ok(stats)
     }
 
     fn tuning(&self) -> BpsTuning {
-        BpsTuning {
-            refresh_rate: self.config.refresh_rate,
-            clock: ClockTuning::Automatic {
-                intervals: self.clock.intervals,
-                horizon: self.clock.horizon.current,
-            },
-        }
+        BpsTuning { refresh_rate: self.config.refresh_rate, clock: self.clock.window.tuning() }
     }
 }

@@ -1,5 +1,6 @@
 //! Pieces shared by the piecewise-deterministic kernels: velocity draws and reflections, the
-//! full-data potential, and the curvature bound of the potential.
+//! full-data potential, the curvature bound of the potential, and the particle state of the
+//! full-data kernels.
 
 use rand::Rng;
 use rand_distr::{Distribution, StandardNormal};
@@ -9,6 +10,7 @@ use tallmc_core::{
     Parallelism, Result, SegmentStats, TermCurvatureBound, TermGradients, TermHessians, Terms,
     Trajectory,
 };
+use tallmc_integrators::earliest;
 
 /// The reference distribution of a BPS-type velocity (drawn at the start and at refreshments).
 ///
@@ -177,6 +179,56 @@ impl PotentialCurvature {
     }
 }
 
+/// State of a full-data BPS or Zig-Zag chain: the particle and ∇U at its position (cached, so
+/// that each rate along the next line starts from it without touching the data).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParticleState {
+    /// Position, velocity, time and last segment.
+    pub trajectory: Trajectory,
+    /// ∇U(x) at the current position.
+    pub gradient: Vec<f64>,
+}
+
+impl ParticleState {
+    /// Starts a particle at `position`: checks it, computes ∇U there with `potential` (N terms
+    /// and N gradients, returned) and draws the velocity with `velocity`.
+    pub(crate) fn start<M, R>(
+        model: &M,
+        position: &[f64],
+        potential: &mut FullPotential,
+        rng: &mut R,
+        velocity: impl FnOnce(&mut R, &mut [f64]),
+    ) -> Result<(Self, EvalCounts)>
+    where
+        M: TermGradients + LogPrior + ?Sized,
+        R: Rng + ?Sized,
+    {
+        let d = model.dim();
+        check_position(position, d)?;
+        let mut gradient = vec![0.0; d];
+        let evals = potential.gradient(model, position, &mut gradient);
+        tallmc_core::error::check_finite(
+            "gradient of the potential at the initial position",
+            &gradient,
+        )?;
+        let mut v = vec![0.0; d];
+        velocity(rng, &mut v);
+        Ok((Self { trajectory: Trajectory::new(position.to_vec(), v), gradient }, evals))
+    }
+
+    /// Moves the particle by `tau` along its velocity and installs `gradient`, ∇U there.
+    pub(crate) fn move_to(&mut self, tau: f64, gradient: &[f64]) {
+        self.trajectory.advance(tau);
+        self.gradient.copy_from_slice(gradient);
+    }
+}
+
+/// The stats of a new segment, carrying the evaluations made since the last one (set-up
+/// evaluations are reported with the first step).
+pub(crate) fn segment_with(pending: &mut EvalCounts) -> SegmentStats {
+    SegmentStats { evals: std::mem::take(pending), ..SegmentStats::NONE }
+}
+
 /// Ends a zero-length segment in a divergence: the particle stays where its gradient was
 /// finite and its velocity is reversed, so it leaves the way it came (not π-invariant: it
 /// reports numerical trouble, as HMC's divergences do).
@@ -186,6 +238,17 @@ pub(crate) fn diverge(trajectory: &mut Trajectory, mut stats: SegmentStats) -> S
     trajectory.set_end(EventKind::Divergence);
     stats.divergences = 1;
     stats
+}
+
+/// The earliest of the clocks' first arrivals `times` (index and time, [`earliest`]), or, when
+/// no clock can ever fire along the current line (every time infinite), an error naming the
+/// `clocks` and what would make one fire (`fires_when`).
+pub(crate) fn first_event(
+    times: impl IntoIterator<Item = f64>,
+    clocks: &'static str,
+    fires_when: &'static str,
+) -> Result<(usize, f64)> {
+    earliest(times).ok_or_else(|| Error::invalid(clocks, "no event ever", fires_when))
 }
 
 /// Checks a refresh rate: finite and ≥ 0.

@@ -24,11 +24,13 @@
 
 use serde::Serialize;
 use tallmc_core::{
-    Error, EvalCounts, LogPrior, LogPriorHessian, Result, TermGradients, TermHessians,
+    Error, EvalCounts, EventKind, LogPrior, LogPriorHessian, Result, SegmentStats, TermGradients,
+    TermHessians,
 };
 use tallmc_integrators::PiecewiseLinearRate;
 
-use super::common::{FullPotential, all_finite};
+use super::bps::ClockTuning;
+use super::common::{FullPotential, ParticleState, all_finite};
 
 /// Settings of the automatic piecewise bound (module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -82,6 +84,99 @@ impl Horizon {
         if s < 0.25 * self.current {
             self.current = (0.5 * self.current).max(self.min);
         }
+    }
+}
+
+/// What the automatic clocks of BPS (one band) and Zig-Zag (one band per coordinate) share:
+/// the grid probe along the current line, the band time of the particle, where the bands end
+/// and ∇U there, and the adaptive horizon. The bands are `valid` until an event, a divergence
+/// or the end of the horizon changes the line.
+#[derive(Debug, Clone)]
+pub(crate) struct EnvelopeWindow {
+    pub(crate) intervals: usize,
+    pub(crate) probe: GridProbe,
+    pub(crate) valid: bool,
+    /// Band time of the particle.
+    pub(crate) offset: f64,
+    pub(crate) horizon: Horizon,
+    pub(crate) band_end: f64,
+    pub(crate) g_end: Vec<f64>,
+}
+
+impl EnvelopeWindow {
+    /// A window in dimension `dim` with the settings `config`; its bands are not valid yet.
+    pub(crate) fn new(dim: usize, config: AutoBoundConfig) -> Self {
+        Self {
+            intervals: config.intervals,
+            probe: GridProbe::new(dim, config.intervals),
+            valid: false,
+            offset: 0.0,
+            horizon: Horizon::new(config.initial_horizon),
+            band_end: 0.0,
+            g_end: vec![0.0; dim],
+        }
+    }
+
+    /// When the bands are stale, probes the grid of the current horizon along (`state`'s
+    /// position, velocity), adds its evaluations to `stats` and hands the probe and the
+    /// number of grid points kept to `build`, which writes the bands; the window then starts
+    /// at band time 0. Returns false (after shrinking the horizon) when not even one interval
+    /// has finite values: the caller ends the segment in a divergence.
+    pub(crate) fn ensure_bands<M>(
+        &mut self,
+        model: &M,
+        potential: &mut FullPotential,
+        state: &ParticleState,
+        stats: &mut SegmentStats,
+        build: impl FnOnce(&GridProbe, usize),
+    ) -> bool
+    where
+        M: TermHessians + LogPrior + LogPriorHessian + ?Sized,
+    {
+        if self.valid {
+            return true;
+        }
+        let (x, v) = (state.trajectory.position(), state.trajectory.velocity());
+        let (evals, kept) =
+            self.probe.probe(model, potential, x, v, &state.gradient, self.horizon.current);
+        stats.evals += evals;
+        if kept < 2 {
+            self.horizon.event_at(0.0);
+            return false;
+        }
+        build(&self.probe, kept);
+        let d = v.len();
+        self.g_end.copy_from_slice(&self.probe.grads[(kept - 1) * d..kept * d]);
+        self.band_end = self.probe.times[kept - 1];
+        self.offset = 0.0;
+        self.valid = true;
+        true
+    }
+
+    /// Band time left before the bands end.
+    pub(crate) fn time_left(&self) -> f64 {
+        self.band_end - self.offset
+    }
+
+    /// No event before the bands end: moves the particle there (by `tau`, the time left),
+    /// installs the cached ∇U and doubles the horizon.
+    pub(crate) fn run_out(&mut self, state: &mut ParticleState, tau: f64) {
+        state.move_to(tau, &self.g_end);
+        state.trajectory.set_end(EventKind::Horizon);
+        self.valid = false;
+        self.horizon.exhausted();
+    }
+
+    /// An event (or a divergence, at 0) at band time `band_time` changed the line: the bands
+    /// are stale and the horizon may shrink.
+    pub(crate) fn event_at(&mut self, band_time: f64) {
+        self.valid = false;
+        self.horizon.event_at(band_time);
+    }
+
+    /// The clock's tuning.
+    pub(crate) fn tuning(&self) -> ClockTuning {
+        ClockTuning::Automatic { intervals: self.intervals, horizon: self.horizon.current }
     }
 }
 

@@ -15,8 +15,8 @@
 //! factor by factor); refreshment at rate λ_ref makes it ergodic. Unlike the authors' code, the
 //! prior is a factor of its own (REFERENCES §5): without it the sampler targets the likelihood.
 //!
-//! **Clocks**, superposed with [`earliest`] (independent Poisson processes; the one that fired
-//! first is the event):
+//! **Clocks**, superposed with [`earliest`](tallmc_integrators::earliest) (independent Poisson
+//! processes; the one that fired first is the event):
 //!
 //! * *data*: the N datum clocks together. With a per-datum bound
 //!   sup_J |⟨∇U_J(x + vt), v⟩| ≤ a + bt from a [`DatumRateBound`], the superposition is
@@ -62,10 +62,12 @@ use tallmc_core::{
     PdmpKernel, Result, SegmentStats, TermGradientBounds, TermGradientLipschitz, TermGradients,
     Trajectory, Tuning,
 };
-use tallmc_integrators::{AffineRate, ConstantRate, Rate, earliest, thin};
+use tallmc_integrators::{AffineRate, ConstantRate, Rate, thin};
 
 use super::common::diverge;
-use super::common::{VelocityDistribution, all_finite, check_position, check_refresh_rate, dot};
+use super::common::{
+    VelocityDistribution, all_finite, check_position, check_refresh_rate, dot, first_event,
+};
 use super::datum_bounds::{
     BoundedGradients, DatumScratch, LipschitzGradients, ReferenceGradients, checked_constant,
     checked_num_terms, distance, exceeds, point_on_line, prior_kappa, uniform_datum,
@@ -285,13 +287,9 @@ impl Tuning for LipSbpsTuning {
     }
 }
 
-fn never_fires() -> Error {
-    Error::invalid(
-        "lipSBPS clocks",
-        "no event ever",
-        "a per-datum bound or prior that rises along the line, or a refresh rate > 0",
-    )
-}
+/// What makes one of the lipSBPS clocks fire (in the error when none can).
+const FIRES_WHEN: &str =
+    "a per-datum bound or prior that rises along the line, or a refresh rate > 0";
 
 impl<M, B> PdmpKernel<M> for LipSbps<B>
 where
@@ -388,7 +386,7 @@ where
         };
         let tau_p = AffineRate { a: a0, b: b0 }.first_arrival(rng);
         let tau_r = ConstantRate(config.refresh_rate).first_arrival(rng);
-        let (which, tau) = earliest([tau_d, tau_p, tau_r]).ok_or_else(never_fires)?;
+        let (which, tau) = first_event([tau_d, tau_p, tau_r], "lipSBPS clocks", FIRES_WHEN)?;
         let mut stats =
             SegmentStats { evals: std::mem::take(&mut r.pending), ..SegmentStats::NONE };
         if which == 2 {

@@ -48,7 +48,7 @@ pub use bps::{
     AutomaticBound, Bps, BpsChain, BpsConfig, BpsState, BpsTuning, ClockTuning, CurvatureClock,
     EnvelopeClock, ModelBound,
 };
-pub use common::{VelocityDistribution, reflect};
+pub use common::{ParticleState, VelocityDistribution, reflect};
 pub use datum_bounds::{BoundedGradients, LipschitzGradients};
 pub use envelope::AutoBoundConfig;
 pub use lipsbps::{DatumRateBound, LipSbps, LipSbpsChain, LipSbpsConfig, LipSbpsTuning};

@@ -33,8 +33,11 @@ use tallmc_core::{
 use tallmc_integrators::{AffineRate, PiecewiseLinearRate, Rate, earliest, thin};
 
 use super::bps::{AutomaticBound, BOUND_SLACK, ClockTuning, CurvatureClock, ModelBound};
-use super::common::{FullPotential, PotentialCurvature, all_finite, check_position, diverge};
-use super::envelope::{AutoBoundConfig, GridProbe, Horizon, envelope, gradient_at};
+use super::common::{
+    FullPotential, ParticleState, PotentialCurvature, all_finite, diverge, first_event,
+    segment_with,
+};
+use super::envelope::{AutoBoundConfig, EnvelopeWindow, envelope, gradient_at};
 
 /// Settings of [`ZigZag`].
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
@@ -45,13 +48,7 @@ pub struct ZigZagConfig {
 }
 
 /// State of a Zig-Zag chain: the particle (velocity in {−1, +1}^d) and ∇U at its position.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ZigZagState {
-    /// Position, velocity, time and last segment.
-    pub trajectory: Trajectory,
-    /// ∇U(ξ) at the current position.
-    pub gradient: Vec<f64>,
-}
+pub type ZigZagState = ParticleState;
 
 /// Scratch of a running chain, built once.
 #[derive(Debug, Clone)]
@@ -69,14 +66,8 @@ struct Running {
 /// coordinate along the current line and their adaptive horizon. Opaque.
 #[derive(Debug, Clone)]
 pub struct EnvelopeClocks {
-    intervals: usize,
-    probe: GridProbe,
+    window: EnvelopeWindow,
     bands: Vec<PiecewiseLinearRate>,
-    valid: bool,
-    offset: f64,
-    horizon: Horizon,
-    band_end: f64,
-    g_end: Vec<f64>,
 }
 
 /// The tuning of a [`ZigZagChain`]: how its flip clocks are simulated.
@@ -137,21 +128,13 @@ impl<B> ZigZag<B> {
         R: Rng + ?Sized,
     {
         let d = model.dim();
-        check_position(position, d)?;
         let mut potential = FullPotential::new(model, self.config.parallelism);
-        let mut gradient = vec![0.0; d];
-        let pending = potential.gradient(model, position, &mut gradient);
-        tallmc_core::error::check_finite(
-            "gradient of the potential at the initial position",
-            &gradient,
-        )?;
-        let mut velocity = vec![0.0; d];
-        draw_signs(rng, &mut velocity);
+        let (state, pending) =
+            ParticleState::start(model, position, &mut potential, rng, |rng, v| {
+                draw_signs(rng, v);
+            })?;
         Ok(ZigZagChain {
-            state: ZigZagState {
-                trajectory: Trajectory::new(position.to_vec(), velocity),
-                gradient,
-            },
+            state,
             running: Running {
                 potential,
                 y: vec![0.0; d],
@@ -186,13 +169,8 @@ impl<C> ZigZagChain<C> {
     }
 }
 
-fn never_fires() -> Error {
-    Error::invalid(
-        "Zig-Zag clocks",
-        "no event ever",
-        "a potential that rises along every line (is the target proper?)",
-    )
-}
+/// What makes one of a Zig-Zag clocks fire (in the error when none can).
+const FIRES_WHEN: &str = "a potential that rises along every line (is the target proper?)";
 
 impl<M> PdmpKernel<M> for ZigZag<ModelBound>
 where
@@ -229,15 +207,14 @@ where
     fn step<R: Rng + ?Sized>(&mut self, model: &M, rng: &mut R) -> Result<SegmentStats> {
         let Self { state, running: r, clock } = self;
         let curvature = &clock.0;
-        let mut stats =
-            SegmentStats { evals: std::mem::take(&mut r.pending), ..SegmentStats::NONE };
+        let mut stats = segment_with(&mut r.pending);
         let (x, theta) = (state.trajectory.position(), state.trajectory.velocity());
         for (j, t) in r.times.iter_mut().enumerate() {
             let a = theta[j] * state.gradient[j];
             let b = if curvature.exact { theta[j] * r.h_theta[j] } else { curvature.rows[j] };
             *t = AffineRate { a, b }.first_arrival(rng);
         }
-        let (j, tau) = earliest(r.times.iter().copied()).ok_or_else(never_fires)?;
+        let (j, tau) = first_event(r.times.iter().copied(), "Zig-Zag clocks", FIRES_WHEN)?;
         stats.proposals = 1;
         if curvature.exact {
             for ((g, g0), h) in r.g_new.iter_mut().zip(&state.gradient).zip(&r.h_theta) {
@@ -248,8 +225,7 @@ where
             }
             stats.ratio = 1.0;
             let old = theta[j];
-            state.trajectory.advance(tau);
-            state.gradient.copy_from_slice(&r.g_new);
+            state.move_to(tau, &r.g_new);
             state.trajectory.velocity_mut()[j] = -old;
             // ∇²U θ changes by −2 θ_j_old · column j (∇²U is symmetric).
             let d = r.h_theta.len();
@@ -278,8 +254,7 @@ where
                 time: state.trajectory.time() + tau,
             });
         }
-        state.trajectory.advance(tau);
-        state.gradient.copy_from_slice(&r.g_new);
+        state.move_to(tau, &r.g_new);
         if decision.accept {
             let v = state.trajectory.velocity_mut();
             v[j] = -v[j];
@@ -307,16 +282,9 @@ where
         rng: &mut R,
     ) -> Result<Self::Chain> {
         let d = model.dim();
-        let cfg = self.bound.0;
         let clock = EnvelopeClocks {
-            intervals: cfg.intervals,
-            probe: GridProbe::new(d, cfg.intervals),
+            window: EnvelopeWindow::new(d, self.bound.0),
             bands: vec![PiecewiseLinearRate::new(); d],
-            valid: false,
-            offset: 0.0,
-            horizon: Horizon::new(cfg.initial_horizon),
-            band_end: 0.0,
-            g_end: vec![0.0; d],
         };
         self.start(model, position, rng, clock)
     }
@@ -333,28 +301,13 @@ where
     }
 
     fn step<R: Rng + ?Sized>(&mut self, model: &M, rng: &mut R) -> Result<SegmentStats> {
-        let Self { state, running: r, clock: auto } = self;
-        let mut stats =
-            SegmentStats { evals: std::mem::take(&mut r.pending), ..SegmentStats::NONE };
-        let (x, theta) = (state.trajectory.position(), state.trajectory.velocity());
-        let d = theta.len();
-        if !auto.valid {
-            let (evals, kept) = auto.probe.probe(
-                model,
-                &mut r.potential,
-                x,
-                theta,
-                &state.gradient,
-                auto.horizon.current,
-            );
-            stats.evals += evals;
-            if kept < 2 {
-                auto.horizon.event_at(0.0);
-                return Ok(diverge(&mut state.trajectory, stats));
-            }
-            let p = &auto.probe;
+        let Self { state, running: r, clock: EnvelopeClocks { window, bands } } = self;
+        let mut stats = segment_with(&mut r.pending);
+        let ready = window.ensure_bands(model, &mut r.potential, state, &mut stats, |p, kept| {
+            let theta = state.trajectory.velocity();
+            let d = theta.len();
             let times = &p.times[..kept];
-            for (j, band) in auto.bands.iter_mut().enumerate() {
+            for (j, band) in bands.iter_mut().enumerate() {
                 envelope(
                     times,
                     |k| theta[j] * p.grads[k * d + j],
@@ -362,59 +315,48 @@ where
                     band,
                 );
             }
-            auto.g_end.copy_from_slice(&p.grads[(kept - 1) * d..kept * d]);
-            auto.band_end = times[kept - 1];
-            auto.offset = 0.0;
-            auto.valid = true;
+        });
+        if !ready {
+            return Ok(diverge(&mut state.trajectory, stats));
         }
-        for (t, band) in r.times.iter_mut().zip(&auto.bands) {
+        let (x, theta) = (state.trajectory.position(), state.trajectory.velocity());
+        let offset = window.offset;
+        for (t, band) in r.times.iter_mut().zip(bands.iter()) {
             let e = tallmc_integrators::poisson::unit_exponential(rng);
-            *t = band.arrival_for(band.integrated(auto.offset) + e) - auto.offset;
+            *t = band.arrival_for(band.integrated(offset) + e) - offset;
         }
-        let tau_h = auto.band_end - auto.offset;
+        let tau_h = window.time_left();
         let first = earliest(r.times.iter().copied());
         let (j, tau) = match first {
             Some((j, tau)) if tau < tau_h => (j, tau),
             _ => {
-                state.trajectory.advance(tau_h);
-                state.gradient.copy_from_slice(&auto.g_end);
-                state.trajectory.set_end(EventKind::Horizon);
-                auto.valid = false;
-                auto.horizon.exhausted();
+                window.run_out(state, tau_h);
                 return Ok(stats);
             }
         };
         stats.evals += gradient_at(model, &mut r.potential, x, theta, tau, &mut r.y, &mut r.g_new);
         if !all_finite(&r.g_new) {
-            auto.valid = false;
-            auto.horizon.event_at(0.0);
+            window.event_at(0.0);
             return Ok(diverge(&mut state.trajectory, stats));
         }
-        let band_time = auto.offset + tau;
+        let band_time = window.offset + tau;
         stats.proposals = 1;
-        let decision = thin(theta[j] * r.g_new[j], auto.bands[j].rate(band_time), rng);
+        let decision = thin(theta[j] * r.g_new[j], bands[j].rate(band_time), rng);
         stats.ratio = decision.ratio;
         stats.violations = u64::from(decision.violation);
-        state.trajectory.advance(tau);
-        state.gradient.copy_from_slice(&r.g_new);
-        auto.offset = band_time;
+        state.move_to(tau, &r.g_new);
+        window.offset = band_time;
         if decision.accept {
             let v = state.trajectory.velocity_mut();
             v[j] = -v[j];
             state.trajectory.set_end(EventKind::Flip(j as u32));
             stats.bounces = 1;
-            auto.valid = false;
-            auto.horizon.event_at(band_time);
+            window.event_at(band_time);
         }
         Ok(stats)
     }
 
     fn tuning(&self) -> ZigZagTuning {
-        ZigZagTuning {
-            clock: ClockTuning::Automatic {
-                intervals: self.clock.intervals,
-                horizon: self.clock.horizon.current,
-            },
-        }
+        ZigZagTuning { clock: self.clock.window.tuning() }
     }
 }

@@ -25,7 +25,8 @@
 //!
 //! 1. for every coordinate, an affine bound θ_i∂_iÊ^J(ξ + θt) ≤ a_i + b_i t valid for *every*
 //!    J and t ≥ 0 (the estimator's [`SwitchingRateEstimator::bounds`]); draw each clock's first
-//!    arrival from [a_i + b_i t]⁺ and take the earliest (i, τ) ([`earliest`]);
+//!    arrival from [a_i + b_i t]⁺ and take the earliest (i, τ)
+//!    ([`earliest`](tallmc_integrators::earliest));
 //! 2. move to y = ξ + θτ, draw J uniform, evaluate ∂_iÊ^J(y) (one datum);
 //! 3. flip θ_i with probability (θ_i∂_iÊ^J(y))⁺/(a_i + b_iτ) (thinning). Since the bound
 //!    dominates the rate of every J, this realises the averaged rate λ_i exactly.
@@ -68,10 +69,10 @@ use tallmc_core::{
     Error, EvalCounts, EventKind, LogPriorCurvature, PdmpChain, PdmpKernel, Result, SegmentStats,
     TermGradientBounds, TermGradientLipschitz, TermGradients, Trajectory, Tuning,
 };
-use tallmc_integrators::{AffineRate, Rate, earliest, thin};
+use tallmc_integrators::{AffineRate, Rate, thin};
 
 use super::common::diverge;
-use super::common::{all_finite, check_position};
+use super::common::{all_finite, check_position, first_event};
 use super::datum_bounds::{
     BoundedGradients, DatumScratch, LipschitzGradients, ReferenceGradients, checked_constant,
     checked_num_terms, distance, exceeds, point_on_line, prior_kappa, uniform_datum,
@@ -327,13 +328,8 @@ impl Tuning for ZigZagSubsamplingTuning {
     }
 }
 
-fn never_fires() -> Error {
-    Error::invalid(
-        "Zig-Zag clocks",
-        "no event ever",
-        "switching-rate bounds that rise along the line (is the target proper?)",
-    )
-}
+/// What makes one of a subsampling Zig-Zag clocks fire (in the error when none can).
+const FIRES_WHEN: &str = "switching-rate bounds that rise along the line (is the target proper?)";
 
 impl<M, G> PdmpKernel<M> for ZigZagSubsampling<G>
 where
@@ -394,7 +390,7 @@ where
         for ((t, &a), &b) in r.times.iter_mut().zip(&r.a).zip(&r.b) {
             *t = AffineRate { a, b }.first_arrival(rng);
         }
-        let (i, tau) = earliest(r.times.iter().copied()).ok_or_else(never_fires)?;
+        let (i, tau) = first_event(r.times.iter().copied(), "Zig-Zag clocks", FIRES_WHEN)?;
         let mut stats = SegmentStats {
             evals: std::mem::take(&mut r.pending),
             proposals: 1,

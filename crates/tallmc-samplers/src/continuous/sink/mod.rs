@@ -86,35 +86,27 @@ pub trait SegmentSink: Send {
     }
 }
 
-impl<S: SegmentSink + ?Sized> SegmentSink for Box<S> {
-    fn begin(&mut self, header: &SegmentHeader<'_>) -> io::Result<()> {
-        (**self).begin(header)
-    }
-    fn segment(&mut self, segment: &Segment<'_>, stats: &SegmentStats) -> io::Result<()> {
-        (**self).segment(segment, stats)
-    }
-    fn finish(&mut self, footer: &SegmentFooter) -> io::Result<()> {
-        (**self).finish(footer)
-    }
-    fn path(&self) -> Option<&Path> {
-        (**self).path()
-    }
+/// A pointer to a segment sink is a segment sink: every call goes to the sink it points to.
+macro_rules! forward_segment_sink {
+    ($($pointer:ty),+) => {$(
+        impl<S: SegmentSink + ?Sized> SegmentSink for $pointer {
+            fn begin(&mut self, header: &SegmentHeader<'_>) -> io::Result<()> {
+                (**self).begin(header)
+            }
+            fn segment(&mut self, segment: &Segment<'_>, stats: &SegmentStats) -> io::Result<()> {
+                (**self).segment(segment, stats)
+            }
+            fn finish(&mut self, footer: &SegmentFooter) -> io::Result<()> {
+                (**self).finish(footer)
+            }
+            fn path(&self) -> Option<&Path> {
+                (**self).path()
+            }
+        }
+    )+};
 }
 
-impl<S: SegmentSink + ?Sized> SegmentSink for &mut S {
-    fn begin(&mut self, header: &SegmentHeader<'_>) -> io::Result<()> {
-        (**self).begin(header)
-    }
-    fn segment(&mut self, segment: &Segment<'_>, stats: &SegmentStats) -> io::Result<()> {
-        (**self).segment(segment, stats)
-    }
-    fn finish(&mut self, footer: &SegmentFooter) -> io::Result<()> {
-        (**self).finish(footer)
-    }
-    fn path(&self) -> Option<&Path> {
-        (**self).path()
-    }
-}
+forward_segment_sink!(Box<S>, &mut S);
 
 /// `None` ignores everything.
 impl<S: SegmentSink> SegmentSink for Option<S> {
