@@ -50,16 +50,6 @@ pub enum Error {
     /// vocabulary ([`tallmc_core::Error`]; e.g. `InvalidParameter`).
     #[error(transparent)]
     Core(#[from] tallmc_core::Error),
-    /// A buffer or list has the wrong length.
-    #[error("dimension mismatch for {what}: expected {expected}, found {found}")]
-    DimensionMismatch {
-        /// What had the wrong size (e.g. `parameter names`).
-        what: String,
-        /// The expected length.
-        expected: usize,
-        /// The length found.
-        found: usize,
-    },
     /// An error in the draws of one named parameter (from [`summarize`](crate::summarize)).
     #[error("parameter {name}: {source}")]
     InParameter {
@@ -71,6 +61,11 @@ pub enum Error {
 }
 
 impl Error {
+    /// A [`tallmc_core::Error::DimensionMismatch`] naming `what`.
+    pub(crate) fn dimension(what: impl ToString, expected: usize, found: usize) -> Self {
+        Self::Core(tallmc_core::Error::dimension(what, expected, found))
+    }
+
     /// A [`tallmc_core::Error::InvalidParameter`] naming the argument.
     pub(crate) fn invalid(
         name: &'static str,

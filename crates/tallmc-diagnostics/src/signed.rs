@@ -66,21 +66,13 @@ pub fn sign_corrected<C: AsRef<[f64]>, S: AsRef<[f64]>>(
     let (chains, len) = validate(values, "sign_corrected", MIN_DRAWS)?;
     validate(signs, "sign_corrected", MIN_DRAWS)?;
     if signs.len() != chains {
-        return Err(Error::DimensionMismatch {
-            what: "chains of signs".to_owned(),
-            expected: chains,
-            found: signs.len(),
-        });
+        return Err(Error::dimension("chains of signs".to_owned(), chains, signs.len()));
     }
     let (mut sum_s, mut sum_ps, mut sum_pps, mut positive) = (0.0, 0.0, 0.0, 0usize);
     for (v, s) in values.iter().zip(signs) {
         let (v, s) = (v.as_ref(), s.as_ref());
         if s.len() != len {
-            return Err(Error::DimensionMismatch {
-                what: "draws of signs per chain".to_owned(),
-                expected: len,
-                found: s.len(),
-            });
+            return Err(Error::dimension("draws of signs per chain".to_owned(), len, s.len()));
         }
         for (&x, &sign) in v.iter().zip(s) {
             if sign != 1.0 && sign != -1.0 {

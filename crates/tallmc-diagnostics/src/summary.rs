@@ -50,13 +50,14 @@ impl<'a> Draws<'a> {
         for (chain, c) in chains.iter().enumerate() {
             let found = c.as_ref().len();
             if found % dim != 0 {
-                return Err(Error::DimensionMismatch {
+                return Err(tallmc_core::Error::DimensionMismatch {
                     what: format!(
                         "chain {chain} (length {found} is not a multiple of dim = {dim})"
                     ),
                     expected: found.next_multiple_of(dim),
                     found,
-                });
+                }
+                .into());
             }
             if found != len {
                 return Err(Error::UnequalChains {
@@ -192,11 +193,12 @@ impl Summary {
 /// ```
 pub fn summarize<S: AsRef<str>>(names: &[S], draws: &Draws<'_>) -> Result<Vec<Summary>> {
     if names.len() != draws.dim() {
-        return Err(Error::DimensionMismatch {
+        return Err(tallmc_core::Error::DimensionMismatch {
             what: "parameter names".to_owned(),
             expected: draws.dim(),
             found: names.len(),
-        });
+        }
+        .into());
     }
     names
         .iter()

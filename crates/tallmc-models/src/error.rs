@@ -103,16 +103,6 @@ pub enum Error {
     /// tallmc's one vocabulary ([`tallmc_core::Error`]; e.g. `InvalidParameter`).
     #[error(transparent)]
     Core(#[from] tallmc_core::Error),
-    /// Lengths that must agree do not.
-    #[error("dimension mismatch for {what}: expected {expected}, found {found}")]
-    DimensionMismatch {
-        /// What had the wrong size.
-        what: String,
-        /// The expected length.
-        expected: usize,
-        /// The length found.
-        found: usize,
-    },
     /// The file's extension is not one of `.csv`, `.bin`, `.json`.
     #[error("{}: unknown data file extension; expected .csv, .bin or .json", path.display())]
     UnknownFormat {
@@ -135,6 +125,11 @@ fn column_suffix(column: &Option<(usize, String)>) -> String {
 }
 
 impl Error {
+    /// A [`tallmc_core::Error::DimensionMismatch`] naming `what`.
+    pub fn dimension(what: impl ToString, expected: usize, found: usize) -> Self {
+        Self::Core(tallmc_core::Error::dimension(what, expected, found))
+    }
+
     /// A [`tallmc_core::Error::InvalidParameter`] naming the setting.
     pub fn invalid(name: &'static str, value: impl ToString, expected: impl ToString) -> Self {
         Self::Core(tallmc_core::Error::invalid(name, value, expected))

@@ -178,11 +178,12 @@ impl ThreeWayMrf {
         check_variables(d)?;
         let expected = 8 * num_triples(d);
         if log_potentials.len() != expected {
-            return Err(Error::DimensionMismatch {
+            return Err(tallmc_core::Error::DimensionMismatch {
                 what: format!("log-potentials of a {d}-variable three-way MRF (8 per triple)"),
                 expected,
                 found: log_potentials.len(),
-            });
+            }
+            .into());
         }
         if let Some(k) = log_potentials.iter().position(|v| !v.is_finite()) {
             return Err(Error::invalid(
@@ -471,11 +472,7 @@ pub fn state_index(x: &[f64], d: usize) -> Result<usize> {
         ));
     }
     if x.len() != d {
-        return Err(Error::DimensionMismatch {
-            what: "binary state".into(),
-            expected: d,
-            found: x.len(),
-        });
+        return Err(Error::dimension("binary state", d, x.len()));
     }
     let mut s = 0;
     for (v, &xv) in x.iter().enumerate() {

@@ -4,9 +4,9 @@
 //! * **ZZ-CV** — Zig-Zag with control variates at the mode ([`ZigZagSubsampling`] with
 //!   [`ControlVariates::rank_one`]), exact;
 //! * **SBPS** — the Stochastic Bouncy Particle Sampler, k = 3, minibatch n = 100, refresh
-//!   0.05/Δ, N(0, I) velocities, first band horizon Δ (the CLI's `--sampler sbps` defaults),
+//!   0.05/Δ, N(0, I) velocities, first band horizon Δ (the CLI's `sample sbps` defaults),
 //!   approximate;
-//! * the baseline **HMC-ECS** — perturbed, with the CLI's default tuning (`--sampler hmc-ecs`:
+//! * the baseline **HMC-ECS** — perturbed, with the CLI's default tuning (`sample hmc-ecs`:
 //!   m tuned for V[ℓ̂] ≤ 1 at θ*, G = 100 blocks, order-2 control variates at the mode,
 //!   εL = 1.2, dual averaging to 0.8, re-centring during warmup), 1,000 warmup iterations.
 //!
@@ -171,7 +171,7 @@ impl Row {
     }
 }
 
-/// Runs perturbed HMC-ECS as `tallmc sample --sampler hmc-ecs --init mode` does.
+/// Runs perturbed HMC-ECS as `tallmc sample hmc-ecs --init mode` does.
 fn run_hmc_ecs(model: &LogisticRegression, mode: &[f64], o: &Options) -> Result<Row, String> {
     let err = |e: tallmc_core::Error| format!("HMC-ECS: {e}");
     let config = HmcEcsConfig { center: Some(mode.to_vec()), ..HmcEcsConfig::default() };

@@ -231,11 +231,12 @@ pub(crate) fn check_segment(
 ) -> Result<()> {
     for (what, v) in [("segment position", position), ("segment velocity", velocity)] {
         if v.len() != dim {
-            return Err(Error::DimensionMismatch {
+            return Err(tallmc_core::Error::DimensionMismatch {
                 what: format!("{what} (segment {n})"),
                 expected: dim,
                 found: v.len(),
-            });
+            }
+            .into());
         }
         if let Some(j) = v.iter().position(|x| !x.is_finite()) {
             return Err(Error::invalid(

@@ -67,11 +67,12 @@ pub fn summarize_continuous<S: AsRef<str>>(
 ) -> Result<Vec<ContinuousSummary>> {
     let (dim, time) = check_chains(chains)?;
     if names.len() != dim {
-        return Err(Error::DimensionMismatch {
+        return Err(tallmc_core::Error::DimensionMismatch {
             what: "parameter names".to_owned(),
             expected: dim,
             found: names.len(),
-        });
+        }
+        .into());
     }
     let mean = pooled_mean(chains, time);
     Ok(names
@@ -172,11 +173,12 @@ fn check_chains(chains: &[&TimeAverages]) -> Result<(usize, f64)> {
     let first = chains.first().ok_or(Error::NoChains)?;
     let dim = first.dim();
     if let Some(k) = chains.iter().position(|c| c.dim() != dim) {
-        return Err(Error::DimensionMismatch {
+        return Err(tallmc_core::Error::DimensionMismatch {
             what: format!("time averages of chain {k}"),
             expected: dim,
             found: chains[k].dim(),
-        });
+        }
+        .into());
     }
     let time: f64 = chains.iter().map(|c| c.total_time()).sum();
     check_time(time)?;

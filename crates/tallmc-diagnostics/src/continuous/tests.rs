@@ -297,7 +297,7 @@ fn bad_input_is_an_error_naming_the_value() {
     assert!(e.contains("NaN at coordinate 1 of segment 0"), "{e}");
     assert!(matches!(
         avg.add(&[0.0], &[1.0, 1.0], 0.5),
-        Err(Error::DimensionMismatch { expected: 2, found: 1, .. })
+        Err(Error::Core(tallmc_core::Error::DimensionMismatch { expected: 2, found: 1, .. }))
     ));
     assert_eq!(avg.segments(), 0);
     let e = avg.summary(&["a", "b"]).unwrap_err().to_string();

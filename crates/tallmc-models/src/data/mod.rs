@@ -85,11 +85,12 @@ impl Dataset {
             return Err(Error::invalid("number of observations", 0, "at least one row"));
         }
         if x.len() != n * p {
-            return Err(Error::DimensionMismatch {
+            return Err(tallmc_core::Error::DimensionMismatch {
                 what: format!("covariates (n × p = {n} × {p}, row-major)"),
                 expected: n * p,
                 found: x.len(),
-            });
+            }
+            .into());
         }
         check_names(&names)?;
         let ds = Self {
