@@ -40,10 +40,11 @@ use tallmc_samplers::{
 
 use super::fig7::order_key;
 use super::{DATA_SEED, EcsRun, run_ecs};
+use crate::chains::run_config;
 use crate::exact::{ExactKernel, run_exact};
 use crate::figure::{Axes, Color, Figure, Legend, Line, RefLine, Scatter};
 use crate::report::{Report, fmt_sig};
-use crate::{Context, Error, Result};
+use crate::{Context, Result};
 
 /// The control-variate orders compared.
 pub const ORDERS: [CvOrder; 3] = [CvOrder::Zero, CvOrder::One, CvOrder::Two];
@@ -118,13 +119,8 @@ pub struct CvOrders {
 pub fn compute(ctx: &Context<'_>) -> Result<CvOrders> {
     let n = ctx.mode.pick(10_000, 100_000);
     let (num_warmup, num_draws, num_chains) = ctx.mode.pick((1000, 2000, 2), (1000, 4000, 4));
-    let reference_config = RunConfig {
-        num_warmup: ctx.mode.pick(500, 1000),
-        num_draws: ctx.mode.pick(4000, 10_000),
-        num_chains,
-        seed: ctx.seed,
-        save_warmup: false,
-    };
+    let reference_config =
+        run_config(ctx.mode.pick(500, 1000), ctx.mode.pick(4000, 10_000), num_chains, ctx.seed);
     ctx.reporter.note(&format!("hmcecs: Figs. 8-9, higgs-like logistic regression n = {n}"));
     let sim = synthetic::higgs_like(n, DATA_SEED)?;
     let d = synthetic::HIGGS_LIKE_DIM;
@@ -526,7 +522,7 @@ impl CvOrders {
 /// `fig8_variance_trace.svg` (σ̂² of chain 1 per order on a log axis, re-centrings and the end
 /// of warmup marked) and `fig9_accuracy.svg` (per order: posterior means and variances against
 /// full-data HMC, with y = x).
-pub fn figures(c: &CvOrders, ctx: &Context<'_>) -> Result<()> {
+pub fn figures(c: &CvOrders) -> Vec<(&'static str, Figure)> {
     let mut trace = Axes::new()
         .with_title("σ̂² of ℓ̂ (chain 1); grey: re-centrings of θ* (training), blue: end of warmup")
         .with_x_label("iteration (warmup included)")
@@ -535,7 +531,7 @@ pub fn figures(c: &CvOrders, ctx: &Context<'_>) -> Result<()> {
         .with_legend(Legend::TopRight);
     for (k, o) in c.orders.iter().enumerate() {
         if let Some(t) = o.sigma2_trace.first() {
-            let idx = crate::suites::confidence::thin_indices(t.len(), TRACE_POINTS);
+            let idx = crate::chains::thin_indices(t.len(), TRACE_POINTS);
             let x: Vec<f64> = idx.iter().map(|&i| (i + 1) as f64).collect();
             let y: Vec<f64> = idx.iter().map(|&i| t[i]).collect();
             trace.push(
@@ -563,8 +559,7 @@ pub fn figures(c: &CvOrders, ctx: &Context<'_>) -> Result<()> {
         ))
         .with_panel_size(900.0, 420.0)
         .with_panel(trace);
-    let path = ctx.out_dir.join("fig8_variance_trace.svg");
-    fig.save(&path).map_err(|source| Error::Write { path, source })?;
+    let fig8 = fig;
 
     let mut fig = Figure::new()
         .with_title(
@@ -597,6 +592,5 @@ pub fn figures(c: &CvOrders, ctx: &Context<'_>) -> Result<()> {
                 .with_series(RefLine::identity()),
         );
     }
-    let path = ctx.out_dir.join("fig9_accuracy.svg");
-    fig.save(&path).map_err(|source| Error::Write { path, source })
+    vec![("fig8_variance_trace.svg", fig8), ("fig9_accuracy.svg", fig)]
 }

@@ -33,12 +33,13 @@ use serde_json::{Value, json};
 use tallmc_core::Terms;
 use tallmc_estimators::CvOrder;
 use tallmc_models::{DesignOptions, GaussianRegression, synthetic};
-use tallmc_samplers::{EcsDynamics, HmcEcsConfig, RunConfig};
+use tallmc_samplers::{EcsDynamics, HmcEcsConfig};
 
 use super::{DATA_SEED, EcsRun, run_ecs, slope_with_se};
+use crate::chains::run_config;
 use crate::figure::{Axes, Figure, Legend, Line, Marker, RefLine};
 use crate::report::{Report, fmt_sig};
-use crate::{Context, Error, Result};
+use crate::{Context, Result};
 
 /// Observations (the paper's n).
 pub const N: usize = 10_000;
@@ -162,13 +163,12 @@ pub fn compute(ctx: &Context<'_>) -> Result<Fig7> {
                 dynamics,
                 ..HmcEcsConfig::default()
             };
-            let run = RunConfig {
+            let run = run_config(
                 num_warmup,
                 num_draws,
                 num_chains,
-                seed: ctx.seed.wrapping_add(100 * (h as u64 + 1) + u64::from(order.number())),
-                save_warmup: false,
-            };
+                ctx.seed.wrapping_add(100 * (h as u64 + 1) + u64::from(order.number())),
+            );
             let label = format!("Fig. 7: d = {d}, order {}", order.number());
             let ecs =
                 run_ecs(&model, std::slice::from_ref(&mean), run, &config, ctx.reporter, &label)?;
@@ -474,7 +474,7 @@ fn min_max(v: &[f64]) -> (f64, f64) {
 
 /// `fig7_scaling.svg`: ε against d (log-log) with d^{−1/4} and d^{−1/3} anchored at d = 2, the
 /// acceptance rate, the IF, and (order 1) V[ℓ̂] and m against d.
-pub fn figures(f: &Fig7, ctx: &Context<'_>) -> Result<()> {
+pub fn figures(f: &Fig7) -> Vec<(&'static str, Figure)> {
     let markers = [Marker::Circle, Marker::Square];
     let x_lo = f.dims[0] as f64 / 1.3;
     let x_hi = *f.dims.last().unwrap_or(&2) as f64 * 1.3;
@@ -578,6 +578,5 @@ pub fn figures(f: &Fig7, ctx: &Context<'_>) -> Result<()> {
         .with_panel(ineff)
         .with_panel(var)
         .with_panel(m_axes);
-    let path = ctx.out_dir.join("fig7_scaling.svg");
-    fig.save(&path).map_err(|source| Error::Write { path, source })
+    vec![("fig7_scaling.svg", fig)]
 }

@@ -42,8 +42,9 @@ use tallmc_samplers::{
     ChainOutput, Driver, HmcEcs, HmcEcsConfig, HmcEcsStats, HmcEcsTuning, RunConfig,
 };
 
+use crate::part::{timed, write_outputs};
 use crate::report::Report;
-use crate::{Context, Error, Mode, Reporter, Result};
+use crate::{Context, Mode, Reporter, Result};
 
 /// Seed of every data set of the suite (fixed: the data set is part of the problem; `--seed`
 /// changes the chains only).
@@ -70,31 +71,20 @@ pub fn run(ctx: &Context<'_>) -> Result<Value> {
     let c = compute(ctx)?;
     let summary = c.summary();
     if ctx.write_files {
-        let path = ctx.out_dir.join("summary.json");
-        let text = serde_json::to_string_pretty(&summary).unwrap_or_default() + "\n";
-        std::fs::write(&path, text).map_err(|source| Error::Write { path, source })?;
-        fig7::figures(&c.fig7, ctx)?;
-        cv_order::figures(&c.cv_order, ctx)?;
-        tables::figures(&c.tables, ctx)?;
-        report(&c).save(&ctx.out_dir.join("report.md"))?;
+        let mut figures = fig7::figures(&c.fig7);
+        figures.extend(cv_order::figures(&c.cv_order));
+        figures.extend(tables::figures(&c.tables));
+        write_outputs(ctx, &summary, figures, &report(&c))?;
     }
     Ok(summary)
 }
 
 /// Runs the parts.
 pub fn compute(ctx: &Context<'_>) -> Result<Hmcecs> {
-    let timed = |what: &str, clock: std::time::Instant| {
-        ctx.reporter.note(&format!("hmcecs: {what} took {:.1} s", clock.elapsed().as_secs_f64()));
-    };
-    let clock = std::time::Instant::now();
-    let fig7 = fig7::compute(ctx)?;
-    timed("Fig. 7 scaling", clock);
-    let clock = std::time::Instant::now();
-    let cv_order = cv_order::compute(ctx)?;
-    timed("Figs. 8-9 control-variate order", clock);
-    let clock = std::time::Instant::now();
-    let tables = tables::compute(ctx)?;
-    timed("Tables 1-2 and Fig. 2", clock);
+    let fig7 = timed(ctx, "hmcecs", "Fig. 7 scaling", || fig7::compute(ctx))?;
+    let cv_order =
+        timed(ctx, "hmcecs", "Figs. 8-9 control-variate order", || cv_order::compute(ctx))?;
+    let tables = timed(ctx, "hmcecs", "Tables 1-2 and Fig. 2", || tables::compute(ctx))?;
     Ok(Hmcecs { mode: ctx.mode, seed: ctx.seed, fig7, cv_order, tables })
 }
 
@@ -177,14 +167,7 @@ pub struct EcsRun {
 impl EcsRun {
     /// Mean of a stat column over every chain's post-warmup draws (NaN if absent).
     pub fn mean_stat(&self, column: &str) -> f64 {
-        let (mut sum, mut count) = (0.0, 0usize);
-        for c in &self.chains {
-            if let Some(v) = c.sink.memory.stat(column) {
-                sum += v.iter().sum::<f64>();
-                count += v.len();
-            }
-        }
-        if count == 0 { f64::NAN } else { sum / count as f64 }
+        crate::chains::pooled_mean(self.chains.iter().map(|c| c.sink.memory.stat(column)))
     }
 
     /// The adapted step size ε, averaged over chains.

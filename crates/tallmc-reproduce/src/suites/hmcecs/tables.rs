@@ -37,13 +37,13 @@ use tallmc_models::synthetic::{HIGGS_LIKE_PRIOR_SD, higgs_like};
 use tallmc_models::{DesignOptions, LogisticRegression};
 use tallmc_samplers::sink::MemorySink;
 use tallmc_samplers::{
-    ChainOutput, Hmc, HmcConfig, HmcEcs, HmcEcsConfig, Laplace, NewtonOptions, RunConfig, SgHmc,
-    SgHmcConfig, Sgld, SgldConfig, SignedHmcEcs, SignedHmcEcsConfig, laplace_approximation,
+    ChainOutput, Hmc, HmcConfig, HmcEcs, HmcEcsConfig, Laplace, NewtonOptions, SgHmc, SgHmcConfig,
+    Sgld, SgldConfig, SignedHmcEcs, SignedHmcEcsConfig, laplace_approximation,
 };
 
+use crate::chains::{mean_stat, run_config, run_driver};
 use crate::figure::{Axes, Figure, Legend, PALETTE, RefLine, Scatter};
 use crate::report::{Report, fmt_sig};
-use crate::suites::confidence::{mean_stat, run_driver};
 use crate::{Context, Error, Result};
 
 /// Seed of the higgs-like data set (fixed: the data are part of the problem).
@@ -219,12 +219,8 @@ pub fn compute_with(ctx: &Context<'_>, plan: Plan) -> Result<Tables> {
     let d = model.dim();
     let laplace = laplace_approximation(&model, &vec![0.0; d], NewtonOptions::default())?;
     let inits = laplace.dispersed_positions(CHAINS, 1.0, ctx.seed)?;
-    let run = |warmup: usize, draws: usize, salt: u64| RunConfig {
-        num_warmup: warmup,
-        num_draws: draws,
-        num_chains: CHAINS,
-        seed: ctx.seed.wrapping_add(salt),
-        save_warmup: false,
+    let run = |warmup: usize, draws: usize, salt: u64| {
+        run_config(warmup, draws, CHAINS, ctx.seed.wrapping_add(salt))
     };
     let mut runs = Vec::new();
     let label = |m: Method| format!("hmcecs tables: {}", m.label());
@@ -727,7 +723,7 @@ impl Tables {
 /// `fig2_moments.svg`: every parameter's posterior mean and variance from each method against
 /// full-data HMC's, with the identity line, and the mean errors in posterior sds of the methods
 /// within 1 sd (the biased SG methods are off that scale).
-pub fn figures(t: &Tables, ctx: &Context<'_>) -> Result<()> {
+pub fn figures(t: &Tables) -> Vec<(&'static str, Figure)> {
     let h = t.run(Method::FullHmc);
     let var = |r: &MethodRun| r.sd.iter().map(|s| s * s).collect::<Vec<_>>();
     let mut means = Axes::new()
@@ -772,6 +768,5 @@ pub fn figures(t: &Tables, ctx: &Context<'_>) -> Result<()> {
         .with_panel(means)
         .with_panel(variances)
         .with_panel(errors);
-    let path = ctx.out_dir.join("fig2_moments.svg");
-    fig.save(&path).map_err(|source| Error::Write { path, source })
+    vec![("fig2_moments.svg", fig)]
 }
