@@ -80,3 +80,26 @@ pub fn log_thin_indices(len: usize, max: usize) -> Vec<usize> {
     out.dedup();
     out
 }
+
+/// A model, its chains' starting points and the reporter of their progress: what every run of
+/// one problem shares.
+pub struct Chains<'a, M: ?Sized> {
+    /// The model.
+    pub model: &'a M,
+    /// One starting point per chain.
+    pub inits: &'a [Vec<f64>],
+    /// Progress reporting.
+    pub reporter: &'a dyn Reporter,
+}
+
+impl<M: ParameterNames + Sync + ?Sized> Chains<'_, M> {
+    /// [`run_driver`] of `kernel` on these chains.
+    pub fn run<K: tallmc_core::Kernel<M>>(
+        &self,
+        config: RunConfig,
+        kernel: &K,
+        label: &str,
+    ) -> Result<Vec<tallmc_samplers::InMemory<K, M>>> {
+        run_driver(self.model, self.inits, config, kernel, self.reporter, label)
+    }
+}

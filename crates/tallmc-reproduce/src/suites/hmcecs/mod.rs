@@ -42,15 +42,14 @@ use tallmc_samplers::{
     ChainOutput, Driver, HmcEcs, HmcEcsConfig, HmcEcsStats, HmcEcsTuning, RunConfig,
 };
 
-use crate::part::{timed, write_outputs};
-use crate::report::Report;
+use crate::part::{Part, Suite, timed};
 use crate::{Context, Mode, Reporter, Result};
 
 /// Seed of every data set of the suite (fixed: the data set is part of the problem; `--seed`
 /// changes the chains only).
 pub const DATA_SEED: u64 = 1;
 
-/// Everything the suite measured (the JSON summary is [`Hmcecs::summary`]).
+/// Everything the suite measured (the JSON summary is its [`Suite::summary`]).
 #[derive(Debug)]
 pub struct Hmcecs {
     /// Mode.
@@ -66,17 +65,9 @@ pub struct Hmcecs {
 }
 
 /// Runs the suite: computes, writes `summary.json`, `report.md` and the figures when the
-/// context asks for files, and returns the summary.
+/// Runs the suite with the [shared runner](crate::part::run) and returns the summary.
 pub fn run(ctx: &Context<'_>) -> Result<Value> {
-    let c = compute(ctx)?;
-    let summary = c.summary();
-    if ctx.write_files {
-        let mut figures = fig7::figures(&c.fig7);
-        figures.extend(cv_order::figures(&c.cv_order));
-        figures.extend(tables::figures(&c.tables));
-        write_outputs(ctx, &summary, figures, &report(&c))?;
-    }
-    Ok(summary)
+    crate::part::run::<Hmcecs>(ctx)
 }
 
 /// Runs the parts.
@@ -88,9 +79,20 @@ pub fn compute(ctx: &Context<'_>) -> Result<Hmcecs> {
     Ok(Hmcecs { mode: ctx.mode, seed: ctx.seed, fig7, cv_order, tables })
 }
 
-impl Hmcecs {
-    /// The JSON summary (the quick one is an insta snapshot after rounding).
-    pub fn summary(&self) -> Value {
+impl Suite for Hmcecs {
+    const NAME: &'static str = "hmcecs";
+    const TITLE: &'static str = "HMC with energy conserving subsampling (Dang et al. 2019)";
+    const PAPER: &'static str = "paper (Dang et al. 2019)";
+
+    fn compute(ctx: &Context<'_>) -> Result<Self> {
+        compute(ctx)
+    }
+
+    fn parts(&self) -> Vec<&dyn Part> {
+        vec![&self.fig7, &self.cv_order, &self.tables]
+    }
+
+    fn summary(&self) -> Value {
         json!({
             "suite": "hmcecs",
             "mode": self.mode,
@@ -101,28 +103,17 @@ impl Hmcecs {
             "tables12_fig2": self.tables.summary(),
         })
     }
-}
 
-fn report(c: &Hmcecs) -> Report {
-    let mut r = Report::new("HMC with energy conserving subsampling (Dang et al. 2019)");
-    r.paragraph(&format!(
-        "Mode `{}`, seed {} (data seed {DATA_SEED}). Perturbed HMC-ECS: HMC-within-Gibbs on \
-         (θ, u) targeting exp(ℓ̂ − σ̂²/2) p(θ) with Taylor control variates of order 0, 1 or 2 \
-         around θ*, u redrawn in G = 100 blocks, εL = 1.2, ε by dual averaging to an acceptance \
-         statistic of 0.8, mass matrix from the Hessian of the log posterior at θ*. Cost is \
-         counted in per-datum evaluations by the kernels.",
-        c.mode, c.seed
-    ));
-    r.section("Claims and measurements");
-    let mut rows = Vec::new();
-    rows.extend(c.fig7.claims());
-    rows.extend(c.cv_order.claims());
-    rows.extend(c.tables.claims());
-    r.table(&["paper (Dang et al. 2019)", "measured here", "verdict"], &rows);
-    c.fig7.report(&mut r);
-    c.cv_order.report(&mut r);
-    c.tables.report(&mut r);
-    r
+    fn intro(&self) -> String {
+        format!(
+            "Mode `{}`, seed {} (data seed {DATA_SEED}). Perturbed HMC-ECS: HMC-within-Gibbs on \
+             (θ, u) targeting exp(ℓ̂ − σ̂²/2) p(θ) with Taylor control variates of order 0, 1 or \
+             2 around θ*, u redrawn in G = 100 blocks, εL = 1.2, ε by dual averaging to an \
+             acceptance statistic of 0.8, mass matrix from the Hessian of the log posterior at \
+             θ*. Cost is counted in per-datum evaluations by the kernels.",
+            self.mode, self.seed
+        )
+    }
 }
 
 /// A sink keeping the draws in memory ([`MemorySink`]) and the `sigma2__` stat (σ̂²_m, the

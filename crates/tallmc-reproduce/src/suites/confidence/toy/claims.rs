@@ -6,11 +6,11 @@ use crate::audit::max_wrong_decisions;
 use crate::part::{Claim, Z_MAX};
 use crate::report::fmt_sig;
 
-/// Relative bias of E[σ] that counts as "several percent" (BDH Fig. 4(c): "fails
+/// Relative bias of E(σ) that counts as "several percent" (BDH Fig. 4(c): "fails
 /// dramatically"; measured −5.8 to −6.4 % with t₀ = 500 and −28 to −37 % with t₀ = 2 at seeds
 /// 1, 101, …, 601, while the posterior's relative sd is 0.22 %).
 pub const MIN_LOGNORMAL_BIAS: f64 = 0.02;
-/// Relative shift of E[σ] read as Fig. 4(a)'s "off by 7 %" (less than half of it).
+/// Relative shift of E(σ) read as Fig. 4(a)'s "off by 7 %" (less than half of it).
 pub const MIN_GAUSSIAN_SHIFT: f64 = 0.03;
 /// R-hat below which the confidence sampler's chains count as mixed.
 pub const MAX_RHAT: f64 = 1.05;
@@ -83,7 +83,7 @@ impl Toy {
                 "fig4a_austerity_shifts_the_sigma_marginal",
                 "Fig. 4(a): Austerity (ε = 0.05, t₀ = 2) on N(0, 0.1²) data: the maximum of the σ marginal is off by 7 % from the empirical value",
                 a2.map_or_else(not_run, |r| r.bias_text(t)),
-                format!("|relative bias of E[σ]| ≥ {} and more than {Z_MAX} MCSE", pct(MIN_GAUSSIAN_SHIFT)),
+                format!("|relative bias of E(σ)| ≥ {} and more than {Z_MAX} MCSE", pct(MIN_GAUSSIAN_SHIFT)),
                 shifted,
             ));
             // t₀ = 500 against t₀ = 2: |shift| and sd of σ both smaller, by more than Z_MAX
@@ -132,7 +132,7 @@ impl Toy {
                     a5.map_or_else(not_run, |r| r.bias_text(t))
                 ),
                 format!(
-                    "|relative bias of E[σ]| > {} for both; for t₀ = 500 also more than {Z_MAX} of its MCSE (t₀ = 2's chains are nearly stuck, their MCSE is no unit)",
+                    "|relative bias of E(σ)| > {} for both; for t₀ = 500 also more than {Z_MAX} of its MCSE (t₀ = 2's chains are nearly stuck, their MCSE is no unit)",
                     pct(MIN_LOGNORMAL_BIAS)
                 ),
                 holds,
@@ -283,7 +283,7 @@ impl Toy {
             "exact_mh_matches_closed_form",
             "(design) exact MH's mean of σ agrees with the closed-form posterior (validates the truth and the MCSEs)",
             rows.join("; "),
-            format!("|z| of exact MH's E[σ] against the closed form < {Z_MAX}, on both data sets"),
+            format!("|z| of exact MH's E(σ) against the closed form < {Z_MAX}, on both data sets"),
             holds,
         )
     }

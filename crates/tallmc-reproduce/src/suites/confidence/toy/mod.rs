@@ -14,10 +14,10 @@
 //! The moments of σ are computed by quadrature of π(τ) on a grid of ±12 posterior sds
 //! (trapezoid rule: exponentially accurate for this smooth, rapidly decaying integrand).
 //!
-//! **Kernels.** Exact MH is the full-data [`RandomWalkMetropolis`] (N evaluations per
-//! iteration); the approximate kernels are [`MinibatchMh`] with [`AusterityTest`] (ε = 0.05,
+//! **Kernels.** Exact MH is the full-data [`RandomWalkMetropolis`](tallmc_samplers::RandomWalkMetropolis) (N evaluations per
+//! iteration); the approximate kernels are [`MinibatchMh`](tallmc_samplers::MinibatchMh) with [`AusterityTest`](tallmc_bounds::AusterityTest) (ε = 0.05,
 //! mini-batch 500, first batch 2 — Fig. 4(a, c) — or 500 — Fig. 4(b)) and with
-//! [`ConfidenceTest`] (empirical Bernstein–Serfling, δ = 0.01, p = 2, γ = 2, first batch 100,
+//! [`ConfidenceTest`](tallmc_bounds::ConfidenceTest) (empirical Bernstein–Serfling, δ = 0.01, p = 2, γ = 2, first batch 100,
 //! range 2·C(θ, θ′) from the model's exact term bound). Every kernel uses the same proposal: a
 //! Gaussian random walk with the Laplace covariance as shape, its scale tuned during warmup by
 //! dual averaging towards acceptance 0.5 (the paper's target in d ≤ 2) and then frozen. (The
@@ -26,9 +26,9 @@
 //! time-homogeneous MH chain.) Four chains per kernel start at over-dispersed points
 //! (mode + 2 × a Laplace draw).
 //!
-//! **Exactness** ([`Exactness`]): with the same seed, [`MinibatchMh`] with Austerity at ε = 0
+//! **Exactness** ([`Exactness`]): with the same seed, [`MinibatchMh`](tallmc_samplers::MinibatchMh) with Austerity at ε = 0
 //! and with the confidence test at δ = 10⁻³⁰⁰ must produce the same chain as with
-//! [`ExactTest`], bit for bit, warmup included: the kernel draws proposals and uniforms from the
+//! [`ExactTest`](tallmc_bounds::ExactTest), bit for bit, warmup included: the kernel draws proposals and uniforms from the
 //! chain's stream and subsamples from a separate one, so a test that reaches the exact decision
 //! changes nothing else.
 

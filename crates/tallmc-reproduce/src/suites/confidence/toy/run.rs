@@ -15,7 +15,7 @@ use tallmc_samplers::{
 use super::super::bounds_error;
 use super::*;
 use crate::audit::{AuditCounts, Audited};
-use crate::chains::{mean_stat, run_config, run_driver};
+use crate::chains::{Chains, mean_stat, run_config};
 use crate::{Context, Result};
 
 fn walk(covariance: &[f64]) -> tallmc_core::Result<RandomWalkProposal> {
@@ -58,6 +58,7 @@ pub fn compute(ctx: &Context<'_>) -> Result<Toy> {
         let laplace = laplace_approximation(&model, &start, NewtonOptions::default())?;
         let inits = laplace.dispersed_positions(chains, 2.0, seed)?;
         let cov = laplace.covariance.clone();
+        let problem = Chains { model: &model, inits: &inits, reporter: ctx.reporter };
         let mut runs = Vec::new();
         for method in Method::ALL {
             let label = format!("Fig. 4 {}: {}", data.key(), method.label());
@@ -70,26 +71,16 @@ pub fn compute(ctx: &Context<'_>) -> Result<Toy> {
                     };
                     summarize_chains(
                         method,
-                        run_driver(
-                            &model,
-                            &inits,
-                            config,
-                            &RandomWalkMetropolis::new(cfg)?,
-                            ctx.reporter,
-                            &label,
-                        )?,
+                        problem.run(config, &RandomWalkMetropolis::new(cfg)?, &label)?,
                         |t| t.scale,
                     )?
                 }
                 Method::Confidence => summarize_chains(
                     method,
-                    run_driver(
-                        &model,
-                        &inits,
+                    problem.run(
                         config,
                         &MinibatchMh::new(confidence(CONFIDENCE_DELTA)?, walk(&cov)?)
                             .with_term_bounds(),
-                        ctx.reporter,
                         &label,
                     )?,
                     |t| t.proposal.scale,
@@ -101,12 +92,9 @@ pub fn compute(ctx: &Context<'_>) -> Result<Toy> {
                     let config = RunConfig { num_draws: draws * factor, ..config };
                     summarize_chains(
                         method,
-                        run_driver(
-                            &model,
-                            &inits,
+                        problem.run(
                             config,
                             &MinibatchMh::new(austerity(first)?, walk(&cov)?),
-                            ctx.reporter,
                             &label,
                         )?,
                         |t| t.proposal.scale,
@@ -175,36 +163,30 @@ fn audit_decisions(
     ctx: &Context<'_>,
 ) -> Result<Vec<DecisionAudit>> {
     let config = run_config(AUDIT_WARMUP, draws, 2, seed);
-    let inits = &inits[..2];
+    let problem = Chains { model, inits: &inits[..2], reporter: ctx.reporter };
     let mut out = Vec::new();
     for method in [Method::Confidence, Method::AusterityT2, Method::AusterityT500] {
         let counts = AuditCounts::new();
         let label = format!("audit {}: {}", data.key(), method.label());
         match method {
             Method::Confidence => {
-                run_driver(
-                    model,
-                    inits,
+                problem.run(
                     config,
                     &{
                         let test = Audited::new(confidence(CONFIDENCE_DELTA)?, counts.clone());
                         MinibatchMh::new(test, walk(cov)?).with_term_bounds()
                     },
-                    ctx.reporter,
                     &label,
                 )?;
             }
             _ => {
                 let first = if method == Method::AusterityT2 { 2 } else { AUSTERITY_BATCH };
-                run_driver(
-                    model,
-                    inits,
+                problem.run(
                     config,
                     &{
                         let test = Audited::new(austerity(first)?, counts.clone());
                         MinibatchMh::new(test, walk(cov)?)
                     },
-                    ctx.reporter,
                     &label,
                 )?;
             }
@@ -244,34 +226,25 @@ fn exactness_check(
         seed,
         save_warmup: true,
     };
-    let inits = &inits[..chains];
+    let problem = Chains { model, inits: &inits[..chains], reporter: ctx.reporter };
     let label = |t: &str| format!("exactness {}: {t}", data.key());
-    let exact = run_driver(
-        model,
-        inits,
+    let exact = problem.run(
         config,
         &MinibatchMh::new(ExactTest::new(), walk(cov)?),
-        ctx.reporter,
         &label("exact test"),
     )?;
-    let aust = run_driver(
-        model,
-        inits,
+    let aust = problem.run(
         config,
         &{
             let test = AusterityTest::new(AusterityConfig::new(0.0, AUSTERITY_BATCH))
                 .map_err(bounds_error)?;
             MinibatchMh::new(test, walk(cov)?)
         },
-        ctx.reporter,
         &label("Austerity ε = 0"),
     )?;
-    let conf = run_driver(
-        model,
-        inits,
+    let conf = problem.run(
         config,
         &MinibatchMh::new(confidence(TINY_DELTA)?, walk(cov)?).with_term_bounds(),
-        ctx.reporter,
         &label("confidence δ = 1e-300"),
     )?;
     let reference = bits(&exact);
