@@ -1,20 +1,28 @@
-//! The quick `baseline` suite: its summary is an insta snapshot (determinism), and its runs are
-//! checked statistically (correctness, seed-independent):
+//! The quick `baseline` suite: its summary is an insta snapshot (determinism), and its claims —
+//! computed once by the suite, the same values as the report's verdicts — are asserted
+//! (correctness, seed-independent), except the ones in [`NOT_ASSERTED`]:
 //!
 //! * every exact kernel's posterior mean and sd on the conjugate Gaussian (n = 10⁶) within
-//!   4 MCSE of the closed form;
-//! * HMC on the higgs-like logistic regression (n = 10⁵, d = 29): every coordinate's mean (and
-//!   sd) within 4 combined MCSE of the long adaptive-Metropolis reference, rank R-hat < 1.01,
-//!   bulk ESS per draw ≥ 0.5.
+//!   4 MCSE of the closed form, R-hat < 1.05;
+//! * HMC on the higgs-like logistic regression (n = 10⁵, d = 29): every coordinate's mean and
+//!   sd within 4 combined MCSE of the long adaptive-Metropolis reference, rank R-hat < 1.01,
+//!   bulk ESS per draw ≥ 0.5, no divergent transition;
+//! * full-data kernels make full-data passes only (evaluation counts multiples of N).
 //!
 //! The suite runs once per test binary (shared by the tests below).
 
 use std::sync::OnceLock;
 
-use tallmc_reproduce::exact::ExactKernel;
+use tallmc_reproduce::part::Suite;
 use tallmc_reproduce::suites::baseline::{Baseline, compute};
-use tallmc_reproduce::{Context, Mode, snapshot};
-use tallmc_tests::{Z_MAX, seed, seed_offset};
+use tallmc_reproduce::{Context, Mode};
+use tallmc_tests::{NotAsserted, assert_claims, assert_not_asserted_exist, quick_snapshot, seed};
+
+/// Claims that are reported but not asserted, with why.
+const NOT_ASSERTED: &[NotAsserted] = &[(
+    "gradients_pay_in_29_dimensions",
+    "informative: a ratio of two ESS estimates without a standard error",
+)];
 
 fn baseline() -> &'static Baseline {
     static RESULT: OnceLock<Baseline> = OnceLock::new();
@@ -24,59 +32,23 @@ fn baseline() -> &'static Baseline {
 
 #[test]
 fn quick_summary_snapshot() {
-    if seed_offset() != 0 {
-        return; // the snapshot pins the numbers of seed 1
-    }
-    let summary = snapshot::for_snapshot(&baseline().summary(), 3);
-    insta::assert_json_snapshot!("baseline_quick", summary);
-}
-
-#[test]
-fn exact_kernels_match_the_conjugate_posterior() {
-    let b = baseline();
-    let (mean, sd) = b.gaussian_truth;
-    for run in &b.gaussian {
-        let s = &run.summaries[0];
-        let (zm, zs) = ((s.mean - mean) / s.mcse_mean, (s.sd - sd) / s.mcse_sd);
-        assert!(
-            zm.abs() < Z_MAX && zs.abs() < Z_MAX,
-            "{}: mean {} vs {mean} (z = {zm:.2}), sd {} vs {sd} (z = {zs:.2})",
-            run.kernel.label(),
-            s.mean,
-            s.sd
-        );
-        assert!(s.rhat < 1.05, "{}: R-hat {}", run.kernel.label(), s.rhat);
-        let e = run.sampling_evals;
-        assert_eq!((e.terms % 1_000_000, e.gradients % 1_000_000), (0, 0), "full-data passes only");
+    if let Some(summary) = quick_snapshot(&baseline().summary()) {
+        insta::assert_json_snapshot!("baseline_quick", summary);
     }
 }
 
+/// Every id in [`NOT_ASSERTED`] names a claim the suite makes.
 #[test]
-fn hmc_on_higgs_like_matches_the_long_adaptive_metropolis_run() {
+fn not_asserted_claims_exist() {
+    assert_not_asserted_exist(baseline(), NOT_ASSERTED);
+}
+
+#[test]
+fn exact_kernels_claims() {
     let b = baseline();
-    let hmc = b.logistic.iter().find(|r| r.kernel == ExactKernel::Hmc).expect("HMC ran");
-    let r = &b.logistic_reference;
-    for (j, s) in hmc.summaries.iter().enumerate() {
-        let z_mean = (s.mean - r.mean[j]) / s.mcse_mean.hypot(r.mcse_mean[j]);
-        let z_sd = (s.sd - r.sd[j]) / s.mcse_sd.hypot(r.mcse_sd[j]);
-        assert!(
-            z_mean.abs() < Z_MAX,
-            "{}: mean {} vs reference {} (combined MCSE {}, z = {z_mean:.2})",
-            s.name,
-            s.mean,
-            r.mean[j],
-            s.mcse_mean.hypot(r.mcse_mean[j])
-        );
-        assert!(
-            z_sd.abs() < Z_MAX,
-            "{}: sd {} vs reference {} (z = {z_sd:.2})",
-            s.name,
-            s.sd,
-            r.sd[j]
-        );
-        assert!(s.rhat < 1.01, "{}: rank R-hat {} ≥ 1.01", s.name, s.rhat);
-        let per_draw = s.ess_bulk / hmc.draws as f64;
-        assert!(per_draw >= 0.5, "{}: bulk ESS per draw {per_draw:.3} < 0.5", s.name);
+    assert_eq!(b.gaussian.len(), 3, "every exact kernel ran on the conjugate Gaussian");
+    assert_eq!(b.logistic.len(), 3, "every exact kernel ran on the logistic regression");
+    for p in b.parts() {
+        assert_claims(p, NOT_ASSERTED);
     }
-    assert_eq!(hmc.divergences(), 0, "divergent transitions on a log-concave posterior");
 }

@@ -19,6 +19,7 @@
 
 #![allow(clippy::print_stderr)]
 
+use tallmc_reproduce::part::Part;
 use tallmc_reproduce::suites::hmcecs::tables::{Method, Plan, compute_with};
 use tallmc_reproduce::{Context, Mode};
 use tallmc_tests::{Z_MAX, seed};
@@ -32,8 +33,8 @@ fn hmc_ecs_must_show_at_n_1e6() {
     let t = compute_with(&ctx, plan).expect("tables ran");
     let summary = t.summary();
     eprintln!("{}", serde_json::to_string_pretty(&summary["methods"]).unwrap_or_default());
-    for row in t.claims() {
-        eprintln!("- {}\n  {}\n  {}", row[0], row[1], row[2]);
+    for c in t.claims() {
+        eprintln!("- {c}");
     }
 
     let p = t.run(Method::Perturbed);

@@ -159,26 +159,28 @@ fn s(v: &[&str]) -> Vec<String> {
     v.iter().map(|x| (*x).to_string()).collect()
 }
 
+/// The command-line arguments `fixed`, then `flag value` for each of `values`.
+fn cli(fixed: &[&str], values: &[(&str, &dyn std::fmt::Display)]) -> Vec<String> {
+    let mut a = s(fixed);
+    for (flag, value) in values {
+        a.push((*flag).to_string());
+        a.push(value.to_string());
+    }
+    a
+}
+
 const NUTS: PeerSide = PeerSide {
     label: "NumPyro NUTS, full data, diag mass adapted",
     tag: |c| format!("nuts_n{}", c.n),
-    args: |c| {
-        let mut a = s(&["--method", "nuts"]);
-        a.extend([
-            "--warmup".into(),
-            c.warmup.to_string(),
-            "--samples".into(),
-            c.draws.to_string(),
-        ]);
-        a
-    },
+    args: |c| cli(&["--method", "nuts"], &[("--warmup", &c.warmup), ("--samples", &c.draws)]),
     script: PeerScript::Numpyro,
 };
 
 fn hmc_args(c: &Settings, metric: &str) -> Vec<String> {
-    let mut a = s(&["--sampler", "hmc", "--target-accept", "0.8", "--metric", metric]);
-    a.extend(["--warmup".into(), c.warmup.to_string(), "--draws".into(), c.draws.to_string()]);
-    a
+    cli(
+        &["--sampler", "hmc", "--target-accept", "0.8", "--metric", metric],
+        &[("--warmup", &c.warmup), ("--draws", &c.draws)],
+    )
 }
 
 /// BlackJAX's SGLD step is θ + ε∇ + √(2ε)·z and tallmc's θ + (h/2)∇ + √h·z: h = 2ε. The peer's
@@ -238,16 +240,10 @@ const COMPARISONS: &[Comparison] = &[
         tallmc: TallmcSide::Cli {
             label: "tallmc SGLD + control variate (order 1 at the mode), no preconditioning",
             args: |c| {
-                let mut a = s(&["--sampler", "sgld", "--cv", "--cv-order", "1"]);
-                a.extend([
-                    "--batch".into(),
-                    c.batch.to_string(),
-                    "--warmup".into(),
-                    c.sg_burnin.to_string(),
-                    "--draws".into(),
-                    c.sg_steps.to_string(),
-                ]);
-                a
+                cli(
+                    &["--sampler", "sgld", "--cv", "--cv-order", "1"],
+                    &[("--batch", &c.batch), ("--warmup", &c.sg_burnin), ("--draws", &c.sg_steps)],
+                )
             },
             scan: Some(sgld_grid),
             per_step: None,
@@ -256,18 +252,15 @@ const COMPARISONS: &[Comparison] = &[
             label: "BlackJAX SGLD + control variate, no preconditioning",
             tag: |c| format!("sgld_plain_n{}", c.n),
             args: |c| {
-                let mut a = s(&["--method", "sgld", "--precond", "0"]);
-                a.extend([
-                    "--batch".into(),
-                    c.batch.to_string(),
-                    "--burnin".into(),
-                    c.sg_burnin.to_string(),
-                    "--sg-steps".into(),
-                    c.sg_steps.to_string(),
-                    "--scan-steps".into(),
-                    c.scan_steps.to_string(),
-                ]);
-                a
+                cli(
+                    &["--method", "sgld", "--precond", "0"],
+                    &[
+                        ("--batch", &c.batch),
+                        ("--burnin", &c.sg_burnin),
+                        ("--sg-steps", &c.sg_steps),
+                        ("--scan-steps", &c.scan_steps),
+                    ],
+                )
             },
             script: PeerScript::Numpyro,
         },
@@ -303,14 +296,10 @@ const COMPARISONS: &[Comparison] = &[
             label: "NumPyro HMCECS, m = 1300, G = 100, εL = 1.2",
             tag: |c| format!("hmcecs_n{}", c.n),
             args: |c| {
-                let mut a = s(&["--method", "hmcecs", "--m", "1300", "--blocks", "100"]);
-                a.extend([
-                    "--warmup".into(),
-                    c.warmup.to_string(),
-                    "--samples".into(),
-                    c.draws.to_string(),
-                ]);
-                a
+                cli(
+                    &["--method", "hmcecs", "--m", "1300", "--blocks", "100"],
+                    &[("--warmup", &c.warmup), ("--samples", &c.draws)],
+                )
             },
             script: PeerScript::Numpyro,
         },
@@ -328,16 +317,14 @@ const COMPARISONS: &[Comparison] = &[
         tallmc: TallmcSide::Cli {
             label: "tallmc SG-HMC + control variate (order 1), Laplace-preconditioned",
             args: |c| {
-                let mut a = s(&["--sampler", "sghmc", "--cv", "--cv-order", "1", "--precondition"]);
-                a.extend([
-                    "--batch".into(),
-                    c.batch.to_string(),
-                    "--warmup".into(),
-                    c.sg_burnin.to_string(),
-                    "--draws".into(),
-                    c.sghmc_steps.to_string(),
-                ]);
-                a
+                cli(
+                    &["--sampler", "sghmc", "--cv", "--cv-order", "1", "--precondition"],
+                    &[
+                        ("--batch", &c.batch),
+                        ("--warmup", &c.sg_burnin),
+                        ("--draws", &c.sghmc_steps),
+                    ],
+                )
             },
             scan: Some(sghmc_grid),
             per_step: Some(sghmc_steps),
@@ -346,18 +333,15 @@ const COMPARISONS: &[Comparison] = &[
             label: "BlackJAX SG-HMC + control variate, preconditioned",
             tag: |c| format!("sghmc_n{}", c.n),
             args: |c| {
-                let mut a = s(&["--method", "sghmc"]);
-                a.extend([
-                    "--batch".into(),
-                    c.batch.to_string(),
-                    "--burnin".into(),
-                    c.sg_burnin.to_string(),
-                    "--sghmc-steps".into(),
-                    c.sghmc_steps.to_string(),
-                    "--scan-steps".into(),
-                    c.scan_steps.to_string(),
-                ]);
-                a
+                cli(
+                    &["--method", "sghmc"],
+                    &[
+                        ("--batch", &c.batch),
+                        ("--burnin", &c.sg_burnin),
+                        ("--sghmc-steps", &c.sghmc_steps),
+                        ("--scan-steps", &c.scan_steps),
+                    ],
+                )
             },
             script: PeerScript::Numpyro,
         },

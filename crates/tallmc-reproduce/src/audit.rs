@@ -12,6 +12,22 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use rand::Rng;
 use tallmc_bounds::{Decision, MeanTest, Population, Result};
 
+/// Level of [`max_wrong_decisions`]: the probability that a test keeping its guarantee is
+/// judged to break it.
+pub const WRONG_DECISIONS_LEVEL: f64 = 1e-6;
+
+/// The largest count of wrong decisions compatible, at level [`WRONG_DECISIONS_LEVEL`], with
+/// each of `n` decisions being wrong with probability at most `p` given the past: such a count
+/// is dominated by Binomial(n, p), and Bernstein's inequality
+/// P(X ≥ np + x) ≤ exp(−x²/(2(np(1 − p) + x/3))) gives x. A count above it shows that the error
+/// rate exceeds `p`; a count at or below it is compatible with a rate ≤ `p`.
+pub fn max_wrong_decisions(n: u64, p: f64) -> f64 {
+    let (mean, var, l) = (n as f64 * p, n as f64 * p * (1.0 - p), -WRONG_DECISIONS_LEVEL.ln());
+    // x² = 2l(var + x/3)  ⇒  x = (2l/3 + √((2l/3)² + 8 l var)) / 2.
+    let b = 2.0 * l / 3.0;
+    mean + (b + (b * b + 8.0 * l * var).sqrt()) / 2.0
+}
+
 /// Shared counters of an audit (one per experiment; chains may share them).
 #[derive(Debug, Default)]
 pub struct AuditCounts {

@@ -9,10 +9,12 @@
 #![warn(missing_docs)]
 
 pub mod audit;
+pub mod chains;
 pub mod context;
 pub mod error;
 pub mod exact;
 pub mod figure;
+pub mod part;
 pub mod reference;
 pub mod report;
 pub mod snapshot;

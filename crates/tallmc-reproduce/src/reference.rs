@@ -14,10 +14,11 @@ use serde::{Deserialize, Serialize};
 use tallmc_diagnostics::{Draws, summarize};
 use tallmc_models::{DesignOptions, LogisticRegression, synthetic};
 use tallmc_samplers::{
-    AdaptiveMetropolis, AdaptiveMetropolisConfig, Driver, NewtonOptions, RunConfig,
-    laplace_approximation, sink::MemorySink,
+    AdaptiveMetropolis, AdaptiveMetropolisConfig, Driver, NewtonOptions, laplace_approximation,
+    sink::MemorySink,
 };
 
+use crate::chains::run_config;
 use crate::context::Reporter;
 use crate::{Error, Result};
 
@@ -120,13 +121,7 @@ pub fn run_higgs_reference(
         initial_covariance: Some(laplace.covariance.clone()),
         ..Default::default()
     };
-    let config = RunConfig {
-        num_warmup: warmup,
-        num_draws: draws,
-        num_chains: chains,
-        seed,
-        save_warmup: false,
-    };
+    let config = run_config(warmup, draws, chains, seed);
     let task = reporter.task("adaptive Metropolis reference", ((warmup + draws) * chains) as u64);
     let sinks = (0..chains).map(|_| MemorySink::new()).collect();
     let out = Driver::new(config).progress(&*task).run(

@@ -18,13 +18,15 @@
 use serde_json::{Value, json};
 use tallmc_core::Terms;
 use tallmc_models::{GaussianMean, synthetic};
-use tallmc_samplers::{Laplace, NewtonOptions, RunConfig, laplace_approximation};
+use tallmc_samplers::{Laplace, NewtonOptions, laplace_approximation};
 
+use crate::chains::run_config;
 use crate::exact::{ExactKernel, KernelRun, run_exact};
 use crate::figure::{Axes, Bars, Figure, Histogram, Legend, Line, RefLine};
+use crate::part::{Claim, Part, Suite, Z_MAX};
 use crate::reference::{HIGGS_QUICK_N, higgs_model, higgs_reference};
 use crate::report::{Report, fmt_sig};
-use crate::{Context, Error, Mode, Result};
+use crate::{Context, Mode, Result};
 
 /// Rows of the conjugate Gaussian problem.
 pub const GAUSSIAN_N: usize = 1_000_000;
@@ -52,7 +54,7 @@ pub struct LogisticReference {
     pub source: String,
 }
 
-/// Everything the suite measured (the JSON summary is [`Baseline::summary`]).
+/// Everything the suite measured (the JSON summary is its [`Suite::summary`]).
 #[derive(Debug)]
 pub struct Baseline {
     /// Mode.
@@ -71,29 +73,9 @@ pub struct Baseline {
     pub logistic: Vec<KernelRun>,
 }
 
-/// Runs the suite: computes, writes `summary.json`, `report.md` and the figures when the
-/// context asks for files, and returns the summary.
+/// Runs the suite with the [shared runner](crate::part::run) and returns the summary.
 pub fn run(ctx: &Context<'_>) -> Result<Value> {
-    let b = compute(ctx)?;
-    let summary = b.summary();
-    if ctx.write_files {
-        let path = ctx.out_dir.join("summary.json");
-        let text = serde_json::to_string_pretty(&summary).unwrap_or_default() + "\n";
-        std::fs::write(&path, text).map_err(|source| Error::Write { path, source })?;
-        figures(&b, ctx)?;
-        report(&b).save(&ctx.out_dir.join("report.md"))?;
-    }
-    Ok(summary)
-}
-
-fn run_config(ctx: &Context<'_>, warmup: usize, draws: usize) -> RunConfig {
-    RunConfig {
-        num_warmup: warmup,
-        num_draws: draws,
-        num_chains: 4,
-        seed: ctx.seed,
-        save_warmup: false,
-    }
+    crate::part::run::<Baseline>(ctx)
 }
 
 /// Runs every kernel on both problems.
@@ -105,7 +87,7 @@ pub fn compute(ctx: &Context<'_>) -> Result<Baseline> {
     let model = GaussianMean::new(data, GAUSSIAN_SIGMA, 0.0, PRIOR_SD)?;
     let gaussian_truth = model.posterior_mean_sd();
     let laplace = laplace_approximation(&model, &[0.0], newton)?;
-    let config = run_config(ctx, 500, ctx.mode.pick(2000, 20_000));
+    let config = run_config(500, ctx.mode.pick(2000, 20_000), 4, ctx.seed);
     let gaussian = ExactKernel::ALL
         .iter()
         .map(|&k| run_exact(&model, k, &laplace, config, ctx.reporter, "conjugate Gaussian"))
@@ -134,7 +116,7 @@ pub fn compute(ctx: &Context<'_>) -> Result<Baseline> {
         }
         Mode::Full => laplace_reference(&laplace),
     };
-    let config = run_config(ctx, 1000, ctx.mode.pick(1000, 2000));
+    let config = run_config(1000, ctx.mode.pick(1000, 2000), 4, ctx.seed);
     let logistic = ExactKernel::ALL
         .iter()
         .map(|&k| run_exact(&model, k, &laplace, config, ctx.reporter, "higgs-like logistic"))
@@ -197,7 +179,7 @@ impl Baseline {
     }
 
     /// The JSON summary (the quick one is an insta snapshot after rounding).
-    pub fn summary(&self) -> Value {
+    fn summary_json(&self) -> Value {
         let (tm, ts) = self.gaussian_truth;
         let mut gk = serde_json::Map::new();
         for run in &self.gaussian {
@@ -263,11 +245,7 @@ fn normal_pdf(mean: f64, sd: f64) -> impl Fn(f64) -> f64 {
     move |x| (-0.5 * ((x - mean) / sd).powi(2)).exp() / (sd * (2.0 * std::f64::consts::PI).sqrt())
 }
 
-fn figures(b: &Baseline, ctx: &Context<'_>) -> Result<()> {
-    let save = |fig: Figure, name: &str| {
-        let path = ctx.out_dir.join(name);
-        fig.save(&path).map_err(|source| Error::Write { path, source })
-    };
+fn figures(b: &Baseline) -> Vec<(&'static str, Figure)> {
     let (tm, ts) = b.gaussian_truth;
     let r = &b.logistic_reference;
     let shown = format!("θ.{}", SHOWN + 1);
@@ -296,7 +274,7 @@ fn figures(b: &Baseline, ctx: &Context<'_>) -> Result<()> {
                 .with_series(RefLine::horizontal(r.mean[SHOWN]).with_label("reference mean")),
         );
     }
-    save(traces, "traces.svg")?;
+
     // Densities against the truth.
     let mut dens = Figure::new().with_title("Marginal densities vs the truth").with_columns(3);
     for run in &b.gaussian {
@@ -330,7 +308,7 @@ fn figures(b: &Baseline, ctx: &Context<'_>) -> Result<()> {
                 ),
         );
     }
-    save(dens, "densities.svg")?;
+
     // ESS per 1,000 evaluations.
     let mut bars = Axes::new()
         .with_title("Bulk ESS per 1,000 per-datum evaluations (logistic: min over θ)")
@@ -342,81 +320,16 @@ fn figures(b: &Baseline, ctx: &Context<'_>) -> Result<()> {
             (0..l.summaries.len()).map(|j| l.ess_per_1000_evals(j)).fold(f64::INFINITY, f64::min);
         bars.push(Bars::new(&[g.ess_per_1000_evals(0), lmin]).with_label(g.kernel.label()));
     }
-    save(Figure::new().with_panel(bars), "ess_per_evaluation.svg")
+    vec![
+        ("traces.svg", traces),
+        ("densities.svg", dens),
+        ("ess_per_evaluation.svg", Figure::new().with_panel(bars)),
+    ]
 }
 
-fn report(b: &Baseline) -> Report {
+/// The report's sections below the claims table.
+fn report(b: &Baseline, r: &mut Report) {
     let (tm, ts) = b.gaussian_truth;
-    let mut r = Report::new("Baseline: exact full-data kernels");
-    r.paragraph(&format!(
-        "Mode `{}`, seed {}. Every kernel runs 4 chains from over-dispersed starts (mode + 2 × a \
-         Laplace draw), with the Laplace covariance as proposal shape / initial metric. Costs are \
-         per-datum evaluations (terms + gradients) after warmup.",
-        b.mode, b.seed
-    ));
-    r.section("Claims and measurements");
-    let hmc = b.logistic.iter().find(|k| k.kernel == ExactKernel::Hmc);
-    let mut rows = Vec::new();
-    let worst_z = b
-        .gaussian
-        .iter()
-        .map(|k| {
-            let s = &k.summaries[0];
-            format!(
-                "{}: z_mean = {}, z_sd = {}",
-                k.kernel.label(),
-                fmt_sig((s.mean - tm) / s.mcse_mean, 2),
-                fmt_sig((s.sd - ts) / s.mcse_sd, 2)
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("; ");
-    rows.push(vec![
-        "Each exact kernel samples the conjugate posterior: mean and sd within 4 MCSE of the closed form".into(),
-        worst_z,
-    ]);
-    if let Some(h) = hmc {
-        let a = b.logistic_accuracy(h);
-        let max_rhat = h.summaries.iter().map(|s| s.rhat).fold(0.0, f64::max);
-        let min_ess = h.summaries.iter().map(|s| s.ess_bulk).fold(f64::INFINITY, f64::min);
-        rows.push(vec![
-            format!("HMC on higgs-like (d = 29): every mean within 4 combined MCSE of the reference ({})", b.logistic_reference.source),
-            format!("max |z| = {} (mean), {} (sd); max error {} posterior sd", fmt_sig(a.max_abs_z_mean, 2), fmt_sig(a.max_abs_z_sd, 2), fmt_sig(a.max_mean_error_in_sd, 2)),
-        ]);
-        rows.push(vec![
-            "HMC: rank R-hat < 1.01".into(),
-            format!("max R-hat = {}", fmt_sig(max_rhat, 4)),
-        ]);
-        rows.push(vec![
-            "HMC: bulk ESS per draw ≥ 0.5".into(),
-            format!("min over θ = {}", fmt_sig(min_ess / h.draws as f64, 3)),
-        ]);
-        let eff = |k: &KernelRun| {
-            (0..k.summaries.len()).map(|j| k.ess_per_1000_evals(j)).fold(f64::INFINITY, f64::min)
-        };
-        if let Some(rwm) = b.logistic.iter().find(|k| k.kernel == ExactKernel::Rwm) {
-            rows.push(vec![
-                "Gradients pay on a 29-d posterior: HMC's ESS per evaluation exceeds random-walk Metropolis'".into(),
-                format!("HMC / RWM = {}× (min ESS per 1,000 evaluations)", fmt_sig(eff(h) / eff(rwm), 3)),
-            ]);
-        }
-    }
-    rows.push(vec![
-        "Full-data kernels evaluate all N terms for every density (and gradient)".into(),
-        b.logistic
-            .iter()
-            .map(|k| {
-                format!(
-                    "{}: {} evaluations per draw = {} × N",
-                    k.kernel.label(),
-                    fmt_sig(k.evals_per_draw(), 3),
-                    fmt_sig(k.evals_per_draw() / b.logistic_n as f64, 3)
-                )
-            })
-            .collect::<Vec<_>>()
-            .join("; "),
-    ]);
-    r.table(&["claim", "measured"], &rows);
     r.section(&format!(
         "Conjugate Gaussian (n = {GAUSSIAN_N}): closed form mean {}, sd {}",
         fmt_sig(tm, 6),
@@ -501,5 +414,180 @@ fn report(b: &Baseline) -> Report {
     r.image("traces", "traces.svg");
     r.image("densities", "densities.svg");
     r.image("ESS per evaluation", "ess_per_evaluation.svg");
-    r
+}
+
+/// R-hat below which the conjugate-Gaussian chains count as mixed.
+pub const MAX_RHAT_GAUSSIAN: f64 = 1.05;
+/// Rank R-hat below which HMC's chains on the logistic posterior count as mixed.
+pub const MAX_RHAT_HMC: f64 = 1.01;
+/// HMC's smallest bulk ESS per draw on the logistic posterior.
+pub const MIN_HMC_ESS_PER_DRAW: f64 = 0.5;
+
+/// The claims: each exact kernel against the closed form, HMC against the logistic reference,
+/// and the cost of full-data kernels.
+fn claims(b: &Baseline) -> Vec<Claim> {
+    let (tm, ts) = b.gaussian_truth;
+    let mut claims = Vec::new();
+    let mut conjugate_ok = !b.gaussian.is_empty();
+    let measured = b
+        .gaussian
+        .iter()
+        .map(|k| {
+            let s = &k.summaries[0];
+            let (zm, zs) = ((s.mean - tm) / s.mcse_mean, (s.sd - ts) / s.mcse_sd);
+            conjugate_ok &= zm.abs() < Z_MAX && zs.abs() < Z_MAX && s.rhat < MAX_RHAT_GAUSSIAN;
+            format!(
+                "{}: z_mean = {}, z_sd = {}, R-hat {}",
+                k.kernel.label(),
+                fmt_sig(zm, 2),
+                fmt_sig(zs, 2),
+                fmt_sig(s.rhat, 4)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    claims.push(Claim::new(
+        "exact_kernels_match_the_conjugate_posterior",
+        "Each exact kernel samples the conjugate posterior",
+        measured,
+        format!("every kernel: mean and sd within {Z_MAX} MCSE of the closed form; R-hat < {MAX_RHAT_GAUSSIAN}"),
+        conjugate_ok,
+    ));
+    let hmc = b.logistic.iter().find(|k| k.kernel == ExactKernel::Hmc);
+    let not_run = || "HMC did not run".to_string();
+    let a = hmc.map(|h| b.logistic_accuracy(h));
+    claims.push(Claim::new(
+        "hmc_matches_the_logistic_reference",
+        format!(
+            "HMC on higgs-like (d = 29) matches the reference ({})",
+            b.logistic_reference.source
+        ),
+        a.map_or_else(not_run, |a| {
+            format!(
+                "max |z| = {} (mean), {} (sd); max error {} posterior sd",
+                fmt_sig(a.max_abs_z_mean, 2),
+                fmt_sig(a.max_abs_z_sd, 2),
+                fmt_sig(a.max_mean_error_in_sd, 2)
+            )
+        }),
+        format!("every mean and sd within {Z_MAX} combined MCSE of the reference"),
+        a.is_some_and(|a| a.max_abs_z_mean < Z_MAX && a.max_abs_z_sd < Z_MAX),
+    ));
+    let max_rhat = hmc.map(|h| h.summaries.iter().map(|s| s.rhat).fold(0.0, f64::max));
+    claims.push(Claim::new(
+        "hmc_chains_mix",
+        "HMC's chains on the logistic posterior mix",
+        max_rhat.map_or_else(not_run, |m| format!("max rank R-hat = {}", fmt_sig(m, 4))),
+        format!("max rank R-hat < {MAX_RHAT_HMC}"),
+        max_rhat.is_some_and(|m| m < MAX_RHAT_HMC),
+    ));
+    let per_draw = hmc.map(|h| {
+        h.summaries.iter().map(|s| s.ess_bulk).fold(f64::INFINITY, f64::min) / h.draws as f64
+    });
+    let divergences = hmc.map(KernelRun::divergences);
+    claims.push(Claim::new(
+        "hmc_is_efficient_and_stable",
+        "HMC on a log-concave posterior: nearly independent draws, no divergences",
+        match (per_draw, divergences) {
+            (Some(p), Some(d)) => {
+                format!(
+                    "min bulk ESS per draw over θ = {}; {d} divergent transitions",
+                    fmt_sig(p, 3)
+                )
+            }
+            _ => not_run(),
+        },
+        format!(
+            "bulk ESS per draw ≥ {MIN_HMC_ESS_PER_DRAW} for every θ_j; no divergent transition"
+        ),
+        per_draw.is_some_and(|p| p >= MIN_HMC_ESS_PER_DRAW) && divergences == Some(0),
+    ));
+    let eff = |k: &KernelRun| {
+        (0..k.summaries.len()).map(|j| k.ess_per_1000_evals(j)).fold(f64::INFINITY, f64::min)
+    };
+    let rwm = b.logistic.iter().find(|k| k.kernel == ExactKernel::Rwm);
+    let ratio = hmc.zip(rwm).map(|(h, r)| eff(h) / eff(r));
+    claims.push(Claim::new(
+        "gradients_pay_in_29_dimensions",
+        "Gradients pay on a 29-d posterior: HMC's ESS per evaluation exceeds random-walk Metropolis'",
+        ratio.map_or("HMC or RWM did not run".into(), |x| {
+            format!("HMC / RWM = {}× (min ESS per 1,000 evaluations)", fmt_sig(x, 3))
+        }),
+        "ratio > 1",
+        ratio.is_some_and(|x| x > 1.0),
+    ));
+    let passes = |k: &KernelRun, n: usize| {
+        let n = n as u64;
+        k.sampling_evals.terms.is_multiple_of(n) && k.sampling_evals.gradients.is_multiple_of(n)
+    };
+    let full_passes = b.gaussian.iter().all(|k| passes(k, GAUSSIAN_N))
+        && b.logistic.iter().all(|k| passes(k, b.logistic_n));
+    claims.push(Claim::new(
+        "full_data_kernels_evaluate_every_term",
+        "Full-data kernels evaluate all N terms for every density (and gradient)",
+        b.logistic
+            .iter()
+            .map(|k| {
+                format!(
+                    "{}: {} evaluations per draw = {} × N",
+                    k.kernel.label(),
+                    fmt_sig(k.evals_per_draw(), 3),
+                    fmt_sig(k.evals_per_draw() / b.logistic_n as f64, 3)
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; "),
+        "on both problems, every kernel's term and gradient counts after warmup are multiples of N (full-data passes only)",
+        full_passes,
+    ));
+    claims
+}
+
+impl Part for Baseline {
+    fn key(&self) -> &'static str {
+        "exact_kernels"
+    }
+
+    fn summary(&self) -> Value {
+        self.summary_json()
+    }
+
+    fn claims(&self) -> Vec<Claim> {
+        claims(self)
+    }
+
+    fn figures(&self) -> Vec<(&'static str, Figure)> {
+        figures(self)
+    }
+
+    fn report(&self, r: &mut Report) {
+        report(self, r);
+    }
+}
+
+impl Suite for Baseline {
+    const NAME: &'static str = "baseline";
+    const TITLE: &'static str = "Baseline: exact full-data kernels";
+    const PAPER: &'static str = "claim";
+
+    fn compute(ctx: &Context<'_>) -> Result<Self> {
+        compute(ctx)
+    }
+
+    fn parts(&self) -> Vec<&dyn Part> {
+        vec![self]
+    }
+
+    fn summary(&self) -> Value {
+        self.summary_json()
+    }
+
+    fn intro(&self) -> String {
+        format!(
+            "Mode `{}`, seed {}. Every kernel runs 4 chains from over-dispersed starts (mode + 2 × a \
+             Laplace draw), with the Laplace covariance as proposal shape / initial metric. Costs \
+             are per-datum evaluations (terms + gradients) after warmup.",
+            self.mode, self.seed
+        )
+    }
 }

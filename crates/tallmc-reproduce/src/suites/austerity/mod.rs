@@ -56,7 +56,7 @@ use self::fig3::Fig3;
 use self::fig56::{Fig56, Method};
 use self::fig78::{Fig78, GibbsSizes};
 use crate::report::{Report, fmt_sig};
-use crate::{Context, Error, Mode, Result};
+use crate::{Context, Mode, Result};
 
 /// Seed of the MNIST-like data (fixed: the data set is part of the problem).
 pub const MNIST_DATA_SEED: u64 = 1;
@@ -203,19 +203,14 @@ pub fn run(ctx: &Context<'_>) -> Result<Value> {
     let a = compute(ctx)?;
     let summary = a.summary();
     if ctx.write_files {
-        let path = ctx.out_dir.join("summary.json");
-        let text = serde_json::to_string_pretty(&summary).unwrap_or_default() + "\n";
-        std::fs::write(&path, text).map_err(|source| Error::Write { path, source })?;
-        let save = |fig: crate::figure::Figure, name: &str| {
-            let path = ctx.out_dir.join(name);
-            fig.save(&path).map_err(|source| Error::Write { path, source })
-        };
-        save(a.fig2.figure(), "fig2_data_and_errors.svg")?;
-        save(a.fig3.figure(), "fig3_risk.svg")?;
-        save(a.fig56.figure(), "fig5_6_sgld_variance_error.svg")?;
-        save(a.fig78.figure_conditionals(), "fig7_conditionals.svg")?;
-        save(a.fig78.figure_joint(), "fig8_joint_error.svg")?;
-        report(&a).save(&ctx.out_dir.join("report.md"))?;
+        let figures = vec![
+            ("fig2_data_and_errors.svg", a.fig2.figure()),
+            ("fig3_risk.svg", a.fig3.figure()),
+            ("fig5_6_sgld_variance_error.svg", a.fig56.figure()),
+            ("fig7_conditionals.svg", a.fig78.figure_conditionals()),
+            ("fig8_joint_error.svg", a.fig78.figure_joint()),
+        ];
+        crate::part::write_outputs(ctx, &summary, figures, &report(&a))?;
     }
     Ok(summary)
 }

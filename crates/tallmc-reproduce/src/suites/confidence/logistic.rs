@@ -41,8 +41,10 @@ use tallmc_samplers::{
     RandomWalkProposalConfig, laplace_approximation,
 };
 
-use super::{DATA_SEED, bounds_error, log_thin_indices};
+use super::{DATA_SEED, bounds_error};
+use crate::chains::log_thin_indices;
 use crate::figure::{Axes, Figure, Legend, Line, Marker, PALETTE, RefLine};
+use crate::part::{Claim, Part};
 use crate::report::{Report, fmt_sig};
 use crate::{Context, Error, Result, Task};
 
@@ -63,6 +65,14 @@ pub const MH_AFTER_HIT: usize = 100;
 const WINDOW: usize = 25;
 /// Points kept per error trace in the figure.
 const TRACE_POINTS: usize = 600;
+/// Distance from the mode (posterior sds) from which a step counts as far in the transient.
+pub const FAR_SDS: f64 = 100.0;
+/// The paper's "up to 5 times faster", read as: the best start's ratio is at least this.
+pub const MIN_BEST_SPEEDUP: f64 = 4.0;
+/// The paper's "around 70 %" of the data at equilibrium, as a range.
+pub const EQUILIBRIUM_FRACTION: (f64, f64) = (0.6, 0.8);
+/// Largest distance (posterior sds) of a chain's equilibrium mean from the mode.
+pub const MAX_EQUILIBRIUM_ERROR_SDS: f64 = 2.0;
 /// Edges of the distance bins (Mahalanobis distance of the current state from the mode) over
 /// which the data fraction is averaged; the last bin is open.
 pub const DISTANCE_EDGES: [f64; 9] = [0.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0, 3000.0, 10000.0];
@@ -420,8 +430,25 @@ impl Logistic {
         total.into_iter().map(|(s, k)| (if k == 0 { f64::NAN } else { s / k as f64 }, k)).collect()
     }
 
-    /// The JSON summary of this part.
-    pub fn summary(&self) -> Value {
+    /// Mean data fraction of the confidence sampler's steps from states at least [`FAR_SDS`]
+    /// posterior sds from the mode, all chains pooled (`None` without such steps).
+    pub fn far_fraction(&self) -> Option<f64> {
+        let bins = self.fraction_by_distance(Sampler::Confidence);
+        let far = DISTANCE_EDGES.iter().position(|&e| e >= FAR_SDS)?;
+        let (sum, steps) = bins[far..]
+            .iter()
+            .filter(|b| b.1 > 0)
+            .fold((0.0, 0), |(s, k), b| (s + b.0 * b.1 as f64, k + b.1));
+        (steps > 0).then(|| sum / steps as f64)
+    }
+}
+
+impl Part for Logistic {
+    fn key(&self) -> &'static str {
+        "fig6_logistic"
+    }
+
+    fn summary(&self) -> Value {
         let mut by = serde_json::Map::new();
         for s in Sampler::ALL {
             let chains: Vec<Value> = self
@@ -471,74 +498,103 @@ impl Logistic {
         })
     }
 
-    /// Rows of the claims table: claim, measurement, verdict.
-    pub fn claims(&self) -> Vec<Vec<String>> {
+    fn claims(&self) -> Vec<Claim> {
         let pct = |x: f64| format!("{} %", fmt_sig(100.0 * x, 2));
         let sp = self.speedups();
         let conf = self.chains_of(Sampler::Confidence);
         let n = super::scaling::fmt_n(self.n);
         let best = sp.iter().copied().fold(f64::NAN, f64::max);
-        let speed_verdict = if best >= 4.0 {
-            format!("reproduced (up to {}× at n = {n})", fmt_sig(best, 2))
-        } else if best > 1.0 {
-            format!(
-                "partly: faster from {} of {} starts, up to {}× at n = {n}",
-                sp.iter().filter(|s| **s > 1.0).count(),
-                sp.len(),
-                fmt_sig(best, 2)
-            )
-        } else {
-            format!("not reproduced at n = {n}")
-        };
-        let transient_verdict =
-            if conf.iter().all(|c| c.transient_fraction < c.equilibrium_fraction) {
-                "reproduced (the data fraction falls with the distance from the mode: table below)"
-            } else {
-                "not reproduced"
-            };
+        let total =
+            |s: Sampler| -> u64 { self.chains_of(s).iter().filter_map(|c| c.evals_to_hit).sum() };
+        let all_hit =
+            !self.chains.is_empty() && self.chains.iter().all(|c| c.hit_iteration.is_some());
+        let (mh_total, conf_total) = (total(Sampler::ExactMh), total(Sampler::Confidence));
+        let far = self.far_fraction();
         let eq = self.mean_of(Sampler::Confidence, |c| c.equilibrium_fraction);
-        let eq_verdict = if (0.6..=0.8).contains(&eq) {
-            format!("reproduced at n = {n}")
-        } else {
-            format!(
-                "not at n = {n}: {} at equilibrium{}",
-                fmt_sig(100.0 * eq, 2) + " %",
-                if self.n < 10_000_000 { " (the paper's n = 10⁷ is the full mode)" } else { "" }
-            )
-        };
+        let worst_error = conf
+            .iter()
+            .flat_map(|c| c.equilibrium_mean_error_sds.iter().map(|e| e.abs()))
+            .fold(0.0, f64::max);
         vec![
-            vec![
-                "Fig. 6 (n = 10⁷): the confidence-sampler chains converge up to 5 times faster than MH (4 starting points)".into(),
+            Claim::new(
+                "fig6_up_to_five_times_faster",
+                "Fig. 6 (n = 10⁷): the confidence-sampler chains converge up to 5 times faster than MH (4 starting points)",
                 format!(
-                    "n = {}: evaluations to reach the posterior (Mahalanobis ≤ {HIT_SDS}), MH ÷ confidence, per start: {}",
-                    super::scaling::fmt_n(self.n),
-                    sp.iter().map(|s| format!("{}×", fmt_sig(*s, 2))).collect::<Vec<_>>().join(", ")
+                    "n = {n}: evaluations to reach the posterior (Mahalanobis ≤ {HIT_SDS}), MH ÷ confidence, per start: {}",
+                    sp.iter()
+                        .map(|s| format!("{}×", fmt_sig(*s, 2)))
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
-                speed_verdict,
-            ],
-            vec![
-                "§4.2.1: the most significant gains in samples used happen in the initial transient phase".into(),
+                format!("the best start's ratio ≥ {MIN_BEST_SPEEDUP}"),
+                best >= MIN_BEST_SPEEDUP,
+            ),
+            Claim::new(
+                "fig6_fewer_evaluations_to_reach_the_posterior",
+                "Fig. 6: the confidence sampler reaches the posterior with fewer evaluations than exact MH",
                 format!(
-                    "confidence sampler's mean data fraction per iteration before reaching the posterior: {}",
-                    conf.iter().map(|c| pct(c.transient_fraction)).collect::<Vec<_>>().join(", ")
+                    "every chain reached the posterior: {all_hit}; evaluations to reach it, summed over the starts: exact MH {mh_total}, confidence {conf_total}"
                 ),
-                transient_verdict.into(),
-            ],
-            vec![
-                "Fig. 6: the average number of samples used is still around 70 % after the transient".into(),
+                "every chain of both samplers reaches the posterior, and the confidence sampler's total is below exact MH's",
+                all_hit && conf_total < mh_total,
+            ),
+            Claim::new(
+                "s4_2_1_gains_in_the_transient",
+                "§4.2.1: the most significant gains in samples used happen in the initial transient phase",
                 format!(
-                    "after reaching it ({} iterations): {} (per chain); {} × exact MH's evaluations per iteration",
+                    "confidence sampler's mean data fraction per iteration before reaching the posterior: {} (after: {}); at ≥ {FAR_SDS} posterior sds from the mode: {}",
+                    conf.iter().map(|c| pct(c.transient_fraction)).collect::<Vec<_>>().join(", "),
+                    conf.iter().map(|c| pct(c.equilibrium_fraction)).collect::<Vec<_>>().join(", "),
+                    far.map_or("no steps".into(), pct)
+                ),
+                format!(
+                    "every chain's fraction before the hit is below its fraction after it, and the mean fraction ≥ {FAR_SDS} sds from the mode is below 50 %"
+                ),
+                !conf.is_empty()
+                    && conf.iter().all(|c| c.transient_fraction < c.equilibrium_fraction)
+                    && far.is_some_and(|f| f < 0.5),
+            ),
+            Claim::new(
+                "fig6_equilibrium_fraction_around_70_percent",
+                "Fig. 6: the average number of samples used is still around 70 % after the transient",
+                format!(
+                    "n = {n}, after reaching it ({} iterations): {} (per chain); {} × exact MH's evaluations per iteration{}",
                     self.equilibrium_iterations,
                     conf.iter().map(|c| pct(c.equilibrium_fraction)).collect::<Vec<_>>().join(", "),
-                    fmt_sig(2.0 * eq, 3)
+                    fmt_sig(2.0 * eq, 3),
+                    if self.n < 10_000_000 {
+                        " (the paper's n = 10⁷ is the full mode)"
+                    } else {
+                        ""
+                    }
                 ),
-                eq_verdict,
-            ],
+                format!(
+                    "mean equilibrium fraction in [{}, {}]",
+                    pct(EQUILIBRIUM_FRACTION.0),
+                    pct(EQUILIBRIUM_FRACTION.1)
+                ),
+                (EQUILIBRIUM_FRACTION.0..=EQUILIBRIUM_FRACTION.1).contains(&eq),
+            ),
+            Claim::new(
+                "equilibrium_draws_around_the_mode",
+                "(design) after the hit, the confidence sampler's draws are around the Laplace mode",
+                format!(
+                    "largest |chain mean − mode| over chains and coordinates: {} posterior sds",
+                    fmt_sig(worst_error, 2)
+                ),
+                format!(
+                    "every chain's mean within {MAX_EQUILIBRIUM_ERROR_SDS} posterior sds of the mode (a loose check: {CHAINS} chains of correlated draws; the sd of a chain mean is a few tenths of a posterior sd)"
+                ),
+                !conf.is_empty() && worst_error < MAX_EQUILIBRIUM_ERROR_SDS,
+            ),
         ]
     }
 
-    /// The report section of this part.
-    pub fn report(&self, r: &mut Report) {
+    fn figures(&self) -> Vec<(&'static str, Figure)> {
+        vec![("fig6_logistic_transient.svg", figure(self))]
+    }
+
+    fn report(&self, r: &mut Report) {
         r.section("Fig. 6: logistic regression on the 2-D two-class data");
         r.paragraph(&format!(
             "n = {}, d = 2, prior N(0, {PRIOR_SD}² I). Truth: Laplace approximation, mode ({}) and \
@@ -630,7 +686,7 @@ impl Logistic {
 /// `fig6_logistic_transient.svg`: error (Mahalanobis distance from the mode) against cumulative
 /// evaluations for every chain (left), and the confidence sampler's data fraction per iteration
 /// (right).
-pub fn figures(l: &Logistic, ctx: &Context<'_>) -> Result<()> {
+fn figure(l: &Logistic) -> Figure {
     let mut left = Axes::new()
         .with_title(format!(
             "Error vs evaluations (n = {}): solid MH, dashed confidence",
@@ -691,12 +747,10 @@ pub fn figures(l: &Logistic, ctx: &Context<'_>) -> Result<()> {
         .with_legend(Legend::TopRight)
         .with_series(Line::new(&bx, &by).with_marker(Marker::Circle).with_label("4 chains pooled"))
         .with_series(RefLine::horizontal(0.5).with_label("break-even with exact MH"));
-    let fig = Figure::new()
+    Figure::new()
         .with_title("Fig. 6: 2-D logistic regression, transient and equilibrium")
         .with_columns(3)
         .with_panel(left)
         .with_panel(right)
-        .with_panel(third);
-    let path = ctx.out_dir.join("fig6_logistic_transient.svg");
-    fig.save(&path).map_err(|source| Error::Write { path, source })
+        .with_panel(third)
 }

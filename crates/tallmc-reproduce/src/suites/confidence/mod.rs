@@ -28,18 +28,15 @@ pub mod scaling;
 pub mod toy;
 
 use serde_json::{Value, json};
-use tallmc_core::ParameterNames;
-use tallmc_samplers::sink::MemorySink;
-use tallmc_samplers::{ChainOutput, Driver, RunConfig};
 
-use crate::report::Report;
-use crate::{Context, Error, Mode, Reporter, Result};
+use crate::part::{Part, Suite, timed};
+use crate::{Context, Mode, Result};
 
 /// Seed of every data set of the suite (fixed: the data set is part of the problem; `--seed`
 /// changes the chains only).
 pub const DATA_SEED: u64 = 1;
 
-/// Everything the suite measured (the JSON summary is [`Confidence::summary`]).
+/// Everything the suite measured (the JSON summary is its [`Suite::summary`]).
 #[derive(Debug)]
 pub struct Confidence {
     /// Mode.
@@ -54,44 +51,33 @@ pub struct Confidence {
     pub logistic: logistic::Logistic,
 }
 
-/// Runs the suite: computes, writes `summary.json`, `report.md` and the figures when the
-/// context asks for files, and returns the summary.
+/// Runs the suite with the [shared runner](crate::part::run) and returns the summary.
 pub fn run(ctx: &Context<'_>) -> Result<Value> {
-    let c = compute(ctx)?;
-    let summary = c.summary();
-    if ctx.write_files {
-        let path = ctx.out_dir.join("summary.json");
-        let text = serde_json::to_string_pretty(&summary).unwrap_or_default() + "\n";
-        std::fs::write(&path, text).map_err(|source| Error::Write { path, source })?;
-        toy::figures(&c.toy, ctx)?;
-        scaling::figures(&c.scaling, ctx)?;
-        logistic::figures(&c.logistic, ctx)?;
-        report(&c).save(&ctx.out_dir.join("report.md"))?;
-    }
-    Ok(summary)
+    crate::part::run::<Confidence>(ctx)
 }
 
 /// Runs the three parts.
 pub fn compute(ctx: &Context<'_>) -> Result<Confidence> {
-    let timed = |what: &str, clock: std::time::Instant| {
-        ctx.reporter
-            .note(&format!("confidence: {what} took {:.1} s", clock.elapsed().as_secs_f64()));
-    };
-    let clock = std::time::Instant::now();
-    let toy = toy::compute(ctx)?;
-    timed("Fig. 4 toy and exactness check", clock);
-    let clock = std::time::Instant::now();
-    let scaling = scaling::compute(ctx)?;
-    timed("Fig. 7(b)", clock);
-    let clock = std::time::Instant::now();
-    let logistic = logistic::compute(ctx)?;
-    timed("Fig. 6 logistic", clock);
+    let toy = timed(ctx, "confidence", "Fig. 4 toy and exactness check", || toy::compute(ctx))?;
+    let scaling = timed(ctx, "confidence", "Fig. 7(b)", || scaling::compute(ctx))?;
+    let logistic = timed(ctx, "confidence", "Fig. 6 logistic", || logistic::compute(ctx))?;
     Ok(Confidence { mode: ctx.mode, seed: ctx.seed, toy, scaling, logistic })
 }
 
-impl Confidence {
-    /// The JSON summary (the quick one is an insta snapshot after rounding).
-    pub fn summary(&self) -> Value {
+impl Suite for Confidence {
+    const NAME: &'static str = "confidence";
+    const TITLE: &'static str = "Confidence sampler (Bardenet, Doucet & Holmes 2014)";
+    const PAPER: &'static str = "paper (BDH 2014)";
+
+    fn compute(ctx: &Context<'_>) -> Result<Self> {
+        compute(ctx)
+    }
+
+    fn parts(&self) -> Vec<&dyn Part> {
+        vec![&self.toy, &self.scaling, &self.logistic]
+    }
+
+    fn summary(&self) -> Value {
         json!({
             "suite": "confidence",
             "mode": self.mode,
@@ -102,95 +88,20 @@ impl Confidence {
             "fig6_logistic": self.logistic.summary(),
         })
     }
-}
 
-fn report(c: &Confidence) -> Report {
-    let mut r = Report::new("Confidence sampler (Bardenet, Doucet & Holmes 2014)");
-    r.paragraph(&format!(
-        "Mode `{}`, seed {} (data seed {DATA_SEED}). Cost is counted in per-datum term \
-         evaluations ℓ_i(θ): exact MH (full-data random-walk Metropolis, which caches ℓ(θ) of the \
-         current state) pays **N per iteration**; a subsampling kernel pays **2 per value used** \
-         (ℓ_i at θ and at θ′). A subsampling method therefore beats exact MH only when it uses \
-         less than half of the data per iteration, as the paper says in §4.3.",
-        c.mode, c.seed
-    ));
-    r.section("Claims and measurements");
-    let mut rows = Vec::new();
-    rows.extend(c.toy.claims());
-    rows.extend(c.scaling.claims());
-    rows.extend(c.logistic.claims());
-    r.table(&["paper (BDH 2014)", "measured here", "verdict"], &rows);
-    c.toy.report(&mut r);
-    c.scaling.report(&mut r);
-    c.logistic.report(&mut r);
-    r
+    fn intro(&self) -> String {
+        format!(
+            "Mode `{}`, seed {} (data seed {DATA_SEED}). Cost is counted in per-datum term \
+             evaluations ℓ_i(θ): exact MH (full-data random-walk Metropolis, which caches ℓ(θ) of \
+             the current state) pays **N per iteration**; a subsampling kernel pays **2 per value \
+             used** (ℓ_i at θ and at θ′). A subsampling method therefore beats exact MH only when \
+             it uses less than half of the data per iteration, as the paper says in §4.3.",
+            self.mode, self.seed
+        )
+    }
 }
 
 /// A mean-test error, saying it came from the mean test.
 pub(crate) fn bounds_error(e: tallmc_bounds::Error) -> tallmc_core::Error {
     e.context("mean test")
-}
-
-/// Runs chains of `kernel` on `model` with the driver, draws and typed stats kept in memory,
-/// progress under `label`.
-pub(crate) fn run_driver<M, K>(
-    model: &M,
-    inits: &[Vec<f64>],
-    config: RunConfig,
-    kernel: &K,
-    reporter: &dyn Reporter,
-    label: &str,
-) -> Result<Vec<tallmc_samplers::InMemory<K, M>>>
-where
-    M: ParameterNames + Sync + ?Sized,
-    K: tallmc_core::Kernel<M>,
-{
-    let total = ((config.num_warmup + config.num_draws) * config.num_chains) as u64;
-    let task = reporter.task(label, total);
-    let sinks = (0..config.num_chains).map(|_| MemorySink::new()).collect();
-    let out = Driver::new(config)
-        .parameter_names(model.parameter_names())
-        .progress(&*task)
-        .run(model, inits, kernel, sinks)?;
-    Ok(out)
-}
-
-/// The mean of a stat column over every chain's post-warmup draws (NaN if absent).
-pub(crate) fn mean_stat<S: serde::Serialize, T>(
-    chains: &[ChainOutput<MemorySink<S>, T>],
-    column: &str,
-) -> f64 {
-    let (mut sum, mut count) = (0.0, 0usize);
-    for c in chains {
-        if let Some(v) = c.sink.stat(column) {
-            sum += v.iter().sum::<f64>();
-            count += v.len();
-        }
-    }
-    if count == 0 { f64::NAN } else { sum / count as f64 }
-}
-
-/// Thins a sequence to at most `max` points, keeping the first and the last.
-pub(crate) fn thin_indices(len: usize, max: usize) -> Vec<usize> {
-    if len <= max || max < 2 {
-        return (0..len).collect();
-    }
-    let step = (len - 1) as f64 / (max - 1) as f64;
-    let mut out: Vec<usize> = (0..max).map(|k| (k as f64 * step).round() as usize).collect();
-    out.dedup();
-    out
-}
-
-/// Indices spaced evenly on a log scale in 0..len (for traces drawn on a log axis).
-pub(crate) fn log_thin_indices(len: usize, max: usize) -> Vec<usize> {
-    if len <= max || max < 2 {
-        return (0..len).collect();
-    }
-    let top = (len as f64).ln();
-    let mut out: Vec<usize> = (0..max)
-        .map(|k| ((k as f64 / (max - 1) as f64 * top).exp() - 1.0).round() as usize)
-        .map(|i| i.min(len - 1))
-        .collect();
-    out.dedup();
-    out
 }

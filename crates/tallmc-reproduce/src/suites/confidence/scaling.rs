@@ -19,12 +19,15 @@
 use serde_json::{Value, json};
 use tallmc_bounds::{BoundKind, ConfidenceConfig, ConfidenceTest};
 use tallmc_models::{GaussianMean, synthetic};
-use tallmc_samplers::{MinibatchMh, RandomWalkProposal, RandomWalkProposalConfig, RunConfig};
+use tallmc_samplers::{MinibatchMh, RandomWalkProposal, RandomWalkProposalConfig};
 
-use super::{DATA_SEED, bounds_error, mean_stat, run_driver, thin_indices};
+use super::toy::z;
+use super::{DATA_SEED, bounds_error};
+use crate::chains::{mean_stat, run_config, run_driver, thin_indices};
 use crate::figure::{Axes, Figure, Legend, Line, Marker, PALETTE, RefLine};
+use crate::part::{Claim, Part, Z_MAX};
 use crate::report::{Report, fmt_sig};
-use crate::{Context, Error, Result};
+use crate::{Context, Result};
 
 /// The known σ of the model.
 pub const MODEL_SIGMA: f64 = 1.0;
@@ -95,13 +98,7 @@ pub fn compute(ctx: &Context<'_>) -> Result<Scaling> {
             adapt_scale: false,
             ..Default::default()
         };
-        let config = RunConfig {
-            num_warmup: 0,
-            num_draws: iterations,
-            num_chains: CHAINS,
-            seed: ctx.seed,
-            save_warmup: false,
-        };
+        let config = run_config(0, iterations, CHAINS, ctx.seed);
         let out = run_driver(
             &model,
             &[vec![mean]],
@@ -148,9 +145,12 @@ pub fn compute(ctx: &Context<'_>) -> Result<Scaling> {
     Ok(Scaling { runs })
 }
 
-impl Scaling {
-    /// The JSON summary of this part.
-    pub fn summary(&self) -> Value {
+impl Part for Scaling {
+    fn key(&self) -> &'static str {
+        "fig7b_scaling"
+    }
+
+    fn summary(&self) -> Value {
         let runs: Vec<Value> = self
             .runs
             .iter()
@@ -175,8 +175,7 @@ impl Scaling {
         })
     }
 
-    /// Rows of the claims table: claim, measurement, verdict.
-    pub fn claims(&self) -> Vec<Vec<String>> {
+    fn claims(&self) -> Vec<Claim> {
         let pct = |x: f64| format!("{} %", fmt_sig(100.0 * x, 3));
         let list = self
             .runs
@@ -186,66 +185,69 @@ impl Scaling {
             })
             .collect::<Vec<_>>()
             .join("; ");
-        let trend = match (self.runs.first(), self.runs.last()) {
-            (Some(a), Some(b)) if self.runs.len() > 1 => format!(
-                " — {} from n = {} to n = {}",
-                if b.mean_fraction < a.mean_fraction { "decreasing" } else { "not decreasing" },
-                fmt_n(a.n),
-                fmt_n(b.n)
-            ),
-            _ => String::new(),
-        };
-        let below_half = self.runs.iter().find(|r| r.mean_fraction < 0.5).map_or(
-            format!(
-                "above 50 % at every n tried (up to {}): no gain over exact MH yet",
-                self.runs.last().map_or("–".into(), |r| fmt_n(r.n))
-            ),
-            |r| format!("below 50 % from n = {} on (at the sizes tried)", fmt_n(r.n)),
-        );
+        // The drop of the fraction from the smallest to the largest n, in combined MCSE.
         let drop_z = match (self.runs.first(), self.runs.last()) {
             (Some(a), Some(b)) if self.runs.len() > 1 => {
-                (a.mean_fraction - b.mean_fraction) / a.mcse_fraction.hypot(b.mcse_fraction)
+                z(a.mean_fraction, a.mcse_fraction, b.mean_fraction, b.mcse_fraction)
             }
             _ => f64::NAN,
         };
-        let largest = self.runs.last().map_or("–".into(), |r| fmt_n(r.n));
-        let trend_verdict = if drop_z > 2.0 {
-            format!(
-                "trend reproduced up to n = {largest} (drop {} combined MCSE); n = 10¹⁵ is out of reach (memory)",
-                fmt_sig(drop_z, 2)
-            )
-        } else {
-            format!(
-                "no significant drop up to n = {largest} ({} combined MCSE)",
-                fmt_sig(drop_z, 2)
-            )
-        };
-        let gain = self.runs.iter().find(|r| r.mean_fraction < 0.5).map_or(
-            "no gain over exact MH at the sizes tried".to_string(),
-            |r| {
-                format!(
-                    "consistent: the sampler starts to pay at n ≈ {} (cost {} × exact MH's)",
-                    fmt_n(r.n),
-                    fmt_sig(2.0 * r.mean_fraction, 2)
-                )
-            },
-        );
+        let below_one = !self.runs.is_empty()
+            && self.runs.iter().all(|r| r.mean_fraction + Z_MAX * r.mcse_fraction < 1.0);
+        // n from which the fraction is below one half by more than Z_MAX MCSE.
+        let below_half = self.runs.iter().find(|r| r.mean_fraction + Z_MAX * r.mcse_fraction < 0.5);
         vec![
-            vec![
-                "Fig. 7(b): with increasing n, the number of samples needed at equilibrium progressively drops, to 25 % of n at n = 10¹⁵".into(),
-                format!("mean fraction of the data per iteration: {list}{trend}"),
-                trend_verdict,
-            ],
-            vec![
-                "§4.3: the fraction must be below 50 % to improve on exact MH (one full likelihood per iteration vs two evaluations per subsampled value)".into(),
-                below_half,
-                gain,
-            ],
+            Claim::new(
+                "fig7b_fraction_drops_with_n",
+                "Fig. 7(b): with increasing n, the number of samples needed at equilibrium progressively drops, to 25 % of n at n = 10¹⁵",
+                format!(
+                    "mean fraction of the data per iteration: {list}; drop from the smallest to the largest n: {} combined MCSE",
+                    fmt_sig(drop_z, 2)
+                ),
+                format!(
+                    "fraction at the largest n below the smallest n's by more than {Z_MAX} combined MCSE (n = 10¹⁵ is out of reach: memory)"
+                ),
+                drop_z > Z_MAX,
+            ),
+            Claim::new(
+                "fig7b_fraction_below_one_and_not_growing",
+                "Fig. 7(b): the confidence sampler uses a fraction of the data below 1 at equilibrium, not growing with n",
+                format!(
+                    "{list}; growth from the smallest to the largest n: {} combined MCSE",
+                    fmt_sig(-drop_z, 2)
+                ),
+                format!(
+                    "every n: fraction + {Z_MAX} MCSE < 1; growth from the smallest to the largest n < {Z_MAX} combined MCSE"
+                ),
+                below_one && -drop_z < Z_MAX,
+            ),
+            Claim::new(
+                "s4_3_fraction_below_half_pays",
+                "§4.3: the fraction must be below 50 % to improve on exact MH (one full likelihood per iteration vs two evaluations per subsampled value)",
+                below_half.map_or(
+                    format!(
+                        "not below 50 % by {Z_MAX} MCSE at any n tried (up to {}): {list}",
+                        self.runs.last().map_or("–".into(), |r| fmt_n(r.n))
+                    ),
+                    |r| {
+                        format!(
+                            "below 50 % from n = {} on: the sampler pays (cost {} × exact MH's)",
+                            fmt_n(r.n),
+                            fmt_sig(2.0 * r.mean_fraction, 2)
+                        )
+                    },
+                ),
+                format!("some n with fraction + {Z_MAX} MCSE < 50 %"),
+                below_half.is_some(),
+            ),
         ]
     }
 
-    /// The report section of this part.
-    pub fn report(&self, r: &mut Report) {
+    fn figures(&self) -> Vec<(&'static str, Figure)> {
+        vec![("fig7b_fraction_vs_n.svg", figure(self))]
+    }
+
+    fn report(&self, r: &mut Report) {
         r.section(
             "Fig. 7(b): fraction of the data used at equilibrium vs n (Gaussian-mean example)",
         );
@@ -311,7 +313,7 @@ pub fn fmt_n(n: usize) -> String {
 
 /// `fig7b_fraction_vs_n.svg`: running averages per n (left) and the equilibrium fraction
 /// against n on a log axis (right).
-pub fn figures(s: &Scaling, ctx: &Context<'_>) -> Result<()> {
+fn figure(s: &Scaling) -> Figure {
     let mut left = Axes::new()
         .with_title("Running average of the fraction of data used")
         .with_x_label("iteration")
@@ -345,11 +347,9 @@ pub fn figures(s: &Scaling, ctx: &Context<'_>) -> Result<()> {
         .with_series(
             RefLine::horizontal(0.25).with_color(PALETTE[1]).with_label("paper at n = 10¹⁵"),
         );
-    let fig = Figure::new()
+    Figure::new()
         .with_title("Fig. 7(b): Gaussian-mean example, y ~ N(½, 0.1²), model N(μ, 1)")
         .with_columns(2)
         .with_panel(left)
-        .with_panel(right);
-    let path = ctx.out_dir.join("fig7b_fraction_vs_n.svg");
-    fig.save(&path).map_err(|source| Error::Write { path, source })
+        .with_panel(right)
 }

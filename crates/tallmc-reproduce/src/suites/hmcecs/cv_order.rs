@@ -40,10 +40,12 @@ use tallmc_samplers::{
 
 use super::fig7::order_key;
 use super::{DATA_SEED, EcsRun, run_ecs};
+use crate::chains::run_config;
 use crate::exact::{ExactKernel, run_exact};
 use crate::figure::{Axes, Color, Figure, Legend, Line, RefLine, Scatter};
+use crate::part::{Claim, Part, Z_MAX};
 use crate::report::{Report, fmt_sig};
-use crate::{Context, Error, Result};
+use crate::{Context, Result};
 
 /// The control-variate orders compared.
 pub const ORDERS: [CvOrder; 3] = [CvOrder::Zero, CvOrder::One, CvOrder::Two];
@@ -57,6 +59,12 @@ pub const TRAJECTORY_LENGTH: f64 = 1.2;
 pub const WINDOW: usize = 100;
 /// Points per chain kept in the Fig. 8 trace.
 const TRACE_POINTS: usize = 1000;
+/// Median σ̂² after warmup below which order 1's V[ℓ̂] counts as settled.
+pub const SETTLED_VARIANCE: f64 = 3.0;
+/// Factor by which order 1's training-period σ̂² exceeds the settled one ("substantial").
+pub const TRAINING_VARIANCE_FACTOR: f64 = 10.0;
+/// Order 0's V[ℓ̂] exceeds this, and this many times order 1's ("too crude").
+pub const CRUDE_VARIANCE: f64 = 10.0;
 
 /// One control-variate order.
 #[derive(Debug, Clone)]
@@ -118,13 +126,8 @@ pub struct CvOrders {
 pub fn compute(ctx: &Context<'_>) -> Result<CvOrders> {
     let n = ctx.mode.pick(10_000, 100_000);
     let (num_warmup, num_draws, num_chains) = ctx.mode.pick((1000, 2000, 2), (1000, 4000, 4));
-    let reference_config = RunConfig {
-        num_warmup: ctx.mode.pick(500, 1000),
-        num_draws: ctx.mode.pick(4000, 10_000),
-        num_chains,
-        seed: ctx.seed,
-        save_warmup: false,
-    };
+    let reference_config =
+        run_config(ctx.mode.pick(500, 1000), ctx.mode.pick(4000, 10_000), num_chains, ctx.seed);
     ctx.reporter.note(&format!("hmcecs: Figs. 8-9, higgs-like logistic regression n = {n}"));
     let sim = synthetic::higgs_like(n, DATA_SEED)?;
     let d = synthetic::HIGGS_LIKE_DIM;
@@ -294,9 +297,14 @@ impl CvOrders {
     pub fn training_end(&self) -> usize {
         self.recenterings.last().copied().unwrap_or(0)
     }
+}
 
-    /// The JSON summary of this part.
-    pub fn summary(&self) -> Value {
+impl Part for CvOrders {
+    fn key(&self) -> &'static str {
+        "fig89_cv_order"
+    }
+
+    fn summary(&self) -> Value {
         let total = self.num_warmup + self.num_draws;
         let mut by = serde_json::Map::new();
         for o in &self.orders {
@@ -353,8 +361,7 @@ impl CvOrders {
         })
     }
 
-    /// Rows of the claims table: claim, measurement, verdict.
-    pub fn claims(&self) -> Vec<Vec<String>> {
+    fn claims(&self) -> Vec<Claim> {
         let total = self.num_warmup + self.num_draws;
         let accuracy = |o: &OrderRun| {
             let me = max_abs(&o.mean_errors_sds(&self.reference));
@@ -377,64 +384,75 @@ impl CvOrders {
         };
         let accurate = |o: &OrderRun| {
             let (_, _, zm, zs) = accuracy(o);
-            zm < 4.0 && zs < 4.0
+            zm < Z_MAX && zs < Z_MAX
         };
-        let mut rows = Vec::new();
-        if let Some(o1) = self.run(CvOrder::One) {
-            let first = o1.median_sigma2(0, self.recenterings.first().copied().unwrap_or(200));
-            let post = o1.median_sigma2(self.num_warmup, total);
-            rows.push(vec![
-                "§6.8, Fig. 8: with 1st-order control variates the algorithm survives a substantial V[ℓ̂] during training, which settles once a sensible θ* is found".into(),
+        let within = format!("every mean and sd within {Z_MAX} combined MCSE of full-data HMC");
+        let o1 = self.run(CvOrder::One);
+        let (first, post) = o1.map_or((f64::NAN, f64::NAN), |o| {
+            (
+                o.median_sigma2(0, self.recenterings.first().copied().unwrap_or(200)),
+                o.median_sigma2(self.num_warmup, total),
+            )
+        });
+        let v =
+            |o: Option<&OrderRun>| o.map_or(f64::NAN, |o| o.mean_sigma2(self.num_warmup, total));
+        let (v0, v1) = (v(self.run(CvOrder::Zero)), v(self.run(CvOrder::One)));
+        let o2 = self.run(CvOrder::Two);
+        let not_run = || "not run".to_string();
+        vec![
+            Claim::new(
+                "fig8_order1_variance_settles_after_training",
+                "§6.8, Fig. 8: with 1st-order control variates the algorithm survives a substantial V[ℓ̂] during training, which settles once a sensible θ* is found",
                 format!(
                     "order 1, median σ̂²: {} before the first re-centring, {} after warmup",
                     fmt_sig(first, 2),
                     fmt_sig(post, 2)
                 ),
-                if first > 10.0 * post && post < 3.0 {
-                    "reproduced".into()
-                } else if post < 3.0 {
-                    "partly: settles, but the training variance was not large".into()
-                } else {
-                    "not reproduced: V[ℓ̂] does not settle".into()
-                },
-            ]);
-            rows.push(vec![
-                "§6.8, Fig. 9: with 1st-order control variates the posterior means and variances are very accurate".into(),
-                describe(o1),
-                if accurate(o1) { "reproduced (within 4 combined MCSE of full-data HMC)".into() } else { "not reproduced".into() },
-            ]);
-        }
-        if let Some(o2) = self.run(CvOrder::Two) {
-            rows.push(vec![
-                "§6.5 (and the premise of §6.8): with 2nd-order control variates HMC-ECS matches full-data HMC".into(),
-                describe(o2),
-                if accurate(o2) { "reproduced (within 4 combined MCSE of full-data HMC)".into() } else { "not reproduced".into() },
-            ]);
-        }
-        if let Some(o0) = self.run(CvOrder::Zero) {
-            let (me, se, _, _) = accuracy(o0);
-            let v = o0.mean_sigma2(self.num_warmup, total);
-            let crude = v > 10.0 || me > 0.5 || se > 0.3;
-            rows.push(vec![
-                "§6.8, Figs. 8–9: control variates of order zero are too crude for HMC-ECS (too large a variance)".into(),
-                format!("{}; θ-step acceptance {}, u-step {}", describe(o0), fmt_sig(o0.accept, 2), fmt_sig(o0.u_accept, 2)),
-                if crude {
+                format!(
+                    "median σ̂² after warmup < {SETTLED_VARIANCE} and more than {TRAINING_VARIANCE_FACTOR} times smaller than before the first re-centring"
+                ),
+                post < SETTLED_VARIANCE && first > TRAINING_VARIANCE_FACTOR * post,
+            ),
+            Claim::new(
+                "fig9_order1_is_accurate",
+                "§6.8, Fig. 9: with 1st-order control variates the posterior means and variances are very accurate",
+                o1.map_or_else(not_run, describe),
+                within.clone(),
+                o1.is_some_and(accurate),
+            ),
+            Claim::new(
+                "order2_matches_full_data_hmc",
+                "§6.5 (and the premise of §6.8): with 2nd-order control variates HMC-ECS matches full-data HMC",
+                o2.map_or_else(not_run, describe),
+                within,
+                o2.is_some_and(accurate),
+            ),
+            Claim::new(
+                "order0_is_too_crude",
+                "§6.8, Figs. 8–9: control variates of order zero are too crude for HMC-ECS (too large a variance)",
+                self.run(CvOrder::Zero).map_or_else(not_run, |o0| {
                     format!(
-                        "reproduced: V[ℓ̂] ≈ {} at m = {SUBSAMPLE_SIZE} (V ≈ 1 would need m ≈ {}, {} × n)",
-                        fmt_sig(v, 2),
-                        fmt_sig(v * SUBSAMPLE_SIZE as f64, 2),
-                        fmt_sig(v * SUBSAMPLE_SIZE as f64 / self.n as f64, 2)
+                        "{}; θ-step acceptance {}, u-step {}; V ≈ 1 would need m ≈ {} ({} × n)",
+                        describe(o0),
+                        fmt_sig(o0.accept, 2),
+                        fmt_sig(o0.u_accept, 2),
+                        fmt_sig(v0 * SUBSAMPLE_SIZE as f64, 2),
+                        fmt_sig(v0 * SUBSAMPLE_SIZE as f64 / self.n as f64, 2)
                     )
-                } else {
-                    "not reproduced: order 0 is accurate here".into()
-                },
-            ]);
-        }
-        rows
+                }),
+                format!(
+                    "order 0's V[ℓ̂] after warmup > {CRUDE_VARIANCE} and more than {CRUDE_VARIANCE} times order 1's, at the same m"
+                ),
+                v0 > CRUDE_VARIANCE && v0 > CRUDE_VARIANCE * v1,
+            ),
+        ]
     }
 
-    /// The report section of this part.
-    pub fn report(&self, r: &mut Report) {
+    fn figures(&self) -> Vec<(&'static str, Figure)> {
+        figures(self)
+    }
+
+    fn report(&self, r: &mut Report) {
         let total = self.num_warmup + self.num_draws;
         r.section("Figs. 8–9: the order of the control variates (higgs-like logistic regression)");
         r.paragraph(&format!(
@@ -526,7 +544,7 @@ impl CvOrders {
 /// `fig8_variance_trace.svg` (σ̂² of chain 1 per order on a log axis, re-centrings and the end
 /// of warmup marked) and `fig9_accuracy.svg` (per order: posterior means and variances against
 /// full-data HMC, with y = x).
-pub fn figures(c: &CvOrders, ctx: &Context<'_>) -> Result<()> {
+fn figures(c: &CvOrders) -> Vec<(&'static str, Figure)> {
     let mut trace = Axes::new()
         .with_title("σ̂² of ℓ̂ (chain 1); grey: re-centrings of θ* (training), blue: end of warmup")
         .with_x_label("iteration (warmup included)")
@@ -535,7 +553,7 @@ pub fn figures(c: &CvOrders, ctx: &Context<'_>) -> Result<()> {
         .with_legend(Legend::TopRight);
     for (k, o) in c.orders.iter().enumerate() {
         if let Some(t) = o.sigma2_trace.first() {
-            let idx = crate::suites::confidence::thin_indices(t.len(), TRACE_POINTS);
+            let idx = crate::chains::thin_indices(t.len(), TRACE_POINTS);
             let x: Vec<f64> = idx.iter().map(|&i| (i + 1) as f64).collect();
             let y: Vec<f64> = idx.iter().map(|&i| t[i]).collect();
             trace.push(
@@ -563,8 +581,7 @@ pub fn figures(c: &CvOrders, ctx: &Context<'_>) -> Result<()> {
         ))
         .with_panel_size(900.0, 420.0)
         .with_panel(trace);
-    let path = ctx.out_dir.join("fig8_variance_trace.svg");
-    fig.save(&path).map_err(|source| Error::Write { path, source })?;
+    let fig8 = fig;
 
     let mut fig = Figure::new()
         .with_title(
@@ -597,6 +614,5 @@ pub fn figures(c: &CvOrders, ctx: &Context<'_>) -> Result<()> {
                 .with_series(RefLine::identity()),
         );
     }
-    let path = ctx.out_dir.join("fig9_accuracy.svg");
-    fig.save(&path).map_err(|source| Error::Write { path, source })
+    vec![("fig8_variance_trace.svg", fig8), ("fig9_accuracy.svg", fig)]
 }

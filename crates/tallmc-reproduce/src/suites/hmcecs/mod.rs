@@ -42,14 +42,14 @@ use tallmc_samplers::{
     ChainOutput, Driver, HmcEcs, HmcEcsConfig, HmcEcsStats, HmcEcsTuning, RunConfig,
 };
 
-use crate::report::Report;
-use crate::{Context, Error, Mode, Reporter, Result};
+use crate::part::{Part, Suite, timed};
+use crate::{Context, Mode, Reporter, Result};
 
 /// Seed of every data set of the suite (fixed: the data set is part of the problem; `--seed`
 /// changes the chains only).
 pub const DATA_SEED: u64 = 1;
 
-/// Everything the suite measured (the JSON summary is [`Hmcecs::summary`]).
+/// Everything the suite measured (the JSON summary is its [`Suite::summary`]).
 #[derive(Debug)]
 pub struct Hmcecs {
     /// Mode.
@@ -65,42 +65,34 @@ pub struct Hmcecs {
 }
 
 /// Runs the suite: computes, writes `summary.json`, `report.md` and the figures when the
-/// context asks for files, and returns the summary.
+/// Runs the suite with the [shared runner](crate::part::run) and returns the summary.
 pub fn run(ctx: &Context<'_>) -> Result<Value> {
-    let c = compute(ctx)?;
-    let summary = c.summary();
-    if ctx.write_files {
-        let path = ctx.out_dir.join("summary.json");
-        let text = serde_json::to_string_pretty(&summary).unwrap_or_default() + "\n";
-        std::fs::write(&path, text).map_err(|source| Error::Write { path, source })?;
-        fig7::figures(&c.fig7, ctx)?;
-        cv_order::figures(&c.cv_order, ctx)?;
-        tables::figures(&c.tables, ctx)?;
-        report(&c).save(&ctx.out_dir.join("report.md"))?;
-    }
-    Ok(summary)
+    crate::part::run::<Hmcecs>(ctx)
 }
 
 /// Runs the parts.
 pub fn compute(ctx: &Context<'_>) -> Result<Hmcecs> {
-    let timed = |what: &str, clock: std::time::Instant| {
-        ctx.reporter.note(&format!("hmcecs: {what} took {:.1} s", clock.elapsed().as_secs_f64()));
-    };
-    let clock = std::time::Instant::now();
-    let fig7 = fig7::compute(ctx)?;
-    timed("Fig. 7 scaling", clock);
-    let clock = std::time::Instant::now();
-    let cv_order = cv_order::compute(ctx)?;
-    timed("Figs. 8-9 control-variate order", clock);
-    let clock = std::time::Instant::now();
-    let tables = tables::compute(ctx)?;
-    timed("Tables 1-2 and Fig. 2", clock);
+    let fig7 = timed(ctx, "hmcecs", "Fig. 7 scaling", || fig7::compute(ctx))?;
+    let cv_order =
+        timed(ctx, "hmcecs", "Figs. 8-9 control-variate order", || cv_order::compute(ctx))?;
+    let tables = timed(ctx, "hmcecs", "Tables 1-2 and Fig. 2", || tables::compute(ctx))?;
     Ok(Hmcecs { mode: ctx.mode, seed: ctx.seed, fig7, cv_order, tables })
 }
 
-impl Hmcecs {
-    /// The JSON summary (the quick one is an insta snapshot after rounding).
-    pub fn summary(&self) -> Value {
+impl Suite for Hmcecs {
+    const NAME: &'static str = "hmcecs";
+    const TITLE: &'static str = "HMC with energy conserving subsampling (Dang et al. 2019)";
+    const PAPER: &'static str = "paper (Dang et al. 2019)";
+
+    fn compute(ctx: &Context<'_>) -> Result<Self> {
+        compute(ctx)
+    }
+
+    fn parts(&self) -> Vec<&dyn Part> {
+        vec![&self.fig7, &self.cv_order, &self.tables]
+    }
+
+    fn summary(&self) -> Value {
         json!({
             "suite": "hmcecs",
             "mode": self.mode,
@@ -111,28 +103,17 @@ impl Hmcecs {
             "tables12_fig2": self.tables.summary(),
         })
     }
-}
 
-fn report(c: &Hmcecs) -> Report {
-    let mut r = Report::new("HMC with energy conserving subsampling (Dang et al. 2019)");
-    r.paragraph(&format!(
-        "Mode `{}`, seed {} (data seed {DATA_SEED}). Perturbed HMC-ECS: HMC-within-Gibbs on \
-         (θ, u) targeting exp(ℓ̂ − σ̂²/2) p(θ) with Taylor control variates of order 0, 1 or 2 \
-         around θ*, u redrawn in G = 100 blocks, εL = 1.2, ε by dual averaging to an acceptance \
-         statistic of 0.8, mass matrix from the Hessian of the log posterior at θ*. Cost is \
-         counted in per-datum evaluations by the kernels.",
-        c.mode, c.seed
-    ));
-    r.section("Claims and measurements");
-    let mut rows = Vec::new();
-    rows.extend(c.fig7.claims());
-    rows.extend(c.cv_order.claims());
-    rows.extend(c.tables.claims());
-    r.table(&["paper (Dang et al. 2019)", "measured here", "verdict"], &rows);
-    c.fig7.report(&mut r);
-    c.cv_order.report(&mut r);
-    c.tables.report(&mut r);
-    r
+    fn intro(&self) -> String {
+        format!(
+            "Mode `{}`, seed {} (data seed {DATA_SEED}). Perturbed HMC-ECS: HMC-within-Gibbs on \
+             (θ, u) targeting exp(ℓ̂ − σ̂²/2) p(θ) with Taylor control variates of order 0, 1 or \
+             2 around θ*, u redrawn in G = 100 blocks, εL = 1.2, ε by dual averaging to an \
+             acceptance statistic of 0.8, mass matrix from the Hessian of the log posterior at \
+             θ*. Cost is counted in per-datum evaluations by the kernels.",
+            self.mode, self.seed
+        )
+    }
 }
 
 /// A sink keeping the draws in memory ([`MemorySink`]) and the `sigma2__` stat (σ̂²_m, the
@@ -177,14 +158,7 @@ pub struct EcsRun {
 impl EcsRun {
     /// Mean of a stat column over every chain's post-warmup draws (NaN if absent).
     pub fn mean_stat(&self, column: &str) -> f64 {
-        let (mut sum, mut count) = (0.0, 0usize);
-        for c in &self.chains {
-            if let Some(v) = c.sink.memory.stat(column) {
-                sum += v.iter().sum::<f64>();
-                count += v.len();
-            }
-        }
-        if count == 0 { f64::NAN } else { sum / count as f64 }
+        crate::chains::pooled_mean(self.chains.iter().map(|c| c.sink.memory.stat(column)))
     }
 
     /// The adapted step size ε, averaged over chains.

@@ -34,7 +34,7 @@ use super::pdmp::{
 use super::{Claim, Part, Problems, chain_seed};
 use crate::figure::{Axes, Figure, Histogram, Legend, Line, Marker, RefLine, Scatter};
 use crate::report::{Report, fmt_sig};
-use crate::{Context, Error, Result};
+use crate::{Context, Result};
 
 /// Correlation of the 2-D target.
 pub const RHO: f64 = 0.8;
@@ -328,7 +328,7 @@ impl Part for Fig1 {
         ]
     }
 
-    fn figures(&self, ctx: &Context<'_>) -> Result<()> {
+    fn figures(&self) -> Vec<(&'static str, Figure)> {
         let contours = |mut a: Axes| {
             for r in [1.0, 2.0, 3.0] {
                 let (x, y) = ellipse([0.0, 0.0], [[1.0, RHO], [RHO, 1.0]], r, 120);
@@ -412,8 +412,7 @@ impl Part for Fig1 {
             .with_panel(hist)
             .with_panel(qq)
             .with_panel(acf);
-        let path = ctx.out_dir.join("fig1_noisy_gradients.svg");
-        fig.save(&path).map_err(|source| Error::Write { path, source })
+        vec![("fig1_noisy_gradients.svg", fig)]
     }
 
     fn report(&self, r: &mut Report) {

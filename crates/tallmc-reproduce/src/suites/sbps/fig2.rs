@@ -275,7 +275,7 @@ impl Part for Fig2 {
         )]
     }
 
-    fn figures(&self, ctx: &Context<'_>) -> Result<()> {
+    fn figures(&self) -> Vec<(&'static str, Figure)> {
         let mut left = Axes::new()
             .with_title("Thinning band γ(t) from one bounce to the next")
             .with_x_label("time since the last bounce")
@@ -353,8 +353,7 @@ impl Part for Fig2 {
             .with_columns(2)
             .with_panel(left)
             .with_panel(right);
-        let path = ctx.out_dir.join("fig2_band.svg");
-        fig.save(&path).map_err(|source| Error::Write { path, source })
+        vec![("fig2_band.svg", fig)]
     }
 
     fn report(&self, r: &mut Report) {

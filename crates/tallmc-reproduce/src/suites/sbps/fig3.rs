@@ -245,7 +245,7 @@ impl Part for Fig3 {
         )]
     }
 
-    fn figures(&self, ctx: &Context<'_>) -> Result<()> {
+    fn figures(&self) -> Vec<(&'static str, Figure)> {
         let mut contours = Axes::new()
             .with_title("Laplace contours in the plane (u₁, u_d) with grid draws")
             .with_x_label("⟨x − ŵ, u₁⟩ (largest variance)")
@@ -289,8 +289,7 @@ impl Part for Fig3 {
             .with_panel(contours)
             .with_panel(acf)
             .with_panel(trace);
-        let path = ctx.out_dir.join("fig3_psbps.svg");
-        fig.save(&path).map_err(|source| Error::Write { path, source })
+        vec![("fig3_psbps.svg", fig)]
     }
 
     fn report(&self, r: &mut Report) {

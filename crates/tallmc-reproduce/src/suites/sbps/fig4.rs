@@ -40,7 +40,7 @@ use super::sg_scan::{Scan, ScanPlan, SgMethod, msgnht, scan, sgld};
 use super::{Claim, Part, Problems, chain_seed};
 use crate::figure::{Axes, Figure, Legend, Line, PALETTE, RefLine};
 use crate::report::{Report, fmt_sig};
-use crate::{Context, Error, Result};
+use crate::{Context, Result};
 
 /// Seed tag of the start w₀; the methods use tag [`TAG_RUNS`] (stream = 8·method index +
 /// chain), the scans [`TAG_SCAN_SGLD`] and [`TAG_SCAN_MSGNHT`].
@@ -417,8 +417,8 @@ impl Part for Fig4 {
         claims(self)
     }
 
-    fn figures(&self, ctx: &Context<'_>) -> Result<()> {
-        figures(self, ctx)
+    fn figures(&self) -> Vec<(&'static str, Figure)> {
+        figures(self)
     }
 
     fn report(&self, r: &mut Report) {
@@ -609,7 +609,7 @@ fn report(f: &Fig4, r: &mut Report) {
     r.image("Supp. E: the step-size scans", "fig4_step_scan.svg");
 }
 
-fn figures(f: &Fig4, ctx: &Context<'_>) -> Result<()> {
+fn figures(f: &Fig4) -> Vec<(&'static str, Figure)> {
     let mut nll = Axes::new()
         .with_title("NLL per datum of the current position (chain 1)")
         .with_x_label("epochs")
@@ -644,8 +644,6 @@ fn figures(f: &Fig4, ctx: &Context<'_>) -> Result<()> {
         .with_columns(2)
         .with_panel(nll)
         .with_panel(err);
-    let path = ctx.out_dir.join("fig4_logistic.svg");
-    fig.save(&path).map_err(|source| Error::Write { path, source })?;
 
     let mut panels = Figure::new()
         .with_title("Supp. E: step-size scans against the Laplace approximation")
@@ -668,6 +666,5 @@ fn figures(f: &Fig4, ctx: &Context<'_>) -> Result<()> {
         a.push(RefLine::horizontal(s.plan.max_sd_bias).with_label("sd threshold"));
         panels.push(a);
     }
-    let path = ctx.out_dir.join("fig4_step_scan.svg");
-    panels.save(&path).map_err(|source| Error::Write { path, source })
+    vec![("fig4_logistic.svg", fig), ("fig4_step_scan.svg", panels)]
 }

@@ -39,7 +39,7 @@ use super::pdmp::{RunOptions, TestFunction, run_pdmp};
 use super::{Claim, Part, Problems, chain_seed};
 use crate::figure::{Axes, Figure, Legend, Line, Marker, PALETTE, RefLine};
 use crate::report::{Report, fmt_sig};
-use crate::{Context, Error, Result};
+use crate::{Context, Result};
 
 /// r/b values.
 pub const RATIOS: [f64; 7] = [0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0];
@@ -398,7 +398,7 @@ impl Part for Fig5 {
         ]
     }
 
-    fn figures(&self, ctx: &Context<'_>) -> Result<()> {
+    fn figures(&self) -> Vec<(&'static str, Figure)> {
         let mut fig = Figure::new()
             .with_title(format!(
                 "Fig. 5: continuous vs discrete estimates of E sin((w₁ − ŵ₁)/r), b = {}",
@@ -447,8 +447,7 @@ impl Part for Fig5 {
                         .with_label("discrete, pooled s.e."),
                 ),
         );
-        let path = ctx.out_dir.join("fig5_continuous_vs_discrete.svg");
-        fig.save(&path).map_err(|source| Error::Write { path, source })
+        vec![("fig5_continuous_vs_discrete.svg", fig)]
     }
 
     fn report(&self, r: &mut Report) {

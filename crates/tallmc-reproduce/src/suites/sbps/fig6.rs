@@ -39,11 +39,12 @@ use tallmc_samplers::continuous::{
 };
 use tallmc_samplers::sink::{ChainFooter, ChainHeader, DrawRecord, DrawSink};
 use tallmc_samplers::{
-    Driver, RandomWalkConfig, RandomWalkMetropolis, RunConfig, Sbps, SbpsConfig, Sgld, SgldConfig,
+    Driver, RandomWalkConfig, RandomWalkMetropolis, Sbps, SbpsConfig, Sgld, SgldConfig,
 };
 
 use super::linalg::{SymmetricEigen, project};
 use super::{Claim, DATA_SEED, Part, Problems, chain_seed};
+use crate::chains::run_config;
 use crate::figure::{Axes, Figure, Legend, Line, Marker, PALETTE, RefLine};
 use crate::report::{Report, fmt_sig};
 use crate::{Context, Error, Result};
@@ -163,13 +164,7 @@ impl Fig6 {
         let zero = vec![vec![0.0; d]];
         // Reference: RWM, 2 chains, the scale tuned in the first fifth.
         let per_chain = (ref_epochs / 2) as usize;
-        let run = RunConfig {
-            num_warmup: per_chain / 2,
-            num_draws: per_chain - per_chain / 2,
-            num_chains: 2,
-            seed: chain_seed(ctx.seed, 60),
-            save_warmup: false,
-        };
+        let run = run_config(per_chain / 2, per_chain - per_chain / 2, 2, chain_seed(ctx.seed, 60));
         let every = (run.num_draws / 4_000).max(1);
         let sinks = (0..2).map(|_| ThinSink { every, ..ThinSink::default() }).collect();
         let task = ctx.reporter.task("sbps Fig. 6: RWM reference", (2 * per_chain) as u64);
@@ -232,13 +227,7 @@ impl Fig6 {
             adapt_scale: false,
             ..RandomWalkConfig::default()
         };
-        let pilot_run = RunConfig {
-            num_warmup: 0,
-            num_draws: 500,
-            num_chains: 1,
-            seed: chain_seed(ctx.seed, 61),
-            save_warmup: false,
-        };
+        let pilot_run = run_config(0, 500, 1, chain_seed(ctx.seed, 61));
         let pilot = Driver::new(pilot_run).run(
             &model,
             &[last],
@@ -250,13 +239,7 @@ impl Fig6 {
         let thin = |every: usize| ThinSink { every, ..ThinSink::default() };
         let steps_per_epoch = n.div_ceil(BATCH);
         let sgld = |h: f64, tag: u64| -> Result<Trace> {
-            let run = RunConfig {
-                num_warmup: 0,
-                num_draws: epochs as usize * n / BATCH,
-                num_chains: 1,
-                seed: chain_seed(ctx.seed, tag),
-                save_warmup: false,
-            };
+            let run = run_config(0, epochs as usize * n / BATCH, 1, chain_seed(ctx.seed, tag));
             let task =
                 ctx.reporter.task(&format!("sbps Fig. 6: SGLD h = {h}"), run.num_draws as u64);
             let out = Driver::new(run).progress(&*task).run(
@@ -401,7 +384,7 @@ impl Part for Fig6 {
         ]
     }
 
-    fn figures(&self, ctx: &Context<'_>) -> Result<()> {
+    fn figures(&self) -> Vec<(&'static str, Figure)> {
         let mut fig = Figure::new()
             .with_title("Fig. 6: softmax network d = 192, N = 8340, n = 500, all from θ = 0")
             .with_columns(2);
@@ -446,8 +429,7 @@ impl Part for Fig6 {
         }
         bars.push(RefLine::horizontal(1.0));
         fig.push(bars);
-        let path = ctx.out_dir.join("fig6_network.svg");
-        fig.save(&path).map_err(|source| Error::Write { path, source })
+        vec![("fig6_network.svg", fig)]
     }
 
     fn report(&self, r: &mut Report) {

@@ -59,8 +59,9 @@ pub mod zzcv_scaling;
 
 use serde_json::{Map, Value, json};
 
-use crate::report::Report;
-use crate::{Context, Error, Mode, Result};
+use crate::part::timed;
+pub use crate::part::{Claim, Part, Suite};
+use crate::{Context, Mode, Result};
 pub use problem::{Logistic, Problems};
 
 /// Seed of every data set of the suite (fixed: the data are part of the problem; `--seed`
@@ -71,60 +72,6 @@ pub const DATA_SEED: u64 = 1;
 /// runs of different suite seeds never share a stream).
 pub fn chain_seed(seed: u64, tag: u64) -> u64 {
     seed.wrapping_mul(100).wrapping_add(tag)
-}
-
-/// A claim of the paper beside what was measured, with the criterion that decides it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Claim {
-    /// Short stable name (tests refer to claims by it).
-    pub id: &'static str,
-    /// What the paper says (with its section or figure).
-    pub paper: String,
-    /// The measured numbers.
-    pub measured: String,
-    /// The rule that decides the verdict (thresholds from MCSEs where there is noise).
-    pub criterion: String,
-    /// Whether the measurement satisfies the criterion.
-    pub holds: bool,
-}
-
-impl Claim {
-    /// A claim.
-    pub fn new(
-        id: &'static str,
-        paper: impl Into<String>,
-        measured: impl Into<String>,
-        criterion: impl Into<String>,
-        holds: bool,
-    ) -> Self {
-        Self {
-            id,
-            paper: paper.into(),
-            measured: measured.into(),
-            criterion: criterion.into(),
-            holds,
-        }
-    }
-
-    /// The verdict column: "holds" or "does not hold", then the criterion.
-    pub fn verdict(&self) -> String {
-        let v = if self.holds { "holds" } else { "**does not hold**" };
-        format!("{v} ({})", self.criterion)
-    }
-}
-
-/// What every part of the suite provides once computed.
-pub trait Part {
-    /// Key of the part in the JSON summary (e.g. `fig1_noisy_gradients`).
-    fn key(&self) -> &'static str;
-    /// The JSON summary of the part (numbers only; the quick one is part of an insta snapshot).
-    fn summary(&self) -> Value;
-    /// The paper's claims beside the measurements, with verdicts.
-    fn claims(&self) -> Vec<Claim>;
-    /// Writes the part's SVG figures into `ctx.out_dir`.
-    fn figures(&self, ctx: &Context<'_>) -> Result<()>;
-    /// Appends the part's section to the report.
-    fn report(&self, r: &mut Report);
 }
 
 /// Everything the suite measured.
@@ -154,9 +101,16 @@ pub struct SbpsSuite {
     pub reference: Value,
 }
 
-impl SbpsSuite {
-    /// The parts, in report order.
-    pub fn parts(&self) -> Vec<&dyn Part> {
+impl Suite for SbpsSuite {
+    const NAME: &'static str = "sbps";
+    const TITLE: &'static str = "Stochastic Bouncy Particle Sampler (Pakman et al. 2017)";
+    const PAPER: &'static str = "paper (Pakman et al. 2017)";
+
+    fn compute(ctx: &Context<'_>) -> Result<Self> {
+        compute(ctx)
+    }
+
+    fn parts(&self) -> Vec<&dyn Part> {
         vec![
             &self.fig1,
             &self.fig2,
@@ -169,8 +123,7 @@ impl SbpsSuite {
         ]
     }
 
-    /// The JSON summary (the quick one is an insta snapshot after rounding).
-    pub fn summary(&self) -> Value {
+    fn summary(&self) -> Value {
         let mut parts = Map::new();
         for p in self.parts() {
             parts.insert(p.key().into(), p.summary());
@@ -185,65 +138,46 @@ impl SbpsSuite {
         })
     }
 
-    /// Every claim with the key of its part.
-    pub fn claims(&self) -> Vec<(&'static str, Claim)> {
-        self.parts()
-            .into_iter()
-            .flat_map(|p| p.claims().into_iter().map(move |c| (p.key(), c)))
-            .collect()
+    fn intro(&self) -> String {
+        format!(
+            "Mode `{}`, seed {} (data seed {DATA_SEED}). SBPS: BPS driven by minibatch gradients \
+     (a fresh minibatch of n at every proposed bounce), proposals from the upper band of a \
+     local linear regression of the noisy rate with multiple k, bound violations counted; \
+     velocities uniform on the unit sphere (so trajectory time is distance), refresh rate \
+     0.05. Posterior expectations are exact time averages along the trajectory; draws exist \
+     only on a time grid. Cost is counted in per-datum evaluations; an epoch is N of them.",
+            self.mode, self.seed
+        )
     }
 }
 
-/// Runs the suite: computes, writes `summary.json`, `report.md` and the figures when the context
-/// asks for files, and returns the summary.
+/// Runs the suite with the [shared runner](crate::part::run) and returns the summary.
 pub fn run(ctx: &Context<'_>) -> Result<Value> {
-    let suite = compute(ctx)?;
-    let summary = suite.summary();
-    if ctx.write_files {
-        let path = ctx.out_dir.join("summary.json");
-        let text = serde_json::to_string_pretty(&summary).unwrap_or_default() + "\n";
-        std::fs::write(&path, text).map_err(|source| Error::Write { path, source })?;
-        for p in suite.parts() {
-            p.figures(ctx)?;
-        }
-        report(&suite).save(&ctx.out_dir.join("report.md"))?;
-    }
-    Ok(summary)
+    crate::part::run::<SbpsSuite>(ctx)
 }
 
 /// Runs every part (each reports its wall time).
 pub fn compute(ctx: &Context<'_>) -> Result<SbpsSuite> {
     let problems = Problems::new(ctx);
-    let timed = |what: &str, clock: std::time::Instant| {
-        ctx.reporter.note(&format!("sbps: {what} took {:.1} s", clock.elapsed().as_secs_f64()));
-    };
-    let clock = std::time::Instant::now();
-    let fig1 = fig1::Fig1::compute(ctx, &problems)?;
-    timed("Fig. 1 noisy gradients", clock);
-    let clock = std::time::Instant::now();
-    let fig2 = fig2::Fig2::compute(ctx, &problems)?;
-    timed("Fig. 2 thinning band", clock);
-    let clock = std::time::Instant::now();
-    let reference = problems.logistic()?.reference_summary();
-    timed("d = 20 posterior and HMC reference", clock);
-    let clock = std::time::Instant::now();
-    let fig3 = fig3::Fig3::compute(ctx, &problems)?;
-    timed("Fig. 3 SBPS vs pSBPS", clock);
-    let clock = std::time::Instant::now();
-    let tradeoff = tradeoff::Tradeoff::compute(ctx, &problems)?;
-    timed("k / n trade-off", clock);
-    let clock = std::time::Instant::now();
-    let fig4 = fig4::Fig4::compute(ctx, &problems)?;
-    timed("Fig. 4 error against data passes", clock);
-    let clock = std::time::Instant::now();
-    let fig5 = fig5::Fig5::compute(ctx, &problems)?;
-    timed("Fig. 5 continuous vs discrete", clock);
-    let clock = std::time::Instant::now();
-    let fig6 = fig6::Fig6::compute(ctx, &problems)?;
-    timed("Fig. 6 neural network", clock);
-    let clock = std::time::Instant::now();
-    let zzcv_scaling = zzcv_scaling::ZzcvScaling::compute(ctx, &problems)?;
-    timed("ZZ-CV cost per effective sample against n", clock);
+    let fig1 =
+        timed(ctx, "sbps", "Fig. 1 noisy gradients", || fig1::Fig1::compute(ctx, &problems))?;
+    let fig2 = timed(ctx, "sbps", "Fig. 2 thinning band", || fig2::Fig2::compute(ctx, &problems))?;
+    let reference = timed(ctx, "sbps", "d = 20 posterior and HMC reference", || {
+        Ok(problems.logistic()?.reference_summary())
+    })?;
+    let fig3 = timed(ctx, "sbps", "Fig. 3 SBPS vs pSBPS", || fig3::Fig3::compute(ctx, &problems))?;
+    let tradeoff =
+        timed(ctx, "sbps", "k / n trade-off", || tradeoff::Tradeoff::compute(ctx, &problems))?;
+    let fig4 = timed(ctx, "sbps", "Fig. 4 error against data passes", || {
+        fig4::Fig4::compute(ctx, &problems)
+    })?;
+    let fig5 = timed(ctx, "sbps", "Fig. 5 continuous vs discrete", || {
+        fig5::Fig5::compute(ctx, &problems)
+    })?;
+    let fig6 = timed(ctx, "sbps", "Fig. 6 neural network", || fig6::Fig6::compute(ctx, &problems))?;
+    let zzcv_scaling = timed(ctx, "sbps", "ZZ-CV cost per effective sample against n", || {
+        zzcv_scaling::ZzcvScaling::compute(ctx, &problems)
+    })?;
     Ok(SbpsSuite {
         mode: ctx.mode,
         seed: ctx.seed,
@@ -257,31 +191,4 @@ pub fn compute(ctx: &Context<'_>) -> Result<SbpsSuite> {
         zzcv_scaling,
         reference,
     })
-}
-
-fn report(s: &SbpsSuite) -> Report {
-    let mut r = Report::new("Stochastic Bouncy Particle Sampler (Pakman et al. 2017)");
-    r.paragraph(&format!(
-        "Mode `{}`, seed {} (data seed {DATA_SEED}). SBPS: BPS driven by minibatch gradients \
-         (a fresh minibatch of n at every proposed bounce), proposals from the upper band of a \
-         local linear regression of the noisy rate with multiple k, bound violations counted; \
-         velocities uniform on the unit sphere (so trajectory time is distance), refresh rate \
-         0.05. Posterior expectations are exact time averages along the trajectory; draws exist \
-         only on a time grid. Cost is counted in per-datum evaluations; an epoch is N of them.",
-        s.mode, s.seed
-    ));
-    r.section("Claims and measurements");
-    let rows: Vec<Vec<String>> = s
-        .claims()
-        .into_iter()
-        .map(|(key, c)| {
-            let verdict = c.verdict();
-            vec![key.to_string(), c.paper, c.measured, verdict]
-        })
-        .collect();
-    r.table(&["part", "paper (Pakman et al. 2017)", "measured here", "verdict"], &rows);
-    for p in s.parts() {
-        p.report(&mut r);
-    }
-    r
 }

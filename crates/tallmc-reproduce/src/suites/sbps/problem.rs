@@ -10,6 +10,7 @@ use tallmc_samplers::{Laplace, NewtonOptions, RunConfig, laplace_approximation};
 
 use super::linalg::SymmetricEigen;
 use super::{DATA_SEED, chain_seed};
+use crate::chains::run_config;
 use crate::exact::{ExactKernel, run_exact};
 use crate::{Context, Result};
 
@@ -66,13 +67,12 @@ impl Logistic {
         let d = SBPS_DIM;
         let model = logistic_model(SBPS_N, d)?;
         let laplace = laplace_approximation(&model, &vec![0.0; d], NewtonOptions::default())?;
-        let config = RunConfig {
-            num_warmup: ctx.mode.pick(500, 1_000),
-            num_draws: ctx.mode.pick(5_000, 25_000),
-            num_chains: 4,
-            seed: chain_seed(ctx.seed, REFERENCE_TAG),
-            save_warmup: false,
-        };
+        let config = run_config(
+            ctx.mode.pick(500, 1_000),
+            ctx.mode.pick(5_000, 25_000),
+            4,
+            chain_seed(ctx.seed, REFERENCE_TAG),
+        );
         let run =
             run_exact(&model, ExactKernel::Hmc, &laplace, config, ctx.reporter, "sbps reference")?;
         let reference = Reference {

@@ -26,7 +26,7 @@ use super::pdmp::{PdmpRun, RunOptions, run_pdmp};
 use super::{Claim, Logistic, Part, Problems, chain_seed};
 use crate::figure::{Axes, Figure, Legend, Line, Marker, RefLine};
 use crate::report::{Report, fmt_sig};
-use crate::{Context, Error, Result};
+use crate::{Context, Result};
 
 /// Band multiples of the k sweep (n = 100).
 pub const KS: [f64; 5] = [0.5, 1.0, 2.0, 3.0, 5.0];
@@ -344,7 +344,7 @@ impl Part for Tradeoff {
         ]
     }
 
-    fn figures(&self, ctx: &Context<'_>) -> Result<()> {
+    fn figures(&self) -> Vec<(&'static str, Figure)> {
         let panels =
             |sweep: &[&Setting], x: &dyn Fn(&Setting) -> f64, xlabel: &str, log_x: bool| {
                 let xs: Vec<f64> = sweep.iter().map(|s| x(s)).collect();
@@ -415,8 +415,7 @@ impl Part for Tradeoff {
         for a in panels(&self.by_n(), &|s| s.batch as f64, "n", true) {
             fig.push(a);
         }
-        let path = ctx.out_dir.join("tradeoff_k_n.svg");
-        fig.save(&path).map_err(|source| Error::Write { path, source })
+        vec![("tradeoff_k_n.svg", fig)]
     }
 
     fn report(&self, r: &mut Report) {

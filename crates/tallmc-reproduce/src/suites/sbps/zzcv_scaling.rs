@@ -40,12 +40,13 @@ use tallmc_samplers::continuous::{
     Budget, ContinuousRunConfig, InMemoryOptions, sample_trajectories_in_memory,
 };
 use tallmc_samplers::{
-    ControlVariates, Laplace, NewtonOptions, RunConfig, ZigZagSubsampling, laplace_approximation,
+    ControlVariates, Laplace, NewtonOptions, ZigZagSubsampling, laplace_approximation,
 };
 
 use super::{Claim, DATA_SEED, Part, Problems, chain_seed};
+use crate::chains::run_config;
 use crate::exact::{ExactKernel, run_exact};
-use crate::figure::{Axes, Figure, Legend, Line, Marker, RefLine};
+use crate::figure::{Axes, Figure, Legend, Line, Marker};
 use crate::report::{Report, fmt_sig};
 use crate::{Context, Error, Mode, Result};
 
@@ -324,13 +325,12 @@ fn run_size(
     );
 
     let hmc = if plan.hmc_sizes.contains(&n) {
-        let config = RunConfig {
-            num_warmup: plan.hmc_warmup,
-            num_draws: plan.hmc_draws,
-            num_chains: CHAINS,
-            seed: chain_seed(ctx.seed, TAG_HMC + k as u64),
-            save_warmup: false,
-        };
+        let config = run_config(
+            plan.hmc_warmup,
+            plan.hmc_draws,
+            CHAINS,
+            chain_seed(ctx.seed, TAG_HMC + k as u64),
+        );
         let label = format!("sbps zzcv: n = {n}");
         let run = run_exact(model, ExactKernel::Hmc, laplace, config, ctx.reporter, &label)?;
         Some(SamplerRun::from_summaries(
@@ -443,7 +443,7 @@ impl Part for ZzcvScaling {
         ]
     }
 
-    fn figures(&self, ctx: &Context<'_>) -> Result<()> {
+    fn figures(&self) -> Vec<(&'static str, Figure)> {
         let n: Vec<f64> = self.runs.iter().map(|r| r.n as f64).collect();
         let zz: Vec<f64> = self.runs.iter().map(|r| r.zz.cost_per_ess()).collect();
         let zz_amortized: Vec<f64> = self
@@ -488,10 +488,7 @@ impl Part for ZzcvScaling {
         let fig = Figure::new()
             .with_title("ZZ-CV against full-data HMC, higgs-like logistic regression (d = 29)")
             .with_panel(axes);
-        let path = ctx.out_dir.join("zzcv_scaling.svg");
-        fig.save(&path).map_err(|source| Error::Write { path, source })?;
-        let _ = RefLine::identity();
-        Ok(())
+        vec![("zzcv_scaling.svg", fig)]
     }
 
     fn report(&self, r: &mut Report) {
