@@ -126,7 +126,7 @@ enum TallmcSide {
         /// Arguments that depend on the scanned step size (besides `--step-size H`).
         per_step: Option<fn(f64) -> Vec<String>>,
     },
-    /// A full-data PDMP through `tallmc sample --sampler SAMPLER`, run twice: with
+    /// A full-data PDMP through `tallmc sample SAMPLER`, run twice: with
     /// `--rate-bound envelope` (the peer's algorithm) and `--rate-bound model`; events budget,
     /// warmup, grid and (BPS) refresh rate set from the peer run (see [`run_tallmc_pdmp`]).
     Pdmp {
@@ -178,7 +178,7 @@ const NUTS: PeerSide = PeerSide {
 
 fn hmc_args(c: &Settings, metric: &str) -> Vec<String> {
     cli(
-        &["--sampler", "hmc", "--target-accept", "0.8", "--metric", metric],
+        &["hmc", "--target-accept", "0.8", "--metric", metric],
         &[("--warmup", &c.warmup), ("--draws", &c.draws)],
     )
 }
@@ -241,7 +241,7 @@ const COMPARISONS: &[Comparison] = &[
             label: "tallmc SGLD + control variate (order 1 at the mode), no preconditioning",
             args: |c| {
                 cli(
-                    &["--sampler", "sgld", "--cv", "--cv-order", "1"],
+                    &["sgld", "--cv", "--cv-order", "1"],
                     &[("--batch", &c.batch), ("--warmup", &c.sg_burnin), ("--draws", &c.sg_steps)],
                 )
             },
@@ -279,7 +279,7 @@ const COMPARISONS: &[Comparison] = &[
         tallmc: TallmcSide::Cli {
             label: "tallmc HMC-ECS perturbed, m = 1300, G = 100, εL = 1.2",
             args: |c| {
-                let mut a = s(&["--sampler", "hmc-ecs", "--subsample", "1300", "--blocks", "100"]);
+                let mut a = s(&["hmc-ecs", "--subsample", "1300", "--blocks", "100"]);
                 a.extend(s(&["--trajectory-length", "1.2", "--target-accept", "0.8"]));
                 a.extend([
                     "--warmup".into(),
@@ -318,7 +318,7 @@ const COMPARISONS: &[Comparison] = &[
             label: "tallmc SG-HMC + control variate (order 1), Laplace-preconditioned",
             args: |c| {
                 cli(
-                    &["--sampler", "sghmc", "--cv", "--cv-order", "1", "--precondition"],
+                    &["sghmc", "--cv", "--cv-order", "1", "--precondition"],
                     &[
                         ("--batch", &c.batch),
                         ("--warmup", &c.sg_burnin),
@@ -894,12 +894,14 @@ fn tallmc_once(
     } else {
         command(pin, exe)
     };
-    cmd.args(["sample", "--model", "logistic", "--data"])
+    // `tallmc sample <SAMPLER> <flags>`: the sampler is the first of `args`.
+    let (sampler, flags) = args.split_first().context("a tallmc run without a sampler")?;
+    cmd.args(["sample", sampler, "--model", "logistic", "--data"])
         .arg(bin)
         .args(["--chains", "1", "--threads", "1", "--init", "mode", "--seed", &c.rng.to_string()])
         .arg("--out")
         .arg(out)
-        .args(args);
+        .args(flags);
     let _ = p;
     let load_before = load_average();
     run_logged(cmd, &format!("tallmc sample ({})", out.display()), &out.with_extension("log"))?;
@@ -1348,7 +1350,7 @@ fn run_tallmc_pdmp(
     let fine = PDMP_OVERSAMPLE * samples;
     let grid = t_peer / fine as f64;
     let warmup = ((fine as f64) * pdmp_warmup_events(c) as f64 / c.pdmp_events as f64).round();
-    let mut args = s(&["--sampler", sampler, "--rate-bound", bound]);
+    let mut args = s(&[sampler, "--rate-bound", bound]);
     args.extend([
         "--events".into(),
         c.pdmp_events.to_string(),

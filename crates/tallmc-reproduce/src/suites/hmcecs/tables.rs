@@ -45,7 +45,7 @@ use crate::chains::{Chains, mean_stat, run_config};
 use crate::figure::{Axes, Figure, Legend, PALETTE, RefLine, Scatter};
 use crate::part::{Claim, Part, Z_MAX};
 use crate::report::{Report, fmt_sig};
-use crate::{Context, Error, Result};
+use crate::{Context, Result};
 
 /// Seed of the higgs-like data set (fixed: the data are part of the problem).
 pub const DATA_SEED: u64 = 1;
