@@ -574,6 +574,7 @@ pub(crate) fn write_summary(
         evals_per_draw: sampling_total / total_draws as f64,
         wall_seconds: wall_total,
         interrupted,
+        out_dir: &args.out,
     };
     let warnings = report::warnings(&facts);
     let file = PdmpSummaryFile {

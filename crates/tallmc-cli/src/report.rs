@@ -45,6 +45,8 @@ pub(crate) struct RunFacts<'a> {
     pub(crate) evals_per_draw: f64,
     pub(crate) wall_seconds: f64,
     pub(crate) interrupted: bool,
+    /// The output directory (chain_k.csv and summary.json).
+    pub(crate) out_dir: &'a std::path::Path,
 }
 
 impl SamplerKind {
@@ -301,6 +303,11 @@ pub(crate) fn render(f: &RunFacts<'_>, warnings: &[String]) -> String {
         f.evals_total, f.evals_per_draw
     );
     let _ = writeln!(s, "  wall time: {:.2} s", f.wall_seconds);
+    let last = match f.chains {
+        1 => String::new(),
+        k => format!(" … chain_{k}.csv"),
+    };
+    let _ = writeln!(s, "  output: {}: chain_1.csv{last}, summary.json", f.out_dir.display());
     for w in warnings {
         let _ = writeln!(s, "warning: {w}");
     }
@@ -348,6 +355,7 @@ mod tests {
             evals_per_draw: 1.0,
             wall_seconds: 1.0,
             interrupted: false,
+            out_dir: std::path::Path::new("out"),
         }
     }
 
@@ -369,6 +377,10 @@ mod tests {
         assert!(rows.contains(&3) && rows.contains(&19));
         let text = render(&facts(&ps), &[]);
         assert!(text.contains("theta.3 ") && !text.contains("theta.4 "), "{text}");
+        assert!(
+            text.contains("  output: out: chain_1.csv … chain_4.csv, summary.json\n"),
+            "{text}"
+        );
     }
 
     #[test]

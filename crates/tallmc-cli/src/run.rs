@@ -780,6 +780,7 @@ fn write_summary<M: CliModel>(
         evals_per_draw: totals.evals_per_draw,
         wall_seconds: totals.wall_seconds.total,
         interrupted,
+        out_dir: &args.out,
     };
     let mut warnings = report::warnings(&facts);
     let laplace_sd: Vec<f64> = (0..d).map(|j| laplace.covariance[j * d + j].sqrt()).collect();
