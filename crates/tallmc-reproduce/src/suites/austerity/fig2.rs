@@ -69,6 +69,12 @@ pub struct Fig2 {
     /// Random-walk scale s (proposal θ + s L z, L Lᵀ the Laplace covariance), tuned by the
     /// exact chain's warmup.
     pub scale: f64,
+    /// Warmup iterations of the scale-tuning exact chain (report only).
+    #[serde(skip)]
+    pub tune_warmup: usize,
+    /// Acceptance rate over the second half of that warmup (report only).
+    #[serde(skip)]
+    pub tune_accept: f64,
     /// One row per ε.
     pub rows: Vec<Fig2Row>,
 }
@@ -196,7 +202,15 @@ pub(crate) fn compute(
             }
         })
         .collect();
-    Ok(Fig2 { chains, steps, test_batch: TEST_BATCH, scale: setup.scale, rows })
+    Ok(Fig2 {
+        chains,
+        steps,
+        test_batch: TEST_BATCH,
+        scale: setup.scale,
+        tune_warmup: 0,
+        tune_accept: setup.tune_accept,
+        rows,
+    })
 }
 
 impl Fig2 {

@@ -40,6 +40,7 @@ pub mod fig2;
 pub mod fig3;
 pub mod fig56;
 pub mod fig78;
+mod parts;
 
 use std::time::Instant;
 
@@ -53,9 +54,9 @@ use tallmc_samplers::{Laplace, NewtonOptions, laplace_approximation};
 use self::common::{ImportanceSample, smallest_eigenvalue};
 use self::fig2::Fig2;
 use self::fig3::Fig3;
-use self::fig56::{Fig56, Method};
+use self::fig56::Fig56;
 use self::fig78::{Fig78, GibbsSizes};
-use crate::report::{Report, fmt_sig};
+use crate::part::{Part, Suite};
 use crate::{Context, Mode, Result};
 
 /// Seed of the MNIST-like data (fixed: the data set is part of the problem).
@@ -197,22 +198,9 @@ pub struct Austerity {
     pub seconds: [f64; 3],
 }
 
-/// Runs the suite: computes, writes `summary.json`, `report.md` and the figures when the
-/// context asks for files, and returns the summary.
+/// Runs the suite with the [shared runner](crate::part::run) and returns the summary.
 pub fn run(ctx: &Context<'_>) -> Result<Value> {
-    let a = compute(ctx)?;
-    let summary = a.summary();
-    if ctx.write_files {
-        let figures = vec![
-            ("fig2_data_and_errors.svg", a.fig2.figure()),
-            ("fig3_risk.svg", a.fig3.figure()),
-            ("fig5_6_sgld_variance_error.svg", a.fig56.figure()),
-            ("fig7_conditionals.svg", a.fig78.figure_conditionals()),
-            ("fig8_joint_error.svg", a.fig78.figure_joint()),
-        ];
-        crate::part::write_outputs(ctx, &summary, figures, &report(&a))?;
-    }
-    Ok(summary)
+    crate::part::run::<Austerity>(ctx)
 }
 
 /// Runs the four parts.
@@ -240,7 +228,8 @@ pub fn compute(ctx: &Context<'_>) -> Result<Austerity> {
         1.0,
         ctx.seed,
     )?;
-    let fig2 = fig2::compute(&setup, &starts, sizes.fig2_chains, sizes.fig2_steps, ctx)?;
+    let mut fig2 = fig2::compute(&setup, &starts, sizes.fig2_chains, sizes.fig2_steps, ctx)?;
+    fig2.tune_warmup = sizes.tune_warmup;
     let n = setup.model.design().len() as u64;
     let task = ctx
         .reporter
@@ -334,9 +323,41 @@ pub const PAPER_FIG3_IMPLIED_FRACTION: [(f64, f64); 4] = [
     (0.2, 75_484.0 / 422_978.0),
 ];
 
-impl Austerity {
+impl Suite for Austerity {
+    const NAME: &'static str = "austerity";
+    const TITLE: &'static str = "Austerity in MCMC land (Korattikara, Chen & Welling 2014)";
+    const PAPER: &'static str = "paper (§6)";
+
+    fn compute(ctx: &Context<'_>) -> Result<Self> {
+        compute(ctx)
+    }
+
+    fn parts(&self) -> Vec<&dyn Part> {
+        vec![&self.fig2, &self.fig3, &self.fig56, &self.fig78]
+    }
+
+    fn intro(&self) -> String {
+        let s = &self.sizes;
+        format!(
+            "Mode `{}`, seed {}. Synthetic stand-ins for the paper's data (see `docs/reproduction.md`): \
+             MNIST-like logistic regression (N = 12,214, d = 50, 2,037 held-out rows), KDD99-like \
+             logistic regression (N = {}, d = 41), three-way binary MRF (D = {}, log-potential sd {:.4}, \
+             i.e. variance 0.02). Costs are per-datum (or per-factor) evaluations counted from the \
+             kernels' stats. Wall time: (a)+(b) {:.0} s, (c) {:.0} s, (d) {:.0} s. Sizes are in \
+             `summary.json`.",
+            self.mode,
+            self.seed,
+            s.kdd_n,
+            s.gibbs.d,
+            s.gibbs.log_potential_sd,
+            self.seconds[0],
+            self.seconds[1],
+            self.seconds[2]
+        )
+    }
+
     /// The JSON summary (the quick one is an insta snapshot after rounding).
-    pub fn summary(&self) -> Value {
+    fn summary(&self) -> Value {
         json!({
             "suite": "austerity",
             "mode": self.mode,
@@ -363,602 +384,4 @@ impl Austerity {
 /// A value as JSON (`null` if it cannot be represented).
 fn to<T: Serialize>(v: &T) -> Value {
     serde_json::to_value(v).unwrap_or(Value::Null)
-}
-
-fn pct(x: f64) -> String {
-    format!("{}%", fmt_sig(100.0 * x, 3))
-}
-
-fn report(a: &Austerity) -> Report {
-    let s = &a.sizes;
-    let mut r = Report::new("Austerity in MCMC land (Korattikara, Chen & Welling 2014)");
-    r.paragraph(&format!(
-        "Mode `{}`, seed {}. Synthetic stand-ins for the paper's data (see `docs/reproduction.md`): \
-         MNIST-like logistic regression (N = 12,214, d = 50, 2,037 held-out rows), KDD99-like \
-         logistic regression (N = {}, d = 41), three-way binary MRF (D = {}, log-potential sd {:.4}, \
-         i.e. variance 0.02). Costs are per-datum (or per-factor) evaluations counted from the \
-         kernels' stats. Wall time: (a)+(b) {:.0} s, (c) {:.0} s, (d) {:.0} s.",
-        a.mode, a.seed, s.kdd_n, s.gibbs.d, s.gibbs.log_potential_sd, a.seconds[0], a.seconds[1],
-        a.seconds[2]
-    ));
-    r.section("Claims and measurements");
-    r.table(&["paper (§6)", "measured", "verdict"], &claims(a));
-    fig2_section(a, &mut r);
-    fig3_section(a, &mut r);
-    fig56_section(a, &mut r);
-    fig78_section(a, &mut r);
-    r.section("Sizes");
-    r.paragraph(&format!(
-        "```json\n{}\n```",
-        serde_json::to_string_pretty(&a.sizes).unwrap_or_default()
-    ));
-    r
-}
-
-fn claims(a: &Austerity) -> Vec<Vec<String>> {
-    let mut rows = Vec::new();
-    let f2 = &a.fig2;
-    let row = |e: f64| f2.row(e);
-    if let (Some(r0), Some(r1), Some(r5), Some(r20)) = (row(0.0), row(0.01), row(0.05), row(0.2)) {
-        rows.push(vec![
-            "Fig. 2: \"The amount of data required drops off very fast as ε is increased even though the error does not increase much.\"".into(),
-            format!(
-                "data used: {} (ε = 0), {} (0.01), {} (0.05), {} (0.2); wrong decisions: {} (0.01), {} (0.05), {} (0.2)",
-                pct(r0.data_fraction), pct(r1.data_fraction), pct(r5.data_fraction), pct(r20.data_fraction),
-                pct(r1.wrong_rate), pct(r5.wrong_rate), pct(r20.wrong_rate)
-            ),
-            if r20.data_fraction < 0.5 * r0.data_fraction && r1.wrong_rate < 0.05 {
-                format!(
-                    "reproduced in shape; the first drop is slower than the paper's ({} at ε = 0.01 against ≤ {} implied by its Fig. 3)",
-                    pct(r1.data_fraction),
-                    pct(PAPER_FIG3_IMPLIED_FRACTION[0].1)
-                )
-            } else {
-                "not reproduced".into()
-            },
-        ]);
-        rows.push(vec![
-            "Fig. 2 (black line y = ε): the wrong-decision rate is about ε — about 1% at ε = 0.01"
-                .into(),
-            format!(
-                "{} ± {} (binomial sd; {} of {} decisions) = {}·ε",
-                pct(r1.wrong_rate),
-                pct(r1.wrong_binomial_sd),
-                r1.wrong,
-                r1.decisions,
-                fmt_sig(r1.wrong_rate / 0.01, 2)
-            ),
-            {
-                let z = (r1.wrong_rate - 0.01) / r1.wrong_binomial_sd.max(f64::MIN_POSITIVE);
-                if z.abs() <= 2.0 {
-                    "reproduced".into()
-                } else if r1.wrong_rate <= 0.04 {
-                    format!(
-                        "same order, but {}× ε ({} binomial sds above 1%): ε bounds the error of each look of the sequential t-test (under a CLT approximation), not of the whole sequence of looks",
-                        fmt_sig(r1.wrong_rate / 0.01, 2),
-                        fmt_sig(z, 2)
-                    )
-                } else {
-                    format!("not reproduced: {}× ε", fmt_sig(r1.wrong_rate / 0.01, 2))
-                }
-            },
-        ]);
-        rows.push(vec![
-            "\"ε = 0 corresponds to the exact MH algorithm\"".into(),
-            format!(
-                "ε = 0: {} of the data per test, {} wrong decisions of {}",
-                pct(r0.data_fraction),
-                r0.wrong,
-                r0.decisions
-            ),
-            if r0.wrong == 0 && r0.data_fraction == 1.0 {
-                "reproduced (and bit for bit: `tests/minibatch_exactness.rs`)".into()
-            } else {
-                "NOT reproduced: a defect".into()
-            },
-        ]);
-    }
-    let implied: Vec<String> = PAPER_FIG3_IMPLIED_FRACTION
-        .iter()
-        .map(|(e, f)| {
-            let m = row(*e).map_or("—".into(), |r| pct(r.data_fraction));
-            format!("ε = {e}: paper ≤ {}, measured {m}", pct(*f))
-        })
-        .collect();
-    let above: Vec<String> = PAPER_FIG3_IMPLIED_FRACTION
-        .iter()
-        .filter(|(e, f)| row(*e).is_some_and(|r| r.data_fraction > *f))
-        .map(|(e, _)| e.to_string())
-        .collect();
-    rows.push(vec![
-        "Fig. 3 legend (samples T in 400 s): data fraction ≤ T(0)/T(ε)".into(),
-        implied.join("; "),
-        if above.is_empty() {
-            "reproduced".into()
-        } else {
-            format!("partly: more data than the paper's bound at ε = {}", above.join(", "))
-        },
-    ]);
-    let f3 = &a.fig3;
-    if let Some(c0) = f3.curve(0.0) {
-        rows.push(vec![
-            "Fig. 3: log risk falls on a straight line of negative slope while variance dominates (risk ∝ 1/evaluations: slope −1)".into(),
-            f3.curves
-                .iter()
-                .map(|c| format!("ε = {}: {} ± {}", c.epsilon, fmt_sig(c.slope_last_decade, 2), fmt_sig(c.slope_jackknife_se, 1)))
-                .collect::<Vec<_>>()
-                .join("; ")
-                + &format!(" (slope over the last decade; ε = 0 runs {} steps per chain)", fmt_sig(c0.steps, 3)),
-            {
-                let all_negative = f3.curves.iter().all(|c| c.slope_last_decade + 2.0 * c.slope_jackknife_se < 0.0);
-                let near_minus_one = f3.curves.iter().all(|c| (c.slope_last_decade + 1.0).abs() <= 2.0 * c.slope_jackknife_se);
-                if all_negative && near_minus_one {
-                    "reproduced (slopes within 2 se of −1)".into()
-                } else if all_negative {
-                    "straight and falling, but shallower than −1 at this budget (the runs are not yet many autocorrelation times long, where the variance of a time average approaches τ/T)".into()
-                } else {
-                    "not reproduced at this budget".into()
-                }
-            },
-        ]);
-    }
-    let share: Vec<String> = f3
-        .curves
-        .iter()
-        .map(|c| {
-            let (b, r) = (
-                c.bias2.last().copied().unwrap_or(f64::NAN),
-                c.risk.last().copied().unwrap_or(f64::NAN),
-            );
-            format!("ε = {}: {}", c.epsilon, pct(b.max(0.0) / r))
-        })
-        .collect();
-    rows.push(vec![
-        "Fig. 3: \"even after collecting a lot of samples, the risk is still dominated by the variance\"".into(),
-        format!("bias² / risk at the budget: {}", share.join("; ")),
-        if f3.curves.iter().all(|c| {
-            c.bias2.last().copied().unwrap_or(f64::NAN) < 0.5 * c.risk.last().copied().unwrap_or(f64::NAN)
-        }) {
-            "reproduced".into()
-        } else {
-            "not reproduced".into()
-        },
-    ]);
-    if let Some(best) = f3.curves.iter().min_by(|x, y| {
-        x.risk.last().unwrap_or(&f64::NAN).total_cmp(y.risk.last().unwrap_or(&f64::NAN))
-    }) {
-        rows.push(vec![
-            "Fig. 3: \"The minimum risk after a finite amount of computational time is obtained with ε > 0\"".into(),
-            format!(
-                "lowest risk at the budget ({} evaluations per chain): ε = {} ({}); ε = 0: {}",
-                fmt_sig(f3.budget as f64, 3),
-                best.epsilon,
-                fmt_sig(best.risk.last().copied().unwrap_or(f64::NAN), 3),
-                fmt_sig(f3.curve(0.0).and_then(|c| c.risk.last().copied()).unwrap_or(f64::NAN), 3)
-            ),
-            if best.epsilon > 0.0 {
-                format!("reproduced at this seed; with {} chains per ε the ordering is not significant", f3.chains)
-            } else {
-                "not reproduced at this budget".into()
-            },
-        ]);
-    }
-    let f = &a.fig56;
-    let fin =
-        |s: usize, m: Method| f.curve(s, m).and_then(|c| c.l1.last().copied()).unwrap_or(f64::NAN);
-    if let Some(sg) = f.curve(0, Method::Sgld) {
-        rows.push(vec![
-            "Fig. 5: \"when the step size is large SGLD has a huge bias\"".into(),
-            format!(
-                "large step: SGLD's pooled variances are {}× the truth on average (E(θ−μ)²/var = {} ± {} MCSE; pooled L1 error {}, {} of Σ var; truth's own error {})",
-                fmt_sig(sg.mean_variance_ratio, 3), fmt_sig(sg.second_moment_ratio, 3),
-                fmt_sig(sg.second_moment_ratio_mcse, 2), fmt_sig(sg.pooled_l1, 3), pct(sg.pooled_l1 / f.sum_variance),
-                fmt_sig(f.truth_l1_floor, 2)
-            ),
-            if sg.second_moment_ratio - 1.0 > 4.0 * sg.second_moment_ratio_mcse && sg.second_moment_ratio > 1.5 {
-                "reproduced".into()
-            } else if sg.second_moment_ratio - 1.0 > 4.0 * sg.second_moment_ratio_mcse {
-                format!(
-                    "a significant but modest bias ({} too wide), not a huge one, at h = {} λ_min",
-                    pct(sg.second_moment_ratio - 1.0),
-                    fig56::STEP_FACTORS[0]
-                )
-            } else {
-                "not reproduced at this step size".into()
-            },
-        ]);
-    }
-    if let Some(mh) = f.curve(0, Method::Mh) {
-        rows.push(vec![
-            "Fig. 5: \"While the MH test can correct this, the MH test introduces a huge variance\"".into(),
-            format!(
-                "large step: exact MH accepts {} of the SGLD proposals, {} steps per chain; L1 error at the budget {} (SGLD {})",
-                pct(mh.accept), fmt_sig(mh.steps, 3), fmt_sig(fin(0, Method::Mh), 3), fmt_sig(fin(0, Method::Sgld), 3)
-            ),
-            if fin(0, Method::Mh) > 2.0 * fin(0, Method::Sgld) {
-                "reproduced".into()
-            } else {
-                "not reproduced".into()
-            },
-        ]);
-    }
-    rows.push(vec![
-        "Fig. 5: \"Our method on the other hand can reduce the bias while at the same time maintaining a low variance\"".into(),
-        fig56::EPSILONS
-            .iter()
-            .map(|&e| {
-                let c = f.curve(0, Method::Austerity(e));
-                format!(
-                    "ε = {e}: error {} (accept {}, data {} per test)",
-                    fmt_sig(fin(0, Method::Austerity(e)), 3),
-                    c.map_or("—".into(), |c| pct(c.accept)),
-                    c.map_or("—".into(), |c| pct(c.test_data_fraction))
-                )
-            })
-            .collect::<Vec<_>>()
-            .join("; ")
-            + &format!("; SGLD {}", fmt_sig(fin(0, Method::Sgld), 3)),
-        {
-            let aust: Vec<f64> = fig56::EPSILONS.iter().map(|&e| fin(0, Method::Austerity(e))).collect();
-            let below_mh = aust.iter().all(|&x| x < fin(0, Method::Mh));
-            let below_sgld = aust.iter().all(|&x| x < fin(0, Method::Sgld));
-            match (below_mh, below_sgld) {
-                (true, true) => "reproduced".into(),
-                (true, false) => "partly: less error than exact-MH-corrected SGLD (the variance claim), but more than uncorrected SGLD, whose bias at this step size is small next to the corrected chains' variance".into(),
-                _ => "not reproduced".into(),
-            }
-        },
-    ]);
-    if let Some(small) = f.steps.get(1) {
-        let best = small.curves.iter().min_by(|x, y| {
-            x.l1.last().unwrap_or(&f64::NAN).total_cmp(y.l1.last().unwrap_or(&f64::NAN))
-        });
-        rows.push(vec![
-            "Fig. 6: \"when the step size is small, the bias in SGLD is small. Since SGLD is very fast, it can reduce the error quicker than other methods\"".into(),
-            format!(
-                "small step: SGLD's pooled variances {}× the truth (E(θ−μ)²/var = {} ± {}); lowest error at the budget: {} ({}); SGLD {}",
-                fmt_sig(f.curve(1, Method::Sgld).map_or(f64::NAN, |c| c.mean_variance_ratio), 3),
-                fmt_sig(f.curve(1, Method::Sgld).map_or(f64::NAN, |c| c.second_moment_ratio), 3),
-                fmt_sig(f.curve(1, Method::Sgld).map_or(f64::NAN, |c| c.second_moment_ratio_mcse), 2),
-                best.map_or("—".into(), |b| b.method.label()),
-                fmt_sig(best.and_then(|b| b.l1.last().copied()).unwrap_or(f64::NAN), 3),
-                fmt_sig(fin(1, Method::Sgld), 3)
-            ),
-            if best.is_some_and(|b| b.method == Method::Sgld) {
-                "reproduced".into()
-            } else {
-                "not reproduced".into()
-            },
-        ]);
-    }
-    let g = &a.fig78;
-    let signs: Vec<String> = g
-        .conditional_errors
-        .iter()
-        .map(|c| {
-            format!(
-                "ε = {}: {} (P > ½), {} (P < ½)",
-                c.epsilon,
-                fmt_sig(c.mean_error_above_half, 2),
-                fmt_sig(c.mean_error_below_half, 2)
-            )
-        })
-        .collect();
-    rows.push(vec![
-        "Fig. 7: \"It tends to under estimate at large probabilities and over estimate on the other end\"".into(),
-        format!("mean empirical − exact: {}", signs.join("; ")),
-        if g.conditional_errors.iter().all(|c| c.mean_error_above_half < 0.0 && c.mean_error_below_half > 0.0) {
-            "reproduced at every ε".into()
-        } else {
-            "not at every ε".into()
-        },
-    ]);
-    if let Some(c) = g.conditional_error(0.01) {
-        rows.push(vec![
-            "Fig. 7: \"When ε = 0.01, the observed maximum error is within 0.01\"".into(),
-            format!(
-                "max |empirical − exact| = {} over {} pairs (binomial sd ≤ {}, {} repetitions each; D = {})",
-                fmt_sig(c.max_abs_error, 2),
-                g.points.len(),
-                fmt_sig(c.max_binomial_sd, 2),
-                c.reps,
-                g.sizes.d
-            ),
-            if c.max_abs_error <= 0.01 {
-                "reproduced (asserted ≤ 0.02 in `tests/tests/austerity.rs`)".into()
-            } else {
-                "not reproduced".into()
-            },
-        ]);
-    }
-    if let Some(ex) = g.curve(None) {
-        let early = |c: &fig78::JointCurve| c.l1.get(c.l1.len() / 3).copied().unwrap_or(f64::NAN);
-        let at_end = |c: &fig78::JointCurve| c.l1.last().copied().unwrap_or(f64::NAN);
-        let line = |f: &dyn Fn(&fig78::JointCurve) -> f64| {
-            g.curves
-                .iter()
-                .map(|c| format!("{}: {}", c.label(), fmt_sig(f(c), 3)))
-                .collect::<Vec<_>>()
-                .join("; ")
-        };
-        rows.push(vec![
-            "Fig. 8: \"For small ε … more samples in the same amount of time … so the error decays faster in the beginning\"".into(),
-            format!(
-                "L1 at {} evaluations: {}",
-                fmt_sig(ex.evals.get(ex.evals.len() / 3).copied().unwrap_or(f64::NAN), 2),
-                line(&early)
-            ),
-            if g.curves.iter().filter(|c| c.epsilon.is_some_and(|e| e <= 0.05)).all(|c| early(c) < early(ex)) {
-                "reproduced".into()
-            } else {
-                format!(
-                    "not reproduced at D = {}: the test needs most of the {} factors of a variable (see the table), so small ε buys few extra sweeps",
-                    g.sizes.d,
-                    fmt_sig(g.factors_per_variable as f64, 3)
-                )
-            },
-        ]);
-        rows.push(vec![
-            "Fig. 8: \"these plots converge towards their bias floor while the exact Gibbs sampler out-performs all the approximate methods\" (at long run times)".into(),
-            format!(
-                "L1 at the budget ({} evaluations): {} (truth's own error ≈ {})",
-                fmt_sig(g.sizes.budget as f64, 2),
-                line(&at_end),
-                fmt_sig(g.truth_l1_floor, 2)
-            ),
-            {
-                let beaten: Vec<String> = g
-                    .curves
-                    .iter()
-                    .filter(|c| c.epsilon.is_some() && at_end(c) <= at_end(ex) + 2.0 * g.truth_l1_floor)
-                    .map(|c| c.label())
-                    .collect();
-                if beaten.is_empty() {
-                    "reproduced".into()
-                } else {
-                    format!(
-                        "reproduced except {}: indistinguishable from exact Gibbs at this budget (within twice the truth's own error)",
-                        beaten.join(", ")
-                    )
-                }
-            },
-        ]);
-    }
-    rows
-}
-
-fn fig2_section(a: &Austerity, r: &mut Report) {
-    let f = &a.fig2;
-    r.section("(a) Fig. 2 — data used and wrong decisions against ε");
-    r.paragraph(&format!(
-        "Random walk θ′ = θ + s L z with L Lᵀ the Laplace covariance and s = {} (tuned by a {}-step \
-         warmup of the exact chain from the mode; acceptance {} over its second half). {} chains × \
-         {} decisions per ε, started at draws from the Laplace approximation; Austerity mini-batch \
-         m = {} (first batch m). A decision is wrong when it differs from the exact test's on the \
-         same u and proposal.",
-        fmt_sig(f.scale, 4),
-        a.sizes.tune_warmup,
-        pct(a.tune_accept),
-        f.chains,
-        f.steps,
-        f.test_batch
-    ));
-    let rows: Vec<Vec<String>> = f
-        .rows
-        .iter()
-        .map(|x| {
-            vec![
-                x.epsilon.to_string(),
-                format!("{} ± {}", pct(x.data_fraction), pct(x.data_fraction_mcse)),
-                format!("{} ± {}", pct(x.wrong_rate), pct(x.wrong_binomial_sd)),
-                format!("{} / {}", x.wrong, x.decisions),
-                pct(x.wrong_mcse),
-                pct(x.accept),
-            ]
-        })
-        .collect();
-    r.table(
-        &[
-            "ε",
-            "data used ± MCSE",
-            "wrong ± binomial sd",
-            "wrong / decisions",
-            "wrong MCSE (ESS)",
-            "accept",
-        ],
-        &rows,
-    );
-    r.image("Fig. 2", "fig2_data_and_errors.svg");
-}
-
-fn fig3_section(a: &Austerity, r: &mut Report) {
-    let f = &a.fig3;
-    r.section("(b) Fig. 3 — risk of the predictive mean against evaluations");
-    r.paragraph(&format!(
-        "{} chains per ε, each given {} per-datum evaluations, started at Laplace draws; the \
-         predictive mean uses one draw per ≥ {} evaluations. Truth: {} importance draws from the \
-         Laplace approximation (ESS {}); largest MCSE of a true probability {}, so the truth adds \
-         about {} to every risk. Risk = bias² + variance with variance = s² over the chains and \
-         bias² = (p̄ − p)² − s²/C, the unbiased estimate of one chain's squared bias (so it can be \
-         slightly negative when the bias is below the noise).",
-        f.chains,
-        fmt_sig(f.budget as f64, 3),
-        f.thin_evals,
-        f.truth_draws,
-        fmt_sig(f.truth_ess, 4),
-        fmt_sig(f.truth_max_mcse, 2),
-        fmt_sig(f.truth_risk_floor, 2)
-    ));
-    let rows: Vec<Vec<String>> = f
-        .curves
-        .iter()
-        .map(|c| {
-            let last = |v: &Vec<f64>| fmt_sig(v.last().copied().unwrap_or(f64::NAN), 3);
-            vec![
-                c.epsilon.to_string(),
-                fmt_sig(c.steps, 4),
-                pct(c.data_fraction),
-                pct(c.accept),
-                last(&c.risk),
-                format!("{} ± {}", last(&c.bias2), fmt_sig(c.bias2_jackknife_se, 2)),
-                last(&c.variance),
-                format!(
-                    "{} ± {}",
-                    fmt_sig(c.slope_last_decade, 3),
-                    fmt_sig(c.slope_jackknife_se, 2)
-                ),
-            ]
-        })
-        .collect();
-    r.table(
-        &[
-            "ε",
-            "steps per chain",
-            "data per test",
-            "accept",
-            "risk",
-            "bias² ± jackknife se",
-            "variance",
-            "slope (last decade) ± jackknife se",
-        ],
-        &rows,
-    );
-    r.image("Fig. 3", "fig3_risk.svg");
-}
-
-fn fig56_section(a: &Austerity, r: &mut Report) {
-    let f = &a.fig56;
-    r.section("(c) Figs. 5–6 — SGLD, MH-corrected and Austerity-corrected SGLD");
-    r.paragraph(&format!(
-        "KDD99-like logistic regression, N = {}, d = {}; SGLD minibatch n = Austerity mini-batch \
-         m = {} (N/20). Step sizes h = c·λ_min with λ_min = {} the smallest eigenvalue of the \
-         Laplace covariance (largest true variance {}). {} chains per method and step size, each \
-         given {} evaluations, started at Laplace draws. Truth: {} importance draws (ESS {}) with \
-         the Laplace moments as control variates; its own expected L1 error ≈ {} (Σ var = {}).",
-        f.n,
-        f.d,
-        f.batch,
-        fmt_sig(f.lambda_min, 3),
-        fmt_sig(f.max_variance, 3),
-        f.chains,
-        fmt_sig(f.budget as f64, 3),
-        f.truth_draws,
-        fmt_sig(f.truth_ess, 4),
-        fmt_sig(f.truth_l1_floor, 2),
-        fmt_sig(f.sum_variance, 3)
-    ));
-    for s in &f.steps {
-        let rows: Vec<Vec<String>> = s
-            .curves
-            .iter()
-            .map(|c| {
-                vec![
-                    c.method.label(),
-                    fmt_sig(c.l1.last().copied().unwrap_or(f64::NAN), 3),
-                    fmt_sig(c.pooled_l1, 3),
-                    fmt_sig(c.mean_variance_ratio, 3),
-                    format!(
-                        "{} ± {}",
-                        fmt_sig(c.second_moment_ratio, 3),
-                        fmt_sig(c.second_moment_ratio_mcse, 2)
-                    ),
-                    pct(c.accept),
-                    fmt_sig(c.steps, 3),
-                    fmt_sig(c.evals_per_step, 4),
-                    pct(c.test_data_fraction),
-                ]
-            })
-            .collect();
-        r.paragraph(&format!("**h = {} λ_min = {}**", s.factor, fmt_sig(s.step_size, 3)));
-        r.table(
-            &[
-                "method",
-                "L1 error (mean over chains)",
-                "pooled L1",
-                "pooled var / true var",
-                "E(θ−μ)²/var ± MCSE",
-                "accept",
-                "steps per chain",
-                "evals per step",
-                "data per test",
-            ],
-            &rows,
-        );
-    }
-    r.image("Figs. 5-6", "fig5_6_sgld_variance_error.svg");
-}
-
-fn fig78_section(a: &Austerity, r: &mut Report) {
-    let g = &a.fig78;
-    let s = &g.sizes;
-    r.section("(d) Figs. 7–8 — approximate Gibbs on the three-way MRF");
-    r.paragraph(&format!(
-        "D = {} variables, N_i = {} factors (pairs) per variable, Austerity mini-batch m = {} pairs. \
-         Truth: {} exact Gibbs chains × {} sweeps (after {} burn-in) from random states; flip rate \
-         {}, bulk ESS of the number of ones {}, R-hat {}; L1 distance between two reference chains \
-         {} (truth's own error ≈ {}). Fig. 7: {} (state, variable) pairs from the reference chains, \
-         spread over {} probability bins, {} repetitions each ({} at ε = 0.01). Fig. 8: {} chains per method from \
-         random states, {} factor evaluations each, {} random 5-variable subsets.",
-        s.d,
-        g.factors_per_variable,
-        s.batch,
-        s.reference_chains,
-        s.reference_sweeps,
-        s.reference_burn_in,
-        pct(g.reference_flip_rate),
-        fmt_sig(g.reference_ess, 3),
-        fmt_sig(g.reference_rhat, 4),
-        fmt_sig(g.reference_split_l1, 3),
-        fmt_sig(g.truth_l1_floor, 2),
-        g.points.len(),
-        s.pair_bins,
-        s.reps,
-        s.reps_smallest_epsilon,
-        s.chains,
-        fmt_sig(s.budget as f64, 3),
-        s.subsets
-    ));
-    let rows: Vec<Vec<String>> = g
-        .conditional_errors
-        .iter()
-        .map(|c| {
-            vec![
-                c.epsilon.to_string(),
-                fmt_sig(c.max_abs_error, 3),
-                fmt_sig(c.max_binomial_sd, 2),
-                fmt_sig(c.mean_error_above_half, 2),
-                fmt_sig(c.mean_error_below_half, 2),
-                pct(c.fraction_used),
-            ]
-        })
-        .collect();
-    r.table(
-        &[
-            "ε",
-            "max abs error",
-            "max binomial sd",
-            "mean error (P > ½)",
-            "mean error (P < ½)",
-            "factors used",
-        ],
-        &rows,
-    );
-    r.image("Fig. 7", "fig7_conditionals.svg");
-    let rows: Vec<Vec<String>> = g
-        .curves
-        .iter()
-        .map(|c| {
-            vec![
-                c.label(),
-                fmt_sig(c.l1.last().copied().unwrap_or(f64::NAN), 3),
-                fmt_sig(c.sweeps, 4),
-                pct(c.fraction_used),
-            ]
-        })
-        .collect();
-    r.table(
-        &["method", "L1 error at the budget", "sweeps per chain", "factors used per update"],
-        &rows,
-    );
-    r.image("Fig. 8", "fig8_joint_error.svg");
 }
