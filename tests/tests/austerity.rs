@@ -53,6 +53,10 @@ const NOT_ASSERTED: &[NotAsserted] = &[
         "fig5_austerity_less_error_than_sgld",
         "not reproduced: SGLD's bias at this step is small next to the corrected chains' variance",
     ),
+    (
+        "fig5_austerity_less_error_than_mh",
+        "an ordering of L1 errors (0.044–0.059 vs 0.078 at seed 1) without a Monte Carlo error",
+    ),
     ("fig6_sgld_fastest_at_small_step", "an ordering of L1 errors without a Monte Carlo error"),
     (
         "fig8_small_epsilon_faster_early",
