@@ -60,10 +60,7 @@ where
 
 /// [`run_discrete`] with `num_warmup` warmup steps.
 fn run_discrete_for<M, K>(
-    model: &Counting<M>,
-    init: Vec<f64>,
-    num_warmup: usize,
-    kernel: &K,
+    model: &Counting<M>, init: Vec<f64>, num_warmup: usize, kernel: &K,
 ) -> EvalCounts
 where
     Counting<M>: Sync,

@@ -92,10 +92,7 @@ const BENCHES: &[(&str, &str)] =
 /// Runs the in-repo benchmarks (`cargo bench`, release profile); the PDMP report is also
 /// written to `target/bench/pdmp_throughput_n{N}.md`.
 fn in_repo_benches(
-    root: &Path,
-    quick: bool,
-    pdmp_n: Option<usize>,
-    only: Option<&str>,
+    root: &Path, quick: bool, pdmp_n: Option<usize>, only: Option<&str>,
 ) -> Result<()> {
     if let Some(name) = only
         && !BENCHES.iter().any(|(_, b)| *b == name)

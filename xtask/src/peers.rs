@@ -856,13 +856,7 @@ fn build_cli(p: &Paths) -> Result<PathBuf> {
 
 #[allow(clippy::too_many_arguments)]
 fn run_tallmc(
-    p: &Paths,
-    c: &PeerArgs,
-    pin: &[String],
-    exe: &Path,
-    bin: &Path,
-    key: &str,
-    args: &[String],
+    p: &Paths, c: &PeerArgs, pin: &[String], exe: &Path, bin: &Path, key: &str, args: &[String],
 ) -> Result<Value> {
     let out = p.runs.join(format!("tallmc_{key}"));
     let mut summary = tallmc_once(p, c, pin, exe, bin, &out, args)?;
@@ -876,13 +870,7 @@ fn run_tallmc(
 
 #[allow(clippy::too_many_arguments)]
 fn tallmc_once(
-    p: &Paths,
-    c: &PeerArgs,
-    pin: &[String],
-    exe: &Path,
-    bin: &Path,
-    out: &Path,
-    args: &[String],
+    p: &Paths, c: &PeerArgs, pin: &[String], exe: &Path, bin: &Path, out: &Path, args: &[String],
 ) -> Result<Value> {
     let time_file = out.with_extension("time");
     let timed = Path::new("/usr/bin/time").exists();
@@ -926,14 +914,8 @@ fn tallmc_once(
 /// approximation (mode and sds from the peer's run on the same file).
 #[allow(clippy::too_many_arguments)]
 fn scan_step_size(
-    p: &Paths,
-    c: &PeerArgs,
-    pin: &[String],
-    exe: &Path,
-    bin: &Path,
-    cmp: &Comparison,
-    grid: Vec<f64>,
-    peer: &Value,
+    p: &Paths, c: &PeerArgs, pin: &[String], exe: &Path, bin: &Path, cmp: &Comparison,
+    grid: Vec<f64>, peer: &Value,
 ) -> Result<(f64, Value)> {
     let map = floats(&peer["map"])?;
     let lsd = floats(&peer["laplace_sd"])?;
@@ -1283,12 +1265,7 @@ fn cpu_over_wall(time_file: &Path) -> Option<f64> {
 
 /// One `run_pdmpjax.py` run in pdmp-jax's environment (BPS with refresh rate 1/Δ_L).
 fn run_pdmpjax(
-    p: &Paths,
-    c: &PeerArgs,
-    pin: &[String],
-    cmp: &Comparison,
-    tag: &str,
-    laplace: &LaplaceInfo,
+    p: &Paths, c: &PeerArgs, pin: &[String], cmp: &Comparison, tag: &str, laplace: &LaplaceInfo,
 ) -> Result<Value> {
     let time_file = p.runs.join(format!("{tag}.time"));
     let mut cmd = timed_command(pin, &p.pdmp_python, &time_file);
@@ -1334,16 +1311,8 @@ fn run_pdmpjax(
 /// Δ = T_peer/(4S) thinned to S evenly spaced ones, BPS refresh 1/Δ_L; arviz ESS of the S draws.
 #[allow(clippy::too_many_arguments)]
 fn run_tallmc_pdmp(
-    p: &Paths,
-    c: &PeerArgs,
-    pin: &[String],
-    exe: &Path,
-    bin: &Path,
-    cmp: &Comparison,
-    sampler: &str,
-    bound: &str,
-    peer: &Value,
-    laplace: &LaplaceInfo,
+    p: &Paths, c: &PeerArgs, pin: &[String], exe: &Path, bin: &Path, cmp: &Comparison,
+    sampler: &str, bound: &str, peer: &Value, laplace: &LaplaceInfo,
 ) -> Result<Value> {
     let t_peer = num(peer, "trajectory_time")?;
     let samples = c.pdmp_samples;

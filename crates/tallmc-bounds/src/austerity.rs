@@ -152,10 +152,7 @@ impl AusterityTest {
 
 impl MeanTest for AusterityTest {
     fn decide<P: Population + ?Sized, R: Rng + ?Sized>(
-        &mut self,
-        population: &mut P,
-        threshold: f64,
-        rng: &mut R,
+        &mut self, population: &mut P, threshold: f64, rng: &mut R,
     ) -> Result<Decision> {
         let n = start_decision(population, threshold)?;
         self.check_population_size(n)?;

@@ -139,12 +139,7 @@ pub fn half_width(kind: BoundKind, t: usize, n: usize, sd: f64, range: f64, delt
 /// below the smallest f64 (e.g. the 1e-300 / k^p of a near-exact schedule) stay exact. See
 /// [`crate::Schedule::ln_inv_delta_at`].
 pub fn half_width_ln(
-    kind: BoundKind,
-    t: usize,
-    n: usize,
-    sd: f64,
-    range: f64,
-    ln_inv_delta: f64,
+    kind: BoundKind, t: usize, n: usize, sd: f64, range: f64, ln_inv_delta: f64,
 ) -> f64 {
     if t == 0 {
         return f64::INFINITY;

@@ -150,10 +150,7 @@ impl ConfidenceTest {
 
 impl MeanTest for ConfidenceTest {
     fn decide<P: Population + ?Sized, R: Rng + ?Sized>(
-        &mut self,
-        population: &mut P,
-        threshold: f64,
-        rng: &mut R,
+        &mut self, population: &mut P, threshold: f64, rng: &mut R,
     ) -> Result<Decision> {
         let n = start_decision(population, threshold)?;
         self.check_population_size(n)?;

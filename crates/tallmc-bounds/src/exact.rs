@@ -45,10 +45,7 @@ impl ExactTest {
 
 impl MeanTest for ExactTest {
     fn decide<P: Population + ?Sized, R: Rng + ?Sized>(
-        &mut self,
-        population: &mut P,
-        threshold: f64,
-        rng: &mut R,
+        &mut self, population: &mut P, threshold: f64, rng: &mut R,
     ) -> Result<Decision> {
         let n = start_decision(population, threshold)?;
         if threshold.is_infinite() {

@@ -11,8 +11,7 @@ pub(crate) const DRAW_CHUNK: usize = 4096;
 
 /// Checks common to every test at the start of a decision; returns N.
 pub(crate) fn start_decision<P: Population + ?Sized>(
-    population: &P,
-    threshold: f64,
+    population: &P, threshold: f64,
 ) -> Result<usize> {
     if threshold.is_nan() {
         return Err(Error::NanThreshold);
@@ -37,11 +36,7 @@ pub(crate) fn infinite_threshold_decision(threshold: f64) -> crate::Decision {
 /// Draws `count` more values from `population` through `buffer` (in chunks of its length) and
 /// pushes them into `stats`.
 pub(crate) fn draw_more<P: Population + ?Sized, R: Rng + ?Sized>(
-    population: &mut P,
-    buffer: &mut [f64],
-    mut count: usize,
-    stats: &mut RunningStats,
-    rng: &mut R,
+    population: &mut P, buffer: &mut [f64], mut count: usize, stats: &mut RunningStats, rng: &mut R,
 ) -> Result<()> {
     while count > 0 {
         let k = count.min(buffer.len());

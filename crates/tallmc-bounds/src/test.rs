@@ -96,10 +96,7 @@ pub trait MeanTest {
     /// empty population or one too small for the test's batches, a population with values
     /// already drawn, a NaN threshold.
     fn decide<P: Population + ?Sized, R: Rng + ?Sized>(
-        &mut self,
-        population: &mut P,
-        threshold: f64,
-        rng: &mut R,
+        &mut self, population: &mut P, threshold: f64, rng: &mut R,
     ) -> Result<Decision>;
 
     /// Whether [`MeanTest::decide`] needs [`Population::range`].

@@ -15,10 +15,7 @@ use tallmc_core::rng::chain_rng;
 const TINY_DELTA: f64 = 1e-300;
 
 fn decide<T: MeanTest>(
-    test: &mut T,
-    pop: &mut SlicePopulation<'_>,
-    threshold: f64,
-    seed: u64,
+    test: &mut T, pop: &mut SlicePopulation<'_>, threshold: f64, seed: u64,
 ) -> Decision {
     pop.reset();
     test.decide(pop, threshold, &mut chain_rng(seed, 0)).expect("decision")
@@ -26,11 +23,7 @@ fn decide<T: MeanTest>(
 
 /// Runs every near-exact test and the exact test with the same seed and checks they agree.
 fn check_agreement(
-    values: &[f64],
-    threshold: f64,
-    seed: u64,
-    batch: usize,
-    first: usize,
+    values: &[f64], threshold: f64, seed: u64, batch: usize, first: usize,
 ) -> Vec<Decision> {
     let n = values.len();
     let range = SlicePopulation::exact_range(values);

@@ -172,11 +172,7 @@ hessian_products_engine!(LinearRegression, Gaussian);
 
 /// Runs perturbed or signed HMC-ECS with θ* = `center`.
 pub(crate) fn run_ecs<M: WithEngine>(
-    model: &M,
-    s: &EcsSettings,
-    center: &[f64],
-    driver: &Driver<'_>,
-    inits: &[Vec<f64>],
+    model: &M, s: &EcsSettings, center: &[f64], driver: &Driver<'_>, inits: &[Vec<f64>],
     sinks: Vec<Tee<ColumnMemorySink, CsvSink>>,
 ) -> Result<Outputs> {
     Ok(if s.signed {
@@ -210,8 +206,7 @@ pub(crate) struct SignCorrectedSummary {
 
 /// Sign-corrected means, sds and MCSEs of every parameter from the `sign__` column.
 pub(crate) fn sign_corrected_summary(
-    names: &[String],
-    outputs: &[ChainOutput<Sinks, AnyTuning>],
+    names: &[String], outputs: &[ChainOutput<Sinks, AnyTuning>],
 ) -> Result<SignCorrectedSummary> {
     let signs: Vec<Vec<f64>> =
         outputs.iter().map(|o| o.sink.0.stat("sign__").unwrap_or_default()).collect();

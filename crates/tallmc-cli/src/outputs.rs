@@ -41,11 +41,7 @@ pub(crate) type Outputs = Vec<ChainOutput<Sinks, AnyTuning>>;
 
 /// Runs chains of `kernel` with `driver` into `sinks`.
 pub(crate) fn run_kernel<M, K>(
-    driver: &Driver<'_>,
-    model: &M,
-    inits: &[Vec<f64>],
-    kernel: &K,
-    sinks: Vec<Sinks>,
+    driver: &Driver<'_>, model: &M, inits: &[Vec<f64>], kernel: &K, sinks: Vec<Sinks>,
 ) -> Result<Outputs>
 where
     M: Sync + ?Sized,

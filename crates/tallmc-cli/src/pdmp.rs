@@ -250,15 +250,9 @@ impl<'a> PdmpRun<'a> {
     /// A run of `settings` with the grid step resolved against the Laplace approximation.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
-        settings: PdmpSettings,
-        laplace: &'a Laplace,
-        names: &'a [String],
-        mut comments: Vec<(String, String)>,
-        inits: &'a [Vec<f64>],
-        out: &'a Path,
-        chains: usize,
-        seed: u64,
-        stop: &'a AtomicBool,
+        settings: PdmpSettings, laplace: &'a Laplace, names: &'a [String],
+        mut comments: Vec<(String, String)>, inits: &'a [Vec<f64>], out: &'a Path, chains: usize,
+        seed: u64, stop: &'a AtomicBool,
     ) -> Result<Self> {
         let grid = settings.grid_step(laplace)?;
         let (warmup, sampling) = settings.budgets(grid);
@@ -349,9 +343,7 @@ pub(crate) trait RunPdmp: CliModel {
 
 /// The samplers every model can run; the bounded ones are an error naming what is missing.
 fn run_without_bounds<M: CliModel>(
-    model: &M,
-    name: &str,
-    run: &PdmpRun<'_>,
+    model: &M, name: &str, run: &PdmpRun<'_>,
 ) -> Result<PdmpOutputs> {
     let s = &run.settings;
     let g = run.grid;
@@ -506,11 +498,7 @@ struct PdmpSummaryFile<'a> {
 /// Writes summary.json of a continuous-time run and prints the report; the outcome says
 /// whether the stop flag ended the chains early.
 pub(crate) fn write_summary(
-    sampler: &Sampler,
-    n: usize,
-    run: &PdmpRun<'_>,
-    setup: &Setup,
-    outputs: &PdmpOutputs,
+    sampler: &Sampler, n: usize, run: &PdmpRun<'_>, setup: &Setup, outputs: &PdmpOutputs,
 ) -> Result<Outcome> {
     let args = sampler.common();
     let d = run.names.len();

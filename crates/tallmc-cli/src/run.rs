@@ -168,10 +168,7 @@ pub trait RunConfidence: CliModel {
 }
 
 fn confidence_with_proxies<M: CliModel + TaylorRemainderBound>(
-    model: &M,
-    run: &ConfidenceRun<'_>,
-    center: &[f64],
-    sinks: Vec<Sinks>,
+    model: &M, run: &ConfidenceRun<'_>, center: &[f64], sinks: Vec<Sinks>,
 ) -> Result<Outputs> {
     let proxy = ProxyConfig::new(center.to_vec());
     let walk = RandomWalkProposal::new(run.walk.clone())?;
@@ -188,9 +185,7 @@ fn no_third_derivative_bound(model: &str) -> anyhow::Error {
 }
 
 fn confidence_with_bounds<M: CliModel + TermBounds>(
-    model: &M,
-    run: &ConfidenceRun<'_>,
-    sinks: Vec<Sinks>,
+    model: &M, run: &ConfidenceRun<'_>, sinks: Vec<Sinks>,
 ) -> Result<Outputs> {
     let walk = RandomWalkProposal::new(run.walk.clone())?;
     let kernel = MinibatchMh::new(run.test.clone(), walk).with_term_bounds();
@@ -386,11 +381,7 @@ impl<'a> Plan<'a> {
 }
 
 fn run_model<M: RunConfidence + WithEngine + RunPdmp>(
-    model: &M,
-    sampler: &Sampler,
-    n: usize,
-    setup_start: Instant,
-    stop: &AtomicBool,
+    model: &M, sampler: &Sampler, n: usize, setup_start: Instant, stop: &AtomicBool,
 ) -> Result<Outcome> {
     let args = sampler.common();
     let d = model.dim();
@@ -521,10 +512,7 @@ fn run_model<M: RunConfidence + WithEngine + RunPdmp>(
 /// Laplace sds at the chain's last draw) and the flag to change. The CSV files are complete up
 /// to there.
 fn check_sg_stayed_finite(
-    h: f64,
-    names: &[String],
-    laplace: &Laplace,
-    inits: &[Vec<f64>],
+    h: f64, names: &[String], laplace: &Laplace, inits: &[Vec<f64>],
     outputs: &[ChainOutput<Sinks, AnyTuning>],
 ) -> Result<()> {
     let d = names.len();
@@ -709,15 +697,8 @@ struct SummaryFile<'a> {
 }
 
 fn write_summary<M: CliModel>(
-    sampler: &Sampler,
-    model: &M,
-    n: usize,
-    names: &[String],
-    laplace: &Laplace,
-    setup: &Setup,
-    test: &[(String, String)],
-    signed: bool,
-    outputs: &[ChainOutput<Sinks, AnyTuning>],
+    sampler: &Sampler, model: &M, n: usize, names: &[String], laplace: &Laplace, setup: &Setup,
+    test: &[(String, String)], signed: bool, outputs: &[ChainOutput<Sinks, AnyTuning>],
 ) -> Result<Outcome> {
     let args = sampler.common();
     let d = model.dim();

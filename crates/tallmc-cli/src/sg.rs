@@ -130,13 +130,8 @@ impl SgSettings {
 /// Runs the stochastic-gradient kernel of `s`; returns the chains and the evaluations spent
 /// building the control variates (one full pass at the mode), which count as setup.
 pub(crate) fn run_stochastic_gradient<M: WithEngine>(
-    model: &M,
-    s: &SgSettings,
-    mode: &[f64],
-    laplace_covariance: &[f64],
-    driver: &Driver<'_>,
-    inits: &[Vec<f64>],
-    sinks: Vec<Tee<ColumnMemorySink, CsvSink>>,
+    model: &M, s: &SgSettings, mode: &[f64], laplace_covariance: &[f64], driver: &Driver<'_>,
+    inits: &[Vec<f64>], sinks: Vec<Tee<ColumnMemorySink, CsvSink>>,
 ) -> Result<(Outputs, EvalCounts)> {
     let metric = if s.precondition {
         Some(Metric::dense(laplace_covariance.to_vec(), mode.len())?)

@@ -12,11 +12,7 @@ use support::{stderr, tallmc, write_gaussian_csv};
 /// Runs `tallmc sample SAMPLER --model gaussian-mean --sigma 2` on `n` points with `extra`
 /// flags; returns the output, the summary (if written) and the output directory.
 fn run(
-    dir: &Path,
-    name: &str,
-    n: usize,
-    sampler: &str,
-    extra: &[&str],
+    dir: &Path, name: &str, n: usize, sampler: &str, extra: &[&str],
 ) -> (std::process::Output, Option<serde_json::Value>, std::path::PathBuf) {
     let data = dir.join(format!("y{n}.csv"));
     if !data.exists() {
@@ -92,12 +88,7 @@ fn the_report_shows_the_table_costs_and_time() {
 /// Runs a successful sample and checks that stderr holds every `said` text and that
 /// summary.json's warnings hold one containing `warned`; returns stderr and the summary.
 fn run_and_warn(
-    name: &str,
-    n: usize,
-    sampler: &str,
-    flags: &[&str],
-    said: &[&str],
-    warned: &str,
+    name: &str, n: usize, sampler: &str, flags: &[&str], said: &[&str], warned: &str,
 ) -> (String, serde_json::Value) {
     let dir = tempfile::tempdir().unwrap();
     let (o, summary, _) = run(dir.path(), name, n, sampler, flags);

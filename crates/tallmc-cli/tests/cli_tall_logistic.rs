@@ -34,10 +34,7 @@ fn data(dir: &Path) -> std::path::PathBuf {
 }
 
 fn sample(
-    sampler: &str,
-    data: &Path,
-    out: &Path,
-    extra: &[&str],
+    sampler: &str, data: &Path, out: &Path, extra: &[&str],
 ) -> (std::process::Output, serde_json::Value) {
     let model = ["--model", "logistic", "--intercept", "--seed", "3"];
     let (o, summary) = support::sample(sampler, &model, data, out, extra);

@@ -148,26 +148,19 @@ impl<'e, F: FnMut(&[&'static str], f64)> ser::Serializer for Flatten<'e, F> {
     }
 
     fn serialize_unit_variant(
-        self,
-        _name: &'static str,
-        index: u32,
-        _variant: &'static str,
+        self, _name: &'static str, index: u32, _variant: &'static str,
     ) -> Result<(), ColumnError> {
         self.leaf(f64::from(index))
     }
 
     fn serialize_newtype_struct<T: Serialize + ?Sized>(
-        self,
-        _name: &'static str,
-        value: &T,
+        self, _name: &'static str, value: &T,
     ) -> Result<(), ColumnError> {
         value.serialize(self)
     }
 
     fn serialize_struct(
-        self,
-        _name: &'static str,
-        _len: usize,
+        self, _name: &'static str, _len: usize,
     ) -> Result<Self::SerializeStruct, ColumnError> {
         Ok(self)
     }
@@ -185,31 +178,19 @@ impl<'e, F: FnMut(&[&'static str], f64)> ser::Serializer for Flatten<'e, F> {
     }
 
     fn serialize_newtype_variant<T: Serialize + ?Sized>(
-        self,
-        _name: &'static str,
-        _index: u32,
-        _variant: &'static str,
-        _value: &T,
+        self, _name: &'static str, _index: u32, _variant: &'static str, _value: &T,
     ) -> Result<(), ColumnError> {
         Err(self.unsupported("an enum variant with data"))
     }
 
     fn serialize_tuple_variant(
-        self,
-        _name: &'static str,
-        _index: u32,
-        _variant: &'static str,
-        _len: usize,
+        self, _name: &'static str, _index: u32, _variant: &'static str, _len: usize,
     ) -> Result<Self::SerializeTupleVariant, ColumnError> {
         Err(self.unsupported("an enum variant with data"))
     }
 
     fn serialize_struct_variant(
-        self,
-        _name: &'static str,
-        _index: u32,
-        _variant: &'static str,
-        _len: usize,
+        self, _name: &'static str, _index: u32, _variant: &'static str, _len: usize,
     ) -> Result<Self::SerializeStructVariant, ColumnError> {
         Err(self.unsupported("an enum variant with data"))
     }
@@ -220,9 +201,7 @@ impl<'e, F: FnMut(&[&'static str], f64)> ser::SerializeStruct for Flatten<'e, F>
     type Error = ColumnError;
 
     fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        value: &T,
+        &mut self, key: &'static str, value: &T,
     ) -> Result<(), ColumnError> {
         if self.depth == MAX_DEPTH {
             return Err(self.unsupported("stats nested deeper than 4 structs"));

@@ -201,11 +201,7 @@ impl<M: Terms> Terms for Counting<M> {
 
 impl<M: TermGradients> TermGradients for Counting<M> {
     fn log_terms_grad_sum(
-        &self,
-        theta: &[f64],
-        indices: &[u32],
-        out: &mut [f64],
-        grad_sum: &mut [f64],
+        &self, theta: &[f64], indices: &[u32], out: &mut [f64], grad_sum: &mut [f64],
     ) -> f64 {
         self.add_terms_and_gradients(indices.len() as u64);
         self.inner.log_terms_grad_sum(theta, indices, out, grad_sum)
@@ -217,11 +213,7 @@ impl<M: TermGradients> TermGradients for Counting<M> {
     }
 
     fn sum_log_terms_grad_range(
-        &self,
-        theta: &[f64],
-        start: u32,
-        end: u32,
-        grad_sum: &mut [f64],
+        &self, theta: &[f64], start: u32, end: u32, grad_sum: &mut [f64],
     ) -> f64 {
         self.add_terms_and_gradients(range_len(start, end));
         self.inner.sum_log_terms_grad_range(theta, start, end, grad_sum)
@@ -240,12 +232,7 @@ impl<M: TermHessians> TermHessians for Counting<M> {
     }
 
     fn sum_hessian_vector_range(
-        &self,
-        theta: &[f64],
-        start: u32,
-        end: u32,
-        v: &[f64],
-        out: &mut [f64],
+        &self, theta: &[f64], start: u32, end: u32, v: &[f64], out: &mut [f64],
     ) {
         self.add_hessians(range_len(start, end));
         self.inner.sum_hessian_vector_range(theta, start, end, v, out);
@@ -263,12 +250,7 @@ impl<M: LinearPredictor> LinearPredictor for Counting<M> {
     }
 
     fn predictor_derivatives(
-        &self,
-        indices: &[u32],
-        eta: &[f64],
-        phi: &mut [f64],
-        d1: &mut [f64],
-        d2: &mut [f64],
+        &self, indices: &[u32], eta: &[f64], phi: &mut [f64], d1: &mut [f64], d2: &mut [f64],
     ) {
         self.predictor.fetch_add(indices.len() as u64, Ordering::Relaxed);
         self.inner.predictor_derivatives(indices, eta, phi, d1, d2);

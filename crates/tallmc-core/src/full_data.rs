@@ -96,10 +96,7 @@ impl FullData {
     /// Σ_{i<N} ℓ_i(θ), **overwriting** `grad` with Σ_{i<N} ∇ℓ_i(θ).
     /// Cost: N terms and N gradients.
     pub fn log_likelihood_grad<M: TermGradients + ?Sized>(
-        &mut self,
-        model: &M,
-        theta: &[f64],
-        grad: &mut [f64],
+        &mut self, model: &M, theta: &[f64], grad: &mut [f64],
     ) -> f64 {
         debug_assert_eq!(model.num_terms(), self.n);
         let d = self.dim;
@@ -142,10 +139,7 @@ impl FullData {
 
     /// log p(θ) + Σ ℓ_i(θ), **overwriting** `grad` with its gradient. Cost: N terms and gradients.
     pub fn log_posterior_grad<M: TermGradients + LogPrior + ?Sized>(
-        &mut self,
-        model: &M,
-        theta: &[f64],
-        grad: &mut [f64],
+        &mut self, model: &M, theta: &[f64], grad: &mut [f64],
     ) -> f64 {
         let ll = self.log_likelihood_grad(model, theta, grad);
         ll + model.log_prior_grad(theta, grad)
@@ -154,11 +148,7 @@ impl FullData {
     /// **Overwrites** `out` (length d) with Σ_{i<N} ∇²ℓ_i(θ)·v, with the same deterministic
     /// chunked reduction as the gradient. Cost: N Hessian(-vector) evaluations.
     pub fn hessian_vector<M: TermHessians + ?Sized>(
-        &mut self,
-        model: &M,
-        theta: &[f64],
-        v: &[f64],
-        out: &mut [f64],
+        &mut self, model: &M, theta: &[f64], v: &[f64], out: &mut [f64],
     ) {
         debug_assert_eq!(model.num_terms(), self.n);
         let d = self.dim;
@@ -239,11 +229,7 @@ mod tests {
 
     impl TermGradients for Awkward {
         fn log_terms_grad_sum(
-            &self,
-            theta: &[f64],
-            indices: &[u32],
-            out: &mut [f64],
-            g: &mut [f64],
+            &self, theta: &[f64], indices: &[u32], out: &mut [f64], g: &mut [f64],
         ) -> f64 {
             self.log_terms(theta, indices, out);
             for &i in indices {

@@ -82,10 +82,7 @@ pub trait Kernel<M: ?Sized>: Sync {
     /// Builds a chain at `position`, validating its length and finiteness, the settings'
     /// dimensions against the model, and that the log density is finite there.
     fn build_chain<R: Rng + ?Sized>(
-        &self,
-        model: &M,
-        position: &[f64],
-        rng: &mut R,
+        &self, model: &M, position: &[f64], rng: &mut R,
     ) -> Result<Self::Chain>;
 }
 
@@ -120,10 +117,7 @@ pub trait Chain<M: ?Sized>: Send {
     /// Called after every warmup step: adapt tuning parameters. May re-evaluate cached
     /// quantities and draw random numbers.
     fn adapt<R: Rng + ?Sized>(
-        &mut self,
-        model: &M,
-        stats: &Self::Stats,
-        rng: &mut R,
+        &mut self, model: &M, stats: &Self::Stats, rng: &mut R,
     ) -> Result<()> {
         let _ = (model, stats, rng);
         Ok(())

@@ -70,11 +70,7 @@ pub trait TermGradients: Terms {
     /// Writes `out[k] = ℓ_{indices[k]}(θ)` and **adds** Σ_k ∇ℓ_{indices\[k\]}(θ) into `grad_sum`.
     /// Returns Σ_k ℓ_{indices\[k\]}(θ). Cost: `indices.len()` terms and gradients.
     fn log_terms_grad_sum(
-        &self,
-        theta: &[f64],
-        indices: &[u32],
-        out: &mut [f64],
-        grad_sum: &mut [f64],
+        &self, theta: &[f64], indices: &[u32], out: &mut [f64], grad_sum: &mut [f64],
     ) -> f64;
 
     /// Writes `out[k] = ℓ_{indices[k]}(θ)` and **overwrites** row k of `grads`
@@ -85,11 +81,7 @@ pub trait TermGradients: Terms {
     /// **Adds** Σ_{start ≤ i < end} ∇ℓ_i(θ) into `grad_sum` and returns Σ ℓ_i(θ) over the range.
     /// Cost: `end − start` terms and gradients.
     fn sum_log_terms_grad_range(
-        &self,
-        theta: &[f64],
-        start: u32,
-        end: u32,
-        grad_sum: &mut [f64],
+        &self, theta: &[f64], start: u32, end: u32, grad_sum: &mut [f64],
     ) -> f64 {
         let mut buf = [0.0; CHUNK];
         let mut total = 0.0;
@@ -121,12 +113,7 @@ pub trait TermHessians: TermGradients {
     /// per-thread scratch buffer (allocated once per thread and dimension); generalized linear
     /// models override it with Σ φ_i″(η_i)(x_iᵀv) x_i, which needs no scratch.
     fn sum_hessian_vector_range(
-        &self,
-        theta: &[f64],
-        start: u32,
-        end: u32,
-        v: &[f64],
-        out: &mut [f64],
+        &self, theta: &[f64], start: u32, end: u32, v: &[f64], out: &mut [f64],
     ) {
         const ROWS: usize = 64;
         thread_local! {
@@ -176,12 +163,7 @@ pub trait LinearPredictor: Terms {
     /// **Overwrites** `phi[k]`, `d1[k]`, `d2[k]` with φ_i(η), φ_i′(η), φ_i″(η) at
     /// i = `indices[k]`, η = `eta[k]`.
     fn predictor_derivatives(
-        &self,
-        indices: &[u32],
-        eta: &[f64],
-        phi: &mut [f64],
-        d1: &mut [f64],
-        d2: &mut [f64],
+        &self, indices: &[u32], eta: &[f64], phi: &mut [f64], d1: &mut [f64], d2: &mut [f64],
     );
 
     /// **Adds** Σ_k `weights[k]` · x_{indices\[k\]} into `out` (length d).

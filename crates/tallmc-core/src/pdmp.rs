@@ -296,10 +296,7 @@ pub trait PdmpKernel<M: ?Sized>: Sync {
     /// Per-datum evaluations made here (a gradient at the start, a bound's set-up pass) are
     /// reported with the first step's [`SegmentStats`], so run totals are complete.
     fn build_chain<R: Rng + ?Sized>(
-        &self,
-        model: &M,
-        position: &[f64],
-        rng: &mut R,
+        &self, model: &M, position: &[f64], rng: &mut R,
     ) -> Result<Self::Chain>;
 }
 
@@ -330,10 +327,7 @@ pub trait PdmpChain<M: ?Sized>: Send {
     /// Called after every warmup step: adapt tuning (e.g. a preconditioner). It must not move
     /// the particle (the trajectory would become discontinuous).
     fn adapt<R: Rng + ?Sized>(
-        &mut self,
-        model: &M,
-        stats: &SegmentStats,
-        rng: &mut R,
+        &mut self, model: &M, stats: &SegmentStats, rng: &mut R,
     ) -> Result<()> {
         let _ = (model, stats, rng);
         Ok(())

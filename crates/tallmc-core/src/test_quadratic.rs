@@ -22,11 +22,7 @@ impl Terms for Quadratic {
 
 impl TermGradients for Quadratic {
     fn log_terms_grad_sum(
-        &self,
-        theta: &[f64],
-        indices: &[u32],
-        out: &mut [f64],
-        grad_sum: &mut [f64],
+        &self, theta: &[f64], indices: &[u32], out: &mut [f64], grad_sum: &mut [f64],
     ) -> f64 {
         self.log_terms(theta, indices, out);
         for &i in indices {

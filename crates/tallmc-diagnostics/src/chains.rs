@@ -13,9 +13,7 @@ const BLOM_OFFSET: f64 = 3.0 / 8.0;
 /// Checks the chains (at least one, equal lengths, `min_draws` draws, all finite) and returns
 /// (number of chains, draws per chain).
 pub(crate) fn validate<C: AsRef<[f64]>>(
-    chains: &[C],
-    what: &'static str,
-    min_draws: usize,
+    chains: &[C], what: &'static str, min_draws: usize,
 ) -> Result<(usize, usize)> {
     let first = chains.first().ok_or(Error::NoChains)?.as_ref().len();
     for (chain, c) in chains.iter().enumerate() {

@@ -68,9 +68,7 @@ impl Error {
 
     /// A [`tallmc_core::Error::InvalidParameter`] naming the argument.
     pub(crate) fn invalid(
-        name: &'static str,
-        value: impl ToString,
-        expected: &'static str,
+        name: &'static str, value: impl ToString, expected: &'static str,
     ) -> Self {
         Self::Core(tallmc_core::Error::invalid(name, value, expected))
     }

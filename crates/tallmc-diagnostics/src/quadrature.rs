@@ -128,11 +128,7 @@ impl GaussLegendre {
     /// of g on each. `max_step` must be > 0 (it is validated by the callers in this crate, see
     /// [`QuadratureConfig`](crate::continuous::QuadratureConfig)); b ≥ a.
     pub fn integrate_composite(
-        &self,
-        a: f64,
-        b: f64,
-        max_step: f64,
-        mut g: impl FnMut(f64) -> f64,
+        &self, a: f64, b: f64, max_step: f64, mut g: impl FnMut(f64) -> f64,
     ) -> f64 {
         let pieces = sub_intervals(b - a, max_step);
         if pieces == 1 {

@@ -60,8 +60,7 @@ pub struct SignCorrected {
 /// assert!((s.tau - 5.0 / 6.0).abs() < 1e-15);
 /// ```
 pub fn sign_corrected<C: AsRef<[f64]>, S: AsRef<[f64]>>(
-    values: &[C],
-    signs: &[S],
+    values: &[C], signs: &[S],
 ) -> Result<SignCorrected> {
     let (chains, len) = validate(values, "sign_corrected", MIN_DRAWS)?;
     validate(signs, "sign_corrected", MIN_DRAWS)?;

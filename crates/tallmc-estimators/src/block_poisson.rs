@@ -249,12 +249,7 @@ impl<E> BlockPoissonEstimator<E> {
     ///
     /// Errors: m = 0, λ = 0, a not finite, `cv` built for a model of another dimension or size.
     pub fn new<M: Terms + ?Sized>(
-        model: &M,
-        cv: ControlVariate,
-        engine: E,
-        m: usize,
-        lambda: usize,
-        a: f64,
+        model: &M, cv: ControlVariate, engine: E, m: usize, lambda: usize, a: f64,
     ) -> Result<Self> {
         if m == 0 {
             return Err(Error::invalid("block size m", 0, "at least 1"));
@@ -304,10 +299,7 @@ impl<E> BlockPoissonEstimator<E> {
     }
 
     fn run<M: ?Sized>(
-        &mut self,
-        model: &M,
-        theta: &[f64],
-        sub: &BlockPoissonSubsample,
+        &mut self, model: &M, theta: &[f64], sub: &BlockPoissonSubsample,
         mut grad: Option<&mut [f64]>,
     ) -> Result<BlockPoissonEstimate>
     where
@@ -391,10 +383,7 @@ impl<E> BlockPoissonEstimator<E> {
     /// Errors: wrong θ length, `sub` configured for another N, m or λ, a non-finite d̂ or
     /// log|L̂_B| = +∞/NaN.
     pub fn estimate<M: ?Sized>(
-        &mut self,
-        model: &M,
-        theta: &[f64],
-        sub: &BlockPoissonSubsample,
+        &mut self, model: &M, theta: &[f64], sub: &BlockPoissonSubsample,
     ) -> Result<BlockPoissonEstimate>
     where
         E: DifferenceTerms<M>,
@@ -404,11 +393,7 @@ impl<E> BlockPoissonEstimator<E> {
 
     /// [`BlockPoissonEstimator::estimate`], **overwriting** `grad` with ∇log|L̂_B|.
     pub fn estimate_grad<M: ?Sized>(
-        &mut self,
-        model: &M,
-        theta: &[f64],
-        sub: &BlockPoissonSubsample,
-        grad: &mut [f64],
+        &mut self, model: &M, theta: &[f64], sub: &BlockPoissonSubsample, grad: &mut [f64],
     ) -> Result<BlockPoissonEstimate>
     where
         E: DifferenceTerms<M>,

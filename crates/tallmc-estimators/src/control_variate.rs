@@ -114,9 +114,7 @@ impl ControlVariate {
     /// Errors: `center.len() != model.dim()`, a non-finite θ*, a model with no terms, or
     /// non-finite sums (the message names which).
     pub fn new<M: TermHessians + ?Sized>(
-        model: &M,
-        center: &[f64],
-        order: CvOrder,
+        model: &M, center: &[f64], order: CvOrder,
     ) -> Result<(Self, EvalCounts)> {
         let mut cv = Self::empty(model.dim(), model.num_terms(), order)?;
         let counts = cv.recenter(model, center)?;
@@ -126,9 +124,7 @@ impl ControlVariate {
     /// A control variate of order 0 or 1 for a model with gradients only; order 2 is
     /// [`Error::HessiansRequired`] (use [`ControlVariate::new`]).
     pub fn without_hessians<M: TermGradients + ?Sized>(
-        model: &M,
-        center: &[f64],
-        order: CvOrder,
+        model: &M, center: &[f64], order: CvOrder,
     ) -> Result<(Self, EvalCounts)> {
         if order == CvOrder::Two {
             return Err(Error::HessiansRequired);
@@ -164,9 +160,7 @@ impl ControlVariate {
     /// Moves the centre to `center` and recomputes the sums (one pass; HMC-ECS re-sets θ*
     /// during warmup). On error the control variate is left unchanged.
     pub fn recenter<M: TermHessians + ?Sized>(
-        &mut self,
-        model: &M,
-        center: &[f64],
+        &mut self, model: &M, center: &[f64],
     ) -> Result<EvalCounts> {
         self.check_center(model.dim(), model.num_terms(), center)?;
         let n = self.num_terms as u32;
@@ -193,9 +187,7 @@ impl ControlVariate {
     /// [`ControlVariate::recenter`] for a model without Hessians (order 0 or 1 only; order 2
     /// is [`Error::HessiansRequired`]).
     pub fn recenter_without_hessians<M: TermGradients + ?Sized>(
-        &mut self,
-        model: &M,
-        center: &[f64],
+        &mut self, model: &M, center: &[f64],
     ) -> Result<EvalCounts> {
         if self.order == CvOrder::Two {
             return Err(Error::HessiansRequired);
@@ -218,11 +210,7 @@ impl ControlVariate {
     }
 
     fn install(
-        &mut self,
-        center: &[f64],
-        total: f64,
-        grad: Vec<f64>,
-        hess: Vec<f64>,
+        &mut self, center: &[f64], total: f64, grad: Vec<f64>, hess: Vec<f64>,
     ) -> Result<EvalCounts> {
         Error::check_finite_estimate_value("control-variate sum Σℓ_k(θ*)", total)?;
         Error::check_finite_estimate("control-variate gradient sum Σ∇ℓ_k(θ*)", &grad)?;

@@ -37,10 +37,7 @@ impl<E> ControlVariateGradient<E> {
     /// minibatches of up to `max_batch` indices. Errors: `max_batch == 0`, or `cv` built for a
     /// model of another dimension or size.
     pub fn new<M: Terms + ?Sized>(
-        model: &M,
-        cv: ControlVariate,
-        engine: E,
-        max_batch: usize,
+        model: &M, cv: ControlVariate, engine: E, max_batch: usize,
     ) -> Result<Self> {
         if max_batch == 0 {
             return Err(Error::invalid("batch size n", 0, "at least 1"));
@@ -63,11 +60,7 @@ impl<E> ControlVariateGradient<E> {
 
 impl<M: ?Sized, E: DifferenceTerms<M>> GradientEstimator<M> for ControlVariateGradient<E> {
     fn estimate_gradient(
-        &mut self,
-        model: &M,
-        theta: &[f64],
-        indices: &[u32],
-        grad: &mut [f64],
+        &mut self, model: &M, theta: &[f64], indices: &[u32], grad: &mut [f64],
     ) -> EvalCounts {
         let n = indices.len();
         if self.d.len() < n {

@@ -91,10 +91,7 @@ impl<E> DifferenceEstimator<E> {
     ///
     /// Errors: `max_m == 0`, or `cv` built for a model of another dimension or size.
     pub fn new<M: Terms + ?Sized>(
-        model: &M,
-        cv: ControlVariate,
-        engine: E,
-        max_m: usize,
+        model: &M, cv: ControlVariate, engine: E, max_m: usize,
     ) -> Result<Self> {
         if max_m == 0 {
             return Err(Error::invalid("subsample size m", 0, "at least 1"));
@@ -153,10 +150,7 @@ impl<E> DifferenceEstimator<E> {
     ///
     /// Errors: wrong θ length, empty subsample, a non-finite result.
     pub fn estimate<M: ?Sized>(
-        &mut self,
-        model: &M,
-        theta: &[f64],
-        indices: &[u32],
+        &mut self, model: &M, theta: &[f64], indices: &[u32],
     ) -> Result<DifferenceEstimate>
     where
         E: DifferenceTerms<M>,
@@ -170,11 +164,7 @@ impl<E> DifferenceEstimator<E> {
 
     /// ℓ̂_m and σ̂²_m, **overwriting** `grad_log_lik` with ∇ℓ̂_m and `grad_variance` with ∇σ̂²_m.
     pub fn estimate_grad<M: ?Sized>(
-        &mut self,
-        model: &M,
-        theta: &[f64],
-        indices: &[u32],
-        grad_log_lik: &mut [f64],
+        &mut self, model: &M, theta: &[f64], indices: &[u32], grad_log_lik: &mut [f64],
         grad_variance: &mut [f64],
     ) -> Result<DifferenceEstimate>
     where
@@ -206,11 +196,7 @@ impl<E> DifferenceEstimator<E> {
     /// [`DifferenceEstimate::perturbed`]), **overwriting** `grad` with ∇ℓ̂_m − ½∇σ̂²_m: the
     /// negative potential gradient of HMC-ECS (without the prior). One weighted pass.
     pub fn perturbed_grad<M: ?Sized>(
-        &mut self,
-        model: &M,
-        theta: &[f64],
-        indices: &[u32],
-        grad: &mut [f64],
+        &mut self, model: &M, theta: &[f64], indices: &[u32], grad: &mut [f64],
     ) -> Result<DifferenceEstimate>
     where
         E: DifferenceTerms<M>,

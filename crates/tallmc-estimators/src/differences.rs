@@ -52,25 +52,14 @@ pub trait DifferenceTerms<M: ?Sized> {
     /// [`DifferenceTerms::add_weighted_gradients`] on the same lane. Returns the evaluations made.
     #[allow(clippy::too_many_arguments)]
     fn differences(
-        &mut self,
-        model: &M,
-        cv: &ControlVariate,
-        theta: &[f64],
-        lane: usize,
-        indices: &[u32],
-        d: &mut [f64],
-        with_gradients: bool,
+        &mut self, model: &M, cv: &ControlVariate, theta: &[f64], lane: usize, indices: &[u32],
+        d: &mut [f64], with_gradients: bool,
     ) -> EvalCounts;
 
     /// **Adds** Σ_k `weights[k]` ∇d_{indices\[k\]}(θ) into `out`, for the θ and `indices` of the
     /// last [`DifferenceTerms::differences`] call with gradients on `lane`. No new evaluation.
     fn add_weighted_gradients(
-        &mut self,
-        model: &M,
-        lane: usize,
-        indices: &[u32],
-        weights: &[f64],
-        out: &mut [f64],
+        &mut self, model: &M, lane: usize, indices: &[u32], weights: &[f64], out: &mut [f64],
     );
 }
 
@@ -192,14 +181,8 @@ impl RankOne {
 
 impl<M: LinearPredictor + ?Sized> DifferenceTerms<M> for RankOne {
     fn differences(
-        &mut self,
-        model: &M,
-        cv: &ControlVariate,
-        theta: &[f64],
-        lane: usize,
-        indices: &[u32],
-        d: &mut [f64],
-        with_gradients: bool,
+        &mut self, model: &M, cv: &ControlVariate, theta: &[f64], lane: usize, indices: &[u32],
+        d: &mut [f64], with_gradients: bool,
     ) -> EvalCounts {
         let m = indices.len();
         self.prepare(lane, m);
@@ -251,12 +234,7 @@ impl<M: LinearPredictor + ?Sized> DifferenceTerms<M> for RankOne {
     }
 
     fn add_weighted_gradients(
-        &mut self,
-        model: &M,
-        lane: usize,
-        indices: &[u32],
-        weights: &[f64],
-        out: &mut [f64],
+        &mut self, model: &M, lane: usize, indices: &[u32], weights: &[f64], out: &mut [f64],
     ) {
         let m = indices.len();
         let l = &self.lanes[lane];
@@ -327,14 +305,8 @@ impl HessianProducts {
 
 impl<M: TermHessians + ?Sized> DifferenceTerms<M> for HessianProducts {
     fn differences(
-        &mut self,
-        model: &M,
-        cv: &ControlVariate,
-        theta: &[f64],
-        lane: usize,
-        indices: &[u32],
-        d: &mut [f64],
-        with_gradients: bool,
+        &mut self, model: &M, cv: &ControlVariate, theta: &[f64], lane: usize, indices: &[u32],
+        d: &mut [f64], with_gradients: bool,
     ) -> EvalCounts {
         if self.dim != cv.dim() {
             // Built for another dimension: resize every buffer (allocates once).
@@ -412,12 +384,7 @@ impl<M: TermHessians + ?Sized> DifferenceTerms<M> for HessianProducts {
     }
 
     fn add_weighted_gradients(
-        &mut self,
-        _model: &M,
-        lane: usize,
-        indices: &[u32],
-        weights: &[f64],
-        out: &mut [f64],
+        &mut self, _model: &M, lane: usize, indices: &[u32], weights: &[f64], out: &mut [f64],
     ) {
         let dim = self.dim;
         let l = &self.lanes[lane];

@@ -22,11 +22,7 @@ pub trait GradientEstimator<M: ?Sized> {
     /// from the terms at `indices` (each uniform on `0..N`; length ≥ 1), and returns the
     /// per-datum evaluations made.
     fn estimate_gradient(
-        &mut self,
-        model: &M,
-        theta: &[f64],
-        indices: &[u32],
-        grad: &mut [f64],
+        &mut self, model: &M, theta: &[f64], indices: &[u32], grad: &mut [f64],
     ) -> EvalCounts;
 }
 
@@ -54,11 +50,7 @@ impl MinibatchGradient {
 
 impl<M: TermGradients + ?Sized> GradientEstimator<M> for MinibatchGradient {
     fn estimate_gradient(
-        &mut self,
-        model: &M,
-        theta: &[f64],
-        indices: &[u32],
-        grad: &mut [f64],
+        &mut self, model: &M, theta: &[f64], indices: &[u32], grad: &mut [f64],
     ) -> EvalCounts {
         let n = indices.len();
         if self.values.len() < n {

@@ -72,10 +72,7 @@ pub fn normal_cdf(x: f64) -> f64 {
 /// with the evaluations made: one pass, N terms plus the N control variates at θ*. Uses lane 0
 /// of `engine` (its cache is overwritten).
 pub fn population_differences<M: ?Sized, E: DifferenceTerms<M>>(
-    model: &M,
-    cv: &ControlVariate,
-    engine: &mut E,
-    theta: &[f64],
+    model: &M, cv: &ControlVariate, engine: &mut E, theta: &[f64],
 ) -> Result<(f64, f64, EvalCounts)> {
     Error::check_len("θ", theta.len(), cv.dim())?;
     const CHUNK: usize = 4096;
@@ -147,10 +144,7 @@ pub struct BlockPoissonMoments {
 /// The block-Poisson moments for d̂ ~ N(`mu`, `sd`²), `lambda` factors and lower bound `a`
 /// (module docs). Errors: sd not finite > 0, λ = 0, μ or a not finite.
 pub fn block_poisson_moments(
-    mu: f64,
-    sd: f64,
-    lambda: usize,
-    a: f64,
+    mu: f64, sd: f64, lambda: usize, a: f64,
 ) -> Result<BlockPoissonMoments> {
     if !(sd.is_finite() && sd > 0.0) {
         return Err(Error::invalid("sd of d̂", sd, "a finite number > 0"));
@@ -219,11 +213,7 @@ pub struct BlockPoissonTuning {
 ///
 /// Errors: as [`block_poisson_moments`]; `min_prob_positive` outside [0.5, 1); target ≤ 0.
 pub fn tune_block_poisson(
-    mu: f64,
-    sd: f64,
-    target_var: f64,
-    min_prob_positive: f64,
-    max_lambda: usize,
+    mu: f64, sd: f64, target_var: f64, min_prob_positive: f64, max_lambda: usize,
 ) -> Result<Option<BlockPoissonTuning>> {
     if !(0.5..1.0).contains(&min_prob_positive) {
         return Err(Error::invalid(

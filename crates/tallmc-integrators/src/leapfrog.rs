@@ -82,11 +82,7 @@ impl LeapfrogOutcome {
 /// hold the values at the final position on exit. `velocity` (length d) is scratch.
 /// `log_density_grad(θ, grad)` returns log π(θ) and overwrites `grad` with ∇log π(θ).
 pub fn leapfrog<F>(
-    point: &mut PhasePoint,
-    metric: &Metric,
-    step_size: f64,
-    n_steps: usize,
-    velocity: &mut [f64],
+    point: &mut PhasePoint, metric: &Metric, step_size: f64, n_steps: usize, velocity: &mut [f64],
     mut log_density_grad: F,
 ) -> LeapfrogOutcome
 where

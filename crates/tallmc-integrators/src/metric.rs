@@ -47,8 +47,7 @@ pub enum Metric {
 /// Serialized as its kind, dimension and Σ (row-major when dense; empty for the identity).
 impl Serialize for Metric {
     fn serialize<S: serde::Serializer>(
-        &self,
-        serializer: S,
+        &self, serializer: S,
     ) -> std::result::Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
         let (kind, inverse_mass): (MetricKind, &[f64]) = match self {

@@ -150,11 +150,7 @@ impl Terms for Gaussian {
 
 impl TermGradients for Gaussian {
     fn log_terms_grad_sum(
-        &self,
-        theta: &[f64],
-        indices: &[u32],
-        out: &mut [f64],
-        grad_sum: &mut [f64],
+        &self, theta: &[f64], indices: &[u32], out: &mut [f64], grad_sum: &mut [f64],
     ) -> f64 {
         let y = self.data.y();
         let (mu, tau) = (theta[0], theta[1]);
@@ -188,11 +184,7 @@ impl TermGradients for Gaussian {
     }
 
     fn sum_log_terms_grad_range(
-        &self,
-        theta: &[f64],
-        start: u32,
-        end: u32,
-        grad_sum: &mut [f64],
+        &self, theta: &[f64], start: u32, end: u32, grad_sum: &mut [f64],
     ) -> f64 {
         let y = &self.data.y()[start as usize..end as usize];
         let (mu, tau) = (theta[0], theta[1]);

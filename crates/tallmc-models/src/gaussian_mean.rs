@@ -58,10 +58,7 @@ impl GaussianMean {
     /// The model on `data.y()` (covariates, if any, are ignored) with known sd `sigma` > 0 and
     /// prior N(`prior_mean`, `prior_sd`²), `prior_sd` > 0. Cost: one pass over y.
     pub fn new(
-        data: impl Into<Arc<Dataset>>,
-        sigma: f64,
-        prior_mean: f64,
-        prior_sd: f64,
+        data: impl Into<Arc<Dataset>>, sigma: f64, prior_mean: f64, prior_sd: f64,
     ) -> Result<Self> {
         check_positive("sigma", sigma)?;
         check_finite_value("prior_mean", prior_mean)?;
@@ -85,10 +82,7 @@ impl GaussianMean {
 
     /// The model on the observations `y`.
     pub fn from_observations(
-        y: Vec<f64>,
-        sigma: f64,
-        prior_mean: f64,
-        prior_sd: f64,
+        y: Vec<f64>, sigma: f64, prior_mean: f64, prior_sd: f64,
     ) -> Result<Self> {
         Self::new(Dataset::from_response(y)?, sigma, prior_mean, prior_sd)
     }
@@ -151,11 +145,7 @@ impl Terms for GaussianMean {
 
 impl TermGradients for GaussianMean {
     fn log_terms_grad_sum(
-        &self,
-        theta: &[f64],
-        indices: &[u32],
-        out: &mut [f64],
-        grad_sum: &mut [f64],
+        &self, theta: &[f64], indices: &[u32], out: &mut [f64], grad_sum: &mut [f64],
     ) -> f64 {
         let y = self.data.y();
         let (mut total, mut g) = (0.0, 0.0);
@@ -180,11 +170,7 @@ impl TermGradients for GaussianMean {
     }
 
     fn sum_log_terms_grad_range(
-        &self,
-        theta: &[f64],
-        start: u32,
-        end: u32,
-        grad_sum: &mut [f64],
+        &self, theta: &[f64], start: u32, end: u32, grad_sum: &mut [f64],
     ) -> f64 {
         let (mut total, mut g) = (0.0, 0.0);
         for &v in &self.data.y()[start as usize..end as usize] {
@@ -214,12 +200,7 @@ impl LinearPredictor for GaussianMean {
     }
 
     fn predictor_derivatives(
-        &self,
-        indices: &[u32],
-        eta: &[f64],
-        phi: &mut [f64],
-        d1: &mut [f64],
-        d2: &mut [f64],
+        &self, indices: &[u32], eta: &[f64], phi: &mut [f64], d1: &mut [f64], d2: &mut [f64],
     ) {
         let y = self.data.y();
         for (k, &i) in indices.iter().enumerate() {

@@ -42,9 +42,7 @@ impl LinearRegression {
     /// A linear regression of `data.y()` on the design built from `data` with `options`, with
     /// prior sd `prior_sd` > 0 on every coordinate of θ.
     pub fn new(
-        data: impl Into<Arc<Dataset>>,
-        options: DesignOptions,
-        prior_sd: f64,
+        data: impl Into<Arc<Dataset>>, options: DesignOptions, prior_sd: f64,
     ) -> Result<Self> {
         Self::from_design(DesignMatrix::new(data, options)?, prior_sd)
     }
@@ -133,11 +131,7 @@ impl Terms for LinearRegression {
 
 impl TermGradients for LinearRegression {
     fn log_terms_grad_sum(
-        &self,
-        theta: &[f64],
-        indices: &[u32],
-        out: &mut [f64],
-        grad_sum: &mut [f64],
+        &self, theta: &[f64], indices: &[u32], out: &mut [f64], grad_sum: &mut [f64],
     ) -> f64 {
         let y = self.design.y();
         let p = self.design.dim();
@@ -179,11 +173,7 @@ impl TermGradients for LinearRegression {
     }
 
     fn sum_log_terms_grad_range(
-        &self,
-        theta: &[f64],
-        start: u32,
-        end: u32,
-        grad_sum: &mut [f64],
+        &self, theta: &[f64], start: u32, end: u32, grad_sum: &mut [f64],
     ) -> f64 {
         let y = self.design.y();
         let p = self.design.dim();

@@ -281,10 +281,7 @@ pub fn sbps_logistic(n: usize, d: usize, seed: u64) -> Result<Synthetic> {
 
 /// n values f(ε, u) per row from blocked streams (block b → stream b), in parallel.
 fn response_only(
-    n: usize,
-    seed: u64,
-    tag: u64,
-    draw: impl Fn(&mut ChainRng) -> f64 + Sync,
+    n: usize, seed: u64, tag: u64, draw: impl Fn(&mut ChainRng) -> f64 + Sync,
 ) -> Result<Dataset> {
     check_rows(n, 1)?;
     let mut y = vec![0.0; n];
@@ -359,11 +356,7 @@ pub fn lognormal_sample(n: usize, log_mean: f64, log_sd: f64, seed: u64) -> Resu
 /// y = 1{u < σ(xᵀθ)} with u ~ U[0, 1) from the same stream. Blocked streams (block b → stream
 /// b + 1 of (seed, tag)), generated in parallel, bit-identical for any thread count.
 fn logistic_rows(
-    n: usize,
-    d: usize,
-    theta: &[f64],
-    seed: u64,
-    tag: u64,
+    n: usize, d: usize, theta: &[f64], seed: u64, tag: u64,
     fill: impl Fn(&mut [f64], &mut ChainRng) + Sync,
 ) -> (Vec<f64>, Vec<f64>) {
     let mut x = vec![0.0; n * d];

@@ -238,8 +238,7 @@ fn csv_other_response_name() {
 
 /// A valid 3 × 2 binary data set in `dir` with the given header changes.
 fn binary_case(
-    dir: &Path,
-    edit: impl FnOnce(&mut serde_json::Map<String, serde_json::Value>, &mut Vec<u8>),
+    dir: &Path, edit: impl FnOnce(&mut serde_json::Map<String, serde_json::Value>, &mut Vec<u8>),
 ) -> PathBuf {
     let ds =
         Dataset::with_default_names(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0], vec![0.0, 1.0, 0.0], 2)

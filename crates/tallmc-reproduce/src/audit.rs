@@ -89,10 +89,7 @@ impl<T> Audited<T> {
 
 impl<T: MeanTest> MeanTest for Audited<T> {
     fn decide<P: Population + ?Sized, R: Rng + ?Sized>(
-        &mut self,
-        population: &mut P,
-        threshold: f64,
-        rng: &mut R,
+        &mut self, population: &mut P, threshold: f64, rng: &mut R,
     ) -> Result<Decision> {
         let start = population.drawn();
         let d = self.inner.decide(population, threshold, rng)?;
@@ -143,10 +140,7 @@ mod tests {
 
     impl MeanTest for FirstValue {
         fn decide<P: Population + ?Sized, R: Rng + ?Sized>(
-            &mut self,
-            p: &mut P,
-            t: f64,
-            rng: &mut R,
+            &mut self, p: &mut P, t: f64, rng: &mut R,
         ) -> Result<Decision> {
             let mut v = [0.0];
             p.draw(&mut v, rng);

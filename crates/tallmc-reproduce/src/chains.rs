@@ -16,11 +16,7 @@ pub fn run_config(warmup: usize, draws: usize, chains: usize, seed: u64) -> RunC
 /// Runs chains of `kernel` on `model` with the driver, draws and typed stats kept in memory,
 /// progress under `label`.
 pub fn run_driver<M, K>(
-    model: &M,
-    inits: &[Vec<f64>],
-    config: RunConfig,
-    kernel: &K,
-    reporter: &dyn Reporter,
+    model: &M, inits: &[Vec<f64>], config: RunConfig, kernel: &K, reporter: &dyn Reporter,
     label: &str,
 ) -> Result<Vec<tallmc_samplers::InMemory<K, M>>>
 where
@@ -50,8 +46,7 @@ pub fn pooled_mean(columns: impl IntoIterator<Item = Option<Vec<f64>>>) -> f64 {
 
 /// The mean of a stat column over every chain's post-warmup draws (NaN if absent).
 pub fn mean_stat<S: serde::Serialize, T>(
-    chains: &[ChainOutput<MemorySink<S>, T>],
-    column: &str,
+    chains: &[ChainOutput<MemorySink<S>, T>], column: &str,
 ) -> f64 {
     pooled_mean(chains.iter().map(|c| c.sink.stat(column)))
 }
@@ -95,10 +90,7 @@ pub struct Chains<'a, M: ?Sized> {
 impl<M: ParameterNames + Sync + ?Sized> Chains<'_, M> {
     /// [`run_driver`] of `kernel` on these chains.
     pub fn run<K: tallmc_core::Kernel<M>>(
-        &self,
-        config: RunConfig,
-        kernel: &K,
-        label: &str,
+        &self, config: RunConfig, kernel: &K, label: &str,
     ) -> Result<Vec<tallmc_samplers::InMemory<K, M>>> {
         run_driver(self.model, self.inits, config, kernel, self.reporter, label)
     }

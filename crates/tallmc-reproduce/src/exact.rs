@@ -103,11 +103,7 @@ impl KernelRun {
 
 /// Runs `kernel` on `model`, chains started at dispersed draws around the mode of `laplace`.
 pub fn run_exact<M>(
-    model: &M,
-    kernel: ExactKernel,
-    laplace: &Laplace,
-    config: RunConfig,
-    reporter: &dyn Reporter,
+    model: &M, kernel: ExactKernel, laplace: &Laplace, config: RunConfig, reporter: &dyn Reporter,
     label: &str,
 ) -> Result<KernelRun>
 where

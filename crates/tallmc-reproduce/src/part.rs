@@ -39,11 +39,8 @@ pub struct Claim {
 impl Claim {
     /// A claim.
     pub fn new(
-        id: &'static str,
-        paper: impl Into<String>,
-        measured: impl Into<String>,
-        criterion: impl Into<String>,
-        holds: bool,
+        id: &'static str, paper: impl Into<String>, measured: impl Into<String>,
+        criterion: impl Into<String>, holds: bool,
     ) -> Self {
         Self {
             id,
@@ -159,10 +156,7 @@ pub fn run<S: Suite>(ctx: &Context<'_>) -> Result<Value> {
 /// Writes a suite's files into `ctx.out_dir`: `summary.json`, the figures (each under its
 /// name) and `report.md`.
 pub fn write_outputs(
-    ctx: &Context<'_>,
-    summary: &Value,
-    figures: Vec<(&'static str, Figure)>,
-    report: &Report,
+    ctx: &Context<'_>, summary: &Value, figures: Vec<(&'static str, Figure)>, report: &Report,
 ) -> Result<()> {
     write_json(&ctx.out_dir.join("summary.json"), summary)?;
     for (name, fig) in figures {
@@ -184,10 +178,7 @@ pub fn save_figure(fig: &Figure, path: &Path) -> Result<()> {
 
 /// Runs `f`, then notes on the context's reporter how long `what` of `suite` took.
 pub fn timed<T>(
-    ctx: &Context<'_>,
-    suite: &str,
-    what: &str,
-    f: impl FnOnce() -> Result<T>,
+    ctx: &Context<'_>, suite: &str, what: &str, f: impl FnOnce() -> Result<T>,
 ) -> Result<T> {
     let clock = std::time::Instant::now();
     let out = f()?;

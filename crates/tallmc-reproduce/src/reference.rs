@@ -107,11 +107,7 @@ pub fn higgs_reference(fingerprint: &str) -> Result<Reference> {
 
 /// Runs the long adaptive-Metropolis reference on the quick higgs-like problem.
 pub fn run_higgs_reference(
-    chains: usize,
-    warmup: usize,
-    draws: usize,
-    seed: u64,
-    reporter: &dyn Reporter,
+    chains: usize, warmup: usize, draws: usize, seed: u64, reporter: &dyn Reporter,
 ) -> Result<Reference> {
     let (model, fp) = higgs_model(HIGGS_QUICK_N)?;
     let d = 29;

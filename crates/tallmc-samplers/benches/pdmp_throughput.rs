@@ -239,12 +239,7 @@ fn run_hmc_ecs(model: &LogisticRegression, mode: &[f64], o: &Options) -> Result<
 /// that crosses it ends warmup), then `o.pdmp_draws` grid draws x(kΔ) on a sampling clock that
 /// starts at 0 (the driver's discretization, `GridDraws`).
 fn run_pdmp<K>(
-    name: &str,
-    model: &LogisticRegression,
-    kernel: K,
-    mode: &[f64],
-    grid: f64,
-    o: &Options,
+    name: &str, model: &LogisticRegression, kernel: K, mode: &[f64], grid: f64, o: &Options,
 ) -> Result<Row, String>
 where
     K: PdmpKernel<LogisticRegression>,

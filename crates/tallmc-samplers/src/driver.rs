@@ -126,9 +126,7 @@ impl<S, T> ChainOutput<S, T> {
     /// The same chain with its sink mapped by `sink` and its tuning by `tuning` (e.g. to
     /// collect runs of different kernels in one vector).
     pub fn map<S2, T2>(
-        self,
-        sink: impl FnOnce(S) -> S2,
-        tuning: impl FnOnce(T) -> T2,
+        self, sink: impl FnOnce(S) -> S2, tuning: impl FnOnce(T) -> T2,
     ) -> ChainOutput<S2, T2> {
         let r = self.report;
         ChainOutput {
@@ -183,10 +181,7 @@ impl RunOptions<'_> {
     /// against `num_chains`; returns the parameter names (the given ones, of the initial
     /// positions' length, or `theta.1`, …).
     fn parameter_names_for(
-        &self,
-        num_chains: usize,
-        inits: &[Vec<f64>],
-        num_sinks: usize,
+        &self, num_chains: usize, inits: &[Vec<f64>], num_sinks: usize,
     ) -> Result<Vec<String>> {
         if inits.len() != num_chains && inits.len() != 1 {
             return Err(Error::dimension(
@@ -225,11 +220,7 @@ impl RunOptions<'_> {
     /// failed first: the same error for the same input (rayon's `collect` into a `Result`
     /// returns any one).
     pub(crate) fn run_chains<S, O, F>(
-        &self,
-        num_chains: usize,
-        inits: &[Vec<f64>],
-        sinks: Vec<S>,
-        run: F,
+        &self, num_chains: usize, inits: &[Vec<f64>], sinks: Vec<S>, run: F,
     ) -> Result<Vec<O>>
     where
         S: Send,
@@ -307,11 +298,7 @@ impl Runner<'_, RunConfig> {
     /// chain (or a single one shared by all); `sinks` holds one sink per chain. Returns the
     /// chains' reports and sinks in chain order.
     pub fn run<M, K, S>(
-        &self,
-        model: &M,
-        inits: &[Vec<f64>],
-        kernel: &K,
-        sinks: Vec<S>,
+        &self, model: &M, inits: &[Vec<f64>], kernel: &K, sinks: Vec<S>,
     ) -> Result<Vec<ChainOutput<S, TuningOf<K, M>>>>
     where
         M: Sync + ?Sized,
@@ -322,11 +309,7 @@ impl Runner<'_, RunConfig> {
     }
 
     fn run_chains<M, C, B, S>(
-        &self,
-        model: &M,
-        inits: &[Vec<f64>],
-        sinks: Vec<S>,
-        build: B,
+        &self, model: &M, inits: &[Vec<f64>], sinks: Vec<S>, build: B,
     ) -> Result<Vec<ChainOutput<S, C::Tuning>>>
     where
         M: Sync + ?Sized,
@@ -376,11 +359,7 @@ impl<M: ?Sized> ChainRun<'_, '_, M> {
     }
 
     fn run<C, S>(
-        &self,
-        mut kernel: C,
-        mut rng: ChaCha8Rng,
-        start: Instant,
-        mut sink: S,
+        &self, mut kernel: C, mut rng: ChaCha8Rng, start: Instant, mut sink: S,
     ) -> Result<ChainOutput<S, C::Tuning>>
     where
         C: Chain<M>,
@@ -507,10 +486,7 @@ impl<M: ?Sized> ChainRun<'_, '_, M> {
 /// Runs chains of `kernel` into [`MemorySink`]s: the convenient form for tests and library
 /// users.
 pub fn sample_in_memory<M, K>(
-    model: &M,
-    config: RunConfig,
-    inits: &[Vec<f64>],
-    kernel: &K,
+    model: &M, config: RunConfig, inits: &[Vec<f64>], kernel: &K,
 ) -> Result<Vec<InMemory<K, M>>>
 where
     M: Sync + ?Sized,

@@ -166,11 +166,7 @@ pub trait EcsEstimator<M: ?Sized> {
     /// The estimate at (θ, u), **overwriting** `grad` (length d) with ∇_θ of its
     /// [`log_target`](EcsEstimate::log_target) at the fixed u.
     fn estimate_log_target(
-        &mut self,
-        model: &M,
-        theta: &[f64],
-        u: &Self::Subsample,
-        grad: &mut [f64],
+        &mut self, model: &M, theta: &[f64], u: &Self::Subsample, grad: &mut [f64],
     ) -> Result<Self::Estimate>;
 
     /// The control variate.
@@ -190,11 +186,7 @@ where
 
     /// ℓ̂ − σ̂²/2 (the perturbed estimate) and its gradient.
     fn estimate_log_target(
-        &mut self,
-        model: &M,
-        theta: &[f64],
-        u: &BlockSubsample,
-        grad: &mut [f64],
+        &mut self, model: &M, theta: &[f64], u: &BlockSubsample, grad: &mut [f64],
     ) -> Result<DifferenceEstimate> {
         self.perturbed_grad(model, theta, u.indices(), grad)
     }
@@ -218,11 +210,7 @@ where
 
     /// log|L̂_B| and its gradient.
     fn estimate_log_target(
-        &mut self,
-        model: &M,
-        theta: &[f64],
-        u: &BlockPoissonSubsample,
-        grad: &mut [f64],
+        &mut self, model: &M, theta: &[f64], u: &BlockPoissonSubsample, grad: &mut [f64],
     ) -> Result<BlockPoissonEstimate> {
         self.estimate_grad(model, theta, u, grad)
     }
@@ -242,13 +230,8 @@ where
 /// or a rejection. A fatal one gives NaN and leaves the error in `last`, which the caller
 /// returns once the trajectory has stopped at the NaN.
 pub(crate) fn log_density<M, T>(
-    estimator: &mut T,
-    model: &M,
-    theta: &[f64],
-    u: &T::Subsample,
-    grad: &mut [f64],
-    counts: &mut EvalCounts,
-    last: &mut Result<Option<T::Estimate>>,
+    estimator: &mut T, model: &M, theta: &[f64], u: &T::Subsample, grad: &mut [f64],
+    counts: &mut EvalCounts, last: &mut Result<Option<T::Estimate>>,
 ) -> f64
 where
     M: LogPrior + ?Sized,
@@ -276,11 +259,7 @@ where
 ///
 /// [`Error::NonFiniteLogDensity`]: tallmc_core::Error::NonFiniteLogDensity
 pub(crate) fn initial_point<M, T>(
-    estimator: &mut T,
-    model: &M,
-    position: &[f64],
-    u: &T::Subsample,
-    setup: &mut EvalCounts,
+    estimator: &mut T, model: &M, position: &[f64], u: &T::Subsample, setup: &mut EvalCounts,
     what: &str,
 ) -> Result<(PhasePoint, T::Estimate)>
 where
@@ -342,12 +321,8 @@ pub struct EcsStep {
 /// # Errors
 /// A fatal estimator error ([`Error::is_recoverable`] is false), in either step.
 pub(crate) fn gibbs_sweep<M, T, R>(
-    estimator: &mut T,
-    dynamics: &mut Dynamics,
-    grad: &mut [f64],
-    model: &M,
-    s: EcsPoint<'_, T::Subsample, T::Estimate>,
-    rng: &mut R,
+    estimator: &mut T, dynamics: &mut Dynamics, grad: &mut [f64], model: &M,
+    s: EcsPoint<'_, T::Subsample, T::Estimate>, rng: &mut R,
 ) -> Result<EcsStep>
 where
     M: LogPrior + ?Sized,
@@ -403,10 +378,7 @@ where
 /// not finite at the new centre, θ* goes back to the previous one. Evaluations go to
 /// `dynamics.unreported` (reported by the next step).
 pub(crate) fn recenter<M, T>(
-    estimator: &mut T,
-    dynamics: &mut Dynamics,
-    model: &M,
-    accept_stat: f64,
+    estimator: &mut T, dynamics: &mut Dynamics, model: &M, accept_stat: f64,
     s: EcsPoint<'_, T::Subsample, T::Estimate>,
 ) -> Result<()>
 where

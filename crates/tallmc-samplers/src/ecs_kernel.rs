@@ -80,10 +80,7 @@ pub trait EcsSetup<M: ?Sized>: Sync {
     /// the model's dimension ≥ 1).
     #[allow(clippy::type_complexity)]
     fn start<R: Rng + ?Sized>(
-        &self,
-        model: &M,
-        position: &[f64],
-        rng: &mut R,
+        &self, model: &M, position: &[f64], rng: &mut R,
     ) -> Result<
         EcsStart<Self::Estimator, <Self::Estimator as EcsEstimator<M>>::Subsample, Self::Report>,
     >;
@@ -210,10 +207,7 @@ where
     type Chain = EcsChain<M, S::Estimator, S::Report>;
 
     fn build_chain<R: Rng + ?Sized>(
-        &self,
-        model: &M,
-        position: &[f64],
-        rng: &mut R,
+        &self, model: &M, position: &[f64], rng: &mut R,
     ) -> Result<Self::Chain> {
         let d = model.dim();
         if d == 0 {

@@ -181,14 +181,8 @@ struct Update {
 /// log-ratios is above μ₀ = logit(u)/N_i (x_i = 1 iff u < 1/2 when N_i = 0).
 #[allow(clippy::too_many_arguments)]
 fn decide_update<M, T, R>(
-    model: &M,
-    test: &mut T,
-    sampler: Option<&mut WithoutReplacement>,
-    range: Option<f64>,
-    i: usize,
-    x: &[f64],
-    u: f64,
-    subsample_rng: &mut R,
+    model: &M, test: &mut T, sampler: Option<&mut WithoutReplacement>, range: Option<f64>,
+    i: usize, x: &[f64], u: f64, subsample_rng: &mut R,
 ) -> Result<Update>
 where
     M: BinaryFactors + ?Sized,
@@ -218,9 +212,7 @@ where
 /// the test and returns the population's range bound 2 B_i (None if B_i is not a finite
 /// number ≥ 0, an error then if the test needs a range).
 fn variable_range<M: BinaryFactors + ?Sized, T: MeanTest>(
-    model: &M,
-    test: &T,
-    i: usize,
+    model: &M, test: &T, i: usize,
 ) -> Result<Option<f64>> {
     let n = model.num_factors(i);
     if n == 0 {
@@ -311,10 +303,7 @@ impl<M: BinaryFactors + ?Sized, T: MeanTest + Clone + Send + Sync> Kernel<M>
     /// test, builds one index sampler per distinct N_i, and seeds the subsampling RNG from 32
     /// bytes of `rng`.
     fn build_chain<R: Rng + ?Sized>(
-        &self,
-        model: &M,
-        position: &[f64],
-        rng: &mut R,
+        &self, model: &M, position: &[f64], rng: &mut R,
     ) -> Result<GibbsChain<T>> {
         let d = model.num_variables();
         if d == 0 || u32::try_from(d).is_err() {
@@ -448,12 +437,7 @@ pub struct EmpiricalConditional {
 /// Errors: i ≥ D, x not a binary state of length D, `reps` = 0, a population the test
 /// rejects, a test error.
 pub fn empirical_conditional<M, T, R>(
-    model: &M,
-    test: &mut T,
-    i: usize,
-    x: &[f64],
-    reps: usize,
-    rng: &mut R,
+    model: &M, test: &mut T, i: usize, x: &[f64], reps: usize, rng: &mut R,
 ) -> Result<EmpiricalConditional>
 where
     M: BinaryFactors + ?Sized,

@@ -251,10 +251,7 @@ impl<M: TermGradients + LogPrior + ?Sized> Kernel<M> for Hmc {
     type Chain = HmcChain;
 
     fn build_chain<R: Rng + ?Sized>(
-        &self,
-        model: &M,
-        position: &[f64],
-        rng: &mut R,
+        &self, model: &M, position: &[f64], rng: &mut R,
     ) -> Result<HmcChain> {
         let d = model.dim();
         if d == 0 {

@@ -194,10 +194,7 @@ pub(crate) fn check_center(center: Option<&[f64]>) -> Result<()> {
 
 /// θ* (given or the Newton mode from `position`), with the evaluations made.
 pub(crate) fn find_center<M>(
-    model: &M,
-    given: Option<&[f64]>,
-    position: &[f64],
-    dyn_: &EcsDynamics,
+    model: &M, given: Option<&[f64]>, position: &[f64], dyn_: &EcsDynamics,
 ) -> Result<(Vec<f64>, EvalCounts)>
 where
     M: TermHessians + LogPriorHessian + ?Sized,
@@ -221,11 +218,7 @@ where
 /// θ* (given or the Newton mode from `position`), the control variates of order `order` there
 /// and the Laplace covariance at θ*, with the evaluations made.
 pub(crate) fn centered_control_variate<M>(
-    model: &M,
-    given: Option<&[f64]>,
-    position: &[f64],
-    dyn_: &EcsDynamics,
-    order: CvOrder,
+    model: &M, given: Option<&[f64]>, position: &[f64], dyn_: &EcsDynamics, order: CvOrder,
 ) -> Result<(Vec<f64>, ControlVariate, Vec<f64>, EvalCounts)>
 where
     M: TermHessians + LogPriorHessian + ?Sized,
@@ -241,9 +234,7 @@ where
 /// The Laplace covariance Σ = (−∇²log π(θ*))⁻¹ at the control variate's centre, reusing the
 /// control variate's Hessian sum at order 2 (else one Hessian pass, counted).
 pub(crate) fn laplace_covariance<M>(
-    model: &M,
-    cv: &ControlVariate,
-    parallelism: Parallelism,
+    model: &M, cv: &ControlVariate, parallelism: Parallelism,
 ) -> Result<(Vec<f64>, EvalCounts)>
 where
     M: TermHessians + LogPriorHessian + ?Sized,
@@ -267,9 +258,7 @@ where
 
 /// `TUNING_DRAWS` draws from N(θ*, Σ), row-major.
 pub(crate) fn laplace_draws<R: Rng + ?Sized>(
-    center: &[f64],
-    cov: &[f64],
-    rng: &mut R,
+    center: &[f64], cov: &[f64], rng: &mut R,
 ) -> Result<Vec<f64>> {
     let d = center.len();
     let chol = tallmc_core::linalg::Cholesky::new(cov, d, "Laplace covariance")?;
@@ -288,10 +277,7 @@ pub(crate) fn laplace_draws<R: Rng + ?Sized>(
 
 /// Mean over Laplace draws of the population mean and variance of d_k (one pass each).
 pub(crate) fn tuning_differences<M: ?Sized, E: DifferenceTerms<M>>(
-    model: &M,
-    cv: &ControlVariate,
-    engine: &mut E,
-    draws: &[f64],
+    model: &M, cv: &ControlVariate, engine: &mut E, draws: &[f64],
 ) -> Result<(f64, f64, EvalCounts)> {
     let d = cv.dim();
     let (mut mean, mut var, mut counts) = (0.0, 0.0, EvalCounts::ZERO);
@@ -497,10 +483,7 @@ where
     }
 
     fn start<R: Rng + ?Sized>(
-        &self,
-        model: &M,
-        position: &[f64],
-        rng: &mut R,
+        &self, model: &M, position: &[f64], rng: &mut R,
     ) -> Result<EcsStart<DifferenceEstimator<E>, BlockSubsample, PerturbedTuning>> {
         let n = model.num_terms();
         let cfg = &self.config;
@@ -593,10 +576,7 @@ where
     }
 
     fn start<R: Rng + ?Sized>(
-        &self,
-        model: &M,
-        _position: &[f64],
-        rng: &mut R,
+        &self, model: &M, _position: &[f64], rng: &mut R,
     ) -> Result<EcsStart<T, S, PerturbedTuning>> {
         let d = model.dim();
         let estimator = self.estimator.clone();

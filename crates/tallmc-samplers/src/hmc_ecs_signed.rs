@@ -189,10 +189,7 @@ impl EcsReport<BlockPoissonEstimate> for SignedTuning {
     type Stats = SignedHmcEcsStats;
 
     fn stats(
-        &self,
-        step: &EcsStep,
-        estimate: &BlockPoissonEstimate,
-        batch: usize,
+        &self, step: &EcsStep, estimate: &BlockPoissonEstimate, batch: usize,
     ) -> SignedHmcEcsStats {
         SignedHmcEcsStats {
             accept_stat: step.accept_stat,
@@ -301,10 +298,7 @@ where
     }
 
     fn start<R: Rng + ?Sized>(
-        &self,
-        model: &M,
-        position: &[f64],
-        rng: &mut R,
+        &self, model: &M, position: &[f64], rng: &mut R,
     ) -> Result<EcsStart<BlockPoissonEstimator<E>, BlockPoissonSubsample, SignedTuning>> {
         let n = model.num_terms();
         let cfg = &self.config;

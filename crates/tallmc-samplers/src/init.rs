@@ -198,11 +198,7 @@ impl Laplace {
 /// Computes initial positions for `num_chains` chains. Random draws come from the set-up
 /// stream of `seed` ([`setup_rng`]). `Mode` and `DispersedMode` start Newton's method at 0.
 pub fn initialize<M>(
-    model: &M,
-    strategy: &InitStrategy,
-    num_chains: usize,
-    seed: u64,
-    options: NewtonOptions,
+    model: &M, strategy: &InitStrategy, num_chains: usize, seed: u64, options: NewtonOptions,
 ) -> Result<Initialization>
 where
     M: TermHessians + LogPriorHessian + ?Sized,

@@ -150,10 +150,7 @@ where
     /// Prepares the chain's copy of the proposal, then checks θ₀ (d finite values with a
     /// finite log density). Draws no random numbers.
     fn build_chain<R: Rng + ?Sized>(
-        &self,
-        model: &M,
-        position: &[f64],
-        _rng: &mut R,
+        &self, model: &M, position: &[f64], _rng: &mut R,
     ) -> Result<MhChain<P>> {
         let mut proposal = self.proposal.clone();
         proposal.init(model)?;

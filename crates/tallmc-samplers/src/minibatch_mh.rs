@@ -123,12 +123,7 @@ pub(crate) trait DecisionValues<M: ?Sized> {
 
     /// **Overwrites** `out[k]` with the value of datum `indices[k]` (at most [`CHUNK`] indices).
     fn values(
-        &mut self,
-        model: &M,
-        theta: &[f64],
-        theta_prime: &[f64],
-        indices: &[u32],
-        out: &mut [f64],
+        &mut self, model: &M, theta: &[f64], theta_prime: &[f64], indices: &[u32], out: &mut [f64],
     );
 }
 
@@ -159,12 +154,7 @@ impl<M: Terms + ?Sized, B: RangeSource<M>> DecisionValues<M> for PlainDifference
     }
 
     fn values(
-        &mut self,
-        model: &M,
-        theta: &[f64],
-        theta_prime: &[f64],
-        indices: &[u32],
-        out: &mut [f64],
+        &mut self, model: &M, theta: &[f64], theta_prime: &[f64], indices: &[u32], out: &mut [f64],
     ) {
         let at_theta = &mut self.scratch[..indices.len()];
         model.log_terms(theta_prime, indices, out);
@@ -277,12 +267,7 @@ impl<T: MeanTest + Clone, P> MinibatchCore<T, P> {
     /// subsampling stream from one u64 of `rng`; `range_available` tells whether the decisions'
     /// values will come with a range bound.
     pub(crate) fn build<M, R>(
-        test: &T,
-        proposal: &P,
-        model: &M,
-        position: &[f64],
-        rng: &mut R,
-        range_available: bool,
+        test: &T, proposal: &P, model: &M, position: &[f64], rng: &mut R, range_available: bool,
     ) -> Result<Self>
     where
         M: Terms + LogPrior + ?Sized,
@@ -336,10 +321,7 @@ impl<T: MeanTest, P> MinibatchCore<T, P> {
     /// One step deciding on the values of `values` (`None`: the plain differences with the range
     /// of `B`).
     pub(crate) fn step<M, B, V, R>(
-        &mut self,
-        model: &M,
-        rng: &mut R,
-        values: Option<&mut V>,
+        &mut self, model: &M, rng: &mut R, values: Option<&mut V>,
     ) -> Result<(MinibatchMhStats, Option<Prepared>)>
     where
         M: Terms + LogPrior + ?Sized,
@@ -488,14 +470,8 @@ impl<T: MeanTest, P, B> MinibatchMhChain<T, P, B> {
 /// shift is not finite (numerical trouble: the step is divergent).
 #[allow(clippy::type_complexity)]
 fn decide<M, T, V>(
-    test: &mut T,
-    model: &M,
-    theta: &[f64],
-    theta_prime: &[f64],
-    sampler: &mut WithoutReplacement,
-    subsample_rng: &mut ChainRng,
-    values: &mut V,
-    threshold: f64,
+    test: &mut T, model: &M, theta: &[f64], theta_prime: &[f64], sampler: &mut WithoutReplacement,
+    subsample_rng: &mut ChainRng, values: &mut V, threshold: f64,
 ) -> (Option<Result<tallmc_bounds::Decision>>, Prepared)
 where
     M: Terms + ?Sized,
@@ -527,10 +503,7 @@ where
     /// needs against `B`), prepares the chain's proposal, and seeds the subsampling stream from
     /// one u64 of `rng`.
     fn build_chain<R: Rng + ?Sized>(
-        &self,
-        model: &M,
-        position: &[f64],
-        rng: &mut R,
+        &self, model: &M, position: &[f64], rng: &mut R,
     ) -> Result<Self::Chain> {
         let core =
             MinibatchCore::build(&self.test, &self.proposal, model, position, rng, B::AVAILABLE)?;
@@ -567,10 +540,7 @@ where
     }
 
     fn adapt<R: Rng + ?Sized>(
-        &mut self,
-        _model: &M,
-        stats: &MinibatchMhStats,
-        _rng: &mut R,
+        &mut self, _model: &M, stats: &MinibatchMhStats, _rng: &mut R,
     ) -> Result<()> {
         self.core.adapt::<M>(stats.accept_stat());
         Ok(())

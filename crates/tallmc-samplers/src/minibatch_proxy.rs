@@ -257,12 +257,7 @@ impl<M: TaylorRemainderBound + TermHessians + ?Sized> DecisionValues<M> for Rema
     }
 
     fn values(
-        &mut self,
-        model: &M,
-        theta: &[f64],
-        theta_prime: &[f64],
-        indices: &[u32],
-        out: &mut [f64],
+        &mut self, model: &M, theta: &[f64], theta_prime: &[f64], indices: &[u32], out: &mut [f64],
     ) {
         let (k, d) = (indices.len(), self.step.len());
         let center = self.cv.center();
@@ -411,10 +406,7 @@ where
     /// [`MinibatchMh`] does; one u64 of `rng` seeds the subsampling stream), then makes the
     /// setup pass at θ* (reported by the first step).
     fn build_chain<R: Rng + ?Sized>(
-        &self,
-        model: &M,
-        position: &[f64],
-        rng: &mut R,
+        &self, model: &M, position: &[f64], rng: &mut R,
     ) -> Result<Self::Chain> {
         let d = model.dim();
         if d > 0 {
@@ -504,10 +496,7 @@ where
     }
 
     fn adapt<R: Rng + ?Sized>(
-        &mut self,
-        _model: &M,
-        stats: &ProxyMhStats,
-        _rng: &mut R,
+        &mut self, _model: &M, stats: &ProxyMhStats, _rng: &mut R,
     ) -> Result<()> {
         self.core.adapt::<M>(f64::from(u8::from(stats.accepted)));
         Ok(())

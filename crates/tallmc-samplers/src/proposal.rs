@@ -38,11 +38,7 @@ pub trait Proposal<M: ?Sized> {
     /// Writes θ′ ~ q(·|θ) into `out` and returns log q(θ|θ′) − log q(θ′|θ) with the
     /// per-datum evaluations made.
     fn propose<R: Rng + ?Sized>(
-        &mut self,
-        model: &M,
-        theta: &[f64],
-        out: &mut [f64],
-        rng: &mut R,
+        &mut self, model: &M, theta: &[f64], out: &mut [f64], rng: &mut R,
     ) -> (f64, EvalCounts);
 
     /// Called once before warmup.
@@ -326,11 +322,7 @@ impl<M: Terms + ?Sized> Proposal<M> for RandomWalkProposal {
         self.setup(model.dim())
     }
     fn propose<R: Rng + ?Sized>(
-        &mut self,
-        _m: &M,
-        theta: &[f64],
-        out: &mut [f64],
-        rng: &mut R,
+        &mut self, _m: &M, theta: &[f64], out: &mut [f64], rng: &mut R,
     ) -> (f64, EvalCounts) {
         self.draw(theta, rng, out);
         (0.0, EvalCounts::ZERO)
@@ -425,12 +417,7 @@ impl SgldProposal {
 
     /// μ_S(θ) written into `out` for the minibatch `idx`; returns the evaluations.
     fn drift<M: TermGradients + LogPrior + ?Sized>(
-        grad: &mut [f64],
-        values: &mut [f64],
-        model: &M,
-        idx: &[u32],
-        theta: &[f64],
-        alpha: f64,
+        grad: &mut [f64], values: &mut [f64], model: &M, idx: &[u32], theta: &[f64], alpha: f64,
         out: &mut [f64],
     ) -> EvalCounts {
         grad.fill(0.0);
@@ -466,11 +453,7 @@ impl<M: TermGradients + LogPrior + ?Sized> Proposal<M> for SgldProposal {
     }
 
     fn propose<R: Rng + ?Sized>(
-        &mut self,
-        model: &M,
-        theta: &[f64],
-        out: &mut [f64],
-        rng: &mut R,
+        &mut self, model: &M, theta: &[f64], out: &mut [f64], rng: &mut R,
     ) -> (f64, EvalCounts) {
         let alpha = self.config.step_size;
         let Some(sampler) = self.sampler.as_mut() else {

@@ -107,11 +107,7 @@ pub trait SgDynamics: Clone + Debug + Send + Sync {
     /// diverged). `gradient(θ, out, rng)` writes ∇log π̂(θ) from a fresh minibatch into `out`
     /// and returns what it evaluated.
     fn update<R, F>(
-        &self,
-        state: &mut Self::State,
-        theta: &mut [f64],
-        gradient: F,
-        rng: &mut R,
+        &self, state: &mut Self::State, theta: &mut [f64], gradient: F, rng: &mut R,
     ) -> Self::Stats
     where
         R: Rng + ?Sized,
@@ -189,10 +185,7 @@ where
     type Chain = SgChain<D, G>;
 
     fn build_chain<R: Rng + ?Sized>(
-        &self,
-        model: &M,
-        position: &[f64],
-        rng: &mut R,
+        &self, model: &M, position: &[f64], rng: &mut R,
     ) -> Result<SgChain<D, G>> {
         let (d, n) = (model.dim(), model.num_terms());
         tallmc_core::error::check_finite_vector("initial position", position, d)?;
@@ -244,13 +237,8 @@ where
 /// Writes ∇log π̂(θ) = ∇log p(θ) + ĝ(θ) into `grad` from a fresh minibatch and returns the
 /// per-datum evaluations the estimator made.
 pub(crate) fn log_posterior_gradient<M, G, R>(
-    estimator: &mut G,
-    sampler: &mut BatchSampler,
-    batch: usize,
-    model: &M,
-    theta: &[f64],
-    grad: &mut [f64],
-    rng: &mut R,
+    estimator: &mut G, sampler: &mut BatchSampler, batch: usize, model: &M, theta: &[f64],
+    grad: &mut [f64], rng: &mut R,
 ) -> EvalCounts
 where
     M: LogPrior + ?Sized,

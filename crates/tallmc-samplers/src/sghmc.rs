@@ -173,11 +173,7 @@ impl SgDynamics for SgHmcConfig {
     }
 
     fn update<R, F>(
-        &self,
-        r: &mut SgHmcState,
-        theta: &mut [f64],
-        mut gradient: F,
-        rng: &mut R,
+        &self, r: &mut SgHmcState, theta: &mut [f64], mut gradient: F, rng: &mut R,
     ) -> SgHmcStats
     where
         R: Rng + ?Sized,

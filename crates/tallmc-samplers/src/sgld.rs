@@ -158,11 +158,7 @@ impl SgDynamics for SgldConfig {
     }
 
     fn update<R, F>(
-        &self,
-        r: &mut SgldState,
-        theta: &mut [f64],
-        mut gradient: F,
-        rng: &mut R,
+        &self, r: &mut SgldState, theta: &mut [f64], mut gradient: F, rng: &mut R,
     ) -> SgldStats
     where
         R: Rng + ?Sized,

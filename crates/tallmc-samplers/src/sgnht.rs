@@ -189,11 +189,7 @@ impl SgDynamics for SgnhtConfig {
     }
 
     fn update<R, F>(
-        &self,
-        s: &mut SgnhtState,
-        theta: &mut [f64],
-        mut gradient: F,
-        rng: &mut R,
+        &self, s: &mut SgnhtState, theta: &mut [f64], mut gradient: F, rng: &mut R,
     ) -> SgnhtStats
     where
         R: Rng + ?Sized,

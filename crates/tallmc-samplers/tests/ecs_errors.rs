@@ -36,11 +36,7 @@ where
     type Estimate = DifferenceEstimate;
 
     fn estimate_log_target(
-        &mut self,
-        model: &M,
-        theta: &[f64],
-        u: &BlockSubsample,
-        grad: &mut [f64],
+        &mut self, model: &M, theta: &[f64], u: &BlockSubsample, grad: &mut [f64],
     ) -> tallmc_core::Result<DifferenceEstimate> {
         self.calls += 1;
         if self.calls >= self.fail_from {

@@ -51,10 +51,7 @@ struct RandomChunksExact {
 
 impl MeanTest for RandomChunksExact {
     fn decide<P: Population + ?Sized, R: Rng + ?Sized>(
-        &mut self,
-        population: &mut P,
-        threshold: f64,
-        rng: &mut R,
+        &mut self, population: &mut P, threshold: f64, rng: &mut R,
     ) -> tallmc_bounds::Result<Decision> {
         let n = population.size();
         let (mut sum, mut looks) = (0.0, 0);
@@ -96,10 +93,7 @@ impl FirstBatch {
 
 impl MeanTest for FirstBatch {
     fn decide<P: Population + ?Sized, R: Rng + ?Sized>(
-        &mut self,
-        population: &mut P,
-        threshold: f64,
-        rng: &mut R,
+        &mut self, population: &mut P, threshold: f64, rng: &mut R,
     ) -> tallmc_bounds::Result<Decision> {
         self.last_range = population.range();
         let k = self.m.min(population.size());
@@ -375,11 +369,7 @@ fn empirical_conditional_rejects_bad_input() {
 // Random-number streams.
 
 fn run_chain<T: MeanTest + Clone + Send + Sync>(
-    model: &ThreeWayMrf,
-    test: T,
-    scan: Scan,
-    sweeps: usize,
-    s: u64,
+    model: &ThreeWayMrf, test: T, scan: Scan, sweeps: usize, s: u64,
 ) -> (Vec<Vec<f64>>, Vec<GibbsStats>) {
     let k = ApproximateGibbs::new(GibbsConfig { scan }, test).unwrap();
     let mut rng = chain_rng(s, 0);
@@ -493,10 +483,7 @@ fn the_population_range_is_twice_the_log_ratio_bound() {
 // No allocation.
 
 fn steps_allocate_nothing<M: BinaryFactors, T: MeanTest + Clone + Send + Sync>(
-    name: &str,
-    model: &M,
-    test: T,
-    scan: Scan,
+    name: &str, model: &M, test: T, scan: Scan,
 ) {
     let k = ApproximateGibbs::new(GibbsConfig { scan }, test).unwrap();
     let mut rng = chain_rng(1, 0);

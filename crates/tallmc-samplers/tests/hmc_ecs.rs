@@ -456,12 +456,7 @@ impl LinearPredictor for NanAbove {
         self.inner.linear_predictors(t, idx, eta);
     }
     fn predictor_derivatives(
-        &self,
-        idx: &[u32],
-        eta: &[f64],
-        phi: &mut [f64],
-        d1: &mut [f64],
-        d2: &mut [f64],
+        &self, idx: &[u32], eta: &[f64], phi: &mut [f64], d1: &mut [f64], d2: &mut [f64],
     ) {
         self.inner.predictor_derivatives(idx, eta, phi, d1, d2);
     }

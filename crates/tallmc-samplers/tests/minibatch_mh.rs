@@ -89,10 +89,7 @@ struct ExactInOddLooks;
 
 impl MeanTest for ExactInOddLooks {
     fn decide<P: Population + ?Sized, R: Rng + ?Sized>(
-        &mut self,
-        p: &mut P,
-        threshold: f64,
-        rng: &mut R,
+        &mut self, p: &mut P, threshold: f64, rng: &mut R,
     ) -> tallmc_bounds::Result<Decision> {
         let (mut sum, mut looks) = (0.0, 0);
         let mut buf = [0.0; 37];
@@ -148,10 +145,7 @@ struct NeedsRange;
 
 impl MeanTest for NeedsRange {
     fn decide<P: Population + ?Sized, R: Rng + ?Sized>(
-        &mut self,
-        _p: &mut P,
-        _t: f64,
-        _r: &mut R,
+        &mut self, _p: &mut P, _t: f64, _r: &mut R,
     ) -> tallmc_bounds::Result<Decision> {
         Err(tallmc_bounds::Error::MissingRange { test: "needs-range test" })
     }

@@ -80,11 +80,7 @@ impl Terms for GaussianTerms {
 
 impl TermGradients for GaussianTerms {
     fn log_terms_grad_sum(
-        &self,
-        theta: &[f64],
-        idx: &[u32],
-        out: &mut [f64],
-        g: &mut [f64],
+        &self, theta: &[f64], idx: &[u32], out: &mut [f64], g: &mut [f64],
     ) -> f64 {
         self.log_terms(theta, idx, out);
         let mut r = vec![0.0; self.d];
@@ -169,11 +165,7 @@ impl LogPriorCurvature for GaussianTerms {
 /// checks every mean, second moment and E[x_jx_k] (every pair) within 4 batch-means MCSE of the closed form
 /// (Σ_jk = ρ^|j−k|), and returns the run.
 fn check<K: PdmpKernel<GaussianTerms>>(
-    name: &str,
-    model: &GaussianTerms,
-    kernel: K,
-    t: f64,
-    base: u64,
+    name: &str, model: &GaussianTerms, kernel: K, t: f64, base: u64,
 ) -> Averages {
     let mean = model.mean();
     let avg = time_averages(model, &kernel, &mean, t / 100.0, t, 40, base);

@@ -56,11 +56,7 @@ fn zzcv(reference: &[f64]) -> ZigZagSubsampling<ControlVariates<RankOne>> {
 /// Runs one sampler on a Gaussian regression from the posterior mean and checks every mean,
 /// second moment and E[x_jx_k] (every pair) against the closed form.
 fn gaussian_case<K: PdmpKernel<GaussianRegression>>(
-    name: &str,
-    model: &GaussianRegression,
-    kernel: K,
-    (t, batches): (f64, usize),
-    base: u64,
+    name: &str, model: &GaussianRegression, kernel: K, (t, batches): (f64, usize), base: u64,
 ) {
     let (mean, cov) = model.posterior_mean_covariance().unwrap();
     let avg = time_averages(model, &kernel, &mean, t / 100.0, t, batches, base);
@@ -155,9 +151,7 @@ fn zzcv_on_logistic_regression_matches_hmc() {
 /// Per-datum evaluations of one run: per unit trajectory time, and per unit time × the mean
 /// posterior sd σ̄ (evaluations while travelling one posterior sd at unit speed).
 fn cost_per_time<K: PdmpKernel<LogisticRegression>>(
-    model: &LogisticRegression,
-    kernel: K,
-    sds_travelled: f64,
+    model: &LogisticRegression, kernel: K, sds_travelled: f64,
 ) -> (f64, f64) {
     let lap = laplace_approximation(model, &[0.0; 3], NewtonOptions::default()).unwrap();
     let sd = lap.sds().iter().sum::<f64>() / 3.0;
@@ -327,10 +321,7 @@ fn bad_inputs_are_errors_that_name_the_value() {
 
 /// The skeleton (time, position, velocity, end) of `steps` segments.
 fn skeleton<M: Terms, K: PdmpKernel<M>>(
-    model: &M,
-    kernel: K,
-    start: &[f64],
-    steps: usize,
+    model: &M, kernel: K, start: &[f64], steps: usize,
 ) -> Vec<f64> {
     let mut rng = chain_rng(seed(60), 0);
     let mut state = kernel.build_chain(model, start, &mut rng).unwrap();

@@ -119,11 +119,7 @@ impl Terms for Gaussian {
 
 impl TermGradients for Gaussian {
     fn log_terms_grad_sum(
-        &self,
-        theta: &[f64],
-        idx: &[u32],
-        out: &mut [f64],
-        g: &mut [f64],
+        &self, theta: &[f64], idx: &[u32], out: &mut [f64], g: &mut [f64],
     ) -> f64 {
         let mut row = vec![0.0; self.d];
         for (o, &i) in out.iter_mut().zip(idx) {
@@ -188,11 +184,7 @@ where
 /// The preconditioner A after a warmup of trajectory time `t_warm` from `start` on chain 0 of
 /// `seed(base)` — the warmup `run` makes with the same seed.
 fn adapted_scale<M: TermGradients + LogPrior>(
-    model: &M,
-    kernel: &Sbps,
-    start: &[f64],
-    t_warm: f64,
-    base: u64,
+    model: &M, kernel: &Sbps, start: &[f64], t_warm: f64, base: u64,
 ) -> Vec<f64> {
     let mut rng = chain_rng(seed(base), 0);
     let mut chain = kernel.build_chain(model, start, &mut rng).unwrap();
@@ -632,9 +624,7 @@ fn non_finite_gradients_are_divergences_not_panics() {
 }
 
 fn skeleton(
-    cfg: SbpsConfig,
-    warmup: usize,
-    steps: usize,
+    cfg: SbpsConfig, warmup: usize, steps: usize,
 ) -> Vec<(f64, Vec<f64>, Vec<f64>, String)> {
     let p = logistic();
     let kernel = Sbps::new(cfg).unwrap();

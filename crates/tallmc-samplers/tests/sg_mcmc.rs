@@ -159,11 +159,7 @@ impl BakerCv {
 
 impl<M: TermGradients> GradientEstimator<M> for BakerCv {
     fn estimate_gradient(
-        &mut self,
-        model: &M,
-        theta: &[f64],
-        indices: &[u32],
-        grad: &mut [f64],
+        &mut self, model: &M, theta: &[f64], indices: &[u32], grad: &mut [f64],
     ) -> EvalCounts {
         let n = indices.len();
         grad.fill(0.0);
@@ -181,12 +177,8 @@ impl<M: TermGradients> GradientEstimator<M> for BakerCv {
 /// Runs `chains` chains of `make()` from `start` (warmup steps discarded) and summarizes the d
 /// coordinates plus one extra per-step quantity `extra(stats)`.
 fn run<M, K>(
-    model: &M,
-    make: impl Fn() -> K,
-    start: &[f64],
-    (chains, warmup, draws): (usize, usize, usize),
-    seed: u64,
-    extra: impl Fn(&StatsOf<K, M>) -> f64,
+    model: &M, make: impl Fn() -> K, start: &[f64], (chains, warmup, draws): (usize, usize, usize),
+    seed: u64, extra: impl Fn(&StatsOf<K, M>) -> f64,
 ) -> (Vec<Summary>, EvalCounts)
 where
     M: Terms + ?Sized,
@@ -515,11 +507,7 @@ fn sghmc_matches_the_exact_variance_of_its_discretization() {
 /// Var(ξ)/ξ* = 1/(k ξ*) for a thermostat averaging k coordinates — the allowance added to 4 MCSE.
 /// Warmup is long because ξ relaxes slowly (time constant ≈ ξ*/h steps).
 fn thermostat_case(
-    sds: &[f64],
-    n: usize,
-    thermostat: Thermostat,
-    (warmup, draws): (usize, usize),
-    seed: u64,
+    sds: &[f64], n: usize, thermostat: Thermostat, (warmup, draws): (usize, usize), seed: u64,
 ) {
     let d = sds.len();
     let model = IsoGaussianMean::new(1_000, sds, 7);

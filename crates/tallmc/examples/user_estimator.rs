@@ -178,9 +178,7 @@ impl StratifiedDifference {
     /// The estimator around the control variate `cv` (order 2) for subsamples of `m` indices,
     /// with the evaluations of its per-datum pass at θ*.
     pub fn new<M: LinearPredictor + ?Sized>(
-        model: &M,
-        cv: ControlVariate,
-        m: usize,
+        model: &M, cv: ControlVariate, m: usize,
     ) -> Result<(Self, EvalCounts), String> {
         if cv.order() != CvOrder::Two || cv.dim() != model.dim() {
             return Err("a second-order control variate of the model's dimension".into());
@@ -247,11 +245,7 @@ impl<M: LinearPredictor + ?Sized> EcsEstimator<M> for StratifiedDifference {
     type Estimate = DifferenceEstimate;
 
     fn estimate_log_target(
-        &mut self,
-        model: &M,
-        theta: &[f64],
-        u: &StratifiedSubsample,
-        grad: &mut [f64],
+        &mut self, model: &M, theta: &[f64], u: &StratifiedSubsample, grad: &mut [f64],
     ) -> Result<DifferenceEstimate, tallmc::estimators::Error> {
         let mut counts = self.refresh_cache(model);
         let idx = u.indices();

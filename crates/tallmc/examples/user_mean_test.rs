@@ -174,10 +174,7 @@ impl Moments {
 
 impl MeanTest for TwoBoundTest {
     fn decide<P: Population + ?Sized, R: rand::Rng + ?Sized>(
-        &mut self,
-        population: &mut P,
-        threshold: f64,
-        rng: &mut R,
+        &mut self, population: &mut P, threshold: f64, rng: &mut R,
     ) -> Result<Decision, TestError> {
         if threshold.is_nan() {
             return Err(TestError::NanThreshold);

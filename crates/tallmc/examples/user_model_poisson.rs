@@ -196,11 +196,7 @@ impl Terms for PoissonRegression {
 
 impl TermGradients for PoissonRegression {
     fn log_terms_grad_sum(
-        &self,
-        theta: &[f64],
-        indices: &[u32],
-        out: &mut [f64],
-        grad_sum: &mut [f64],
+        &self, theta: &[f64], indices: &[u32], out: &mut [f64], grad_sum: &mut [f64],
     ) -> f64 {
         let mut total = 0.0;
         for (o, &i) in out.iter_mut().zip(indices) {

@@ -36,8 +36,7 @@ impl RunSummary {
     /// No chains, chains of unequal length, draws not a multiple of `names.len()`, or a
     /// non-finite draw ([`tallmc_diagnostics::Error`]).
     pub fn of<S, T>(
-        names: &[String],
-        chains: &[ChainOutput<MemorySink<S>, T>],
+        names: &[String], chains: &[ChainOutput<MemorySink<S>, T>],
     ) -> Result<Self, tallmc_diagnostics::Error> {
         let draws: Vec<&[f64]> = chains.iter().map(|c| c.sink.draws.as_slice()).collect();
         let summaries = summarize(names, &Draws::new(&draws, names.len())?)?;

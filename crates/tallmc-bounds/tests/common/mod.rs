@@ -124,14 +124,8 @@ impl Cell {
 /// thresholds in `regime` (scale m = `first_batch`), and counts decisions that differ from the
 /// exact one (sign of population mean − threshold).
 pub fn run_cell<T: tallmc_bounds::MeanTest>(
-    test: &mut T,
-    family: Family,
-    n: usize,
-    regime: Regime,
-    first_batch: usize,
-    decisions: usize,
-    pops: usize,
-    base_seed: u64,
+    test: &mut T, family: Family, n: usize, regime: Regime, first_batch: usize, decisions: usize,
+    pops: usize, base_seed: u64,
 ) -> Cell {
     let populations: Vec<Vec<f64>> =
         (0..pops).map(|i| family.population(n, seed(base_seed), i as u64)).collect();

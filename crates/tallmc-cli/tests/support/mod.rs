@@ -96,11 +96,7 @@ pub fn write_collinear_logistic_csv(path: &Path, n: usize, p: usize) {
 /// Runs `tallmc sample SAMPLER` with `model` (the model flags), `--data data --out out` and
 /// `extra`; returns the output and summary.json when it was written.
 pub fn sample(
-    sampler: &str,
-    model: &[&str],
-    data: &Path,
-    out: &Path,
-    extra: &[&str],
+    sampler: &str, model: &[&str], data: &Path, out: &Path, extra: &[&str],
 ) -> (Output, Option<serde_json::Value>) {
     let mut args = vec!["sample", sampler];
     args.extend_from_slice(model);

@@ -223,11 +223,7 @@ impl TimeAverages {
 
 /// Validates one segment (see [`TimeAverages::add`]); `n` is its 0-based number.
 pub(crate) fn check_segment(
-    dim: usize,
-    n: u64,
-    position: &[f64],
-    velocity: &[f64],
-    duration: f64,
+    dim: usize, n: u64, position: &[f64], velocity: &[f64], duration: f64,
 ) -> Result<()> {
     for (what, v) in [("segment position", position), ("segment velocity", velocity)] {
         if v.len() != dim {

@@ -62,8 +62,7 @@ pub struct ContinuousEstimate {
 /// assert_eq!((s[0].time, s[0].chains), (4.0, 2));
 /// ```
 pub fn summarize_continuous<S: AsRef<str>>(
-    names: &[S],
-    chains: &[&TimeAverages],
+    names: &[S], chains: &[&TimeAverages],
 ) -> Result<Vec<ContinuousSummary>> {
     let (dim, time) = check_chains(chains)?;
     if names.len() != dim {

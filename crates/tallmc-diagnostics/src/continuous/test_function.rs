@@ -94,10 +94,7 @@ impl<F: FnMut(&[f64]) -> f64> TestFunctionAverage<F> {
     /// `dim` = 0, `nodes` outside 1..=128, `max_step` not > 0 (NaN included), an invalid
     /// [`BatchConfig`].
     pub fn new(
-        dim: usize,
-        f: F,
-        quadrature: QuadratureConfig,
-        batches: BatchConfig,
+        dim: usize, f: F, quadrature: QuadratureConfig, batches: BatchConfig,
     ) -> Result<Self> {
         if dim == 0 {
             return Err(Error::invalid("dim", dim, "at least 1 coordinate"));

@@ -63,10 +63,7 @@ fn field_u64(json: &Map<String, Value>, path: &Path, key: &str) -> Result<u64> {
 }
 
 fn field_str<'a>(
-    json: &'a Map<String, Value>,
-    path: &Path,
-    key: &str,
-    expected: &str,
+    json: &'a Map<String, Value>, path: &Path, key: &str, expected: &str,
 ) -> Result<&'a str> {
     match json.get(key) {
         None => Err(Error::header(path, format!("missing field `{key}`; expected \"{expected}\""))),

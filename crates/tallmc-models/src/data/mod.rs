@@ -116,14 +116,8 @@ impl Dataset {
     }
 
     pub(crate) fn from_map(
-        map: Mmap,
-        n: usize,
-        p: usize,
-        x_start: usize,
-        y_start: usize,
-        names: Vec<String>,
-        source: PathBuf,
-        metadata: Map<String, Value>,
+        map: Mmap, n: usize, p: usize, x_start: usize, y_start: usize, names: Vec<String>,
+        source: PathBuf, metadata: Map<String, Value>,
     ) -> Self {
         Self {
             n,

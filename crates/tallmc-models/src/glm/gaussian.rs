@@ -162,10 +162,7 @@ impl GaussianRegression {
     /// response (naming its row, column and value — memory-mapped data may skip the loader's
     /// check). Cost: one pass over y and one over X̃ (the design's maxima).
     pub fn new(
-        data: impl Into<Arc<Dataset>>,
-        options: DesignOptions,
-        sigma: f64,
-        prior_sd: f64,
+        data: impl Into<Arc<Dataset>>, options: DesignOptions, sigma: f64, prior_sd: f64,
     ) -> Result<Self> {
         check_positive("sigma", sigma)?;
         Self::from_design(DesignMatrix::new(data, options)?, sigma, prior_sd)

@@ -161,9 +161,7 @@ impl LogisticRegression {
     /// Cost: one pass over y and one over X (for the design's maxima), two more when
     /// standardizing.
     pub fn new(
-        data: impl Into<Arc<Dataset>>,
-        options: DesignOptions,
-        prior_sd: f64,
+        data: impl Into<Arc<Dataset>>, options: DesignOptions, prior_sd: f64,
     ) -> Result<Self> {
         Self::from_design(DesignMatrix::new(data, options)?, prior_sd)
     }

@@ -112,11 +112,7 @@ impl<F: GlmFamily> Terms for Glm<F> {
 
 impl<F: GlmFamily> TermGradients for Glm<F> {
     fn log_terms_grad_sum(
-        &self,
-        theta: &[f64],
-        indices: &[u32],
-        out: &mut [f64],
-        grad_sum: &mut [f64],
+        &self, theta: &[f64], indices: &[u32], out: &mut [f64], grad_sum: &mut [f64],
     ) -> f64 {
         let y = self.design.y();
         let f = &self.family;
@@ -155,11 +151,7 @@ impl<F: GlmFamily> TermGradients for Glm<F> {
     }
 
     fn sum_log_terms_grad_range(
-        &self,
-        theta: &[f64],
-        start: u32,
-        end: u32,
-        grad_sum: &mut [f64],
+        &self, theta: &[f64], start: u32, end: u32, grad_sum: &mut [f64],
     ) -> f64 {
         let y = &self.design.y()[start as usize..end as usize];
         let f = &self.family;
@@ -254,12 +246,7 @@ impl<F: GlmFamily> LinearPredictor for Glm<F> {
     }
 
     fn predictor_derivatives(
-        &self,
-        indices: &[u32],
-        eta: &[f64],
-        phi: &mut [f64],
-        d1: &mut [f64],
-        d2: &mut [f64],
+        &self, indices: &[u32], eta: &[f64], phi: &mut [f64], d1: &mut [f64], d2: &mut [f64],
     ) {
         let y = self.design.y();
         for (k, &i) in indices.iter().enumerate() {

@@ -126,10 +126,7 @@ impl SoftmaxMlp {
     /// input (naming its row and column); a label that is not an integer in 0..K
     /// ([`Error::InvalidLabel`], naming the row). Cost: one pass over the data.
     pub fn new(
-        data: impl Into<Arc<Dataset>>,
-        hidden: usize,
-        classes: usize,
-        l2: f64,
+        data: impl Into<Arc<Dataset>>, hidden: usize, classes: usize, l2: f64,
     ) -> Result<Self> {
         let data = data.into();
         if data.num_covariates() == 0 {
@@ -239,11 +236,7 @@ impl Terms for SoftmaxMlp {
 
 impl TermGradients for SoftmaxMlp {
     fn log_terms_grad_sum(
-        &self,
-        theta: &[f64],
-        indices: &[u32],
-        out: &mut [f64],
-        grad_sum: &mut [f64],
+        &self, theta: &[f64], indices: &[u32], out: &mut [f64], grad_sum: &mut [f64],
     ) -> f64 {
         let (x, y) = (self.data.x(), self.data.y());
         let p = Params::new(&self.shape, theta);

@@ -128,12 +128,7 @@ pub(super) fn value(shape: &MlpShape, p: &Params<'_>, x: &[f64], y: usize, s: &m
 /// ```
 #[inline]
 pub(super) fn value_grad(
-    shape: &MlpShape,
-    p: &Params<'_>,
-    x: &[f64],
-    y: usize,
-    s: &mut Scratch,
-    grad: &mut [f64],
+    shape: &MlpShape, p: &Params<'_>, x: &[f64], y: usize, s: &mut Scratch, grad: &mut [f64],
 ) -> f64 {
     let (inputs, h, k) = (shape.inputs, shape.hidden, shape.classes);
     logits(shape, p, x, s);

@@ -36,10 +36,7 @@ pub fn assert_close(a: f64, b: f64, tol: f64, what: &str) {
 /// n rows of p covariates with non-zero means and unequal scales (so standardization matters),
 /// and a response from `response(eta, rng)` with η = a fixed linear combination.
 pub fn random_dataset(
-    n: usize,
-    p: usize,
-    seed: u64,
-    response: impl Fn(f64, &mut ChaCha8Rng) -> f64,
+    n: usize, p: usize, seed: u64, response: impl Fn(f64, &mut ChaCha8Rng) -> f64,
 ) -> Dataset {
     let mut r = rng(seed);
     let mut x = Vec::with_capacity(n * p);
@@ -68,10 +65,7 @@ pub fn gaussian_response(eta: f64, r: &mut ChaCha8Rng) -> f64 {
 /// Checks every derivative and batch identity of a model at `theta` on `indices` (a small
 /// batch, with repeats allowed) and on the contiguous range 3..n−2.
 pub fn check_model<M: TermHessians + LogPriorHessian>(
-    m: &M,
-    theta: &[f64],
-    indices: &[u32],
-    v: &[f64],
+    m: &M, theta: &[f64], indices: &[u32], v: &[f64],
 ) {
     let d = m.dim();
     let k = indices.len();

@@ -185,10 +185,7 @@ impl Axes {
     }
 
     fn ticks(
-        &self,
-        scale: Scale,
-        range: Option<(f64, f64)>,
-        target: usize,
+        &self, scale: Scale, range: Option<(f64, f64)>, target: usize,
         add: impl Fn(&mut Extent, &Series),
     ) -> Ticks {
         if let Some((lo, hi)) = range {

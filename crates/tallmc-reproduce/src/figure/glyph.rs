@@ -51,10 +51,7 @@ impl<'a, C: 'a> PointCollection<'a, C> for &'a Glyph<C> {
 
 impl<C, DB: DrawingBackend> Drawable<DB> for Glyph<C> {
     fn draw<I: Iterator<Item = BackendCoord>>(
-        &self,
-        mut pos: I,
-        backend: &mut DB,
-        _: (u32, u32),
+        &self, mut pos: I, backend: &mut DB, _: (u32, u32),
     ) -> Result<(), DrawingErrorKind<DB::ErrorType>> {
         let Some((x, y)) = pos.next() else { return Ok(()) };
         let at = |(dx, dy): (i32, i32)| (x + dx, y + dy);

@@ -79,8 +79,7 @@ type DrawResult<T, DB> = Result<T, DrawingAreaErrorKind<<DB as DrawingBackend>::
 
 /// Draws `axes` on `area`.
 pub(crate) fn draw_panel<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
-    axes: &Axes,
+    area: &DrawingArea<DB, Shift>, axes: &Axes,
 ) -> DrawResult<(), DB> {
     let (w, h) = area.dim_in_pixel();
     let (w, h) = (f64::from(w), f64::from(h));
@@ -182,9 +181,7 @@ pub(crate) fn draw_panel<DB: DrawingBackend>(
 /// own legend measures text with its font-less estimate, which errs narrow, so long labels
 /// would run out of the box.
 fn draw_legend<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
-    place: Legend,
-    entries: &[(String, Parts)],
+    area: &DrawingArea<DB, Shift>, place: Legend, entries: &[(String, Parts)],
 ) -> DrawResult<(), DB> {
     if entries.is_empty() || place == Legend::Hidden {
         return Ok(());
@@ -234,8 +231,7 @@ fn series_colors(axes: &Axes) -> Vec<Color> {
 
 /// Unlabelled minor ticks (log axes), outside the frame.
 fn draw_minor_ticks<DB: DrawingBackend>(
-    chart: &mut Chart<'_, DB>,
-    frame: &Frame<'_>,
+    chart: &mut Chart<'_, DB>, frame: &Frame<'_>,
 ) -> DrawResult<(), DB> {
     let style = stroke(rgb(INK_COLOR), 1.0);
     let (xt, yt) = (frame.x.ticks(), frame.y.ticks());
@@ -253,8 +249,7 @@ fn draw_minor_ticks<DB: DrawingBackend>(
 
 /// Category labels too wide to sit side by side, drawn reading upwards below their ticks.
 fn draw_rotated_categories<DB: DrawingBackend>(
-    chart: &mut Chart<'_, DB>,
-    frame: &Frame<'_>,
+    chart: &mut Chart<'_, DB>, frame: &Frame<'_>,
 ) -> DrawResult<(), DB> {
     let style = font(TICK_FONT)
         .transform(FontTransform::Rotate270)
@@ -284,9 +279,7 @@ impl Bars {
 
     /// For each value: its bar's left and right edges and its top, `None` when it draws none.
     fn boxes<'a>(
-        &'a self,
-        frame: &'a Frame<'_>,
-        slot: BarSlot,
+        &'a self, frame: &'a Frame<'_>, slot: BarSlot,
     ) -> impl Iterator<Item = Option<(f64, f64, f64)>> + 'a {
         self.values.iter().enumerate().map(move |(i, &v)| {
             frame.y.to_scale(v)?;
@@ -298,11 +291,7 @@ impl Bars {
 
 /// Draws the lines, areas, bars and reference lines of `series`, clipped to the frame.
 fn draw_body<DB: DrawingBackend>(
-    chart: &mut Chart<'_, DB>,
-    frame: &Frame<'_>,
-    series: &Series,
-    color: Color,
-    slot: BarSlot,
+    chart: &mut Chart<'_, DB>, frame: &Frame<'_>, series: &Series, color: Color, slot: BarSlot,
 ) -> DrawResult<(), DB> {
     match series {
         Series::Line(l) => {
@@ -341,9 +330,7 @@ fn draw_body<DB: DrawingBackend>(
 }
 
 fn draw_runs<DB: DrawingBackend>(
-    chart: &mut Chart<'_, DB>,
-    runs: Vec<Vec<Point>>,
-    style: plotters::style::ShapeStyle,
+    chart: &mut Chart<'_, DB>, runs: Vec<Vec<Point>>, style: plotters::style::ShapeStyle,
     dashed: bool,
 ) -> DrawResult<(), DB> {
     if dashed {
@@ -358,10 +345,7 @@ fn draw_runs<DB: DrawingBackend>(
 
 /// A histogram as filled step outlines, one per run of bins inside the frame.
 fn draw_histogram<DB: DrawingBackend>(
-    chart: &mut Chart<'_, DB>,
-    frame: &Frame<'_>,
-    hist: &Histogram,
-    color: Color,
+    chart: &mut Chart<'_, DB>, frame: &Frame<'_>, hist: &Histogram, color: Color,
 ) -> DrawResult<(), DB> {
     let base = frame.clamp_y(frame.y.base());
     let mut outlines: Vec<Vec<Point>> = Vec::new();
@@ -407,11 +391,7 @@ fn draw_histogram<DB: DrawingBackend>(
 
 /// Draws the markers and error bars of the points of `series` inside the frame.
 fn draw_points<DB: DrawingBackend>(
-    chart: &mut Chart<'_, DB>,
-    frame: &Frame<'_>,
-    series: &Series,
-    color: Color,
-    slot: BarSlot,
+    chart: &mut Chart<'_, DB>, frame: &Frame<'_>, series: &Series, color: Color, slot: BarSlot,
 ) -> DrawResult<(), DB> {
     let points =
         |x: &[f64], y: &[f64]| -> Vec<Point> { x.iter().copied().zip(y.iter().copied()).collect() };

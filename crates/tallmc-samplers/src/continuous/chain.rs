@@ -17,13 +17,8 @@ use crate::{Result, SamplerError};
 
 /// Runs chain `chain` (see the [module docs](super)).
 pub(super) fn run_chain<M, K, S>(
-    driver: &ContinuousDriver<'_>,
-    model: &M,
-    chain: usize,
-    init: &[f64],
-    names: &[String],
-    kernel: &K,
-    mut sink: S,
+    driver: &ContinuousDriver<'_>, model: &M, chain: usize, init: &[f64], names: &[String],
+    kernel: &K, mut sink: S,
 ) -> Result<ContinuousChainOutput<S, PdmpTuningOf<K, M>>>
 where
     M: Sync + ?Sized,
@@ -168,10 +163,7 @@ struct Stepper {
 
 impl Stepper {
     fn step<M: ?Sized, C: PdmpChain<M>, R: Rng + ?Sized>(
-        &mut self,
-        pdmp: &mut C,
-        model: &M,
-        rng: &mut R,
+        &mut self, pdmp: &mut C, model: &M, rng: &mut R,
     ) -> Result<SegmentStats> {
         let (chain, segment) = (self.chain, self.segment);
         let stats = pdmp.step(model, rng).map_err(|source| SamplerError::Segment {
@@ -213,10 +205,7 @@ impl Clock {
     /// Hands `seg` to the sink at the clock's time (truncated at the time budget, with end kind
     /// [`EventKind::End`]); returns whether the budget is spent.
     fn emit<S: SegmentSink>(
-        &mut self,
-        seg: Segment<'_>,
-        stats: &SegmentStats,
-        sink: &mut S,
+        &mut self, seg: Segment<'_>, stats: &SegmentStats, sink: &mut S,
     ) -> std::io::Result<bool> {
         let mut s = Segment { start_time: self.time, ..seg };
         match self.limit {

@@ -101,9 +101,7 @@ impl<S, T> ContinuousChainOutput<S, T> {
     /// The same chain with its sink mapped by `sink` and its tuning by `tuning` (e.g. to
     /// collect runs of different kernels in one vector).
     pub fn map<S2, T2>(
-        self,
-        sink: impl FnOnce(S) -> S2,
-        tuning: impl FnOnce(T) -> T2,
+        self, sink: impl FnOnce(S) -> S2, tuning: impl FnOnce(T) -> T2,
     ) -> ContinuousChainOutput<S2, T2> {
         let r = self.report;
         ContinuousChainOutput {
@@ -149,11 +147,7 @@ impl Runner<'_, ContinuousRunConfig> {
     /// [`SamplerError::Stalled`]: crate::SamplerError::Stalled
     /// [`SamplerError::Sink`]: crate::SamplerError::Sink
     pub fn run<M, K, S>(
-        &self,
-        model: &M,
-        inits: &[Vec<f64>],
-        kernel: &K,
-        sinks: Vec<S>,
+        &self, model: &M, inits: &[Vec<f64>], kernel: &K, sinks: Vec<S>,
     ) -> Result<Vec<ContinuousChainOutput<S, PdmpTuningOf<K, M>>>>
     where
         M: Sync + ?Sized,

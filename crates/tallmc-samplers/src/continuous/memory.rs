@@ -88,10 +88,7 @@ impl SegmentSink for MemoryTrajectory {
 /// # Errors
 /// As [`ContinuousDriver::run`], plus an invalid grid step or batch configuration.
 pub fn sample_trajectories_in_memory<M, K>(
-    model: &M,
-    config: ContinuousRunConfig,
-    inits: &[Vec<f64>],
-    kernel: &K,
+    model: &M, config: ContinuousRunConfig, inits: &[Vec<f64>], kernel: &K,
     options: InMemoryOptions,
 ) -> Result<Vec<ContinuousChainOutput<MemoryTrajectory, PdmpTuningOf<K, M>>>>
 where

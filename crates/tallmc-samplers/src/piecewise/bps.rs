@@ -205,11 +205,7 @@ impl<B> Bps<B> {
 
     /// Builds a chain at `position` with a fresh velocity and the gradient there.
     fn start<M, R, C>(
-        &self,
-        model: &M,
-        position: &[f64],
-        rng: &mut R,
-        clock: C,
+        &self, model: &M, position: &[f64], rng: &mut R, clock: C,
     ) -> Result<BpsChain<C>>
     where
         M: TermGradients + LogPrior + ?Sized,
@@ -266,11 +262,7 @@ fn refresh_time<R: Rng + ?Sized>(config: &BpsConfig, rng: &mut R) -> f64 {
 
 /// Moves by `tau`, installs the gradient there, and refreshes the velocity.
 fn refresh<R: Rng + ?Sized>(
-    state: &mut BpsState,
-    g_new: &[f64],
-    tau: f64,
-    velocity: VelocityDistribution,
-    rng: &mut R,
+    state: &mut BpsState, g_new: &[f64], tau: f64, velocity: VelocityDistribution, rng: &mut R,
     mut stats: SegmentStats,
 ) -> SegmentStats {
     state.move_to(tau, g_new);
@@ -291,10 +283,7 @@ where
     type Chain = BpsChain<CurvatureClock>;
 
     fn build_chain<R: Rng + ?Sized>(
-        &self,
-        model: &M,
-        position: &[f64],
-        rng: &mut R,
+        &self, model: &M, position: &[f64], rng: &mut R,
     ) -> Result<Self::Chain> {
         let mut chain = self.start(model, position, rng, ())?;
         let curvature = PotentialCurvature::new(model)?;
@@ -380,10 +369,7 @@ where
     type Chain = BpsChain<EnvelopeClock>;
 
     fn build_chain<R: Rng + ?Sized>(
-        &self,
-        model: &M,
-        position: &[f64],
-        rng: &mut R,
+        &self, model: &M, position: &[f64], rng: &mut R,
     ) -> Result<Self::Chain> {
         let clock = EnvelopeClock {
             window: EnvelopeWindow::new(model.dim(), self.bound.0),

@@ -84,10 +84,7 @@ impl FullPotential {
 
     /// Overwrites `out` with ∇U(x). Cost: N terms and N gradients.
     pub(crate) fn gradient<M: TermGradients + LogPrior + ?Sized>(
-        &mut self,
-        model: &M,
-        x: &[f64],
-        out: &mut [f64],
+        &mut self, model: &M, x: &[f64], out: &mut [f64],
     ) -> EvalCounts {
         self.full.log_posterior_grad(model, x, out);
         out.iter_mut().for_each(|g| *g = -*g);
@@ -96,12 +93,7 @@ impl FullPotential {
 
     /// Overwrites `out` with ∇²U(x)·v (`scratch`: d × d for the prior Hessian). Cost: N Hessians.
     pub(crate) fn hessian_vector<M: TermHessians + LogPriorHessian + ?Sized>(
-        &mut self,
-        model: &M,
-        x: &[f64],
-        v: &[f64],
-        out: &mut [f64],
-        prior_hessian: &mut [f64],
+        &mut self, model: &M, x: &[f64], v: &[f64], out: &mut [f64], prior_hessian: &mut [f64],
     ) -> EvalCounts {
         self.full.hessian_vector(model, x, v, out);
         prior_hessian.fill(0.0);
@@ -193,10 +185,7 @@ impl ParticleState {
     /// Starts a particle at `position`: checks it, computes ∇U there with `potential` (N terms
     /// and N gradients, returned) and draws the velocity with `velocity`.
     pub(crate) fn start<M, R>(
-        model: &M,
-        position: &[f64],
-        potential: &mut FullPotential,
-        rng: &mut R,
+        model: &M, position: &[f64], potential: &mut FullPotential, rng: &mut R,
         velocity: impl FnOnce(&mut R, &mut [f64]),
     ) -> Result<(Self, EvalCounts)>
     where
@@ -244,9 +233,7 @@ pub(crate) fn diverge(trajectory: &mut Trajectory, mut stats: SegmentStats) -> S
 /// no clock can ever fire along the current line (every time infinite), an error naming the
 /// `clocks` and what would make one fire (`fires_when`).
 pub(crate) fn first_event(
-    times: impl IntoIterator<Item = f64>,
-    clocks: &'static str,
-    fires_when: &'static str,
+    times: impl IntoIterator<Item = f64>, clocks: &'static str, fires_when: &'static str,
 ) -> Result<(usize, f64)> {
     earliest(times).ok_or_else(|| Error::invalid(clocks, "no event ever", fires_when))
 }

@@ -122,10 +122,7 @@ impl DatumScratch {
 
     /// Overwrites `grad` with ∇ℓ_J(y). One term and one gradient.
     pub(crate) fn datum_gradient<M: TermGradients + ?Sized>(
-        &mut self,
-        model: &M,
-        y: &[f64],
-        datum: u32,
+        &mut self, model: &M, y: &[f64], datum: u32,
     ) -> EvalCounts {
         model.log_terms_grads(y, &[datum], &mut self.value, &mut self.grad);
         EvalCounts::terms_and_gradients(1)
@@ -149,8 +146,7 @@ impl ReferenceGradients {
     /// One pass over the N data at `reference` (checked: length d, finite). Cost: N terms and
     /// N gradients (returned). Errors if a gradient is not finite there.
     pub(crate) fn compute<M: TermGradients + LogPrior + ?Sized>(
-        model: &M,
-        reference: &[f64],
+        model: &M, reference: &[f64],
     ) -> Result<(Self, EvalCounts)> {
         let d = model.dim();
         tallmc_core::error::check_finite_vector("reference point x*", reference, d)?;
@@ -209,9 +205,7 @@ pub(crate) fn checked_num_terms<M: Terms + ?Sized>(model: &M) -> Result<u32> {
 /// A model constant (a bound), checked finite and ≥ 0. `coordinate` names j when it is one of
 /// a per-coordinate family (shown 1-based).
 pub(crate) fn checked_constant(
-    name: &'static str,
-    coordinate: Option<usize>,
-    value: f64,
+    name: &'static str, coordinate: Option<usize>, value: f64,
 ) -> Result<f64> {
     if value.is_finite() && value >= 0.0 {
         return Ok(value);

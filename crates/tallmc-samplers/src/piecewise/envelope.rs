@@ -123,12 +123,8 @@ impl EnvelopeWindow {
     /// at band time 0. Returns false (after shrinking the horizon) when not even one interval
     /// has finite values: the caller ends the segment in a divergence.
     pub(crate) fn ensure_bands<M>(
-        &mut self,
-        model: &M,
-        potential: &mut FullPotential,
-        state: &ParticleState,
-        stats: &mut SegmentStats,
-        build: impl FnOnce(&GridProbe, usize),
+        &mut self, model: &M, potential: &mut FullPotential, state: &ParticleState,
+        stats: &mut SegmentStats, build: impl FnOnce(&GridProbe, usize),
     ) -> bool
     where
         M: TermHessians + LogPrior + LogPriorHessian + ?Sized,
@@ -208,12 +204,7 @@ impl GridProbe {
     /// `g0`. Returns the evaluations and the number of grid points kept: the grid stops before
     /// the first point with a non-finite gradient or product (0 means the start itself failed).
     pub(crate) fn probe<M>(
-        &mut self,
-        model: &M,
-        potential: &mut FullPotential,
-        x: &[f64],
-        v: &[f64],
-        g0: &[f64],
+        &mut self, model: &M, potential: &mut FullPotential, x: &[f64], v: &[f64], g0: &[f64],
         horizon: f64,
     ) -> (EvalCounts, usize)
     where
@@ -247,9 +238,7 @@ impl GridProbe {
 /// Writes into `band` the piecewise-constant envelope (module docs) of a rate with `values`
 /// and `slopes` at the increasing `times` (at least two).
 pub(crate) fn envelope(
-    times: &[f64],
-    values: impl Fn(usize) -> f64,
-    slopes: impl Fn(usize) -> f64,
+    times: &[f64], values: impl Fn(usize) -> f64, slopes: impl Fn(usize) -> f64,
     band: &mut PiecewiseLinearRate,
 ) {
     band.clear();
@@ -273,12 +262,7 @@ pub(crate) fn envelope(
 
 /// Gradient-only evaluation at a point, shared by the automatic kernels' proposals.
 pub(crate) fn gradient_at<M: TermGradients + LogPrior + ?Sized>(
-    model: &M,
-    potential: &mut FullPotential,
-    x: &[f64],
-    v: &[f64],
-    tau: f64,
-    y: &mut [f64],
+    model: &M, potential: &mut FullPotential, x: &[f64], v: &[f64], tau: f64, y: &mut [f64],
     out: &mut [f64],
 ) -> EvalCounts {
     for ((yi, xi), vi) in y.iter_mut().zip(x).zip(v) {

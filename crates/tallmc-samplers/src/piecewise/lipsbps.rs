@@ -299,10 +299,7 @@ where
     type Chain = LipSbpsChain<B>;
 
     fn build_chain<R: Rng + ?Sized>(
-        &self,
-        model: &M,
-        position: &[f64],
-        rng: &mut R,
+        &self, model: &M, position: &[f64], rng: &mut R,
     ) -> Result<LipSbpsChain<B>> {
         let d = model.dim();
         check_position(position, d)?;

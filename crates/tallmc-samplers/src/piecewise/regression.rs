@@ -323,11 +323,7 @@ impl ProposalBand {
     ///
     /// Errors when a knot value is not finite (the caller treats it as numerical trouble).
     pub fn chords(
-        &self,
-        start: f64,
-        horizon: f64,
-        config: &BandConfig,
-        out: &mut PiecewiseLinearRate,
+        &self, start: f64, horizon: f64, config: &BandConfig, out: &mut PiecewiseLinearRate,
     ) -> Result<()> {
         out.clear();
         let p = &self.posterior;

@@ -344,10 +344,7 @@ where
     type Chain = SbpsChain;
 
     fn build_chain<R: Rng + ?Sized>(
-        &self,
-        model: &M,
-        position: &[f64],
-        rng: &mut R,
+        &self, model: &M, position: &[f64], rng: &mut R,
     ) -> Result<SbpsChain> {
         let (d, n) = (model.dim(), model.num_terms());
         check_position(position, d)?;
@@ -509,10 +506,7 @@ where
     }
 
     fn adapt<R: Rng + ?Sized>(
-        &mut self,
-        model: &M,
-        stats: &SegmentStats,
-        rng: &mut R,
+        &mut self, model: &M, stats: &SegmentStats, rng: &mut R,
     ) -> Result<()> {
         let _ = (model, rng);
         let Self { state, running: r, .. } = self;

@@ -117,11 +117,7 @@ pub(crate) fn draw_signs<R: Rng + ?Sized>(rng: &mut R, v: &mut [f64]) {
 impl<B> ZigZag<B> {
     /// Builds a chain at `position` with a fresh velocity, the gradient there and `clock`.
     fn start<M, R, C>(
-        &self,
-        model: &M,
-        position: &[f64],
-        rng: &mut R,
-        clock: C,
+        &self, model: &M, position: &[f64], rng: &mut R, clock: C,
     ) -> Result<ZigZagChain<C>>
     where
         M: TermGradients + LogPrior + ?Sized,
@@ -179,10 +175,7 @@ where
     type Chain = ZigZagChain<CurvatureClock>;
 
     fn build_chain<R: Rng + ?Sized>(
-        &self,
-        model: &M,
-        position: &[f64],
-        rng: &mut R,
+        &self, model: &M, position: &[f64], rng: &mut R,
     ) -> Result<Self::Chain> {
         let ZigZagChain { state, mut running, .. } = self.start(model, position, rng, ())?;
         let curvature = PotentialCurvature::new(model)?;
@@ -276,10 +269,7 @@ where
     type Chain = ZigZagChain<EnvelopeClocks>;
 
     fn build_chain<R: Rng + ?Sized>(
-        &self,
-        model: &M,
-        position: &[f64],
-        rng: &mut R,
+        &self, model: &M, position: &[f64], rng: &mut R,
     ) -> Result<Self::Chain> {
         let d = model.dim();
         let clock = EnvelopeClocks {

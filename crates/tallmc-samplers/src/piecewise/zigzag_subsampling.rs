@@ -93,11 +93,7 @@ pub trait SwitchingRateEstimator<M: ?Sized> {
 
     /// ∂_iÊ^J(y) for `datum` J and `coordinate` i, with the per-datum evaluations made.
     fn estimate(
-        &mut self,
-        model: &M,
-        y: &[f64],
-        datum: u32,
-        coordinate: usize,
+        &mut self, model: &M, y: &[f64], datum: u32, coordinate: usize,
     ) -> (f64, EvalCounts);
 
     /// A short description for the chain's tuning (the CSV comments) and error messages.
@@ -106,9 +102,7 @@ pub trait SwitchingRateEstimator<M: ?Sized> {
 
 /// N·B_j for every coordinate, checked.
 fn coordinate_constants<F: Fn(usize) -> f64>(
-    name: &'static str,
-    d: usize,
-    f: F,
+    name: &'static str, d: usize, f: F,
 ) -> Result<Vec<f64>> {
     (0..d).map(|j| checked_constant(name, Some(j), f(j))).collect()
 }
@@ -148,11 +142,7 @@ impl<M: TermGradientBounds + TermGradients + LogPriorCurvature + ?Sized> Switchi
 
 /// ∂_iE^J(y) = −∂_i log p(y) − N ∂_iℓ_J(y).
 fn subsampled_estimate<M: TermGradients + LogPriorCurvature + ?Sized>(
-    scratch: &mut DatumScratch,
-    model: &M,
-    y: &[f64],
-    datum: u32,
-    i: usize,
+    scratch: &mut DatumScratch, model: &M, y: &[f64], datum: u32, i: usize,
 ) -> (f64, EvalCounts) {
     let counts = scratch.datum_gradient(model, y, datum);
     scratch.prior_gradient(model, y);
@@ -339,10 +329,7 @@ where
     type Chain = ZigZagSubsamplingChain<G>;
 
     fn build_chain<R: Rng + ?Sized>(
-        &self,
-        model: &M,
-        position: &[f64],
-        rng: &mut R,
+        &self, model: &M, position: &[f64], rng: &mut R,
     ) -> Result<ZigZagSubsamplingChain<G>> {
         let d = model.dim();
         check_position(position, d)?;

@@ -78,11 +78,7 @@ impl Terms for LinearGaussian {
 
 impl TermGradients for LinearGaussian {
     fn log_terms_grad_sum(
-        &self,
-        theta: &[f64],
-        idx: &[u32],
-        out: &mut [f64],
-        g: &mut [f64],
+        &self, theta: &[f64], idx: &[u32], out: &mut [f64], g: &mut [f64],
     ) -> f64 {
         for (o, &i) in out.iter_mut().zip(idx) {
             let (r, row) = self.resid(theta, i);

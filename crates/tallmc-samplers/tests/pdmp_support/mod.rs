@@ -261,12 +261,7 @@ impl LinearPredictor for Glm {
         }
     }
     fn predictor_derivatives(
-        &self,
-        idx: &[u32],
-        eta: &[f64],
-        phi: &mut [f64],
-        d1: &mut [f64],
-        d2: &mut [f64],
+        &self, idx: &[u32], eta: &[f64], phi: &mut [f64], d1: &mut [f64], d2: &mut [f64],
     ) {
         for k in 0..idx.len() {
             (phi[k], d1[k], d2[k]) = self.phi(idx[k], eta[k]);
@@ -402,13 +397,7 @@ impl Averages {
 /// (rounded up to an even number ≥ 4; the driver's doubling scheme ends with between half of
 /// that and that many). Panics on a kernel error (a bound violation fails the test).
 pub fn time_averages<M, K>(
-    model: &M,
-    kernel: &K,
-    start: &[f64],
-    t_warm: f64,
-    t_total: f64,
-    batches: usize,
-    base: u64,
+    model: &M, kernel: &K, start: &[f64], t_warm: f64, t_total: f64, batches: usize, base: u64,
 ) -> Averages
 where
     M: Terms + Sync + ?Sized,

@@ -11,10 +11,7 @@ pub const RHAT_MAX: f64 = 1.01;
 /// and likewise for the sds; both runs' R-hat below [`RHAT_MAX`]. Returns the largest |z| of
 /// the means and of the sds.
 pub fn assert_agrees_with_hmc(
-    names: &[String],
-    reference: &RunSummary,
-    candidate: &RunSummary,
-    label: &str,
+    names: &[String], reference: &RunSummary, candidate: &RunSummary, label: &str,
 ) -> (f64, f64) {
     let (mut max_mean_z, mut max_sd_z) = (0.0_f64, 0.0_f64);
     for (j, name) in names.iter().enumerate() {

@@ -50,14 +50,8 @@ const PROGRESS_CHUNK: u64 = 1 << 22;
 /// evaluations. Stops after `max_steps` steps in any case (a kernel reporting no evaluations
 /// cannot loop forever). Progress: `task` advances by the evaluations made.
 pub(crate) fn run_until<M, K, S, F>(
-    model: &M,
-    kernel: &K,
-    init: &[f64],
-    rng: &mut ChainRng,
-    max_steps: u64,
-    task: &dyn Task,
-    stop: S,
-    mut observe: F,
+    model: &M, kernel: &K, init: &[f64], rng: &mut ChainRng, max_steps: u64, task: &dyn Task,
+    stop: S, mut observe: F,
 ) -> Result<ChainTotals>
 where
     M: ?Sized,
@@ -86,12 +80,7 @@ where
 
 /// Runs to an evaluation budget: [`run_until`] stopping once `budget` evaluations are made.
 pub(crate) fn run_to_budget<M, K, F>(
-    model: &M,
-    kernel: &K,
-    init: &[f64],
-    rng: &mut ChainRng,
-    budget: u64,
-    task: &dyn Task,
+    model: &M, kernel: &K, init: &[f64], rng: &mut ChainRng, budget: u64, task: &dyn Task,
     observe: F,
 ) -> Result<ChainTotals>
 where
@@ -165,12 +154,7 @@ impl ImportanceSample {
     /// `n` weighted draws from the Laplace approximation of `model`'s posterior; block b of
     /// 64 draws uses `chain_rng(seed, stream_base + b)`.
     pub fn draw<M: Terms + LogPrior + Sync>(
-        model: &M,
-        laplace: &Laplace,
-        n: usize,
-        seed: u64,
-        stream_base: usize,
-        task: &dyn Task,
+        model: &M, laplace: &Laplace, n: usize, seed: u64, stream_base: usize, task: &dyn Task,
     ) -> Result<Self> {
         let d = laplace.mode.len();
         let factor = Cholesky::new(&laplace.covariance, d, "Laplace covariance")?;

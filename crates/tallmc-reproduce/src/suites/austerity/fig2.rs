@@ -84,9 +84,7 @@ pub struct Fig2 {
 /// towards 0.234; returns the final (averaged) scale and the warmup's acceptance rate over its
 /// second half.
 pub(crate) fn tune_scale(
-    setup: &MnistSetup,
-    warmup: usize,
-    ctx: &Context<'_>,
+    setup: &MnistSetup, warmup: usize, ctx: &Context<'_>,
 ) -> Result<(f64, f64)> {
     let task = ctx.reporter.task("austerity (a): tune the random-walk scale", warmup as u64);
     let cfg = RandomWalkProposalConfig {
@@ -133,11 +131,7 @@ fn mcse_or_zero(chains: &[Vec<f64>]) -> f64 {
 /// Runs part (a): `chains` chains of `steps` audited decisions per ε, started at the given
 /// (approximately stationary) positions.
 pub(crate) fn compute(
-    setup: &MnistSetup,
-    starts: &[Vec<f64>],
-    chains: usize,
-    steps: usize,
-    ctx: &Context<'_>,
+    setup: &MnistSetup, starts: &[Vec<f64>], chains: usize, steps: usize, ctx: &Context<'_>,
 ) -> Result<Fig2> {
     let n = setup.model.design().len() as u64;
     let total = (EPSILONS.len() * chains * steps) as u64 * 2 * n;

@@ -131,14 +131,8 @@ struct ChainRisk {
 
 /// Runs part (b): `chains` chains per ε from `starts`, each until `budget` evaluations.
 pub(crate) fn compute(
-    setup: &MnistSetup,
-    starts: &[Vec<f64>],
-    truth: (&[f64], &[f64]),
-    truth_draws: usize,
-    truth_ess: f64,
-    chains: usize,
-    budget: u64,
-    ctx: &Context<'_>,
+    setup: &MnistSetup, starts: &[Vec<f64>], truth: (&[f64], &[f64]), truth_draws: usize,
+    truth_ess: f64, chains: usize, budget: u64, ctx: &Context<'_>,
 ) -> Result<Fig3> {
     let (p_true, p_mcse) = truth;
     let x = setup.test.x();

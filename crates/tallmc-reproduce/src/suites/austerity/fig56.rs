@@ -161,15 +161,8 @@ const RATIO_BLOCK: u64 = 16;
 /// Welford running moments, the L1 error at every checkpoint, and the series of the squared
 /// distance to the true mean in units of the true variances.
 fn run_chain<K: Kernel<LogisticRegression>>(
-    model: &LogisticRegression,
-    kernel: &K,
-    init: &[f64],
-    seed: u64,
-    stream: usize,
-    budget: u64,
-    grid: &[f64],
-    (truth, true_mean): (&[f64], &[f64]),
-    task: &dyn Task,
+    model: &LogisticRegression, kernel: &K, init: &[f64], seed: u64, stream: usize, budget: u64,
+    grid: &[f64], (truth, true_mean): (&[f64], &[f64]), task: &dyn Task,
 ) -> Result<ChainVar> {
     let d = truth.len();
     let mut ratio_blocks = Vec::new();
@@ -209,15 +202,8 @@ fn run_chain<K: Kernel<LogisticRegression>>(
 /// Runs part (c) on `model` (with `starts` drawn from its Laplace approximation), against the
 /// true variances `truth` (with MCSEs `truth_mcse`).
 pub(crate) fn compute(
-    model: &LogisticRegression,
-    starts: &[Vec<f64>],
-    lambda_min: f64,
-    moments: &Moments,
-    truth_draws: usize,
-    truth_ess: f64,
-    batch: usize,
-    chains: usize,
-    budget: u64,
+    model: &LogisticRegression, starts: &[Vec<f64>], lambda_min: f64, moments: &Moments,
+    truth_draws: usize, truth_ess: f64, batch: usize, chains: usize, budget: u64,
     ctx: &Context<'_>,
 ) -> Result<Fig56> {
     let (truth, truth_mcse) = (&moments.variance[..], &moments.variance_mcse[..]);

@@ -243,16 +243,8 @@ struct GibbsChain {
 }
 
 fn run_gibbs_chain<T: MeanTest + Clone + Send + Sync>(
-    mrf: &ThreeWayMrf,
-    test: T,
-    init: &[f64],
-    seed: u64,
-    stream: usize,
-    budget: u64,
-    grid: &[f64],
-    subsets: &[[usize; SUBSET_SIZE]],
-    truth: &[f64],
-    task: &dyn Task,
+    mrf: &ThreeWayMrf, test: T, init: &[f64], seed: u64, stream: usize, budget: u64, grid: &[f64],
+    subsets: &[[usize; SUBSET_SIZE]], truth: &[f64], task: &dyn Task,
 ) -> Result<GibbsChain> {
     let kernel = ApproximateGibbs::new(GibbsConfig::default(), test)?;
     let mut rng = chain_rng(seed, stream);

@@ -187,15 +187,8 @@ impl Target<'_> {
 
 /// Runs one chain step by step until `after_hit` iterations after the hit (or the cap).
 fn run_chain<M, K>(
-    model: &M,
-    kernel: &K,
-    sampler: Sampler,
-    start_index: usize,
-    start: &[f64],
-    seed: u64,
-    target: &Target<'_>,
-    after_hit: usize,
-    task: &dyn Task,
+    model: &M, kernel: &K, sampler: Sampler, start_index: usize, start: &[f64], seed: u64,
+    target: &Target<'_>, after_hit: usize, task: &dyn Task,
 ) -> Result<TransientChain>
 where
     M: ?Sized,

@@ -193,12 +193,7 @@ pub fn compute(ctx: &Context<'_>) -> Result<Fig7> {
 }
 
 fn dim_run(
-    d: usize,
-    order: CvOrder,
-    ecs: &EcsRun,
-    mean: &[f64],
-    sds: &[f64],
-    dim: usize,
+    d: usize, order: CvOrder, ecs: &EcsRun, mean: &[f64], sds: &[f64], dim: usize,
 ) -> DimRun {
     debug_assert_eq!(dim, d);
     let s = &ecs.summaries;

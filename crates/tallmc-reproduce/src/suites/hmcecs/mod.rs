@@ -221,11 +221,7 @@ impl EcsRun {
 /// Runs perturbed HMC-ECS with `config` on `model` (rank-one difference engine), draws and the
 /// σ̂² trace kept in memory, then summarizes every coordinate.
 pub(crate) fn run_ecs<M>(
-    model: &M,
-    inits: &[Vec<f64>],
-    run: RunConfig,
-    config: &HmcEcsConfig,
-    reporter: &dyn Reporter,
+    model: &M, inits: &[Vec<f64>], run: RunConfig, config: &HmcEcsConfig, reporter: &dyn Reporter,
     label: &str,
 ) -> Result<EcsRun>
 where

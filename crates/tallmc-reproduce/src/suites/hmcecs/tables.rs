@@ -338,10 +338,7 @@ pub fn compute_with(ctx: &Context<'_>, plan: Plan) -> Result<Tables> {
 }
 
 fn measure<S: serde::Serialize, T>(
-    method: Method,
-    out: &[ChainOutput<MemorySink<S>, T>],
-    laplace: &Laplace,
-    m: f64,
+    method: Method, out: &[ChainOutput<MemorySink<S>, T>], laplace: &Laplace, m: f64,
 ) -> Result<MethodRun> {
     let d = laplace.mode.len();
     let draws: usize = out.iter().map(|c| c.sink.num_draws()).sum();

@@ -184,14 +184,8 @@ fn clip_band(knots: &[f64], values: &[f64], s0: f64, end: f64) -> BandPiece {
 
 #[allow(clippy::too_many_arguments)]
 fn finish<R: Rng>(
-    ctx: &Context<'_>,
-    model: &LogisticRegression,
-    chain: &mut SbpsChain,
-    rng: &mut R,
-    interval: Interval,
-    accepted: (f64, f64, f64),
-    laplace: Laplace,
-    counts: (u64, u64, u64),
+    ctx: &Context<'_>, model: &LogisticRegression, chain: &mut SbpsChain, rng: &mut R,
+    interval: Interval, accepted: (f64, f64, f64), laplace: Laplace, counts: (u64, u64, u64),
 ) -> Result<Fig2> {
     let _ = ctx;
     let [x0, y0, vx, vy] = interval.start;

@@ -63,11 +63,7 @@ pub struct Method {
 
 impl Method {
     fn measure(
-        name: &'static str,
-        run: &PdmpRun<SbpsTuning>,
-        mode: &[f64],
-        u: &[f64],
-        w: &[f64],
+        name: &'static str, run: &PdmpRun<SbpsTuning>, mode: &[f64], u: &[f64], w: &[f64],
     ) -> Self {
         let z = run.function("z").map_or((f64::NAN, f64::NAN, 0), |e| (e.mean, e.mcse, e.batches));
         let z2 = run.function("z^2").map_or(f64::NAN, |e| e.mean);

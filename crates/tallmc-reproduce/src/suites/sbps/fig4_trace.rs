@@ -279,11 +279,7 @@ impl<'a, M: Terms + ?Sized> Tracker<'a, M> {
 /// Steps a continuous-time `kernel` from `start` until the budget is spent (module docs):
 /// adapts during the first half, averages the trajectory exactly.
 pub fn run_pdmp<M, K>(
-    model: &M,
-    kernel: &K,
-    start: &[f64],
-    plan: &Plan,
-    rng: &mut ChainRng,
+    model: &M, kernel: &K, start: &[f64], plan: &Plan, rng: &mut ChainRng,
 ) -> Result<Trace>
 where
     M: Terms + ?Sized,
@@ -326,11 +322,7 @@ where
 /// Steps a stochastic-gradient `kernel` from `start` until the budget is spent, accumulating
 /// its iterates (module docs).
 pub fn run_sg<M, K>(
-    model: &M,
-    kernel: K,
-    start: &[f64],
-    plan: &Plan,
-    rng: &mut ChainRng,
+    model: &M, kernel: K, start: &[f64], plan: &Plan, rng: &mut ChainRng,
 ) -> Result<Trace>
 where
     M: Terms + ?Sized,

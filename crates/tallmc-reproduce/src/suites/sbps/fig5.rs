@@ -271,10 +271,7 @@ impl Fig5 {
 /// Running time average of sin((w₁ − ŵ₁)/r) along the skeleton of a chain, at every event, by
 /// the same composite Gauss–Legendre rule as the sink (5 nodes, steps ≤ r/2); x-axis in epochs.
 fn running_continuous(
-    sink: &super::pdmp::RunSink,
-    w_hat: f64,
-    r: f64,
-    epochs_per_time: f64,
+    sink: &super::pdmp::RunSink, w_hat: f64, r: f64, epochs_per_time: f64,
 ) -> Vec<(f64, f64)> {
     let Some(sk) = &sink.skeleton else { return Vec::new() };
     let Ok(gl) = GaussLegendre::new(5) else { return Vec::new() };
@@ -294,11 +291,7 @@ fn running_continuous(
 
 /// Running mean of sin((w₁ − ŵ₁)/r) over a chain's grid draws (spacing b); x-axis in epochs.
 fn running_discrete(
-    sink: &super::pdmp::RunSink,
-    w_hat: f64,
-    r: f64,
-    b: f64,
-    epochs_per_time: f64,
+    sink: &super::pdmp::RunSink, w_hat: f64, r: f64, b: f64, epochs_per_time: f64,
 ) -> Vec<(f64, f64)> {
     let Some(d) = sink.draws() else { return Vec::new() };
     let mut sum = 0.0;

@@ -108,11 +108,7 @@ impl Trace {
     /// The trace of the kept draws `kept` (row-major, d per draw) at `epochs`, projected on
     /// `dirs` about `center`.
     fn new(
-        name: String,
-        kept: &[f64],
-        d: usize,
-        epochs: Vec<f64>,
-        center: &[f64],
+        name: String, kept: &[f64], d: usize, epochs: Vec<f64>, center: &[f64],
         dirs: &[Vec<f64>; 3],
     ) -> Self {
         let rows: Vec<&[f64]> = kept.chunks(d).collect();

@@ -97,10 +97,7 @@ where
     type Chain = NoisyBpsChain;
 
     fn build_chain<R: Rng + ?Sized>(
-        &self,
-        model: &M,
-        position: &[f64],
-        rng: &mut R,
+        &self, model: &M, position: &[f64], rng: &mut R,
     ) -> Result<NoisyBpsChain> {
         let d = model.dim();
         if position.len() != d {

@@ -52,11 +52,7 @@ impl Terms for PaperBound<'_> {
 
 impl TermGradients for PaperBound<'_> {
     fn log_terms_grad_sum(
-        &self,
-        theta: &[f64],
-        indices: &[u32],
-        out: &mut [f64],
-        grad: &mut [f64],
+        &self, theta: &[f64], indices: &[u32], out: &mut [f64], grad: &mut [f64],
     ) -> f64 {
         self.model.log_terms_grad_sum(theta, indices, out, grad)
     }

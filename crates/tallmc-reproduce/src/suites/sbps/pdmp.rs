@@ -46,8 +46,7 @@ impl std::fmt::Debug for TestFunction {
 impl TestFunction {
     /// The test function `f` named `name`, integrated with `quadrature`.
     pub fn new(
-        name: impl Into<String>,
-        f: impl Fn(&[f64]) -> f64 + Send + Sync + 'static,
+        name: impl Into<String>, f: impl Fn(&[f64]) -> f64 + Send + Sync + 'static,
         quadrature: QuadratureConfig,
     ) -> Self {
         Self { name: name.into(), f: Arc::new(f), quadrature }
@@ -209,13 +208,8 @@ impl<T> PdmpRun<T> {
 /// Runs the chains `kernel` builds on `model` with `config`, every chain into a [`RunSink`]
 /// built from `options`, with a progress bar labelled `label`.
 pub fn run_pdmp<M, K>(
-    model: &M,
-    config: ContinuousRunConfig,
-    inits: &[Vec<f64>],
-    kernel: &K,
-    options: &RunOptions,
-    reporter: &dyn Reporter,
-    label: &str,
+    model: &M, config: ContinuousRunConfig, inits: &[Vec<f64>], kernel: &K, options: &RunOptions,
+    reporter: &dyn Reporter, label: &str,
 ) -> Result<PdmpRun<PdmpTuningOf<K, M>>>
 where
     M: Sync + ?Sized,

@@ -116,11 +116,7 @@ impl ScanPlan {
     /// HMC reference's own distance from the Laplace approximation (mean and sd measures of
     /// the module docs), and at least 0.2 sd and 20 %.
     pub fn from_reference(
-        grid: Vec<f64>,
-        relaxations: f64,
-        batch: usize,
-        reference: &Reference,
-        laplace: &Laplace,
+        grid: Vec<f64>, relaxations: f64, batch: usize, reference: &Reference, laplace: &Laplace,
     ) -> Self {
         let (mean_bias, sd_bias) = bias(&reference.mean, &reference.sd, laplace);
         let d = laplace.mode.len();
@@ -219,11 +215,7 @@ pub struct Scan {
 /// down, stopping at the first acceptable one; the run at grid point k uses
 /// `chain_rng(chain_seed(seed, tag), k)`.
 pub fn scan(
-    method: SgMethod,
-    model: &LogisticRegression,
-    laplace: &Laplace,
-    plan: &ScanPlan,
-    seed: u64,
+    method: SgMethod, model: &LogisticRegression, laplace: &Laplace, plan: &ScanPlan, seed: u64,
     tag: u64,
 ) -> Result<Scan> {
     let n = tallmc_core::Terms::num_terms(model);
@@ -263,10 +255,7 @@ pub fn scan(
 /// Means and sds of the iterates after the first tenth, and the divergences, of `iterations`
 /// steps of `kernel` from the mode. A non-finite iterate makes both NaN.
 fn moments<K: Kernel<LogisticRegression>>(
-    model: &LogisticRegression,
-    kernel: K,
-    laplace: &Laplace,
-    iterations: usize,
+    model: &LogisticRegression, kernel: K, laplace: &Laplace, iterations: usize,
     rng: &mut tallmc_core::rng::ChainRng,
 ) -> Result<(Vec<f64>, Vec<f64>, u64)> {
     let d = laplace.mode.len();

@@ -212,9 +212,7 @@ impl Tradeoff {
 }
 
 fn list(
-    v: &[&Setting],
-    label: impl Fn(&Setting) -> String,
-    value: impl Fn(&Setting) -> String,
+    v: &[&Setting], label: impl Fn(&Setting) -> String, value: impl Fn(&Setting) -> String,
 ) -> String {
     v.iter().map(|s| format!("{} {}", label(s), value(s))).collect::<Vec<_>>().join(", ")
 }

@@ -278,11 +278,7 @@ fn higgs_model(ctx: &Context<'_>, n: usize, memory_map: bool) -> Result<Logistic
 
 /// ZZ-CV and (where planned) HMC at one n.
 fn run_size(
-    ctx: &Context<'_>,
-    plan: &Plan,
-    model: &LogisticRegression,
-    laplace: &Laplace,
-    k: usize,
+    ctx: &Context<'_>, plan: &Plan, model: &LogisticRegression, laplace: &Laplace, k: usize,
 ) -> Result<SizeRun> {
     let n = model.num_terms();
     let d = model.dim();

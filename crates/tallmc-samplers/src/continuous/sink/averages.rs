@@ -63,9 +63,7 @@ impl TimeAverageSink {
     /// # Errors
     /// An invalid [`QuadratureConfig`].
     pub fn with_function(
-        mut self,
-        name: impl Into<String>,
-        f: impl FnMut(&[f64]) -> f64 + Send + 'static,
+        mut self, name: impl Into<String>, f: impl FnMut(&[f64]) -> f64 + Send + 'static,
         quadrature: QuadratureConfig,
     ) -> tallmc_diagnostics::Result<Self> {
         quadrature.validate()?;

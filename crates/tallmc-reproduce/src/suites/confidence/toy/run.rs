@@ -113,18 +113,14 @@ pub fn compute(ctx: &Context<'_>) -> Result<Toy> {
 /// [`summarize_run`] over all the draws (one call per method: their stats and tuning types
 /// differ; `scale` reads the random walk's adapted scale from the tuning).
 fn summarize_chains<S: Serialize, T>(
-    method: Method,
-    out: Vec<ChainOutput<MemorySink<S>, T>>,
-    scale: impl Fn(&T) -> f64,
+    method: Method, out: Vec<ChainOutput<MemorySink<S>, T>>, scale: impl Fn(&T) -> f64,
 ) -> Result<MethodRun> {
     let total = out.iter().map(|c| c.sink.num_draws()).sum();
     summarize_run(method, &out, total, scale)
 }
 
 fn summarize_run<S: Serialize, T>(
-    method: Method,
-    out: &[ChainOutput<MemorySink<S>, T>],
-    total_draws: usize,
+    method: Method, out: &[ChainOutput<MemorySink<S>, T>], total_draws: usize,
     scale: impl Fn(&T) -> f64,
 ) -> Result<MethodRun> {
     let mu: Vec<Vec<f64>> = out.iter().map(|c| c.sink.coordinate(0)).collect();
@@ -154,12 +150,7 @@ fn summarize_run<S: Serialize, T>(
 /// computed. The audit's own draws come from the subsample stream, so these chains are valid
 /// chains of the same kernel (proposals and u's unchanged), but not the ones of the main runs.
 fn audit_decisions(
-    model: &Gaussian,
-    data: ToyData,
-    inits: &[Vec<f64>],
-    cov: &[f64],
-    seed: u64,
-    draws: usize,
+    model: &Gaussian, data: ToyData, inits: &[Vec<f64>], cov: &[f64], seed: u64, draws: usize,
     ctx: &Context<'_>,
 ) -> Result<Vec<DecisionAudit>> {
     let config = run_config(AUDIT_WARMUP, draws, 2, seed);
@@ -211,12 +202,7 @@ fn bits<S, T>(out: &[ChainOutput<MemorySink<S>, T>]) -> Vec<u64> {
 /// Minibatch MH with the exact test, Austerity ε = 0 and the confidence test δ = 1e-300, same
 /// seed, same starts: the chains must coincide bit for bit.
 fn exactness_check(
-    model: &Gaussian,
-    data: ToyData,
-    inits: &[Vec<f64>],
-    cov: &[f64],
-    seed: u64,
-    ctx: &Context<'_>,
+    model: &Gaussian, data: ToyData, inits: &[Vec<f64>], cov: &[f64], seed: u64, ctx: &Context<'_>,
 ) -> Result<Exactness> {
     let (chains, warmup, draws) = (2, 50, ctx.mode.pick(150, 1000));
     let config = RunConfig {
