@@ -10,6 +10,7 @@ pub use tallmc_testkit::{Z_MAX, seed, seed_offset};
 use serde_json::Value;
 use tallmc_reproduce::part::{Claim, Part, Suite};
 use tallmc_reproduce::snapshot::for_snapshot;
+use tallmc_reproduce::{Context, Mode};
 
 /// `summary` as the insta snapshots hold it (numbers rounded to 3 significant figures, timings
 /// removed), or `None` when the seeds are shifted by `TALLMC_SEED_OFFSET`: a snapshot pins the
@@ -50,4 +51,45 @@ pub fn assert_not_asserted_exist<S: Suite>(suite: &S, not_asserted: &[NotAsserte
     for (id, _) in not_asserted {
         assert!(ids.contains(id), "not_asserted names {id}, which the suite does not claim");
     }
+}
+
+/// The quick run of suite `S` at [`seed`]`(1)`, as the suite tests check it.
+///
+/// # Panics
+/// When the suite fails.
+pub fn compute_quick<S: Suite>() -> S {
+    S::compute(&Context::for_tests(Mode::Quick, seed(1)))
+        .unwrap_or_else(|e| panic!("{} suite: {e:?}", S::NAME))
+}
+
+/// The shared part of a quick suite's test file: `fn suite() -> &'static $suite`, the quick run
+/// ([`compute_quick`]) computed once per test binary and shared by its tests; the test
+/// `quick_summary_snapshot`, the summary as the insta snapshot `$snapshot` (skipped when the
+/// seeds are shifted, see [`quick_snapshot`]); and the test `not_asserted_claims_exist`, every
+/// id in the file's `NOT_ASSERTED` names a claim of the suite
+/// ([`assert_not_asserted_exist`]).
+///
+/// The snapshot keeps the name and folder of the test file that invokes the macro.
+#[macro_export]
+macro_rules! quick_suite_tests {
+    ($suite:ty, $snapshot:literal) => {
+        fn suite() -> &'static $suite {
+            static RESULT: std::sync::OnceLock<$suite> = std::sync::OnceLock::new();
+            RESULT.get_or_init($crate::compute_quick::<$suite>)
+        }
+
+        #[test]
+        fn quick_summary_snapshot() {
+            let summary = tallmc_reproduce::part::Suite::summary(suite());
+            if let Some(summary) = $crate::quick_snapshot(&summary) {
+                insta::assert_json_snapshot!($snapshot, summary);
+            }
+        }
+
+        /// Every id in `NOT_ASSERTED` names a claim the suite makes.
+        #[test]
+        fn not_asserted_claims_exist() {
+            $crate::assert_not_asserted_exist(suite(), NOT_ASSERTED);
+        }
+    };
 }

@@ -24,12 +24,8 @@
 //!
 //! The suite runs once per test binary (shared by the tests below).
 
-use std::sync::OnceLock;
-
-use tallmc_reproduce::part::Suite;
-use tallmc_reproduce::suites::austerity::{Austerity, compute};
-use tallmc_reproduce::{Context, Mode};
-use tallmc_tests::{NotAsserted, assert_claims, assert_not_asserted_exist, quick_snapshot, seed};
+use tallmc_reproduce::suites::austerity::Austerity;
+use tallmc_tests::{NotAsserted, assert_claims};
 
 /// Claims that are reported but not asserted, with why.
 const NOT_ASSERTED: &[NotAsserted] = &[
@@ -64,46 +60,28 @@ const NOT_ASSERTED: &[NotAsserted] = &[
     ),
 ];
 
-fn austerity() -> &'static Austerity {
-    static RESULT: OnceLock<Austerity> = OnceLock::new();
-    RESULT.get_or_init(|| {
-        compute(&Context::for_tests(Mode::Quick, seed(1))).expect("austerity suite")
-    })
-}
-
-#[test]
-fn quick_summary_snapshot() {
-    if let Some(summary) = quick_snapshot(&austerity().summary()) {
-        insta::assert_json_snapshot!("austerity_quick", summary);
-    }
-}
-
-/// Every id in [`NOT_ASSERTED`] names a claim the suite makes.
-#[test]
-fn not_asserted_claims_exist() {
-    assert_not_asserted_exist(austerity(), NOT_ASSERTED);
-}
+tallmc_tests::quick_suite_tests!(Austerity, "austerity_quick");
 
 /// Fig. 2 and the decision audit (ε = 0 is exact MH).
 #[test]
 fn fig2_claims() {
-    assert_claims(&austerity().fig2, NOT_ASSERTED);
+    assert_claims(&suite().fig2, NOT_ASSERTED);
 }
 
 /// Fig. 3: the risk of the predictive mean against evaluations.
 #[test]
 fn fig3_claims() {
-    assert_claims(&austerity().fig3, NOT_ASSERTED);
+    assert_claims(&suite().fig3, NOT_ASSERTED);
 }
 
 /// Figs. 5–6: SGLD, MH-corrected and Austerity-corrected SGLD.
 #[test]
 fn fig56_claims() {
-    assert_claims(&austerity().fig56, NOT_ASSERTED);
+    assert_claims(&suite().fig56, NOT_ASSERTED);
 }
 
 /// Figs. 7–8: approximate Gibbs on the three-way MRF.
 #[test]
 fn fig78_claims() {
-    assert_claims(&austerity().fig78, NOT_ASSERTED);
+    assert_claims(&suite().fig78, NOT_ASSERTED);
 }

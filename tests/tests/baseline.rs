@@ -11,12 +11,9 @@
 //!
 //! The suite runs once per test binary (shared by the tests below).
 
-use std::sync::OnceLock;
-
 use tallmc_reproduce::part::Suite;
-use tallmc_reproduce::suites::baseline::{Baseline, compute};
-use tallmc_reproduce::{Context, Mode};
-use tallmc_tests::{NotAsserted, assert_claims, assert_not_asserted_exist, quick_snapshot, seed};
+use tallmc_reproduce::suites::baseline::Baseline;
+use tallmc_tests::{NotAsserted, assert_claims};
 
 /// Claims that are reported but not asserted, with why.
 const NOT_ASSERTED: &[NotAsserted] = &[(
@@ -24,28 +21,11 @@ const NOT_ASSERTED: &[NotAsserted] = &[(
     "informative: a ratio of two ESS estimates without a standard error",
 )];
 
-fn baseline() -> &'static Baseline {
-    static RESULT: OnceLock<Baseline> = OnceLock::new();
-    RESULT
-        .get_or_init(|| compute(&Context::for_tests(Mode::Quick, seed(1))).expect("baseline suite"))
-}
-
-#[test]
-fn quick_summary_snapshot() {
-    if let Some(summary) = quick_snapshot(&baseline().summary()) {
-        insta::assert_json_snapshot!("baseline_quick", summary);
-    }
-}
-
-/// Every id in [`NOT_ASSERTED`] names a claim the suite makes.
-#[test]
-fn not_asserted_claims_exist() {
-    assert_not_asserted_exist(baseline(), NOT_ASSERTED);
-}
+tallmc_tests::quick_suite_tests!(Baseline, "baseline_quick");
 
 #[test]
 fn exact_kernels_claims() {
-    let b = baseline();
+    let b = suite();
     assert_eq!(b.gaussian.len(), 3, "every exact kernel ran on the conjugate Gaussian");
     assert_eq!(b.logistic.len(), 3, "every exact kernel ran on the logistic regression");
     for p in b.parts() {

@@ -18,13 +18,10 @@
 //!
 //! The suite runs once per test binary (shared by the tests below).
 
-use std::sync::OnceLock;
-
 use tallmc_reproduce::part::Suite;
+use tallmc_reproduce::suites::confidence::Confidence;
 use tallmc_reproduce::suites::confidence::toy::{Method, ToyData};
-use tallmc_reproduce::suites::confidence::{Confidence, compute};
-use tallmc_reproduce::{Context, Mode};
-use tallmc_tests::{NotAsserted, assert_claims, assert_not_asserted_exist, quick_snapshot, seed};
+use tallmc_tests::{NotAsserted, assert_claims};
 
 /// Claims that are reported but not asserted, with why: the ones the suite measures as not
 /// reproduced at the quick sizes, and comparisons a quick run decides at its Monte Carlo noise
@@ -60,25 +57,7 @@ const NOT_ASSERTED: &[NotAsserted] = &[
     ),
 ];
 
-fn suite() -> &'static Confidence {
-    static RESULT: OnceLock<Confidence> = OnceLock::new();
-    RESULT.get_or_init(|| {
-        compute(&Context::for_tests(Mode::Quick, seed(1))).expect("confidence suite")
-    })
-}
-
-#[test]
-fn quick_summary_snapshot() {
-    if let Some(summary) = quick_snapshot(&suite().summary()) {
-        insta::assert_json_snapshot!("confidence_quick", summary);
-    }
-}
-
-/// Every id in [`NOT_ASSERTED`] names a claim the suite makes.
-#[test]
-fn not_asserted_claims_exist() {
-    assert_not_asserted_exist(suite(), NOT_ASSERTED);
-}
+tallmc_tests::quick_suite_tests!(Confidence, "confidence_quick");
 
 /// Every part ran in full (the claims read what is there; this checks that it all is).
 #[test]

@@ -22,12 +22,8 @@
 //!
 //! The suite runs once per test binary (shared by the tests below).
 
-use std::sync::OnceLock;
-
-use tallmc_reproduce::part::Suite;
-use tallmc_reproduce::suites::hmcecs::{CvOrder, Hmcecs, compute};
-use tallmc_reproduce::{Context, Mode};
-use tallmc_tests::{NotAsserted, assert_claims, assert_not_asserted_exist, quick_snapshot, seed};
+use tallmc_reproduce::suites::hmcecs::{CvOrder, Hmcecs};
+use tallmc_tests::{NotAsserted, assert_claims};
 
 /// Claims that are reported but not asserted, with why.
 const NOT_ASSERTED: &[NotAsserted] = &[
@@ -41,23 +37,7 @@ const NOT_ASSERTED: &[NotAsserted] = &[
     ),
 ];
 
-fn suite() -> &'static Hmcecs {
-    static RESULT: OnceLock<Hmcecs> = OnceLock::new();
-    RESULT.get_or_init(|| compute(&Context::for_tests(Mode::Quick, seed(1))).expect("hmcecs suite"))
-}
-
-#[test]
-fn quick_summary_snapshot() {
-    if let Some(summary) = quick_snapshot(&suite().summary()) {
-        insta::assert_json_snapshot!("hmcecs_quick", summary);
-    }
-}
-
-/// Every id in [`NOT_ASSERTED`] names a claim the suite makes.
-#[test]
-fn not_asserted_claims_exist() {
-    assert_not_asserted_exist(suite(), NOT_ASSERTED);
-}
+tallmc_tests::quick_suite_tests!(Hmcecs, "hmcecs_quick");
 
 /// Every part ran in full (the claims read what is there; this checks that it all is).
 #[test]

@@ -8,18 +8,19 @@ pub mod sbps;
 
 use serde_json::Value;
 
+use crate::part::run as run_suite;
 use crate::{Context, Error, Result};
 
 /// Every suite, in the order `cargo xtask reproduce` runs them.
 pub const ALL: &[&str] = &["baseline", "austerity", "confidence", "hmcecs", "sbps"];
 
-/// Runs the suite `name`, returning its summary.
+/// Runs the suite `name` with the [shared runner](crate::part::run), returning its summary.
 pub fn run(name: &str, ctx: &Context<'_>) -> Result<Value> {
     match name {
         "baseline" => baseline::run(ctx),
-        "austerity" => austerity::run(ctx),
-        "confidence" => confidence::run(ctx),
-        "hmcecs" => hmcecs::run(ctx),
+        "austerity" => run_suite::<austerity::Austerity>(ctx),
+        "confidence" => run_suite::<confidence::Confidence>(ctx),
+        "hmcecs" => run_suite::<hmcecs::Hmcecs>(ctx),
         "sbps" => sbps::run(ctx),
         _ => Err(Error::UnknownSuite(name.into(), ALL.join(", "))),
     }

@@ -198,121 +198,6 @@ pub struct Austerity {
     pub seconds: [f64; 3],
 }
 
-/// Runs the suite with the [shared runner](crate::part::run) and returns the summary.
-pub fn run(ctx: &Context<'_>) -> Result<Value> {
-    crate::part::run::<Austerity>(ctx)
-}
-
-/// Runs the four parts.
-pub fn compute(ctx: &Context<'_>) -> Result<Austerity> {
-    let sizes = Sizes::of(ctx.mode);
-    let newton = NewtonOptions::default();
-
-    // (a) and (b): the MNIST-like logistic regression.
-    let t0 = Instant::now();
-    ctx.reporter.note("austerity: MNIST-like data, mode and Laplace approximation");
-    let (train, test) = synthetic::mnist_like(
-        synthetic::MNIST_LIKE_TRAIN,
-        synthetic::MNIST_LIKE_TEST,
-        MNIST_DATA_SEED,
-    )?;
-    let model = LogisticRegression::new(train.data, DesignOptions::default(), PRIOR_SD)?;
-    let d = synthetic::MNIST_LIKE_DIM;
-    let laplace = laplace_approximation(&model, &vec![0.0; d], newton)?;
-    let mut setup = MnistSetup { model, test, laplace, scale: 0.0, tune_accept: 0.0 };
-    let (scale, tune_accept) = fig2::tune_scale(&setup, sizes.tune_warmup, ctx)?;
-    setup.scale = scale;
-    setup.tune_accept = tune_accept;
-    let starts = setup.laplace.dispersed_positions(
-        sizes.fig2_chains.max(sizes.fig3_chains),
-        1.0,
-        ctx.seed,
-    )?;
-    let mut fig2 = fig2::compute(&setup, &starts, sizes.fig2_chains, sizes.fig2_steps, ctx)?;
-    fig2.tune_warmup = sizes.tune_warmup;
-    let n = setup.model.design().len() as u64;
-    let task = ctx
-        .reporter
-        .task("austerity (b): importance-sampling truth", sizes.mnist_truth_draws as u64 * n);
-    let is = ImportanceSample::draw(
-        &setup.model,
-        &setup.laplace,
-        sizes.mnist_truth_draws,
-        ctx.seed,
-        MNIST_IS_STREAM,
-        &*task,
-    )?;
-    drop(task);
-    let (p_true, p_mcse) = is.predictive(setup.test.x());
-    let fig3 = fig3::compute(
-        &setup,
-        &starts,
-        (&p_true, &p_mcse),
-        is.len(),
-        is.ess,
-        sizes.fig3_chains,
-        sizes.fig3_budget,
-        ctx,
-    )?;
-    drop((setup, is));
-    let t_ab = t0.elapsed().as_secs_f64();
-
-    // (c): the KDD99-like logistic regression.
-    let t0 = Instant::now();
-    ctx.reporter.note("austerity: KDD99-like data, mode and Laplace approximation");
-    let sim = synthetic::kdd_like(sizes.kdd_n, KDD_DATA_SEED)?;
-    let model = LogisticRegression::new(sim.data, DesignOptions::default(), PRIOR_SD)?;
-    let d = synthetic::KDD_LIKE_DIM;
-    let laplace = laplace_approximation(&model, &vec![0.0; d], newton)?;
-    let lambda_min = smallest_eigenvalue(&laplace.covariance, d)?;
-    let task = ctx.reporter.task(
-        "austerity (c): importance-sampling truth",
-        (sizes.kdd_truth_draws * sizes.kdd_n) as u64,
-    );
-    let is = ImportanceSample::draw(
-        &model,
-        &laplace,
-        sizes.kdd_truth_draws,
-        ctx.seed,
-        KDD_IS_STREAM,
-        &*task,
-    )?;
-    drop(task);
-    let truth = is.moments(&laplace);
-    let starts = laplace.dispersed_positions(sizes.sgld_chains, 1.0, ctx.seed ^ 0x5eed)?;
-    let fig56 = fig56::compute(
-        &model,
-        &starts,
-        lambda_min,
-        &truth,
-        is.len(),
-        is.ess,
-        sizes.sgld_batch,
-        sizes.sgld_chains,
-        sizes.sgld_budget,
-        ctx,
-    )?;
-    drop((model, is));
-    let t_c = t0.elapsed().as_secs_f64();
-
-    // (d): the MRF.
-    let t0 = Instant::now();
-    let fig78 = fig78::compute(sizes.gibbs, ctx)?;
-    let t_d = t0.elapsed().as_secs_f64();
-    Ok(Austerity {
-        mode: ctx.mode,
-        seed: ctx.seed,
-        sizes,
-        scale,
-        tune_accept,
-        fig2,
-        fig3,
-        fig56,
-        fig78,
-        seconds: [t_ab, t_c, t_d],
-    })
-}
-
 /// The paper's data fractions implied by its Fig. 3 legend: T(ε = 0)/T(ε) samples in the same
 /// 400 s (an upper bound on the fraction, since each step also has costs that do not scale
 /// with the data), for ε = 0.01, 0.05, 0.1, 0.2.
@@ -328,8 +213,114 @@ impl Suite for Austerity {
     const TITLE: &'static str = "Austerity in MCMC land (Korattikara, Chen & Welling 2014)";
     const PAPER: &'static str = "paper (§6)";
 
+    /// Runs the four parts.
     fn compute(ctx: &Context<'_>) -> Result<Self> {
-        compute(ctx)
+        let sizes = Sizes::of(ctx.mode);
+        let newton = NewtonOptions::default();
+
+        // (a) and (b): the MNIST-like logistic regression.
+        let t0 = Instant::now();
+        ctx.reporter.note("austerity: MNIST-like data, mode and Laplace approximation");
+        let (train, test) = synthetic::mnist_like(
+            synthetic::MNIST_LIKE_TRAIN,
+            synthetic::MNIST_LIKE_TEST,
+            MNIST_DATA_SEED,
+        )?;
+        let model = LogisticRegression::new(train.data, DesignOptions::default(), PRIOR_SD)?;
+        let d = synthetic::MNIST_LIKE_DIM;
+        let laplace = laplace_approximation(&model, &vec![0.0; d], newton)?;
+        let mut setup = MnistSetup { model, test, laplace, scale: 0.0, tune_accept: 0.0 };
+        let (scale, tune_accept) = fig2::tune_scale(&setup, sizes.tune_warmup, ctx)?;
+        setup.scale = scale;
+        setup.tune_accept = tune_accept;
+        let starts = setup.laplace.dispersed_positions(
+            sizes.fig2_chains.max(sizes.fig3_chains),
+            1.0,
+            ctx.seed,
+        )?;
+        let mut fig2 = fig2::compute(&setup, &starts, sizes.fig2_chains, sizes.fig2_steps, ctx)?;
+        fig2.tune_warmup = sizes.tune_warmup;
+        let n = setup.model.design().len() as u64;
+        let task = ctx
+            .reporter
+            .task("austerity (b): importance-sampling truth", sizes.mnist_truth_draws as u64 * n);
+        let is = ImportanceSample::draw(
+            &setup.model,
+            &setup.laplace,
+            sizes.mnist_truth_draws,
+            ctx.seed,
+            MNIST_IS_STREAM,
+            &*task,
+        )?;
+        drop(task);
+        let (p_true, p_mcse) = is.predictive(setup.test.x());
+        let fig3 = fig3::compute(
+            &setup,
+            &starts,
+            (&p_true, &p_mcse),
+            is.len(),
+            is.ess,
+            sizes.fig3_chains,
+            sizes.fig3_budget,
+            ctx,
+        )?;
+        drop((setup, is));
+        let t_ab = t0.elapsed().as_secs_f64();
+
+        // (c): the KDD99-like logistic regression.
+        let t0 = Instant::now();
+        ctx.reporter.note("austerity: KDD99-like data, mode and Laplace approximation");
+        let sim = synthetic::kdd_like(sizes.kdd_n, KDD_DATA_SEED)?;
+        let model = LogisticRegression::new(sim.data, DesignOptions::default(), PRIOR_SD)?;
+        let d = synthetic::KDD_LIKE_DIM;
+        let laplace = laplace_approximation(&model, &vec![0.0; d], newton)?;
+        let lambda_min = smallest_eigenvalue(&laplace.covariance, d)?;
+        let task = ctx.reporter.task(
+            "austerity (c): importance-sampling truth",
+            (sizes.kdd_truth_draws * sizes.kdd_n) as u64,
+        );
+        let is = ImportanceSample::draw(
+            &model,
+            &laplace,
+            sizes.kdd_truth_draws,
+            ctx.seed,
+            KDD_IS_STREAM,
+            &*task,
+        )?;
+        drop(task);
+        let truth = is.moments(&laplace);
+        let starts = laplace.dispersed_positions(sizes.sgld_chains, 1.0, ctx.seed ^ 0x5eed)?;
+        let fig56 = fig56::compute(
+            &model,
+            &starts,
+            lambda_min,
+            &truth,
+            is.len(),
+            is.ess,
+            sizes.sgld_batch,
+            sizes.sgld_chains,
+            sizes.sgld_budget,
+            ctx,
+        )?;
+        drop((model, is));
+        let t_c = t0.elapsed().as_secs_f64();
+
+        // (d): the MRF.
+        let t0 = Instant::now();
+        let fig78 = fig78::compute(sizes.gibbs, ctx)?;
+        let t_d = t0.elapsed().as_secs_f64();
+        Ok(Austerity {
+            mode: ctx.mode,
+            seed: ctx.seed,
+            sizes,
+            scale,
+            tune_accept,
+            fig2,
+            fig3,
+            fig56,
+            fig78,
+            seconds: [t_ab, t_c, t_d],
+        })
     }
 
     fn parts(&self) -> Vec<&dyn Part> {

@@ -51,26 +51,17 @@ pub struct Confidence {
     pub logistic: logistic::Logistic,
 }
 
-/// Runs the suite with the [shared runner](crate::part::run) and returns the summary.
-pub fn run(ctx: &Context<'_>) -> Result<Value> {
-    crate::part::run::<Confidence>(ctx)
-}
-
-/// Runs the three parts.
-pub fn compute(ctx: &Context<'_>) -> Result<Confidence> {
-    let toy = timed(ctx, "confidence", "Fig. 4 toy and exactness check", || toy::compute(ctx))?;
-    let scaling = timed(ctx, "confidence", "Fig. 7(b)", || scaling::compute(ctx))?;
-    let logistic = timed(ctx, "confidence", "Fig. 6 logistic", || logistic::compute(ctx))?;
-    Ok(Confidence { mode: ctx.mode, seed: ctx.seed, toy, scaling, logistic })
-}
-
 impl Suite for Confidence {
     const NAME: &'static str = "confidence";
     const TITLE: &'static str = "Confidence sampler (Bardenet, Doucet & Holmes 2014)";
     const PAPER: &'static str = "paper (BDH 2014)";
 
+    /// Runs the three parts.
     fn compute(ctx: &Context<'_>) -> Result<Self> {
-        compute(ctx)
+        let toy = timed(ctx, "confidence", "Fig. 4 toy and exactness check", || toy::compute(ctx))?;
+        let scaling = timed(ctx, "confidence", "Fig. 7(b)", || scaling::compute(ctx))?;
+        let logistic = timed(ctx, "confidence", "Fig. 6 logistic", || logistic::compute(ctx))?;
+        Ok(Confidence { mode: ctx.mode, seed: ctx.seed, toy, scaling, logistic })
     }
 
     fn parts(&self) -> Vec<&dyn Part> {

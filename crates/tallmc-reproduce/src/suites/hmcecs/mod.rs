@@ -64,28 +64,18 @@ pub struct Hmcecs {
     pub tables: tables::Tables,
 }
 
-/// Runs the suite: computes, writes `summary.json`, `report.md` and the figures when the
-/// Runs the suite with the [shared runner](crate::part::run) and returns the summary.
-pub fn run(ctx: &Context<'_>) -> Result<Value> {
-    crate::part::run::<Hmcecs>(ctx)
-}
-
-/// Runs the parts.
-pub fn compute(ctx: &Context<'_>) -> Result<Hmcecs> {
-    let fig7 = timed(ctx, "hmcecs", "Fig. 7 scaling", || fig7::compute(ctx))?;
-    let cv_order =
-        timed(ctx, "hmcecs", "Figs. 8-9 control-variate order", || cv_order::compute(ctx))?;
-    let tables = timed(ctx, "hmcecs", "Tables 1-2 and Fig. 2", || tables::compute(ctx))?;
-    Ok(Hmcecs { mode: ctx.mode, seed: ctx.seed, fig7, cv_order, tables })
-}
-
 impl Suite for Hmcecs {
     const NAME: &'static str = "hmcecs";
     const TITLE: &'static str = "HMC with energy conserving subsampling (Dang et al. 2019)";
     const PAPER: &'static str = "paper (Dang et al. 2019)";
 
+    /// Runs the parts.
     fn compute(ctx: &Context<'_>) -> Result<Self> {
-        compute(ctx)
+        let fig7 = timed(ctx, "hmcecs", "Fig. 7 scaling", || fig7::compute(ctx))?;
+        let cv_order =
+            timed(ctx, "hmcecs", "Figs. 8-9 control-variate order", || cv_order::compute(ctx))?;
+        let tables = timed(ctx, "hmcecs", "Tables 1-2 and Fig. 2", || tables::compute(ctx))?;
+        Ok(Hmcecs { mode: ctx.mode, seed: ctx.seed, fig7, cv_order, tables })
     }
 
     fn parts(&self) -> Vec<&dyn Part> {
