@@ -158,45 +158,61 @@ struct ChainVar {
 /// Steps per block of the second-moment-ratio series (for its MCSE).
 const RATIO_BLOCK: u64 = 16;
 
-/// Welford running moments, the L1 error at every checkpoint, and the series of the squared
-/// distance to the true mean in units of the true variances.
-fn run_chain<K: Kernel<LogisticRegression>>(
-    model: &LogisticRegression, kernel: &K, init: &[f64], seed: u64, stream: usize, budget: u64,
-    grid: &[f64], (truth, true_mean): (&[f64], &[f64]), task: &dyn Task,
-) -> Result<ChainVar> {
-    let d = truth.len();
-    let mut ratio_blocks = Vec::new();
-    let mut block = 0.0;
-    let mut rng = chain_rng(seed, stream);
-    let (mut mean, mut m2, mut count) = (vec![0.0; d], vec![0.0; d], 0u64);
-    let mut cps = Checkpoints::new(grid.to_vec());
-    let mut snapshots = Vec::with_capacity(grid.len());
-    let (mut accept_sum, mut used_sum) = (0.0, 0.0);
-    let totals = run_to_budget(model, kernel, init, &mut rng, budget, task, |th, st, e| {
-        count += 1;
-        let c = count as f64;
-        for j in 0..d {
-            let delta = th[j] - mean[j];
-            mean[j] += delta / c;
-            m2[j] += delta * (th[j] - mean[j]);
-        }
-        block += (0..d).map(|j| (th[j] - true_mean[j]).powi(2) / truth[j]).sum::<f64>() / d as f64;
-        if count.is_multiple_of(RATIO_BLOCK) {
-            ratio_blocks.push(block / RATIO_BLOCK as f64);
-            block = 0.0;
-        }
-        for _ in 0..cps.passed(e) {
-            let l1 = if count < 2 {
-                truth.iter().sum()
-            } else {
-                m2.iter().zip(truth).map(|(m, v)| (m / (c - 1.0) - v).abs()).sum()
-            };
-            snapshots.push((e, l1));
-        }
-        accept_sum += st.accept_stat();
-        used_sum += st.batch_size() as f64;
-    })?;
-    Ok(ChainVar { snapshots, ratio_blocks, mean, m2, count, totals, accept_sum, used_sum })
+/// What every chain of a Figs. 5–6 run shares: the model, the budget of each chain, the
+/// checkpoint grid and the true variances and mean the errors are measured against.
+struct ChainJobs<'a> {
+    model: &'a LogisticRegression,
+    seed: u64,
+    budget: u64,
+    grid: &'a [f64],
+    truth: &'a [f64],
+    true_mean: &'a [f64],
+    task: &'a dyn Task,
+}
+
+impl ChainJobs<'_> {
+    /// Runs `kernel` from `init` on RNG stream `stream`: Welford running moments, the L1 error
+    /// at every checkpoint, and the series of the squared distance to the true mean in units of
+    /// the true variances.
+    fn run<K: Kernel<LogisticRegression>>(
+        &self, kernel: &K, init: &[f64], stream: usize,
+    ) -> Result<ChainVar> {
+        let Self { model, seed, budget, grid, truth, true_mean, task } = *self;
+        let d = truth.len();
+        let mut ratio_blocks = Vec::new();
+        let mut block = 0.0;
+        let mut rng = chain_rng(seed, stream);
+        let (mut mean, mut m2, mut count) = (vec![0.0; d], vec![0.0; d], 0u64);
+        let mut cps = Checkpoints::new(grid.to_vec());
+        let mut snapshots = Vec::with_capacity(grid.len());
+        let (mut accept_sum, mut used_sum) = (0.0, 0.0);
+        let totals = run_to_budget(model, kernel, init, &mut rng, budget, task, |th, st, e| {
+            count += 1;
+            let c = count as f64;
+            for j in 0..d {
+                let delta = th[j] - mean[j];
+                mean[j] += delta / c;
+                m2[j] += delta * (th[j] - mean[j]);
+            }
+            block +=
+                (0..d).map(|j| (th[j] - true_mean[j]).powi(2) / truth[j]).sum::<f64>() / d as f64;
+            if count.is_multiple_of(RATIO_BLOCK) {
+                ratio_blocks.push(block / RATIO_BLOCK as f64);
+                block = 0.0;
+            }
+            for _ in 0..cps.passed(e) {
+                let l1 = if count < 2 {
+                    truth.iter().sum()
+                } else {
+                    m2.iter().zip(truth).map(|(m, v)| (m / (c - 1.0) - v).abs()).sum()
+                };
+                snapshots.push((e, l1));
+            }
+            accept_sum += st.accept_stat();
+            used_sum += st.batch_size() as f64;
+        })?;
+        Ok(ChainVar { snapshots, ratio_blocks, mean, m2, count, totals, accept_sum, used_sum })
+    }
 }
 
 /// Runs part (c) on `model` (with `starts` drawn from its Laplace approximation), against the
@@ -216,6 +232,8 @@ pub(crate) fn compute(
     let jobs: Vec<(usize, usize, usize)> = (0..STEP_FACTORS.len())
         .flat_map(|s| (0..methods.len()).flat_map(move |m| (0..chains).map(move |k| (s, m, k))))
         .collect();
+    let chain_jobs =
+        ChainJobs { model, seed: ctx.seed, budget, grid: &grid, truth, true_mean, task: &*task };
     let runs = jobs
         .par_iter()
         .map(|&(s, m, k)| {
@@ -223,44 +241,18 @@ pub(crate) fn compute(
             let init = &starts[k % starts.len()];
             let stream = STREAM + 1000 * s + 100 * m + k;
             let prop = || SgldProposal::new(SgldProposalConfig { step_size: h, batch });
-            let (seed, grid, task) = (ctx.seed, &grid[..], &*task);
             match methods[m] {
-                Method::Sgld => run_chain(
-                    model,
-                    &Sgld::new(SgldConfig { step_size: h, batch, ..Default::default() })?,
-                    init,
-                    seed,
-                    stream,
-                    budget,
-                    grid,
-                    (truth, true_mean),
-                    task,
-                ),
-                Method::Mh => run_chain(
-                    model,
-                    &MinibatchMh::new(ExactTest::new(), prop()?),
-                    init,
-                    seed,
-                    stream,
-                    budget,
-                    grid,
-                    (truth, true_mean),
-                    task,
-                ),
+                Method::Sgld => {
+                    let config = SgldConfig { step_size: h, batch, ..Default::default() };
+                    chain_jobs.run(&Sgld::new(config)?, init, stream)
+                }
+                Method::Mh => {
+                    chain_jobs.run(&MinibatchMh::new(ExactTest::new(), prop()?), init, stream)
+                }
                 Method::Austerity(eps) => {
                     let test = AusterityTest::new(AusterityConfig::new(eps, batch))
                         .map_err(bounds_error)?;
-                    run_chain(
-                        model,
-                        &MinibatchMh::new(test, prop()?),
-                        init,
-                        seed,
-                        stream,
-                        budget,
-                        grid,
-                        (truth, true_mean),
-                        task,
-                    )
+                    chain_jobs.run(&MinibatchMh::new(test, prop()?), init, stream)
                 }
             }
         })

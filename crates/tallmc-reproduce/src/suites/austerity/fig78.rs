@@ -242,24 +242,46 @@ struct GibbsChain {
     fraction_sum: f64,
 }
 
-fn run_gibbs_chain<T: MeanTest + Clone + Send + Sync>(
-    mrf: &ThreeWayMrf, test: T, init: &[f64], seed: u64, stream: usize, budget: u64, grid: &[f64],
-    subsets: &[[usize; SUBSET_SIZE]], truth: &[f64], task: &dyn Task,
-) -> Result<GibbsChain> {
-    let kernel = ApproximateGibbs::new(GibbsConfig::default(), test)?;
-    let mut rng = chain_rng(seed, stream);
-    let mut counts = SubsetCounts::new(subsets);
-    let mut cps = Checkpoints::new(grid.to_vec());
-    let mut snapshots = Vec::with_capacity(grid.len());
-    let mut fraction_sum = 0.0;
-    let totals = run_to_budget(mrf, &kernel, init, &mut rng, budget, task, |x, st, e| {
-        counts.add(x);
-        for _ in 0..cps.passed(e) {
-            snapshots.push((e, counts.mean_l1(truth)));
-        }
-        fraction_sum += st.mean_fraction_used;
-    })?;
-    Ok(GibbsChain { snapshots, totals, fraction_sum })
+/// What every Fig. 8 chain shares: the MRF, the budget of each chain, the checkpoint grid and
+/// the subsets whose empirical conditionals are compared with `truth`.
+struct GibbsJobs<'a> {
+    mrf: &'a ThreeWayMrf,
+    seed: u64,
+    budget: u64,
+    grid: &'a [f64],
+    subsets: &'a [[usize; SUBSET_SIZE]],
+    truth: &'a [f64],
+    task: &'a dyn Task,
+}
+
+impl GibbsJobs<'_> {
+    /// Runs one Gibbs chain with the mean test `test` from `init` on RNG stream `stream`.
+    fn run<T: MeanTest + Clone + Send + Sync>(
+        &self, test: T, init: &[f64], stream: usize,
+    ) -> Result<GibbsChain> {
+        let kernel = ApproximateGibbs::new(GibbsConfig::default(), test)?;
+        let mut rng = chain_rng(self.seed, stream);
+        let mut counts = SubsetCounts::new(self.subsets);
+        let mut cps = Checkpoints::new(self.grid.to_vec());
+        let mut snapshots = Vec::with_capacity(self.grid.len());
+        let mut fraction_sum = 0.0;
+        let totals = run_to_budget(
+            self.mrf,
+            &kernel,
+            init,
+            &mut rng,
+            self.budget,
+            self.task,
+            |x, st, e| {
+                counts.add(x);
+                for _ in 0..cps.passed(e) {
+                    snapshots.push((e, counts.mean_l1(self.truth)));
+                }
+                fraction_sum += st.mean_fraction_used;
+            },
+        )?;
+        Ok(GibbsChain { snapshots, totals, fraction_sum })
+    }
 }
 
 /// Runs part (d).
@@ -435,38 +457,28 @@ pub(crate) fn compute(sizes: GibbsSizes, ctx: &Context<'_>) -> Result<Fig78> {
     let task = ctx
         .reporter
         .task("austerity (d): Gibbs chains (Fig. 8)", (methods.len() * s.chains) as u64 * s.budget);
+    let gibbs = GibbsJobs {
+        mrf: &mrf,
+        seed: ctx.seed,
+        budget: s.budget,
+        grid: &grid,
+        subsets: &subsets,
+        truth: &truth,
+        task: &*task,
+    };
     let jobs: Vec<(usize, usize)> =
         (0..methods.len()).flat_map(|m| (0..s.chains).map(move |k| (m, k))).collect();
     let chains = jobs
         .par_iter()
         .map(|&(m, k)| {
-            let stream = CHAIN_STREAM + 100 * m + k;
-            let (init, seed, task) = (&inits[k], ctx.seed, &*task);
+            let (init, stream) = (&inits[k], CHAIN_STREAM + 100 * m + k);
             match methods[m] {
-                None => run_gibbs_chain(
-                    &mrf,
-                    ExactTest::new(),
-                    init,
-                    seed,
-                    stream,
-                    s.budget,
-                    &grid,
-                    &subsets,
-                    &truth,
-                    task,
-                ),
-                Some(eps) => run_gibbs_chain(
-                    &mrf,
-                    AusterityTest::new(AusterityConfig::new(eps, s.batch)).map_err(bounds_error)?,
-                    init,
-                    seed,
-                    stream,
-                    s.budget,
-                    &grid,
-                    &subsets,
-                    &truth,
-                    task,
-                ),
+                None => gibbs.run(ExactTest::new(), init, stream),
+                Some(eps) => {
+                    let test = AusterityTest::new(AusterityConfig::new(eps, s.batch))
+                        .map_err(bounds_error)?;
+                    gibbs.run(test, init, stream)
+                }
             }
         })
         .collect::<Result<Vec<_>>>()?;
