@@ -25,10 +25,27 @@ pub type NotAsserted = (&'static str, &'static str);
 
 /// Asserts every claim of `part` that is not in `not_asserted` (each claim's `holds` was
 /// computed once by the suite; the report's verdicts read the same values); prints the others.
-#[allow(clippy::print_stderr)] // the claims not asserted are shown in the test output
 pub fn assert_claims(part: &dyn Part, not_asserted: &[NotAsserted]) {
+    let failed = failed_claims(part, not_asserted);
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+}
+
+/// [`assert_claims`] for every part of `suite`, reporting the failed claims of all parts
+/// together.
+pub fn assert_suite_claims<S: Suite>(suite: &S, not_asserted: &[NotAsserted]) {
+    let failed: Vec<String> =
+        suite.parts().into_iter().flat_map(|p| failed_claims(p, not_asserted)).collect();
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+}
+
+/// The claims of `part` that do not hold and are not in `not_asserted`, each as
+/// `part / claim`; prints the claims in `not_asserted`. Panics on a part without claims or a
+/// claim with an empty measurement or criterion.
+#[allow(clippy::print_stderr)] // the claims not asserted are shown in the test output
+fn failed_claims(part: &dyn Part, not_asserted: &[NotAsserted]) -> Vec<String> {
     let claims: Vec<Claim> = part.claims();
     assert!(!claims.is_empty(), "{}: no claims", part.key());
+    let mut failed = Vec::new();
     for c in claims {
         assert!(
             !c.measured.is_empty() && !c.criterion.is_empty(),
@@ -38,10 +55,11 @@ pub fn assert_claims(part: &dyn Part, not_asserted: &[NotAsserted]) {
         );
         if let Some((_, why)) = not_asserted.iter().find(|(id, _)| *id == c.id) {
             eprintln!("{} / {} (not asserted: {why}): {c}", part.key(), c.id);
-        } else {
-            assert!(c.holds, "{} / {c}", part.key());
+        } else if !c.holds {
+            failed.push(format!("{} / {c}", part.key()));
         }
     }
+    failed
 }
 
 /// Every id in `not_asserted` names a claim `suite` makes (a renamed claim must not silently
@@ -65,9 +83,10 @@ pub fn compute_quick<S: Suite>() -> S {
 /// The shared part of a quick suite's test file: `fn suite() -> &'static $suite`, the quick run
 /// ([`compute_quick`]) computed once per test binary and shared by its tests; the test
 /// `quick_summary_snapshot`, the summary as the insta snapshot `$snapshot` (skipped when the
-/// seeds are shifted, see [`quick_snapshot`]); and the test `not_asserted_claims_exist`, every
-/// id in the file's `NOT_ASSERTED` names a claim of the suite
-/// ([`assert_not_asserted_exist`]).
+/// seeds are shifted, see [`quick_snapshot`]); the test `not_asserted_claims_exist`, every id
+/// in the file's `NOT_ASSERTED` names a claim of the suite ([`assert_not_asserted_exist`]);
+/// and the test `claims_hold`, every other claim of every part holds
+/// ([`assert_suite_claims`]).
 ///
 /// The snapshot keeps the name and folder of the test file that invokes the macro.
 #[macro_export]
@@ -90,6 +109,12 @@ macro_rules! quick_suite_tests {
         #[test]
         fn not_asserted_claims_exist() {
             $crate::assert_not_asserted_exist(suite(), NOT_ASSERTED);
+        }
+
+        /// Every claim of every part holds, except the ones in `NOT_ASSERTED`.
+        #[test]
+        fn claims_hold() {
+            $crate::assert_suite_claims(suite(), NOT_ASSERTED);
         }
     };
 }

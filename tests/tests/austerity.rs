@@ -25,7 +25,7 @@
 //! The suite runs once per test binary (shared by the tests below).
 
 use tallmc_reproduce::suites::austerity::Austerity;
-use tallmc_tests::{NotAsserted, assert_claims};
+use tallmc_tests::NotAsserted;
 
 /// Claims that are reported but not asserted, with why.
 const NOT_ASSERTED: &[NotAsserted] = &[
@@ -61,27 +61,3 @@ const NOT_ASSERTED: &[NotAsserted] = &[
 ];
 
 tallmc_tests::quick_suite_tests!(Austerity, "austerity_quick");
-
-/// Fig. 2 and the decision audit (ε = 0 is exact MH).
-#[test]
-fn fig2_claims() {
-    assert_claims(&suite().fig2, NOT_ASSERTED);
-}
-
-/// Fig. 3: the risk of the predictive mean against evaluations.
-#[test]
-fn fig3_claims() {
-    assert_claims(&suite().fig3, NOT_ASSERTED);
-}
-
-/// Figs. 5–6: SGLD, MH-corrected and Austerity-corrected SGLD.
-#[test]
-fn fig56_claims() {
-    assert_claims(&suite().fig56, NOT_ASSERTED);
-}
-
-/// Figs. 7–8: approximate Gibbs on the three-way MRF.
-#[test]
-fn fig78_claims() {
-    assert_claims(&suite().fig78, NOT_ASSERTED);
-}

@@ -11,9 +11,8 @@
 //!
 //! The suite runs once per test binary (shared by the tests below).
 
-use tallmc_reproduce::part::Suite;
 use tallmc_reproduce::suites::baseline::Baseline;
-use tallmc_tests::{NotAsserted, assert_claims};
+use tallmc_tests::NotAsserted;
 
 /// Claims that are reported but not asserted, with why.
 const NOT_ASSERTED: &[NotAsserted] = &[(
@@ -23,12 +22,11 @@ const NOT_ASSERTED: &[NotAsserted] = &[(
 
 tallmc_tests::quick_suite_tests!(Baseline, "baseline_quick");
 
+/// Every exact kernel ran on both problems (the claims read what is there; this checks that
+/// it all is).
 #[test]
-fn exact_kernels_claims() {
+fn every_exact_kernel_ran() {
     let b = suite();
     assert_eq!(b.gaussian.len(), 3, "every exact kernel ran on the conjugate Gaussian");
     assert_eq!(b.logistic.len(), 3, "every exact kernel ran on the logistic regression");
-    for p in b.parts() {
-        assert_claims(p, NOT_ASSERTED);
-    }
 }
