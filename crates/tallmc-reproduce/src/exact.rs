@@ -3,14 +3,14 @@
 
 use serde::Serialize;
 use tallmc_core::{
-    EvalCounts, LogPrior, LogPriorHessian, ParameterNames, TermGradients, TermHessians,
+    EvalCounts, Kernel, LogPrior, LogPriorHessian, ParameterNames, TermGradients, TermHessians,
 };
 use tallmc_diagnostics::{Draws, Summary, summarize};
 use tallmc_integrators::{Metric, MetricKind};
 use tallmc_samplers::sink::MemorySink;
 use tallmc_samplers::{
     AdaptiveMetropolis, AdaptiveMetropolisConfig, ChainOutput, Driver, Hmc, HmcConfig, Laplace,
-    RandomWalkConfig, RandomWalkMetropolis, RunConfig,
+    RandomWalkConfig, RandomWalkMetropolis, RunConfig, StatsOf,
 };
 
 use crate::{Reporter, Result};
@@ -122,24 +122,14 @@ where
                 proposal_covariance: Some(laplace.covariance.clone()),
                 ..Default::default()
             };
-            erase(driver.run(
-                model,
-                &inits,
-                &RandomWalkMetropolis::new(cfg)?,
-                sinks(config.num_chains),
-            )?)
+            erased_run(&driver, model, &inits, &RandomWalkMetropolis::new(cfg)?)?
         }
         ExactKernel::AdaptiveMh => {
             let cfg = AdaptiveMetropolisConfig {
                 initial_covariance: Some(laplace.covariance.clone()),
                 ..Default::default()
             };
-            erase(driver.run(
-                model,
-                &inits,
-                &AdaptiveMetropolis::new(cfg)?,
-                sinks(config.num_chains),
-            )?)
+            erased_run(&driver, model, &inits, &AdaptiveMetropolis::new(cfg)?)?
         }
         ExactKernel::Hmc => {
             // The Laplace metric, not one estimated from warmup draws: on tall-data posteriors
@@ -152,7 +142,7 @@ where
                 adapt_metric: false,
                 ..Default::default()
             };
-            erase(driver.run(model, &inits, &Hmc::new(cfg)?, sinks(config.num_chains))?)
+            erased_run(&driver, model, &inits, &Hmc::new(cfg)?)?
         }
     };
     drop(task);
@@ -168,11 +158,17 @@ where
     })
 }
 
-/// A run's chains without their stats and tuning.
-fn erase<S, T>(chains: Vec<ChainOutput<MemorySink<S>, T>>) -> Vec<ChainOutput<MemorySink<()>, ()>> {
-    chains.into_iter().map(|c| c.map(|s| s.map_stats(|_| ()), |_| ())).collect()
-}
-
-fn sinks<S>(chains: usize) -> Vec<MemorySink<S>> {
-    (0..chains).map(|_| MemorySink::new()).collect()
+/// Runs `kernel`'s chains from `inits` (one each) into memory, keeping the draws and reports
+/// but not the stats and tuning (so that every exact kernel's run has the same type).
+fn erased_run<M, K>(
+    driver: &Driver<'_>, model: &M, inits: &[Vec<f64>], kernel: &K,
+) -> Result<Vec<ChainOutput<MemorySink<()>, ()>>>
+where
+    M: Sync,
+    K: Kernel<M>,
+    StatsOf<K, M>: Clone + Send,
+{
+    let sinks = inits.iter().map(|_| MemorySink::new()).collect();
+    let chains = driver.run(model, inits, kernel, sinks)?;
+    Ok(chains.into_iter().map(|c| c.map(|s| s.map_stats(|_| ()), |_| ())).collect())
 }

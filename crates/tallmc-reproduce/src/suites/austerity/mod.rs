@@ -198,6 +198,18 @@ pub struct Austerity {
     pub seconds: [f64; 3],
 }
 
+/// The importance-sampling truth of `model`: `draws` weighted draws from `laplace`
+/// ([`ImportanceSample::draw`] with the chains' seed and RNG streams from `stream`), with its
+/// progress shown as `part`'s.
+fn truth_sample(
+    ctx: &Context<'_>, part: &str, model: &LogisticRegression, laplace: &Laplace, draws: usize,
+    stream: usize,
+) -> Result<ImportanceSample> {
+    let n = model.design().len() as u64;
+    let task = ctx.reporter.task(&format!("{part}: importance-sampling truth"), draws as u64 * n);
+    ImportanceSample::draw(model, laplace, draws, ctx.seed, stream, &*task)
+}
+
 /// The paper's data fractions implied by its Fig. 3 legend: T(ε = 0)/T(ε) samples in the same
 /// 400 s (an upper bound on the fraction, since each step also has costs that do not scale
 /// with the data), for ε = 0.01, 0.05, 0.1, 0.2.
@@ -240,19 +252,14 @@ impl Suite for Austerity {
         )?;
         let mut fig2 = fig2::compute(&setup, &starts, sizes.fig2_chains, sizes.fig2_steps, ctx)?;
         fig2.tune_warmup = sizes.tune_warmup;
-        let n = setup.model.design().len() as u64;
-        let task = ctx
-            .reporter
-            .task("austerity (b): importance-sampling truth", sizes.mnist_truth_draws as u64 * n);
-        let is = ImportanceSample::draw(
+        let is = truth_sample(
+            ctx,
+            "austerity (b)",
             &setup.model,
             &setup.laplace,
             sizes.mnist_truth_draws,
-            ctx.seed,
             MNIST_IS_STREAM,
-            &*task,
         )?;
-        drop(task);
         let (p_true, p_mcse) = is.predictive(setup.test.x());
         let fig3 = fig3::compute(
             &setup,
@@ -275,19 +282,14 @@ impl Suite for Austerity {
         let d = synthetic::KDD_LIKE_DIM;
         let laplace = laplace_approximation(&model, &vec![0.0; d], newton)?;
         let lambda_min = smallest_eigenvalue(&laplace.covariance, d)?;
-        let task = ctx.reporter.task(
-            "austerity (c): importance-sampling truth",
-            (sizes.kdd_truth_draws * sizes.kdd_n) as u64,
-        );
-        let is = ImportanceSample::draw(
+        let is = truth_sample(
+            ctx,
+            "austerity (c)",
             &model,
             &laplace,
             sizes.kdd_truth_draws,
-            ctx.seed,
             KDD_IS_STREAM,
-            &*task,
         )?;
-        drop(task);
         let truth = is.moments(&laplace);
         let starts = laplace.dispersed_positions(sizes.sgld_chains, 1.0, ctx.seed ^ 0x5eed)?;
         let fig56 = fig56::compute(

@@ -588,31 +588,23 @@ fn figures(c: &CvOrders) -> Vec<(&'static str, Figure)> {
             "Fig. 9: HMC-ECS posterior means (top) and variances (bottom) against full-data HMC",
         )
         .with_columns(c.orders.len());
-    let ref_means: Vec<f64> = c.reference.iter().map(|s| s.mean).collect();
-    let ref_vars: Vec<f64> = c.reference.iter().map(|s| s.sd * s.sd).collect();
-    for (k, o) in c.orders.iter().enumerate() {
-        let means: Vec<f64> = o.summaries.iter().map(|s| s.mean).collect();
-        fig.push(
-            Axes::new()
-                .with_title(format!("order {}: means", o.order.number()))
-                .with_x_label("full-data HMC")
-                .with_y_label("HMC-ECS")
-                .with_legend(Legend::TopLeft)
-                .with_series(Scatter::new(&ref_means, &means).with_color(Color::cycle(k)))
-                .with_series(RefLine::identity()),
-        );
-    }
-    for (k, o) in c.orders.iter().enumerate() {
-        let vars: Vec<f64> = o.summaries.iter().map(|s| s.sd * s.sd).collect();
-        fig.push(
-            Axes::new()
-                .with_title(format!("order {}: variances", o.order.number()))
-                .with_x_label("full-data HMC")
-                .with_y_label("HMC-ECS")
-                .with_legend(Legend::TopLeft)
-                .with_series(Scatter::new(&ref_vars, &vars).with_color(Color::cycle(k)))
-                .with_series(RefLine::identity()),
-        );
+    // Top row the means, bottom row the variances, one panel per order.
+    let stats: [(&str, fn(&Summary) -> f64); 2] =
+        [("means", |s| s.mean), ("variances", |s| s.sd * s.sd)];
+    for (what, stat) in stats {
+        let reference: Vec<f64> = c.reference.iter().map(stat).collect();
+        for (k, o) in c.orders.iter().enumerate() {
+            let estimates: Vec<f64> = o.summaries.iter().map(stat).collect();
+            fig.push(
+                Axes::new()
+                    .with_title(format!("order {}: {what}", o.order.number()))
+                    .with_x_label("full-data HMC")
+                    .with_y_label("HMC-ECS")
+                    .with_legend(Legend::TopLeft)
+                    .with_series(Scatter::new(&reference, &estimates).with_color(Color::cycle(k)))
+                    .with_series(RefLine::identity()),
+            );
+        }
     }
     vec![("fig8_variance_trace.svg", fig8), ("fig9_accuracy.svg", fig)]
 }
