@@ -589,8 +589,8 @@ fn figures(c: &CvOrders) -> Vec<(&'static str, Figure)> {
         )
         .with_columns(c.orders.len());
     // Top row the means, bottom row the variances, one panel per order.
-    let stats: [(&str, fn(&Summary) -> f64); 2] =
-        [("means", |s| s.mean), ("variances", |s| s.sd * s.sd)];
+    type Statistic = fn(&Summary) -> f64;
+    let stats: [(&str, Statistic); 2] = [("means", |s| s.mean), ("variances", |s| s.sd * s.sd)];
     for (what, stat) in stats {
         let reference: Vec<f64> = c.reference.iter().map(stat).collect();
         for (k, o) in c.orders.iter().enumerate() {
