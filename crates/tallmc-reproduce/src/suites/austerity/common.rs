@@ -4,6 +4,7 @@
 use rand_distr::{Distribution, StandardNormal};
 use rayon::prelude::*;
 use serde::Serialize;
+use tallmc_bounds::{AusterityConfig, AusterityTest};
 use tallmc_core::linalg::Cholesky;
 use tallmc_core::rng::{ChainRng, chain_rng};
 use tallmc_core::{Chain, Kernel, LogPrior, StepStats, Terms};
@@ -11,9 +12,17 @@ use tallmc_samplers::{Laplace, StatsOf};
 
 use crate::{Error, Result, Task};
 
-/// A mean-test error as a suite error, saying it came from the mean test.
-pub(crate) fn bounds_error(e: tallmc_bounds::Error) -> Error {
-    Error::Core(e.context("mean test"))
+/// Austerity's sequential t-test at level `epsilon` with mini-batches of `batch` (a bad
+/// setting is a suite error, saying it came from the mean test).
+pub(crate) fn austerity_test(epsilon: f64, batch: usize) -> Result<AusterityTest> {
+    AusterityTest::new(AusterityConfig::new(epsilon, batch))
+        .map_err(|e| Error::Core(e.context("mean test")))
+}
+
+/// Every pair (i, k) with i < `outer` and k < `inner`, i major: the (setting, chain) jobs of a
+/// part's parallel runs.
+pub(crate) fn index_pairs(outer: usize, inner: usize) -> Vec<(usize, usize)> {
+    (0..outer).flat_map(|i| (0..inner).map(move |k| (i, k))).collect()
 }
 
 /// `n` ≥ 2 log-spaced values from `hi · 10^−decades` to `hi`.

@@ -5,14 +5,14 @@
 
 use rayon::prelude::*;
 use serde::Serialize;
-use tallmc_bounds::{AusterityConfig, AusterityTest, ExactTest};
+use tallmc_bounds::ExactTest;
 use tallmc_core::rng::chain_rng;
 use tallmc_core::{Chain, Kernel};
 use tallmc_models::LogisticRegression;
 use tallmc_samplers::{MinibatchMh, RandomWalkProposal, RandomWalkProposalConfig};
 
 use super::MnistSetup;
-use super::common::{bounds_error, run_until};
+use super::common::{austerity_test, index_pairs, run_until};
 use crate::audit::{AuditCounts, Audited};
 use crate::figure::{Axes, Color, Figure, Legend, Line, Marker};
 use crate::{Context, Result};
@@ -136,14 +136,12 @@ pub(crate) fn compute(
     let n = setup.model.design().len() as u64;
     let total = (EPSILONS.len() * chains * steps) as u64 * 2 * n;
     let task = ctx.reporter.task("austerity (a): audited decisions (Fig. 2)", total);
-    let jobs: Vec<(usize, usize)> =
-        (0..EPSILONS.len()).flat_map(|e| (0..chains).map(move |k| (e, k))).collect();
+    let jobs = index_pairs(EPSILONS.len(), chains);
     let runs = jobs
         .par_iter()
         .map(|&(e, k)| {
             let counts = AuditCounts::new();
-            let test = AusterityTest::new(AusterityConfig::new(EPSILONS[e], TEST_BATCH))
-                .map_err(bounds_error)?;
+            let test = austerity_test(EPSILONS[e], TEST_BATCH)?;
             let kernel =
                 MinibatchMh::new(Audited::new(test, counts.clone()), fixed_proposal(setup)?);
             let mut rng = chain_rng(ctx.seed, STREAM + 100 * e + k);

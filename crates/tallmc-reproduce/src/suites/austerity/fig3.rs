@@ -10,13 +10,12 @@
 
 use rayon::prelude::*;
 use serde::Serialize;
-use tallmc_bounds::{AusterityConfig, AusterityTest};
 use tallmc_core::rng::chain_rng;
 use tallmc_samplers::MinibatchMh;
 
 use super::MnistSetup;
 use super::common::{
-    ChainTotals, Checkpoints, bounds_error, log_log_slope, run_to_budget, sigmoid,
+    ChainTotals, Checkpoints, austerity_test, index_pairs, log_log_slope, run_to_budget, sigmoid,
 };
 use super::fig2::{TEST_BATCH, fixed_proposal};
 use crate::figure::{Axes, Bars, Color, Figure, Legend, Line};
@@ -142,13 +141,11 @@ pub(crate) fn compute(
     let grid = super::common::log_grid(budget as f64, DECADES, CHECKPOINTS);
     let total = (EPSILONS.len() * chains) as u64 * budget;
     let task = ctx.reporter.task("austerity (b): risk of the predictive mean (Fig. 3)", total);
-    let jobs: Vec<(usize, usize)> =
-        (0..EPSILONS.len()).flat_map(|e| (0..chains).map(move |k| (e, k))).collect();
+    let jobs = index_pairs(EPSILONS.len(), chains);
     let runs = jobs
         .par_iter()
         .map(|&(e, k)| {
-            let test = AusterityTest::new(AusterityConfig::new(EPSILONS[e], TEST_BATCH))
-                .map_err(bounds_error)?;
+            let test = austerity_test(EPSILONS[e], TEST_BATCH)?;
             let kernel = MinibatchMh::new(test, fixed_proposal(setup)?);
             let mut rng = chain_rng(ctx.seed, STREAM + 100 * e + k);
             let mut sum = vec![0.0; n_test];

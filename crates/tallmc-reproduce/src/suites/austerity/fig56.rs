@@ -5,14 +5,14 @@
 
 use rayon::prelude::*;
 use serde::Serialize;
-use tallmc_bounds::{AusterityConfig, AusterityTest, ExactTest};
+use tallmc_bounds::ExactTest;
 use tallmc_core::Kernel;
 use tallmc_core::StepStats;
 use tallmc_core::rng::chain_rng;
 use tallmc_models::LogisticRegression;
 use tallmc_samplers::{MinibatchMh, Sgld, SgldConfig, SgldProposal, SgldProposalConfig};
 
-use super::common::{ChainTotals, Checkpoints, Moments, bounds_error, log_grid, run_to_budget};
+use super::common::{ChainTotals, Checkpoints, Moments, austerity_test, log_grid, run_to_budget};
 use crate::figure::{Axes, Color, Figure, Legend, Line, RefLine};
 use crate::{Context, Result, Task};
 
@@ -250,8 +250,7 @@ pub(crate) fn compute(
                     chain_jobs.run(&MinibatchMh::new(ExactTest::new(), prop()?), init, stream)
                 }
                 Method::Austerity(eps) => {
-                    let test = AusterityTest::new(AusterityConfig::new(eps, batch))
-                        .map_err(bounds_error)?;
+                    let test = austerity_test(eps, batch)?;
                     chain_jobs.run(&MinibatchMh::new(test, prop()?), init, stream)
                 }
             }

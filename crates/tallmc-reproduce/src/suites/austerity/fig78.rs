@@ -12,13 +12,15 @@
 use rand::RngExt;
 use rayon::prelude::*;
 use serde::Serialize;
-use tallmc_bounds::{AusterityConfig, AusterityTest, ExactTest, MeanTest};
+use tallmc_bounds::{ExactTest, MeanTest};
 use tallmc_core::BinaryFactors;
 use tallmc_core::rng::{chain_rng, setup_rng};
 use tallmc_models::ThreeWayMrf;
 use tallmc_samplers::{ApproximateGibbs, GibbsConfig, GibbsStats, empirical_conditional};
 
-use super::common::{ChainTotals, Checkpoints, bounds_error, log_grid, run_to_budget, run_until};
+use super::common::{
+    ChainTotals, Checkpoints, austerity_test, index_pairs, log_grid, run_to_budget, run_until,
+};
 use crate::figure::{Axes, Color, Figure, Legend, Line, RefLine, Scatter};
 use crate::{Context, Result, Task};
 
@@ -390,14 +392,12 @@ pub(crate) fn compute(sizes: GibbsSizes, ctx: &Context<'_>) -> Result<Fig78> {
         (pairs.len() * ((EPSILONS.len() - 1) * s.reps + s.reps_smallest_epsilon)) as u64,
     );
     let reps = |e: usize| if e == 0 { s.reps_smallest_epsilon } else { s.reps };
-    let jobs: Vec<(usize, usize)> =
-        (0..pairs.len()).flat_map(|q| (0..EPSILONS.len()).map(move |e| (q, e))).collect();
+    let jobs = index_pairs(pairs.len(), EPSILONS.len());
     let conditionals = jobs
         .par_iter()
         .map(|&(q, e)| {
             let (c, k, i, _) = pairs[q];
-            let mut test = AusterityTest::new(AusterityConfig::new(EPSILONS[e], s.batch))
-                .map_err(bounds_error)?;
+            let mut test = austerity_test(EPSILONS[e], s.batch)?;
             let mut rng = chain_rng(ctx.seed, CONDITIONAL_STREAM + q * 16 + e);
             let r = empirical_conditional(&mrf, &mut test, i, &refs[c].kept[k], reps(e), &mut rng)?;
             task.advance(reps(e) as u64);
@@ -466,19 +466,14 @@ pub(crate) fn compute(sizes: GibbsSizes, ctx: &Context<'_>) -> Result<Fig78> {
         truth: &truth,
         task: &*task,
     };
-    let jobs: Vec<(usize, usize)> =
-        (0..methods.len()).flat_map(|m| (0..s.chains).map(move |k| (m, k))).collect();
+    let jobs = index_pairs(methods.len(), s.chains);
     let chains = jobs
         .par_iter()
         .map(|&(m, k)| {
             let (init, stream) = (&inits[k], CHAIN_STREAM + 100 * m + k);
             match methods[m] {
                 None => gibbs.run(ExactTest::new(), init, stream),
-                Some(eps) => {
-                    let test = AusterityTest::new(AusterityConfig::new(eps, s.batch))
-                        .map_err(bounds_error)?;
-                    gibbs.run(test, init, stream)
-                }
+                Some(eps) => gibbs.run(austerity_test(eps, s.batch)?, init, stream),
             }
         })
         .collect::<Result<Vec<_>>>()?;
