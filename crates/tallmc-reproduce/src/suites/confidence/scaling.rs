@@ -69,6 +69,22 @@ pub struct ScalingRun {
     pub sampling_seconds: f64,
 }
 
+impl ScalingRun {
+    /// The run's JSON summary.
+    fn summary(&self) -> Value {
+        json!({
+            "n": self.n, "iterations_per_chain": self.iterations,
+            "posterior_mean": self.posterior.0, "posterior_sd": self.posterior.1,
+            "mean_fraction": self.mean_fraction, "mcse_fraction": self.mcse_fraction,
+            "chain_fractions": self.chain_fractions,
+            "evals_relative_to_exact_mh": 2.0 * self.mean_fraction,
+            "accept": self.accept, "mean_looks": self.mean_looks,
+            "mean_error_in_posterior_sds": self.mean_error_sds,
+            "sampling_seconds": self.sampling_seconds,
+        })
+    }
+}
+
 /// Fig. 7(b).
 #[derive(Debug, Clone)]
 pub struct Scaling {
@@ -151,27 +167,11 @@ impl Part for Scaling {
     }
 
     fn summary(&self) -> Value {
-        let runs: Vec<Value> = self
-            .runs
-            .iter()
-            .map(|r| {
-                json!({
-                    "n": r.n, "iterations_per_chain": r.iterations,
-                    "posterior_mean": r.posterior.0, "posterior_sd": r.posterior.1,
-                    "mean_fraction": r.mean_fraction, "mcse_fraction": r.mcse_fraction,
-                    "chain_fractions": r.chain_fractions,
-                    "evals_relative_to_exact_mh": 2.0 * r.mean_fraction,
-                    "accept": r.accept, "mean_looks": r.mean_looks,
-                    "mean_error_in_posterior_sds": r.mean_error_sds,
-                    "sampling_seconds": r.sampling_seconds,
-                })
-            })
-            .collect();
         json!({
             "data": "y ~ N(0.5, 0.1^2); model N(mu, 1), prior N(0, 10^2)",
             "chains": CHAINS, "step_in_posterior_sds": STEP_SDS,
             "confidence": {"bound": "empirical-bernstein-serfling", "delta": DELTA, "p": 2.0, "gamma": 2.0, "first_batch": 100},
-            "runs": runs,
+            "runs": self.runs.iter().map(ScalingRun::summary).collect::<Vec<_>>(),
         })
     }
 
