@@ -15,7 +15,8 @@ use tallmc_samplers::MinibatchMh;
 
 use super::MnistSetup;
 use super::common::{
-    ChainTotals, Checkpoints, austerity_test, index_pairs, log_log_slope, run_to_budget, sigmoid,
+    ChainTotals, Checkpoints, ImportanceSample, austerity_test, index_pairs, log_log_slope,
+    run_to_budget, sigmoid,
 };
 use super::fig2::{TEST_BATCH, fixed_proposal};
 use crate::figure::{Axes, Bars, Color, Figure, Legend, Line};
@@ -128,12 +129,13 @@ struct ChainRisk {
     accepted: u64,
 }
 
-/// Runs part (b): `chains` chains per ε from `starts`, each until `budget` evaluations.
+/// Runs part (b): `chains` chains per ε from `starts`, each until `budget` evaluations, against
+/// the test-set predictive probabilities of the importance sample `truth`.
 pub(crate) fn compute(
-    setup: &MnistSetup, starts: &[Vec<f64>], truth: (&[f64], &[f64]), truth_draws: usize,
-    truth_ess: f64, chains: usize, budget: u64, ctx: &Context<'_>,
+    setup: &MnistSetup, starts: &[Vec<f64>], truth: &ImportanceSample, chains: usize, budget: u64,
+    ctx: &Context<'_>,
 ) -> Result<Fig3> {
-    let (p_true, p_mcse) = truth;
+    let (p_true, p_mcse) = truth.predictive(setup.test.x());
     let x = setup.test.x();
     let d = setup.laplace.mode.len();
     let n_test = p_true.len();
@@ -186,7 +188,7 @@ pub(crate) fn compute(
         .enumerate()
         .map(|(e, &epsilon)| {
             let mine: Vec<&ChainRisk> = runs[e * chains..(e + 1) * chains].iter().collect();
-            let (evals, risk, bias2, variance) = risk_curve(&mine, p_true);
+            let (evals, risk, bias2, variance) = risk_curve(&mine, &p_true);
             let slope = last_decade_slope(&evals, &risk, budget);
             // Jackknife over chains (leave one chain out): standard errors of the slope and of
             // the final squared bias.
@@ -199,7 +201,7 @@ pub(crate) fn compute(
                             .filter(|(j, _)| *j != k)
                             .map(|(_, r)| *r)
                             .collect();
-                        let (ev, rk, b2, _) = risk_curve(&rest, p_true);
+                        let (ev, rk, b2, _) = risk_curve(&rest, &p_true);
                         (last_decade_slope(&ev, &rk, budget), b2.last().copied().unwrap_or(0.0))
                     })
                     .collect();
@@ -233,8 +235,8 @@ pub(crate) fn compute(
         chains,
         budget,
         n_test,
-        truth_draws,
-        truth_ess,
+        truth_draws: truth.len(),
+        truth_ess: truth.ess,
         truth_max_mcse: p_mcse.iter().copied().fold(0.0, f64::max),
         truth_risk_floor: p_mcse.iter().map(|m| m * m).sum::<f64>() / n_test as f64,
         thin_evals: thin,

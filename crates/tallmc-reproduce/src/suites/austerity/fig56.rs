@@ -10,9 +10,12 @@ use tallmc_core::Kernel;
 use tallmc_core::StepStats;
 use tallmc_core::rng::chain_rng;
 use tallmc_models::LogisticRegression;
-use tallmc_samplers::{MinibatchMh, Sgld, SgldConfig, SgldProposal, SgldProposalConfig};
+use tallmc_samplers::{Laplace, MinibatchMh, Sgld, SgldConfig, SgldProposal, SgldProposalConfig};
 
-use super::common::{ChainTotals, Checkpoints, Moments, austerity_test, log_grid, run_to_budget};
+use super::common::{
+    ChainTotals, Checkpoints, ImportanceSample, austerity_test, log_grid, run_to_budget,
+    smallest_eigenvalue,
+};
 use crate::figure::{Axes, Color, Figure, Legend, Line, RefLine};
 use crate::{Context, Result, Task};
 
@@ -215,13 +218,15 @@ impl ChainJobs<'_> {
     }
 }
 
-/// Runs part (c) on `model` (with `starts` drawn from its Laplace approximation), against the
-/// true variances `truth` (with MCSEs `truth_mcse`).
+/// Runs part (c) on `model` (with `starts` drawn from its Laplace approximation `laplace`, whose
+/// smallest eigenvalue scales the step sizes), against the posterior moments (and their MCSEs)
+/// of the importance sample `sample`.
 pub(crate) fn compute(
-    model: &LogisticRegression, starts: &[Vec<f64>], lambda_min: f64, moments: &Moments,
-    truth_draws: usize, truth_ess: f64, batch: usize, chains: usize, budget: u64,
-    ctx: &Context<'_>,
+    model: &LogisticRegression, laplace: &Laplace, starts: &[Vec<f64>], sample: &ImportanceSample,
+    batch: usize, chains: usize, budget: u64, ctx: &Context<'_>,
 ) -> Result<Fig56> {
+    let lambda_min = smallest_eigenvalue(&laplace.covariance, laplace.mode.len())?;
+    let moments = sample.moments(laplace);
     let (truth, truth_mcse) = (&moments.variance[..], &moments.variance_mcse[..]);
     let true_mean = &moments.mean[..];
     let n = model.design().len();
@@ -340,8 +345,8 @@ pub(crate) fn compute(
         lambda_min,
         max_variance: truth.iter().copied().fold(0.0, f64::max),
         sum_variance: truth.iter().sum(),
-        truth_draws,
-        truth_ess,
+        truth_draws: sample.len(),
+        truth_ess: sample.ess,
         truth_l1_floor: truth_mcse.iter().sum::<f64>() * (2.0 / std::f64::consts::PI).sqrt(),
         steps,
     })

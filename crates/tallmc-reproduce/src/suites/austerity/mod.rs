@@ -51,7 +51,7 @@ use tallmc_models::mrf::PAPER_LOG_POTENTIAL_SD;
 use tallmc_models::{DesignOptions, LogisticRegression, synthetic};
 use tallmc_samplers::{Laplace, NewtonOptions, laplace_approximation};
 
-use self::common::{ImportanceSample, smallest_eigenvalue};
+use self::common::ImportanceSample;
 use self::fig2::Fig2;
 use self::fig3::Fig3;
 use self::fig56::Fig56;
@@ -260,17 +260,7 @@ impl Suite for Austerity {
             sizes.mnist_truth_draws,
             MNIST_IS_STREAM,
         )?;
-        let (p_true, p_mcse) = is.predictive(setup.test.x());
-        let fig3 = fig3::compute(
-            &setup,
-            &starts,
-            (&p_true, &p_mcse),
-            is.len(),
-            is.ess,
-            sizes.fig3_chains,
-            sizes.fig3_budget,
-            ctx,
-        )?;
+        let fig3 = fig3::compute(&setup, &starts, &is, sizes.fig3_chains, sizes.fig3_budget, ctx)?;
         drop((setup, is));
         let t_ab = t0.elapsed().as_secs_f64();
 
@@ -281,7 +271,6 @@ impl Suite for Austerity {
         let model = LogisticRegression::new(sim.data, DesignOptions::default(), PRIOR_SD)?;
         let d = synthetic::KDD_LIKE_DIM;
         let laplace = laplace_approximation(&model, &vec![0.0; d], newton)?;
-        let lambda_min = smallest_eigenvalue(&laplace.covariance, d)?;
         let is = truth_sample(
             ctx,
             "austerity (c)",
@@ -290,15 +279,12 @@ impl Suite for Austerity {
             sizes.kdd_truth_draws,
             KDD_IS_STREAM,
         )?;
-        let truth = is.moments(&laplace);
         let starts = laplace.dispersed_positions(sizes.sgld_chains, 1.0, ctx.seed ^ 0x5eed)?;
         let fig56 = fig56::compute(
             &model,
+            &laplace,
             &starts,
-            lambda_min,
-            &truth,
-            is.len(),
-            is.ess,
+            &is,
             sizes.sgld_batch,
             sizes.sgld_chains,
             sizes.sgld_budget,
