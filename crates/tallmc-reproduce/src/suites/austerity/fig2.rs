@@ -170,9 +170,8 @@ pub(crate) fn compute(
     drop(task);
     let rows = EPSILONS
         .iter()
-        .enumerate()
-        .map(|(e, &epsilon)| {
-            let mine = &runs[e * chains..(e + 1) * chains];
+        .zip(runs.chunks(chains))
+        .map(|(&epsilon, mine)| {
             let fractions: Vec<Vec<f64>> = mine.iter().map(|r| r.0.clone()).collect();
             let wrongs: Vec<Vec<f64>> = mine.iter().map(|r| r.1.clone()).collect();
             let decisions = (chains * steps) as u64;

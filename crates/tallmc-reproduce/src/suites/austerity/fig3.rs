@@ -185,9 +185,9 @@ pub(crate) fn compute(
     drop(task);
     let curves = EPSILONS
         .iter()
-        .enumerate()
-        .map(|(e, &epsilon)| {
-            let mine: Vec<&ChainRisk> = runs[e * chains..(e + 1) * chains].iter().collect();
+        .zip(runs.chunks(chains))
+        .map(|(&epsilon, mine)| {
+            let mine: Vec<&ChainRisk> = mine.iter().collect();
             let (evals, risk, bias2, variance) = risk_curve(&mine, &p_true);
             let slope = last_decade_slope(&evals, &risk, budget);
             // Jackknife over chains (leave one chain out): standard errors of the slope and of
