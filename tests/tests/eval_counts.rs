@@ -99,6 +99,26 @@ fn check<M>(reported: EvalCounts, model: &Counting<M>) {
     check_case(reported, model, "");
 }
 
+/// [`check`]s the evaluations of [`run_discrete`].
+#[track_caller]
+fn check_discrete<M, K>(model: &Counting<M>, init: Vec<f64>, kernel: &K)
+where
+    Counting<M>: Sync,
+    K: Kernel<Counting<M>>,
+{
+    check(run_discrete(model, init, kernel), model);
+}
+
+/// [`check`]s the evaluations of [`run_pdmp`].
+#[track_caller]
+fn check_pdmp<M, K>(model: &Counting<M>, init: Vec<f64>, kernel: &K)
+where
+    Counting<M>: Sync,
+    K: tallmc_core::PdmpKernel<Counting<M>>,
+{
+    check(run_pdmp(model, init, kernel), model);
+}
+
 #[track_caller]
 fn check_case<M>(reported: EvalCounts, model: &Counting<M>, case: &str) {
     assert_eq!(reported, model.counts(), "{case}: reported (left) vs made (right)");
@@ -117,30 +137,27 @@ fn walk(sd: f64) -> tallmc_core::Result<RandomWalkProposal> {
 #[test]
 fn random_walk_metropolis() {
     let model = gaussian_mean();
-    let reported = run_discrete(
+    check_discrete(
         &model,
         vec![0.0],
         &RandomWalkMetropolis::new(RandomWalkConfig::default()).unwrap(),
     );
-    check(reported, &model);
 }
 
 #[test]
 fn adaptive_metropolis() {
     let model = gaussian_mean();
-    let reported = run_discrete(
+    check_discrete(
         &model,
         vec![0.0],
         &AdaptiveMetropolis::new(AdaptiveMetropolisConfig::default()).unwrap(),
     );
-    check(reported, &model);
 }
 
 #[test]
 fn hmc() {
     let model = logistic();
-    let reported = run_discrete(&model, vec![0.0; 2], &Hmc::new(HmcConfig::default()).unwrap());
-    check(reported, &model);
+    check_discrete(&model, vec![0.0; 2], &Hmc::new(HmcConfig::default()).unwrap());
 }
 
 #[test]
@@ -156,52 +173,47 @@ fn laplace_approximation_reports_its_newton_iterations() {
 fn minibatch_mh_exact_test() {
     let model = gaussian_mean();
     let m = mode(&model);
-    let reported =
-        run_discrete(&model, vec![m], &MinibatchMh::new(ExactTest::new(), walk(0.1).unwrap()));
-    check(reported, &model);
+    check_discrete(&model, vec![m], &MinibatchMh::new(ExactTest::new(), walk(0.1).unwrap()));
 }
 
 #[test]
 fn austerity_mh() {
     let model = gaussian_mean();
     let m = mode(&model);
-    let reported = run_discrete(&model, vec![m], &{
+    check_discrete(&model, vec![m], &{
         let test = AusterityTest::new(AusterityConfig::new(0.05, 30)).unwrap();
         MinibatchMh::new(test, walk(0.1).unwrap())
     });
-    check(reported, &model);
 }
 
 #[test]
 fn austerity_mh_with_sgld_proposal() {
     let model = gaussian_mean();
     let m = mode(&model);
-    let reported = run_discrete(&model, vec![m], &{
+    check_discrete(&model, vec![m], &{
         let test = AusterityTest::new(AusterityConfig::new(0.05, 30)).unwrap();
         let proposal =
             SgldProposal::new(SgldProposalConfig { step_size: 1e-3, batch: 20 }).unwrap();
         MinibatchMh::new(test, proposal)
     });
-    check(reported, &model);
 }
 
 #[test]
 fn confidence_sampler() {
     let model = gaussian_mean();
     let m = mode(&model);
-    let reported = run_discrete(&model, vec![m], &{
+    check_discrete(&model, vec![m], &{
         let test =
             ConfidenceTest::new(ConfidenceConfig::new(BoundKind::EmpiricalBernsteinSerfling, 0.05))
                 .unwrap();
         MinibatchMh::new(test, walk(0.1).unwrap()).with_term_bounds()
     });
-    check(reported, &model);
 }
 
 #[test]
 fn confidence_sampler_with_proxies() {
     let model = logistic();
-    let reported = run_discrete(&model, vec![0.0; 2], &{
+    check_discrete(&model, vec![0.0; 2], &{
         let test =
             ConfidenceTest::new(ConfidenceConfig::new(BoundKind::EmpiricalBernsteinSerfling, 0.05))
                 .unwrap();
@@ -212,7 +224,6 @@ fn confidence_sampler_with_proxies() {
         .unwrap();
         ProxyMinibatchMh::new(test, walk, ProxyConfig::new(vec![0.0; 2])).unwrap()
     });
-    check(reported, &model);
 }
 
 #[test]
@@ -286,9 +297,7 @@ fn signed_hmc_ecs() {
 fn sgld() {
     let model = gaussian_mean();
     let m = mode(&model);
-    let reported =
-        run_discrete(&model, vec![m], &Sgld::new(SgldConfig::new(1e-3, 20).unwrap()).unwrap());
-    check(reported, &model);
+    check_discrete(&model, vec![m], &Sgld::new(SgldConfig::new(1e-3, 20).unwrap()).unwrap());
 }
 
 /// An order-2 control-variate gradient estimator around the posterior mode for minibatches of
@@ -334,9 +343,7 @@ fn sg_kernels_with_control_variates() {
 fn sghmc() {
     let model = gaussian_mean();
     let m = mode(&model);
-    let reported =
-        run_discrete(&model, vec![m], &SgHmc::new(SgHmcConfig::new(1e-3, 5, 20).unwrap()).unwrap());
-    check(reported, &model);
+    check_discrete(&model, vec![m], &SgHmc::new(SgHmcConfig::new(1e-3, 5, 20).unwrap()).unwrap());
 }
 
 #[test]
@@ -362,86 +369,73 @@ fn logistic_mode(model: &Counting<LogisticRegression>) -> Vec<f64> {
 fn bps_with_model_bound() {
     // Exact inversion (Gaussian terms, constant Hessian) and thinning (logistic).
     let model = gaussian_mean();
-    let reported = run_pdmp(&model, vec![0.0], &Bps::new(BpsConfig::default()).unwrap());
-    check(reported, &model);
+    check_pdmp(&model, vec![0.0], &Bps::new(BpsConfig::default()).unwrap());
     let model = logistic();
-    let reported = run_pdmp(&model, vec![0.0; 2], &Bps::new(BpsConfig::default()).unwrap());
-    check(reported, &model);
+    check_pdmp(&model, vec![0.0; 2], &Bps::new(BpsConfig::default()).unwrap());
 }
 
 #[test]
 fn bps_with_automatic_bound() {
     let model = logistic();
     let kernel = Bps::automatic(BpsConfig::default(), AutoBoundConfig::default()).unwrap();
-    let reported = run_pdmp(&model, vec![0.0; 2], &kernel);
-    check(reported, &model);
+    check_pdmp(&model, vec![0.0; 2], &kernel);
 }
 
 #[test]
 fn zigzag_with_model_bound() {
     let model = gaussian_mean();
-    let reported = run_pdmp(&model, vec![0.0], &ZigZag::new(ZigZagConfig::default()));
-    check(reported, &model);
+    check_pdmp(&model, vec![0.0], &ZigZag::new(ZigZagConfig::default()));
     let model = logistic();
-    let reported = run_pdmp(&model, vec![0.0; 2], &ZigZag::new(ZigZagConfig::default()));
-    check(reported, &model);
+    check_pdmp(&model, vec![0.0; 2], &ZigZag::new(ZigZagConfig::default()));
 }
 
 #[test]
 fn zigzag_with_automatic_bound() {
     let model = logistic();
     let kernel = ZigZag::automatic(ZigZagConfig::default(), AutoBoundConfig::default()).unwrap();
-    let reported = run_pdmp(&model, vec![0.0; 2], &kernel);
-    check(reported, &model);
+    check_pdmp(&model, vec![0.0; 2], &kernel);
 }
 
 #[test]
 fn sbps() {
     let model = logistic();
-    let reported = run_pdmp(&model, vec![0.0; 2], &Sbps::new(SbpsConfig::with_batch(30)).unwrap());
-    check(reported, &model);
+    check_pdmp(&model, vec![0.0; 2], &Sbps::new(SbpsConfig::with_batch(30)).unwrap());
 }
 
 #[test]
 fn psbps() {
     let model = logistic();
-    let reported = run_pdmp(
+    check_pdmp(
         &model,
         vec![0.0; 2],
         &Sbps::new(SbpsConfig::with_batch(30).preconditioned()).unwrap(),
     );
-    check(reported, &model);
 }
 
 #[test]
 fn lipsbps_bounded_gradients() {
     let model = logistic();
-    let reported = run_pdmp(&model, vec![0.0; 2], &LipSbps::new(LipSbpsConfig::default()).unwrap());
-    check(reported, &model);
+    check_pdmp(&model, vec![0.0; 2], &LipSbps::new(LipSbpsConfig::default()).unwrap());
 }
 
 #[test]
 fn lipsbps_lipschitz_gradients() {
     let model = gaussian_mean();
     let m = mode(&model);
-    let reported =
-        run_pdmp(&model, vec![m], &LipSbps::lipschitz(LipSbpsConfig::default(), vec![m]).unwrap());
-    check(reported, &model);
+    check_pdmp(&model, vec![m], &LipSbps::lipschitz(LipSbpsConfig::default(), vec![m]).unwrap());
 }
 
 #[test]
 fn zigzag_subsampling_bounded_gradients() {
     let model = logistic();
-    let reported = run_pdmp(&model, vec![0.0; 2], &ZigZagSubsampling::new());
-    check(reported, &model);
+    check_pdmp(&model, vec![0.0; 2], &ZigZagSubsampling::new());
 }
 
 #[test]
 fn zigzag_subsampling_lipschitz_gradients() {
     let model = gaussian_mean();
     let m = mode(&model);
-    let reported = run_pdmp(&model, vec![m], &ZigZagSubsampling::lipschitz(vec![m]).unwrap());
-    check(reported, &model);
+    check_pdmp(&model, vec![m], &ZigZagSubsampling::lipschitz(vec![m]).unwrap());
 }
 
 #[test]
@@ -452,8 +446,7 @@ fn zigzag_control_variates() {
     let reference = logistic_mode(&model);
     let engine = HessianProducts::with_lanes(2, 1, 1);
     let cv = ControlVariates::with_engine(reference.clone(), engine).unwrap();
-    let reported = run_pdmp(&model, reference.clone(), &ZigZagSubsampling::with_estimator(cv));
-    check(reported, &model);
+    check_pdmp(&model, reference.clone(), &ZigZagSubsampling::with_estimator(cv));
 }
 
 // ---- the rank-one engine -----------------------------------------------------------------------
