@@ -27,6 +27,7 @@ import time
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=1")
 
 import numpy as np  # noqa: E402
+from peer_common import load_higgs_like, union_length  # noqa: E402
 import jax  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)
@@ -57,18 +58,7 @@ jax.monitoring.register_event_duration_secs_listener(_duration_listener)
 
 def compile_time(t0, t1):
     """Length of the union of compile spans clipped to [t0, t1]."""
-    spans = sorted((max(a, t0), min(b, t1)) for a, b in _SPANS if b > t0 and a < t1)
-    total, cur_a, cur_b = 0.0, None, None
-    for a, b in spans:
-        if cur_b is None or a > cur_b:
-            if cur_b is not None:
-                total += cur_b - cur_a
-            cur_a, cur_b = a, b
-        else:
-            cur_b = max(cur_b, b)
-    if cur_b is not None:
-        total += cur_b - cur_a
-    return total
+    return union_length(_SPANS, t0, t1)
 
 
 class Timer:
@@ -85,14 +75,7 @@ class Timer:
 
 # ----------------------------------------------------------------------------- data and mode
 def load(n, seed):
-    base = os.path.join(HERE, "data", f"higgs_like_n{n}_seed{seed}")
-    with open(base + ".json") as f:
-        meta = json.load(f)
-    d = meta["d"]
-    v = np.fromfile(base + ".bin", dtype="<f8")
-    X = v[: n * d].reshape(n, d)
-    y = v[n * d:]
-    return X, y, meta
+    return load_higgs_like(os.path.join(HERE, "data"), n, seed)
 
 
 def map_fit(X, y, iters=50, tol=1e-10):

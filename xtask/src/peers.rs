@@ -748,7 +748,7 @@ fn ensure_venv(p: &Paths, c: &PeerArgs, venv: &Venv) -> Result<BTreeMap<String, 
 
 fn copy_scripts(p: &Paths) -> Result<()> {
     std::fs::create_dir_all(&p.work)?;
-    for f in ["gen_data.py", "run_numpyro.py", "ess_csv.py", "run_pdmpjax.py"] {
+    for f in ["gen_data.py", "peer_common.py", "run_numpyro.py", "ess_csv.py", "run_pdmpjax.py"] {
         let from = p.root.join("bench/peers").join(f);
         std::fs::copy(&from, p.work.join(f))
             .with_context(|| format!("cannot copy {} to {}", from.display(), p.work.display()))?;

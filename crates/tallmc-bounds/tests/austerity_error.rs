@@ -22,33 +22,43 @@ const POPULATIONS: usize = 8;
 /// False-alarm level of each assertion.
 const ALPHA: f64 = 1e-5;
 
-fn cell(family: Family, n: usize, m: usize, regime: Regime, eps: f64, decisions: usize) -> Cell {
-    let mut test = AusterityTest::new(AusterityConfig::new(eps, m)).unwrap();
-    run_cell(&mut test, family, n, regime, m, decisions, POPULATIONS, 900 + n as u64)
-}
-
-#[test]
+/// Prints the header of the table of cells on stderr.
 #[allow(clippy::print_stderr)]
-fn austerity_errs_near_epsilon_on_gaussian_populations() {
-    const DECISIONS: usize = 4_000;
+fn print_header() {
     eprintln!(
         "| family | N | m | thresholds | ε | decisions | wrong | rate | rate / ε | mean values used |"
     );
     eprintln!("|---|---|---|---|---|---|---|---|---|---|");
+}
+
+/// Runs `decisions` decisions of Austerity at level ε with batch m on N-value populations and
+/// prints the cell's table row on stderr.
+#[allow(clippy::print_stderr)]
+fn cell(family: Family, n: usize, m: usize, regime: Regime, eps: f64, decisions: usize) -> Cell {
+    let mut test = AusterityTest::new(AusterityConfig::new(eps, m)).unwrap();
+    let c = run_cell(&mut test, family, n, regime, m, decisions, POPULATIONS, 900 + n as u64);
+    eprintln!(
+        "| {} | {n} | {m} | {} | {eps} | {} | {} | {:.4} | {:.2} | {:.0} |",
+        family.name(),
+        regime.name(),
+        c.decisions,
+        c.wrong,
+        c.rate(),
+        c.rate() / eps,
+        c.mean_used
+    );
+    c
+}
+
+#[test]
+fn austerity_errs_near_epsilon_on_gaussian_populations() {
+    const DECISIONS: usize = 4_000;
+    print_header();
     for (n, m) in SIZES {
         for regime in [Regime::Hard, Regime::Nearest] {
             let mut previous: Option<Cell> = None;
             for eps in EPSILONS {
                 let c = cell(Family::Gaussian, n, m, regime, eps, DECISIONS);
-                eprintln!(
-                    "| gaussian | {n} | {m} | {} | {eps} | {} | {} | {:.4} | {:.2} | {:.0} |",
-                    regime.name(),
-                    c.decisions,
-                    c.wrong,
-                    c.rate(),
-                    c.rate() / eps,
-                    c.mean_used
-                );
                 if regime == Regime::Hard {
                     let (lo, hi) = (
                         required_failures(DECISIONS, eps / 4.0, ALPHA),
@@ -72,28 +82,14 @@ fn austerity_errs_near_epsilon_on_gaussian_populations() {
 }
 
 #[test]
-#[allow(clippy::print_stderr)]
 fn austerity_error_on_other_populations_is_reported() {
     const DECISIONS: usize = 2_000;
-    eprintln!(
-        "| family | N | m | thresholds | ε | decisions | wrong | rate | rate / ε | mean values used |"
-    );
-    eprintln!("|---|---|---|---|---|---|---|---|---|---|");
+    print_header();
     for family in [Family::Uniform, Family::StudentT2, Family::LogNormal] {
         for (n, m) in SIZES {
             for regime in [Regime::Hard, Regime::Nearest] {
                 for eps in EPSILONS {
                     let c = cell(family, n, m, regime, eps, DECISIONS);
-                    eprintln!(
-                        "| {} | {n} | {m} | {} | {eps} | {} | {} | {:.4} | {:.2} | {:.0} |",
-                        family.name(),
-                        regime.name(),
-                        c.decisions,
-                        c.wrong,
-                        c.rate(),
-                        c.rate() / eps,
-                        c.mean_used
-                    );
                     assert!(c.mean_used <= n as f64);
                 }
             }

@@ -5,8 +5,8 @@ mod support;
 use std::path::Path;
 
 use support::{
-    bad_value, fails_with, gaussian_mean_args, stderr, summary, tallmc, usage_error,
-    write_gaussian_csv,
+    assert_mean_within_4_mcse, bad_value, fails_with, gaussian_mean_args, stderr, summary, tallmc,
+    temp_gaussian_csv, usage_error,
 };
 
 fn draws_of(csv: &str) -> Vec<String> {
@@ -15,9 +15,7 @@ fn draws_of(csv: &str) -> Vec<String> {
 
 #[test]
 fn gaussian_mean_through_the_cli_matches_the_closed_form() {
-    let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("y.csv");
-    let ys = write_gaussian_csv(&data, 5_000);
+    let (dir, data, ys) = temp_gaussian_csv(5_000);
     let out = dir.path().join("run");
     for sampler in ["rwm", "adaptive-mh", "hmc"] {
         let mut args = gaussian_mean_args(sampler, data.to_str().unwrap(), out.to_str().unwrap());
@@ -31,9 +29,8 @@ fn gaussian_mean_through_the_cli_matches_the_closed_form() {
         let summary = summary(&out);
         let p = &summary["parameters"][0];
         assert_eq!(p["name"], "mu");
-        let (m, mc) = (p["mean"].as_f64().unwrap(), p["mcse_mean"].as_f64().unwrap());
+        assert_mean_within_4_mcse(p, mean, sampler);
         let (s, sc) = (p["sd"].as_f64().unwrap(), p["mcse_sd"].as_f64().unwrap());
-        assert!((m - mean).abs() < 4.0 * mc, "{sampler}: mean {m} vs {mean} (mcse {mc})");
         assert!((s - sd).abs() < 4.0 * sc, "{sampler}: sd {s} vs {sd} (mcse {sc})");
         for key in ["q5", "q50", "q95", "ess_bulk", "ess_tail", "rhat"] {
             assert!(p[key].is_number(), "{key} missing");
@@ -51,9 +48,7 @@ fn gaussian_mean_through_the_cli_matches_the_closed_form() {
 
 #[test]
 fn same_seed_same_draws() {
-    let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("y.csv");
-    write_gaussian_csv(&data, 500);
+    let (dir, data, _) = temp_gaussian_csv(500);
     let run = |out: &str| {
         let out = dir.path().join(out);
         let o = tallmc(&[
@@ -84,9 +79,7 @@ fn same_seed_same_draws() {
 
 #[test]
 fn bad_inputs_are_one_line_errors() {
-    let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("y.csv");
-    write_gaussian_csv(&data, 50);
+    let (dir, data, _) = temp_gaussian_csv(50);
     let ragged = dir.path().join("ragged.csv");
     std::fs::write(&ragged, "y,x1\n1,2\n0\n").unwrap();
     let nan = dir.path().join("nan.csv");
@@ -230,9 +223,7 @@ fn each_samplers_help_shows_its_doc_and_only_its_flags() {
 /// A flag of another sampler is clap's usage error (exit status 2), naming the flag.
 #[test]
 fn a_flag_of_another_sampler_is_rejected() {
-    let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("y.csv");
-    write_gaussian_csv(&data, 50);
+    let (dir, data, _) = temp_gaussian_csv(50);
     let (d, o) = (data.to_str().unwrap(), dir.path().join("o"));
     let o = o.to_str().unwrap();
     let cases: [(&str, &[&str]); 16] = [
@@ -283,9 +274,7 @@ fn run_ok(sampler: &str, data: &Path, out: &Path, extra: &[&str]) -> (serde_json
 
 #[test]
 fn minibatch_samplers_report_their_test_and_data_fraction() {
-    let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("y.csv");
-    let ys = write_gaussian_csv(&data, 20_000);
+    let (dir, data, ys) = temp_gaussian_csv(20_000);
     let (mean, _) = closed_form(&ys);
     for (sampler, extra) in
         [("confidence", ["--delta", "0.01"]), ("austerity", ["--epsilon", "0.05"])]
@@ -302,8 +291,7 @@ fn minibatch_samplers_report_their_test_and_data_fraction() {
             // Each decision differs from exact MH with probability ≤ δ = 0.01: the posterior
             // mean is within Monte Carlo error of the closed form.
             let p = &summary["parameters"][0];
-            let (m, mc) = (p["mean"].as_f64().unwrap(), p["mcse_mean"].as_f64().unwrap());
-            assert!((m - mean).abs() < 4.0 * mc, "confidence: mean {m} vs {mean} (mcse {mc})");
+            assert_mean_within_4_mcse(p, mean, "confidence");
             assert!(csv.contains("# delta = 0.01"));
         } else {
             assert!(csv.contains("# epsilon = 0.05"), "Austerity's ε must be in the CSV comments");
@@ -314,9 +302,7 @@ fn minibatch_samplers_report_their_test_and_data_fraction() {
 
 #[test]
 fn sgld_runs_with_its_step_size_and_reports_minibatch_costs() {
-    let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("y.csv");
-    let ys = write_gaussian_csv(&data, 20_000);
+    let (dir, data, ys) = temp_gaussian_csv(20_000);
     let (mean, sd) = closed_form(&ys);
     let out = dir.path().join("sgld");
     let h = format!("{}", 0.05 * sd * sd);
@@ -345,9 +331,7 @@ fn sgld_runs_with_its_step_size_and_reports_minibatch_costs() {
 
 #[test]
 fn sghmc_and_sgnht_run_with_control_variates_and_check_their_values() {
-    let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("y.csv");
-    let ys = write_gaussian_csv(&data, 20_000);
+    let (dir, data, ys) = temp_gaussian_csv(20_000);
     let (mean, sd) = closed_form(&ys);
     let h = format!("{}", 0.01 * sd);
     for (sampler, extra) in
@@ -388,9 +372,7 @@ fn sghmc_and_sgnht_run_with_control_variates_and_check_their_values() {
 /// run writes sign__ and a sign-corrected summary.
 #[test]
 fn hmc_ecs_perturbed_and_signed_match_the_closed_form_and_report_subsample_costs() {
-    let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("y.csv");
-    let ys = write_gaussian_csv(&data, 20_000);
+    let (dir, data, ys) = temp_gaussian_csv(20_000);
     let (mean, sd) = closed_form(&ys);
     for (sampler, extra) in [
         ("hmc-ecs", ["--subsample", "200", "--blocks", "20"]),
@@ -411,8 +393,7 @@ fn hmc_ecs_perturbed_and_signed_match_the_closed_form_and_report_subsample_costs
             summary["parameters"][0].clone()
         };
         assert_eq!(p["name"], "mu");
-        let (m, mc) = (p["mean"].as_f64().unwrap(), p["mcse_mean"].as_f64().unwrap());
-        assert!((m - mean).abs() < 4.0 * mc, "{sampler}: mean {m} vs {mean} (mcse {mc})");
+        assert_mean_within_4_mcse(&p, mean, sampler);
         let s = p["sd"].as_f64().unwrap();
         assert!((s / sd - 1.0).abs() < 0.1, "{sampler}: sd {s} vs {sd}");
         // Per iteration: (L + 1) passes over the subsample, far less than the data.
@@ -446,9 +427,7 @@ fn hmc_ecs_perturbed_and_signed_match_the_closed_form_and_report_subsample_costs
 /// than the plain confidence sampler on the same problem.
 #[test]
 fn confidence_with_taylor_proxies_matches_the_closed_form_with_less_data() {
-    let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("y.csv");
-    let ys = write_gaussian_csv(&data, 20_000);
+    let (dir, data, ys) = temp_gaussian_csv(20_000);
     let (mean, _) = closed_form(&ys);
     let mut fractions = Vec::new();
     for cv in [false, true] {
@@ -459,8 +438,7 @@ fn confidence_with_taylor_proxies_matches_the_closed_form_with_less_data() {
         }
         let (summary, csv) = run_ok("confidence", &data, &out, &args);
         let p = &summary["parameters"][0];
-        let (m, mc) = (p["mean"].as_f64().unwrap(), p["mcse_mean"].as_f64().unwrap());
-        assert!((m - mean).abs() < 4.0 * mc, "cv {cv}: mean {m} vs {mean} (mcse {mc})");
+        assert_mean_within_4_mcse(p, mean, &format!("cv {cv}"));
         fractions.push(summary["totals"]["data_fraction_per_iteration"].as_f64().unwrap());
         if cv {
             assert!(csv.contains("# proxies = Taylor order 2"), "the proxies are recorded");

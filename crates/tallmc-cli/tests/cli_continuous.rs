@@ -7,7 +7,7 @@ mod support;
 
 use std::path::Path;
 
-use support::{bad_value, stderr, summary, tallmc, usage_error, write_gaussian_csv};
+use support::{bad_value, stderr, summary, tallmc, tallmc_ok, temp_gaussian_csv, usage_error};
 
 /// Logistic data: y = 1 iff 0.5 + x₁ − 0.7x₂ + noise > 0, x ~ U(−1, 1)² (deterministic).
 fn write_logistic_csv(path: &Path, n: usize) {
@@ -38,9 +38,7 @@ fn gaussian_mean_args<'a>(data: &'a str, sampler: &'a str, out: &'a str) -> Vec<
 /// within 4 MCSE too; exact samplers make no bound violation.
 #[test]
 fn exact_samplers_match_the_closed_form_gaussian_mean() {
-    let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("y.csv");
-    let ys = write_gaussian_csv(&data, 2_000);
+    let (dir, data, ys) = temp_gaussian_csv(2_000);
     let precision = 1.0 / 100.0 + ys.len() as f64 / 4.0;
     let mean = ys.iter().sum::<f64>() / 4.0 / precision;
     let sd = precision.sqrt().recip();
@@ -81,16 +79,13 @@ fn exact_samplers_match_the_closed_form_gaussian_mean() {
 /// Budgets in trajectory time, events and evaluations; the skeleton file; the grid step.
 #[test]
 fn budgets_skeleton_and_grid() {
-    let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("y.csv");
-    write_gaussian_csv(&data, 500);
+    let (dir, data, _) = temp_gaussian_csv(500);
     let out = dir.path().join("run");
     let base = gaussian_mean_args(data.to_str().unwrap(), "bps", out.to_str().unwrap());
 
     let mut args = base.clone();
     args.extend(["--warmup", "10", "--grid", "0.01", "--time", "2.5", "--skeleton"]);
-    let o = tallmc(&args);
-    assert!(o.status.success(), "{}", stderr(&o));
+    tallmc_ok(&args);
     let s = summary(&out);
     assert_eq!(s["grid_step"], 0.01);
     let t = s["events"]["trajectory_time_sampling"].as_f64().unwrap();
@@ -105,8 +100,7 @@ fn budgets_skeleton_and_grid() {
 
     let mut args = base.clone();
     args.extend(["--grid", "0.001", "--events", "300"]);
-    let o = tallmc(&args);
-    assert!(o.status.success(), "{}", stderr(&o));
+    tallmc_ok(&args);
     let s = summary(&out);
     let events =
         s["events"]["bounces"].as_u64().unwrap() + s["events"]["refreshes"].as_u64().unwrap();
@@ -114,8 +108,7 @@ fn budgets_skeleton_and_grid() {
 
     let mut args = gaussian_mean_args(data.to_str().unwrap(), "zigzag-cv", out.to_str().unwrap());
     args.extend(["--grid", "0.001", "--evaluations", "20000"]);
-    let o = tallmc(&args);
-    assert!(o.status.success(), "{}", stderr(&o));
+    tallmc_ok(&args);
     let s = summary(&out);
     let v = s["totals"]["evals_sampling"]["total"].as_u64().unwrap();
     // Each chain stops at the first step that reaches 20,000 (a step costs a few evaluations).
@@ -174,9 +167,7 @@ fn rate_bounds_and_models_without_bounds() {
 /// error.
 #[test]
 fn bad_continuous_time_input() {
-    let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("y.csv");
-    write_gaussian_csv(&data, 100);
+    let (dir, data, _) = temp_gaussian_csv(100);
     let out = dir.path().join("run");
     let cases: &[(&str, &[&str], &str)] = &[
         ("sbps", &["--k", "0"], "--k 0: expected a finite band multiple > 0"),
@@ -207,9 +198,7 @@ fn bad_continuous_time_input() {
 #[test]
 fn ctrl_c_stops_a_continuous_run_cleanly_with_status_130() {
     use std::process::{Command, Stdio};
-    let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("y.csv");
-    write_gaussian_csv(&data, 2_000);
+    let (dir, data, _) = temp_gaussian_csv(2_000);
     let out = dir.path().join("out");
     let mut args = gaussian_mean_args(data.to_str().unwrap(), "zigzag", out.to_str().unwrap());
     // Far more than the test waits for.

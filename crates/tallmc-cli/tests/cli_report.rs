@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use support::{stderr, tallmc, write_gaussian_csv};
+use support::{stderr, tallmc, temp_gaussian_csv, write_gaussian_csv};
 
 /// Runs `tallmc sample SAMPLER --model gaussian-mean --sigma 2` on `n` points with `extra`
 /// flags; returns the output, the summary (if written) and the output directory.
@@ -194,9 +194,7 @@ fn sgld_with_a_huge_step_fails_naming_the_parameter_and_keeps_its_csv() {
 #[cfg(unix)]
 #[test]
 fn ctrl_c_ends_the_run_cleanly_with_status_130() {
-    let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("y.csv");
-    write_gaussian_csv(&data, 20_000);
+    let (dir, data, _) = temp_gaussian_csv(20_000);
     let out = dir.path().join("interrupted");
     let child = Command::new(env!("CARGO_BIN_EXE_tallmc"))
         .args([

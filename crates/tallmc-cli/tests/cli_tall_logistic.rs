@@ -20,34 +20,27 @@
 
 mod support;
 
-use std::path::Path;
-
 use support::{stderr, write_collinear_logistic_csv};
 
 const N: usize = 37_591;
 const P: usize = 21;
 
-fn data(dir: &Path) -> std::path::PathBuf {
-    let path = dir.join("tall.csv");
-    write_collinear_logistic_csv(&path, N, P);
-    path
-}
-
-fn sample(
-    sampler: &str, data: &Path, out: &Path, extra: &[&str],
-) -> (std::process::Output, serde_json::Value) {
+/// Runs `sampler` with `extra` on the data set, written into a fresh temporary directory;
+/// expects success and returns the output and summary.json.
+fn sample(sampler: &str, extra: &[&str]) -> (std::process::Output, serde_json::Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("tall.csv");
+    write_collinear_logistic_csv(&data, N, P);
+    let out = dir.path().join(sampler);
     let model = ["--model", "logistic", "--intercept", "--seed", "3"];
-    let (o, summary) = support::sample(sampler, &model, data, out, extra);
+    let (o, summary) = support::sample(sampler, &model, &data, &out, extra);
     assert!(o.status.success(), "{}", stderr(&o));
     (o, summary.expect("summary.json"))
 }
 
 #[test]
 fn austerity_mixes_within_20000_iterations_and_reports_its_widened_draws() {
-    let dir = tempfile::tempdir().unwrap();
-    let data = data(dir.path());
-    let out = dir.path().join("austerity");
-    let (o, summary) = sample("austerity", &data, &out, &["--warmup", "2000", "--draws", "18000"]);
+    let (o, summary) = sample("austerity", &["--warmup", "2000", "--draws", "18000"]);
     let params = summary["parameters"].as_array().unwrap();
     assert_eq!(params.len(), P + 1);
     let mode = summary["laplace_mode"].as_array().unwrap();
@@ -74,10 +67,7 @@ fn austerity_mixes_within_20000_iterations_and_reports_its_widened_draws() {
 fn the_confidence_sampler_says_when_it_reads_every_datum() {
     // Its concentration bounds scale with the range of ℓ_i(θ′) − ℓ_i(θ), wide on a collinear
     // 22-parameter design: every decision reads all N points, and the run says so.
-    let dir = tempfile::tempdir().unwrap();
-    let data = data(dir.path());
-    let out = dir.path().join("confidence");
-    let (o, summary) = sample("confidence", &data, &out, &["--warmup", "100", "--draws", "100"]);
+    let (o, summary) = sample("confidence", &["--warmup", "100", "--draws", "100"]);
     let fraction = summary["totals"]["data_fraction_per_iteration"].as_f64().unwrap();
     assert!(fraction >= 0.9, "{fraction}");
     let err = stderr(&o);

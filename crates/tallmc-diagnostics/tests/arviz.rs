@@ -41,12 +41,24 @@ fn close(ours: f64, theirs: f64) -> bool {
     (ours - theirs).abs() <= REL_TOL * theirs.abs().max(ours.abs()) + ABS_FLOOR
 }
 
+#[derive(Default)]
 struct Checker {
     failures: Vec<String>,
     checked: usize,
 }
 
 impl Checker {
+    /// Fails with every recorded mismatch at once.
+    fn assert_no_failures(self) {
+        assert!(
+            self.failures.is_empty(),
+            "{} of {} values differ:\n{}",
+            self.failures.len(),
+            self.checked,
+            self.failures.join("\n")
+        );
+    }
+
     fn check(&mut self, case: &str, what: &str, ours: diag::Result<f64>, theirs: f64) {
         self.checked += 1;
         match ours {
@@ -69,55 +81,55 @@ fn chains_of(case: &Value) -> Vec<Vec<f64>> {
         .collect()
 }
 
+/// Runs `body` on every case of the fixture with its name, chains and expected values, then
+/// fails with every mismatch at once.
+fn check_every_case(mut body: impl FnMut(&mut Checker, &str, &[Vec<f64>], &Value)) {
+    let fx = fixture();
+    let mut ck = Checker::default();
+    for case in fx["cases"].as_array().expect("cases") {
+        let name = case["name"].as_str().expect("name");
+        body(&mut ck, name, &chains_of(case), &case["expected"]);
+    }
+    ck.assert_no_failures();
+}
+
 #[test]
 fn scalar_diagnostics_match_arviz() {
-    let fx = fixture();
-    let mut ck = Checker { failures: Vec::new(), checked: 0 };
-    let cases = fx["cases"].as_array().expect("cases");
-    assert!(cases.len() >= 10);
-    for case in cases {
-        let name = case["name"].as_str().expect("name");
-        let x = chains_of(case);
-        let e = &case["expected"];
+    assert!(fixture()["cases"].as_array().expect("cases").len() >= 10);
+    type Diagnostic = fn(&[Vec<f64>]) -> diag::Result<f64>;
+    let scalars: [(&str, Diagnostic); 10] = [
+        ("ess_bulk", diag::ess_bulk),
+        ("ess_tail", diag::ess_tail),
+        ("ess_mean", diag::ess_mean),
+        ("ess_sd", diag::ess_sd),
+        ("rhat_rank", diag::rhat),
+        ("rhat_split", diag::rhat_split),
+        ("mcse_mean", diag::mcse_mean),
+        ("mcse_sd", diag::mcse_sd),
+        ("mean", diag::mean),
+        ("sd", diag::sd),
+    ];
+    check_every_case(|ck, name, x, e| {
         let want = |k: &str| num(&e[k]);
-        ck.check(name, "ess_bulk", diag::ess_bulk(&x), want("ess_bulk"));
-        ck.check(name, "ess_tail", diag::ess_tail(&x), want("ess_tail"));
-        ck.check(name, "ess_mean", diag::ess_mean(&x), want("ess_mean"));
-        ck.check(name, "ess_sd", diag::ess_sd(&x), want("ess_sd"));
-        ck.check(name, "rhat_rank", diag::rhat(&x), want("rhat_rank"));
-        ck.check(name, "rhat_split", diag::rhat_split(&x), want("rhat_split"));
-        ck.check(name, "mcse_mean", diag::mcse_mean(&x), want("mcse_mean"));
-        ck.check(name, "mcse_sd", diag::mcse_sd(&x), want("mcse_sd"));
+        for (k, f) in scalars {
+            ck.check(name, k, f(x), want(k));
+        }
         for p in ["0.05", "0.5", "0.95"] {
             let prob: f64 = p.parse().expect("prob");
             let k = format!("ess_quantile_{p}");
-            ck.check(name, &k, diag::ess_quantile(&x, prob), want(&k));
+            ck.check(name, &k, diag::ess_quantile(x, prob), want(&k));
             let k = format!("mcse_quantile_{p}");
-            ck.check(name, &k, diag::mcse_quantile(&x, prob), want(&k));
+            ck.check(name, &k, diag::mcse_quantile(x, prob), want(&k));
         }
-        ck.check(name, "mean", diag::mean(&x), want("mean"));
-        ck.check(name, "sd", diag::sd(&x), want("sd"));
-        ck.check(name, "q5", diag::quantile(&x, 0.05), want("q5"));
-        ck.check(name, "q50", diag::quantile(&x, 0.5), want("q50"));
-        ck.check(name, "q95", diag::quantile(&x, 0.95), want("q95"));
-    }
-    assert!(
-        ck.failures.is_empty(),
-        "{} of {} values differ:\n{}",
-        ck.failures.len(),
-        ck.checked,
-        ck.failures.join("\n")
-    );
+        for (k, prob) in [("q5", 0.05), ("q50", 0.5), ("q95", 0.95)] {
+            ck.check(name, k, diag::quantile(x, prob), want(k));
+        }
+    });
 }
 
 #[test]
 fn summary_matches_arviz_summary() {
-    let fx = fixture();
-    let mut ck = Checker { failures: Vec::new(), checked: 0 };
-    for case in fx["cases"].as_array().expect("cases") {
-        let name = case["name"].as_str().expect("name");
-        let x = chains_of(case);
-        let e = &case["expected"];
+    check_every_case(|ck, name, x, e| {
         // Interleave the chains with a second, shifted copy to exercise the Draws layout.
         let rows: Vec<Vec<f64>> =
             x.iter().map(|c| c.iter().flat_map(|&v| [v, 2.0 * v + 1.0]).collect()).collect();
@@ -151,25 +163,13 @@ fn summary_matches_arviz_summary() {
         let t = &table[1];
         ck.check(name, "y.ess_bulk", Ok(t.ess_bulk), num(&e["ess_bulk"]));
         ck.check(name, "y.ess_tail", Ok(t.ess_tail), num(&e["ess_tail"]));
-    }
-    assert!(
-        ck.failures.is_empty(),
-        "{} of {} values differ:\n{}",
-        ck.failures.len(),
-        ck.checked,
-        ck.failures.join("\n")
-    );
+    });
 }
 
 #[test]
 fn coda_matches_the_reimplementation() {
-    let fx = fixture();
-    let mut ck = Checker { failures: Vec::new(), checked: 0 };
-    for case in fx["cases"].as_array().expect("cases") {
-        let name = case["name"].as_str().expect("name");
-        let x = chains_of(case);
-        let e = &case["expected"];
-        ck.check(name, "coda_ess", diag::ess_coda(&x), num(&e["coda_ess"]));
+    check_every_case(|ck, name, x, e| {
+        ck.check(name, "coda_ess", diag::ess_coda(x), num(&e["coda_ess"]));
         for (c, per) in e["coda_chains"].as_array().expect("coda_chains").iter().enumerate() {
             let s = diag::spectrum0_ar(&x[c]).expect("spectrum0");
             let order = per["order"].as_u64().expect("order") as usize;
@@ -178,14 +178,7 @@ fn coda_matches_the_reimplementation() {
             }
             ck.check(name, &format!("spec0[{c}]"), Ok(s.spec), num(&per["spec0"]));
         }
-    }
-    assert!(
-        ck.failures.is_empty(),
-        "{} of {} values differ:\n{}",
-        ck.failures.len(),
-        ck.checked,
-        ck.failures.join("\n")
-    );
+    });
 }
 
 #[test]
@@ -201,7 +194,7 @@ fn autocorrelation_matches_arviz() {
         .find(|c| c["name"] == case_name)
         .expect("acf case");
     let x = &chains_of(case)[chain];
-    let mut ck = Checker { failures: Vec::new(), checked: 0 };
+    let mut ck = Checker::default();
     for (what, ours, theirs) in [
         ("autocov", diag::autocov(x).expect("autocov"), &acf["autocov"]),
         ("autocorr", diag::autocorr(x).expect("autocorr"), &acf["autocorr"]),
@@ -218,11 +211,5 @@ fn autocorrelation_matches_arviz() {
             }
         }
     }
-    assert!(
-        ck.failures.is_empty(),
-        "{} of {} values differ:\n{}",
-        ck.failures.len(),
-        ck.checked,
-        ck.failures.join("\n")
-    );
+    ck.assert_no_failures();
 }

@@ -70,6 +70,14 @@ fn grow<T: Clone + Default>(v: &mut Vec<T>, n: usize) {
     }
 }
 
+/// The cache of `lane`, creating default lanes up to it first.
+fn lane_mut<L: Default>(lanes: &mut Vec<L>, lane: usize) -> &mut L {
+    if lanes.len() <= lane {
+        lanes.resize_with(lane + 1, L::default);
+    }
+    &mut lanes[lane]
+}
+
 /// Which subsample slots of a lane hold the control-variate quantities of their current index,
 /// for the control variate with id `cv_id`: the bookkeeping both engines share.
 #[derive(Debug, Clone, Default)]
@@ -141,10 +149,37 @@ struct RankOneLane {
 #[derive(Debug, Clone, Default)]
 pub struct RankOne {
     lanes: Vec<RankOneLane>,
+    scratch: PredictorScratch,
+}
+
+/// η_k, φ(η_k), φ'(η_k) and φ''(η_k) of the [`RankOne`] engine's last evaluation.
+#[derive(Debug, Clone, Default)]
+struct PredictorScratch {
     eta: Vec<f64>,
     phi: Vec<f64>,
     d1: Vec<f64>,
     d2: Vec<f64>,
+}
+
+impl PredictorScratch {
+    fn grow(&mut self, m: usize) {
+        for v in [&mut self.eta, &mut self.phi, &mut self.d1, &mut self.d2] {
+            grow(v, m);
+        }
+    }
+
+    /// Fills the first `indices.len()` entries with η_k = x_kᵀθ and the derivatives of ℓ_k in η.
+    fn evaluate<M: LinearPredictor + ?Sized>(&mut self, model: &M, theta: &[f64], indices: &[u32]) {
+        let n = indices.len();
+        model.linear_predictors(theta, indices, &mut self.eta[..n]);
+        model.predictor_derivatives(
+            indices,
+            &self.eta[..n],
+            &mut self.phi[..n],
+            &mut self.d1[..n],
+            &mut self.d2[..n],
+        );
+    }
 }
 
 impl RankOne {
@@ -163,19 +198,14 @@ impl RankOne {
     }
 
     fn prepare(&mut self, lane: usize, m: usize) {
-        if self.lanes.len() <= lane {
-            self.lanes.resize_with(lane + 1, RankOneLane::default);
-        }
-        let l = &mut self.lanes[lane];
+        let l = lane_mut(&mut self.lanes, lane);
         l.slots.grow(m);
         grow(&mut l.eta_star, m);
         grow(&mut l.phi_star, m);
         grow(&mut l.d1_star, m);
         grow(&mut l.d2_star, m);
         grow(&mut l.r, m);
-        for v in [&mut self.eta, &mut self.phi, &mut self.d1, &mut self.d2] {
-            grow(v, m);
-        }
+        self.scratch.grow(m);
     }
 }
 
@@ -190,44 +220,30 @@ impl<M: LinearPredictor + ?Sized> DifferenceTerms<M> for RankOne {
         let l = &mut self.lanes[lane];
         // Cache misses: the slots whose index changed.
         let misses = l.slots.update(cv, indices);
+        let s = &mut self.scratch;
         if misses > 0 {
-            let idx = &l.slots.miss_idx[..misses];
-            model.linear_predictors(cv.center(), idx, &mut self.eta[..misses]);
-            model.predictor_derivatives(
-                idx,
-                &self.eta[..misses],
-                &mut self.phi[..misses],
-                &mut self.d1[..misses],
-                &mut self.d2[..misses],
-            );
+            s.evaluate(model, cv.center(), &l.slots.miss_idx[..misses]);
             for (j, &k) in l.slots.miss_pos[..misses].iter().enumerate() {
-                l.eta_star[k] = self.eta[j];
-                l.phi_star[k] = self.phi[j];
-                l.d1_star[k] = self.d1[j];
-                l.d2_star[k] = self.d2[j];
+                l.eta_star[k] = s.eta[j];
+                l.phi_star[k] = s.phi[j];
+                l.d1_star[k] = s.d1[j];
+                l.d2_star[k] = s.d2[j];
             }
         }
         // At θ.
-        model.linear_predictors(theta, indices, &mut self.eta[..m]);
-        model.predictor_derivatives(
-            indices,
-            &self.eta[..m],
-            &mut self.phi[..m],
-            &mut self.d1[..m],
-            &mut self.d2[..m],
-        );
+        s.evaluate(model, theta, indices);
         let (c1, c2) = match order {
             CvOrder::Zero => (0.0, 0.0),
             CvOrder::One => (1.0, 0.0),
             CvOrder::Two => (1.0, 1.0),
         };
         for k in 0..m {
-            let delta = self.eta[k] - l.eta_star[k];
+            let delta = s.eta[k] - l.eta_star[k];
             let slope = c1 * l.d1_star[k] + c2 * l.d2_star[k] * delta;
             let q = l.phi_star[k] + (c1 * l.d1_star[k] + 0.5 * c2 * l.d2_star[k] * delta) * delta;
-            d[k] = self.phi[k] - q;
+            d[k] = s.phi[k] - q;
             if with_gradients {
-                l.r[k] = self.d1[k] - slope;
+                l.r[k] = s.d1[k] - slope;
             }
         }
         call_counts(m, with_gradients, misses, order.counts_per_datum())
@@ -238,10 +254,11 @@ impl<M: LinearPredictor + ?Sized> DifferenceTerms<M> for RankOne {
     ) {
         let m = indices.len();
         let l = &self.lanes[lane];
+        let phi = &mut self.scratch.phi;
         for k in 0..m {
-            self.phi[k] = weights[k] * l.r[k];
+            phi[k] = weights[k] * l.r[k];
         }
-        model.add_weighted_rows(indices, &self.phi[..m], out);
+        model.add_weighted_rows(indices, &phi[..m], out);
     }
 }
 
@@ -287,10 +304,7 @@ impl HessianProducts {
 
     fn prepare(&mut self, lane: usize, m: usize) {
         let d = self.dim;
-        if self.lanes.len() <= lane {
-            self.lanes.resize_with(lane + 1, HessianLane::default);
-        }
-        let l = &mut self.lanes[lane];
+        let l = lane_mut(&mut self.lanes, lane);
         l.slots.grow(m);
         grow(&mut l.l_star, m);
         grow(&mut l.g_star, m * d);

@@ -8,7 +8,7 @@ use tallmc_core::{
 };
 
 use crate::data::{Dataset, DesignMatrix, DesignOptions, Rows, with_rows};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::gaussian::HALF_LN_2PI;
 use crate::prior::NormalPrior;
 
@@ -50,14 +50,7 @@ impl LinearRegression {
     /// Like [`LinearRegression::new`] from an existing design.
     pub fn from_design(design: DesignMatrix, prior_sd: f64) -> Result<Self> {
         let prior = NormalPrior::new(prior_sd)?;
-        crate::data::check_indexable(design.len())?;
-        if design.dim() == 0 {
-            return Err(Error::invalid(
-                "design columns",
-                0,
-                "at least one column (add covariates or an intercept)",
-            ));
-        }
+        design.check_regression_shape()?;
         Ok(Self { design, prior })
     }
 
@@ -69,6 +62,26 @@ impl LinearRegression {
     /// The prior standard deviation s.
     pub fn prior_sd(&self) -> f64 {
         self.prior.sd()
+    }
+
+    /// θ = (β, τ) split into (β, τ, w = e^{−2τ}).
+    fn split<'t>(&self, theta: &'t [f64]) -> (&'t [f64], f64, f64) {
+        let p = self.design.dim();
+        let tau = theta[p];
+        (&theta[..p], tau, (-2.0 * tau).exp())
+    }
+
+    /// Σ_i (y_i − x̃_iᵀβ)² over `rows`, in their order.
+    fn sum_sq_residuals(&self, beta: &[f64], rows: impl Iterator<Item = usize>) -> f64 {
+        let y = self.design.y();
+        with_rows!(self.design, r => {
+            let mut ss = 0.0;
+            for i in rows {
+                let res = y[i] - r.dot(i, beta);
+                ss += res * res;
+            }
+            ss
+        })
     }
 }
 
@@ -83,9 +96,7 @@ impl Terms for LinearRegression {
 
     fn log_terms(&self, theta: &[f64], indices: &[u32], out: &mut [f64]) {
         let y = self.design.y();
-        let p = self.design.dim();
-        let (beta, tau) = (&theta[..p], theta[p]);
-        let w = (-2.0 * tau).exp();
+        let (beta, tau, w) = self.split(theta);
         with_rows!(self.design, r => {
             for (o, &i) in out.iter_mut().zip(indices) {
                 let i = i as usize;
@@ -96,35 +107,14 @@ impl Terms for LinearRegression {
     }
 
     fn sum_log_terms(&self, theta: &[f64], indices: &[u32]) -> f64 {
-        let y = self.design.y();
-        let p = self.design.dim();
-        let (beta, tau) = (&theta[..p], theta[p]);
-        let w = (-2.0 * tau).exp();
-        let ss = with_rows!(self.design, r => {
-            let mut ss = 0.0;
-            for &i in indices {
-                let i = i as usize;
-                let res = y[i] - r.dot(i, beta);
-                ss += res * res;
-            }
-            ss
-        });
+        let (beta, tau, w) = self.split(theta);
+        let ss = self.sum_sq_residuals(beta, indices.iter().map(|&i| i as usize));
         -(HALF_LN_2PI + tau) * indices.len() as f64 - 0.5 * ss * w
     }
 
     fn sum_log_terms_range(&self, theta: &[f64], start: u32, end: u32) -> f64 {
-        let y = self.design.y();
-        let p = self.design.dim();
-        let (beta, tau) = (&theta[..p], theta[p]);
-        let w = (-2.0 * tau).exp();
-        let ss = with_rows!(self.design, r => {
-            let mut ss = 0.0;
-            for i in start as usize..end as usize {
-                let res = y[i] - r.dot(i, beta);
-                ss += res * res;
-            }
-            ss
-        });
+        let (beta, tau, w) = self.split(theta);
+        let ss = self.sum_sq_residuals(beta, start as usize..end as usize);
         -(HALF_LN_2PI + tau) * f64::from(end.saturating_sub(start)) - 0.5 * ss * w
     }
 }
@@ -135,8 +125,7 @@ impl TermGradients for LinearRegression {
     ) -> f64 {
         let y = self.design.y();
         let p = self.design.dim();
-        let (beta, tau) = (&theta[..p], theta[p]);
-        let w = (-2.0 * tau).exp();
+        let (beta, tau, w) = self.split(theta);
         let (g_beta, g_tau) = grad_sum.split_at_mut(p);
         with_rows!(self.design, r => {
             let (mut total, mut gt) = (0.0, 0.0);
@@ -158,8 +147,7 @@ impl TermGradients for LinearRegression {
     fn log_terms_grads(&self, theta: &[f64], indices: &[u32], out: &mut [f64], grads: &mut [f64]) {
         let y = self.design.y();
         let p = self.design.dim();
-        let (beta, tau) = (&theta[..p], theta[p]);
-        let w = (-2.0 * tau).exp();
+        let (beta, tau, w) = self.split(theta);
         with_rows!(self.design, r => {
             for ((o, &i), g) in out.iter_mut().zip(indices).zip(grads.chunks_exact_mut(p + 1)) {
                 let i = i as usize;
@@ -177,8 +165,7 @@ impl TermGradients for LinearRegression {
     ) -> f64 {
         let y = self.design.y();
         let p = self.design.dim();
-        let (beta, tau) = (&theta[..p], theta[p]);
-        let w = (-2.0 * tau).exp();
+        let (beta, tau, w) = self.split(theta);
         let (g_beta, g_tau) = grad_sum.split_at_mut(p);
         with_rows!(self.design, r => {
             let mut ss = 0.0;
@@ -198,9 +185,8 @@ impl TermHessians for LinearRegression {
     fn hessian_vector_products(&self, theta: &[f64], indices: &[u32], v: &[f64], out: &mut [f64]) {
         let y = self.design.y();
         let p = self.design.dim();
-        let (beta, tau) = (&theta[..p], theta[p]);
+        let (beta, _, w) = self.split(theta);
         let (v_beta, v_tau) = (&v[..p], v[p]);
-        let w = (-2.0 * tau).exp();
         with_rows!(self.design, r => {
             for (&i, o) in indices.iter().zip(out.chunks_exact_mut(p + 1)) {
                 let i = i as usize;
@@ -216,8 +202,7 @@ impl TermHessians for LinearRegression {
         let y = self.design.y();
         let p = self.design.dim();
         let d = p + 1;
-        let (beta, tau) = (&theta[..p], theta[p]);
-        let w = (-2.0 * tau).exp();
+        let (beta, _, w) = self.split(theta);
         with_rows!(self.design, r => {
             for &i in indices {
                 let i = i as usize;

@@ -16,6 +16,21 @@ use tallmc_models::{
 #[global_allocator]
 static GLOBAL: CountingAllocator = CountingAllocator;
 
+/// Calls every gradient batch method once (index batch `idx`, ranges over all n terms) and
+/// returns the sum of the values they return.
+fn gradient_batch_calls<M: TermGradients>(
+    m: &M, theta: &[f64], idx: &[u32], out: &mut [f64], grad: &mut [f64], grads: &mut [f64],
+) -> f64 {
+    let n = m.num_terms() as u32;
+    m.log_terms(theta, idx, out);
+    let mut sink = m.sum_log_terms(theta, idx);
+    sink += m.sum_log_terms_range(theta, 0, n);
+    sink += m.log_terms_grad_sum(theta, idx, out, grad);
+    m.log_terms_grads(theta, idx, out, grads);
+    sink += m.sum_log_terms_grad_range(theta, 1, n, grad);
+    sink
+}
+
 /// Runs every batch method of `m` with preallocated buffers; returns the allocations made.
 fn count<M: TermHessians>(m: &M, theta: &[f64], v: &[f64]) -> usize {
     let d = m.dim();
@@ -28,13 +43,7 @@ fn count<M: TermHessians>(m: &M, theta: &[f64], v: &[f64]) -> usize {
     let mut hv = vec![0.0; k * d];
     let mut hess = vec![0.0; d * d];
     let before = allocations();
-    let mut sink = 0.0;
-    m.log_terms(theta, &idx, &mut out);
-    sink += m.sum_log_terms(theta, &idx);
-    sink += m.sum_log_terms_range(theta, 0, n);
-    sink += m.log_terms_grad_sum(theta, &idx, &mut out, &mut grad);
-    m.log_terms_grads(theta, &idx, &mut out, &mut grads);
-    sink += m.sum_log_terms_grad_range(theta, 1, n, &mut grad);
+    let sink = gradient_batch_calls(m, theta, &idx, &mut out, &mut grad, &mut grads);
     m.hessian_vector_products(theta, &idx, v, &mut hv);
     m.sum_hessian(theta, &idx, &mut hess);
     m.sum_hessian_range(theta, 0, n, &mut hess);
@@ -51,13 +60,7 @@ fn count_gradients<M: TermGradients>(m: &M, theta: &[f64]) -> usize {
     let k = idx.len();
     let (mut out, mut grad, mut grads) = (vec![0.0; k], vec![0.0; d], vec![0.0; k * d]);
     let before = allocations();
-    let mut sink = 0.0;
-    m.log_terms(theta, &idx, &mut out);
-    sink += m.sum_log_terms(theta, &idx);
-    sink += m.sum_log_terms_range(theta, 0, n);
-    sink += m.log_terms_grad_sum(theta, &idx, &mut out, &mut grad);
-    m.log_terms_grads(theta, &idx, &mut out, &mut grads);
-    sink += m.sum_log_terms_grad_range(theta, 1, n, &mut grad);
+    let sink = gradient_batch_calls(m, theta, &idx, &mut out, &mut grad, &mut grads);
     let after = allocations();
     assert!(sink.is_finite());
     after - before

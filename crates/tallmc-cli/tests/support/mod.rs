@@ -3,12 +3,19 @@
 
 #![allow(dead_code)] // each test binary uses a subset
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// Runs the `tallmc` binary built for these tests with `args`.
 pub fn tallmc(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_tallmc")).args(args).output().expect("run tallmc")
+}
+
+/// Runs the `tallmc` binary with `args` and checks that it succeeds (showing its stderr if not).
+pub fn tallmc_ok(args: &[&str]) -> Output {
+    let o = tallmc(args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    o
 }
 
 /// The process's standard error as text.
@@ -34,6 +41,15 @@ pub fn write_gaussian_csv(path: &Path, n: usize) -> Vec<f64> {
     }
     std::fs::write(path, text).unwrap();
     ys
+}
+
+/// A fresh temporary directory holding `y.csv` with the n values of [`write_gaussian_csv`]:
+/// returns the directory (deleted when dropped), the file's path and the values.
+pub fn temp_gaussian_csv(n: usize) -> (tempfile::TempDir, PathBuf, Vec<f64>) {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("y.csv");
+    let ys = write_gaussian_csv(&data, n);
+    (dir, data, ys)
 }
 
 /// A collinear logistic regression like a real tall data set: `n` rows of `p` covariates, each
@@ -107,6 +123,13 @@ pub fn sample(
         .ok()
         .map(|t| serde_json::from_str(&t).expect("summary.json is JSON"));
     (o, summary)
+}
+
+/// Checks that the posterior mean of summary.json parameter entry `p` is within 4 of its
+/// MCSEs of `mean` (`what` names the run in the message).
+pub fn assert_mean_within_4_mcse(p: &serde_json::Value, mean: f64, what: &str) {
+    let (m, mc) = (p["mean"].as_f64().unwrap(), p["mcse_mean"].as_f64().unwrap());
+    assert!((m - mean).abs() < 4.0 * mc, "{what}: mean {m} vs {mean} (mcse {mc})");
 }
 
 /// summary.json of the run in `out`.

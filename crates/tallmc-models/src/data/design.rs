@@ -133,6 +133,20 @@ impl DesignMatrix {
         self.data.y()
     }
 
+    /// Checks what every regression model needs of its design: at most u32::MAX rows (terms are
+    /// addressed by u32 indices) and at least one column.
+    pub(crate) fn check_regression_shape(&self) -> Result<()> {
+        super::check_indexable(self.len())?;
+        if self.dim() == 0 {
+            return Err(Error::invalid(
+                "design columns",
+                0,
+                "at least one column (add covariates or an intercept)",
+            ));
+        }
+        Ok(())
+    }
+
     /// A view of the rows for a batch of work: match on it once, then call the [`Rows`]
     /// methods in the loop.
     pub fn rows(&self) -> RowView<'_> {
@@ -142,10 +156,7 @@ impl DesignMatrix {
         match &self.affine {
             None => RowView::Plain(PlainRows { x, n, p, offset: self.offset }),
             Some(a) => RowView::Affine(AffineRows {
-                x,
-                n,
-                p,
-                offset: self.offset,
+                plain: PlainRows { x, n, p, offset: self.offset },
                 mean: &a.mean,
                 inv_sd: &a.inv_sd,
             }),
@@ -322,10 +333,8 @@ pub struct PlainRows<'a> {
 /// Rows standardized on the fly: x̃_i = (1?, (x_i − m) ⊙ s⁻¹).
 #[derive(Debug, Clone, Copy)]
 pub struct AffineRows<'a> {
-    x: &'a [f64],
-    n: usize,
-    p: usize,
-    offset: usize,
+    /// The raw rows x̃_i = (1?, x_i) before standardization.
+    plain: PlainRows<'a>,
     mean: &'a [f64],
     inv_sd: &'a [f64],
 }
@@ -359,6 +368,22 @@ impl<'a> PlainRows<'a> {
     }
 }
 
+/// `apply(out[0], a)` when there is an intercept (`offset == 1`), then
+/// `apply(out[offset + j], a·z_j)` for the row values z_j: `apply` adds (`out += a·x̃_i`) or
+/// overwrites (`out = a·x̃_i`).
+#[inline(always)]
+fn apply_scaled_row(
+    offset: usize, a: f64, z: impl Iterator<Item = f64>, out: &mut [f64],
+    apply: impl Fn(&mut f64, f64),
+) {
+    if offset == 1 {
+        apply(&mut out[0], a);
+    }
+    for (o, v) in out[offset..].iter_mut().zip(z) {
+        apply(o, a * v);
+    }
+}
+
 impl Rows for PlainRows<'_> {
     #[inline]
     fn len(&self) -> usize {
@@ -375,23 +400,11 @@ impl Rows for PlainRows<'_> {
     }
     #[inline(always)]
     fn add_row(&self, i: usize, a: f64, out: &mut [f64]) {
-        let row = self.raw(i);
-        if self.offset == 1 {
-            out[0] += a;
-        }
-        for (o, v) in out[self.offset..].iter_mut().zip(row) {
-            *o += a * v;
-        }
+        apply_scaled_row(self.offset, a, self.raw(i).iter().copied(), out, |o, v| *o += v);
     }
     #[inline(always)]
     fn set_row(&self, i: usize, a: f64, out: &mut [f64]) {
-        let row = self.raw(i);
-        if self.offset == 1 {
-            out[0] = a;
-        }
-        for (o, v) in out[self.offset..].iter_mut().zip(row) {
-            *o = a * v;
-        }
+        apply_scaled_row(self.offset, a, self.raw(i).iter().copied(), out, |o, v| *o = v);
     }
     #[inline]
     fn get(&self, i: usize, j: usize) -> f64 {
@@ -405,79 +418,67 @@ impl Rows for PlainRows<'_> {
 }
 
 impl<'a> AffineRows<'a> {
+    /// The standardized values (x_ij − m_j)·s_j⁻¹ of row i.
     #[inline(always)]
-    fn raw(&self, i: usize) -> &'a [f64] {
-        &self.x[i * self.p..(i + 1) * self.p]
+    fn standardized(&self, i: usize) -> impl Iterator<Item = f64> + 'a {
+        let row = self.plain.raw(i).iter().zip(self.mean).zip(self.inv_sd);
+        row.map(|((v, m), s)| (v - m) * s)
     }
 }
 
 impl Rows for AffineRows<'_> {
     #[inline]
     fn len(&self) -> usize {
-        self.n
+        self.plain.len()
     }
     #[inline]
     fn dim(&self) -> usize {
-        self.offset + self.p
+        self.plain.dim()
     }
     #[inline(always)]
     fn dot(&self, i: usize, theta: &[f64]) -> f64 {
-        let row = self.raw(i);
-        let th = &theta[self.offset..self.offset + self.p];
-        let (m, s) = (&self.mean[..self.p], &self.inv_sd[..self.p]);
+        let PlainRows { p, offset, .. } = self.plain;
+        let row = self.plain.raw(i);
+        let th = &theta[offset..offset + p];
+        let (m, s) = (&self.mean[..p], &self.inv_sd[..p]);
         let mut acc = [0.0; 4];
         let mut j = 0;
-        while j + 4 <= self.p {
+        while j + 4 <= p {
             for k in 0..4 {
                 acc[k] += th[j + k] * ((row[j + k] - m[j + k]) * s[j + k]);
             }
             j += 4;
         }
         let mut tail = 0.0;
-        while j < self.p {
+        while j < p {
             tail += th[j] * ((row[j] - m[j]) * s[j]);
             j += 1;
         }
-        let base = if self.offset == 1 { theta[0] } else { 0.0 };
+        let base = if offset == 1 { theta[0] } else { 0.0 };
         base + ((acc[0] + acc[1]) + (acc[2] + acc[3]) + tail)
     }
     #[inline(always)]
     fn add_row(&self, i: usize, a: f64, out: &mut [f64]) {
-        let row = self.raw(i);
-        if self.offset == 1 {
-            out[0] += a;
-        }
-        let iter = out[self.offset..].iter_mut().zip(row).zip(self.mean).zip(self.inv_sd);
-        for (((o, v), m), s) in iter {
-            *o += a * ((v - m) * s);
-        }
+        apply_scaled_row(self.plain.offset, a, self.standardized(i), out, |o, v| *o += v);
     }
     #[inline(always)]
     fn set_row(&self, i: usize, a: f64, out: &mut [f64]) {
-        let row = self.raw(i);
-        if self.offset == 1 {
-            out[0] = a;
-        }
-        let iter = out[self.offset..].iter_mut().zip(row).zip(self.mean).zip(self.inv_sd);
-        for (((o, v), m), s) in iter {
-            *o = a * ((v - m) * s);
-        }
+        apply_scaled_row(self.plain.offset, a, self.standardized(i), out, |o, v| *o = v);
     }
     #[inline]
     fn get(&self, i: usize, j: usize) -> f64 {
-        if j < self.offset {
+        let PlainRows { x, p, offset, .. } = self.plain;
+        if j < offset {
             1.0
         } else {
-            let k = j - self.offset;
-            (self.x[i * self.p + k] - self.mean[k]) * self.inv_sd[k]
+            let k = j - offset;
+            (x[i * p + k] - self.mean[k]) * self.inv_sd[k]
         }
     }
     #[inline]
     fn row_norm_sq(&self, i: usize) -> f64 {
-        let row = self.raw(i);
-        let mut s = self.offset as f64;
-        for ((v, m), is) in row.iter().zip(self.mean).zip(self.inv_sd) {
-            let t = (v - m) * is;
+        let mut s = self.plain.offset as f64;
+        for t in self.standardized(i) {
             s += t * t;
         }
         s

@@ -85,14 +85,7 @@ impl<F: GlmFamily> Glm<F> {
     /// [`DesignBounds`] pass).
     pub fn with_family(family: F, design: DesignMatrix, prior_sd: f64) -> Result<Self> {
         let prior = NormalPrior::new(prior_sd)?;
-        crate::data::check_indexable(design.len())?;
-        if design.dim() == 0 {
-            return Err(Error::invalid(
-                "design columns",
-                0,
-                "at least one column (add covariates or an intercept)",
-            ));
-        }
+        design.check_regression_shape()?;
         check_responses(&family, design.data())?;
         let bounds = design.bound_statistics();
         if !bounds.finite {

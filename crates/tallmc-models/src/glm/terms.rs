@@ -17,6 +17,14 @@ use crate::data::{Rows, with_rows};
 /// Indices per stack-allocated chunk of the two-pass batch loops.
 const LANE: usize = 64;
 
+/// η_k = x̃_{first+k}ᵀθ for every slot k of `etas` (the gathers of a contiguous range chunk).
+#[inline(always)]
+fn consecutive_etas<R: Rows>(rows: &R, theta: &[f64], first: usize, etas: &mut [f64]) {
+    for (k, e) in etas.iter_mut().enumerate() {
+        *e = rows.dot(first + k, theta);
+    }
+}
+
 impl<F: GlmFamily> Terms for Glm<F> {
     fn dim(&self) -> usize {
         self.design.dim()
@@ -86,10 +94,7 @@ impl<F: GlmFamily> Terms for Glm<F> {
             let mut acc = 0.0;
             let mut etas = [0.0; LANE];
             for (c, ys) in y.chunks(LANE).enumerate() {
-                let base = start as usize + c * LANE;
-                for (k, e) in etas[..ys.len()].iter_mut().enumerate() {
-                    *e = r.dot(base + k, theta);
-                }
+                consecutive_etas(&r, theta, start as usize + c * LANE, &mut etas[..ys.len()]);
                 if quadratic.is_some() {
                     for (e, &yk) in etas.iter().zip(ys) {
                         let res = yk - *e;
@@ -161,9 +166,7 @@ impl<F: GlmFamily> TermGradients for Glm<F> {
             let mut etas = [0.0; LANE];
             for (c, ys) in y.chunks(LANE).enumerate() {
                 let base = start as usize + c * LANE;
-                for (k, e) in etas[..ys.len()].iter_mut().enumerate() {
-                    *e = r.dot(base + k, theta);
-                }
+                consecutive_etas(&r, theta, base, &mut etas[..ys.len()]);
                 match quadratic {
                     Some(q) => {
                         for (k, (e, &yk)) in etas.iter().zip(ys).enumerate() {
