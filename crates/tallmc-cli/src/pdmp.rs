@@ -545,7 +545,7 @@ pub(crate) fn write_summary(
     let total_draws = counts.iter().sum::<usize>().max(1);
     let sampling_total = samp.evals.total() as f64;
     let (warmup_budget, sampling_budget) = run.settings.budgets(run.grid);
-    let wall_total = setup.seconds + warm_s + samp_s;
+    let wall_total = setup.started.elapsed().as_secs_f64();
     // Per thinning proposal, the continuous-time analogue of an iteration.
     let data_fraction = sampling_total / samp.proposals.max(1) as f64 / n as f64;
     let facts = RunFacts {

@@ -412,7 +412,7 @@ fn run_model<M: RunConfidence + WithEngine + RunPdmp>(
             stop,
         )?;
         let outputs = model.run_pdmp(&run)?;
-        let setup = Setup { evals: laplace.evals, seconds: setup_seconds };
+        let setup = Setup { evals: laplace.evals, seconds: setup_seconds, started: setup_start };
         return crate::pdmp::write_summary(sampler, n, &run, &setup, &outputs);
     }
     let sinks = (0..args.chains)
@@ -497,7 +497,7 @@ fn run_model<M: RunConfidence + WithEngine + RunPdmp>(
         Plan::Ecs(s) => run_ecs(model, s, &laplace.mode, &driver, &inits, sinks)?,
         Plan::Pdmp(_) => bail!("continuous-time settings in the discrete-time driver"),
     };
-    let setup = Setup { evals: setup_evals, seconds: setup_seconds };
+    let setup = Setup { evals: setup_evals, seconds: setup_seconds, started: setup_start };
     let signed = matches!(&plan, Plan::Ecs(s) if s.is_signed());
     progress.finish();
     let test = plan.test_description();
@@ -604,6 +604,10 @@ pub(crate) fn config_comments(sampler: &Sampler, n: usize, d: usize) -> Vec<(Str
 pub(crate) struct Setup {
     pub(crate) evals: EvalCounts,
     pub(crate) seconds: f64,
+    /// When the run started (before the set-up): the summary's total wall time is measured from
+    /// here, since chains beyond the thread count run one after another and the longest chain's
+    /// time is then only part of the wait.
+    pub(crate) started: Instant,
 }
 
 #[derive(Serialize)]
@@ -635,6 +639,9 @@ struct Totals {
     wall_seconds: WallSeconds,
 }
 
+/// Seconds of wall time. The per-chain phases are the longest chain's; `total` is the elapsed
+/// time of the whole run (set-up to the last draw), which exceeds set-up + warmup + sampling
+/// when there are more chains than threads.
 #[derive(Serialize)]
 pub(crate) struct WallSeconds {
     pub(crate) setup: f64,
@@ -744,7 +751,7 @@ fn write_summary<M: CliModel>(
             setup: setup.seconds,
             warmup_max_over_chains: warm_s,
             sampling_max_over_chains: samp_s,
-            total: setup.seconds + warm_s + samp_s,
+            total: setup.started.elapsed().as_secs_f64(),
         },
     };
     let facts = RunFacts {
