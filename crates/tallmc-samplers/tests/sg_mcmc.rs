@@ -221,23 +221,29 @@ fn sgld_variance(h: f64, lambda: f64, v: f64) -> f64 {
     (1.0 + h * v / 4.0) / (lambda * (1.0 - h * lambda / 4.0))
 }
 
+/// The product ab of two 2 × 2 matrices (row-major).
+fn mat2_mul(a: [f64; 4], b: [f64; 4]) -> [f64; 4] {
+    [
+        a[0] * b[0] + a[1] * b[2],
+        a[0] * b[1] + a[1] * b[3],
+        a[2] * b[0] + a[3] * b[2],
+        a[2] * b[1] + a[3] * b[3],
+    ]
+}
+
+/// The transpose of a 2 × 2 matrix (row-major).
+fn transpose(a: [f64; 4]) -> [f64; 4] {
+    [a[0], a[2], a[1], a[3]]
+}
+
 /// Stationary covariance of z' = F z + w, Cov w = Q (2 × 2, row-major), by doubling:
 /// Σ = Σ_k F^k Q F^kᵀ.
 fn lyapunov(f: [f64; 4], q: [f64; 4]) -> [f64; 4] {
-    let mul = |a: [f64; 4], b: [f64; 4]| {
-        [
-            a[0] * b[0] + a[1] * b[2],
-            a[0] * b[1] + a[1] * b[3],
-            a[2] * b[0] + a[3] * b[2],
-            a[2] * b[1] + a[3] * b[3],
-        ]
-    };
-    let t = |a: [f64; 4]| [a[0], a[2], a[1], a[3]];
     let (mut a, mut s) = (f, q);
     for _ in 0..64 {
-        let add = mul(mul(a, s), t(a));
+        let add = mat2_mul(mat2_mul(a, s), transpose(a));
         s = [s[0] + add[0], s[1] + add[1], s[2] + add[2], s[3] + add[3]];
-        a = mul(a, a);
+        a = mat2_mul(a, a);
     }
     s
 }
@@ -249,19 +255,10 @@ fn lyapunov(f: [f64; 4], q: [f64; 4]) -> [f64; 4] {
 fn sghmc_variance(eps: f64, lambda: f64, s: f64, c: f64, v: f64, steps: usize) -> f64 {
     let f = [1.0, eps * s, -eps * lambda, 1.0 - eps * c * s - eps * eps * lambda * s];
     let qw = eps * eps * v + 2.0 * c * eps;
-    let mul = |a: [f64; 4], b: [f64; 4]| {
-        [
-            a[0] * b[0] + a[1] * b[2],
-            a[0] * b[1] + a[1] * b[3],
-            a[2] * b[0] + a[3] * b[2],
-            a[2] * b[1] + a[3] * b[3],
-        ]
-    };
-    let t = |a: [f64; 4]| [a[0], a[2], a[1], a[3]];
     let (mut fl, mut q) = ([1.0, 0.0, 0.0, 1.0], [0.0; 4]);
     for _ in 0..steps {
-        fl = mul(f, fl);
-        let n = mul(mul(f, q), t(f));
+        fl = mat2_mul(f, fl);
+        let n = mat2_mul(mat2_mul(f, q), transpose(f));
         q = [n[0], n[1], n[2], n[3] + qw];
     }
     (fl[1] * fl[1] / s + q[0]) / (1.0 - fl[0] * fl[0])

@@ -51,18 +51,6 @@ impl Line {
         Line::new(&x, &y)
     }
 
-    /// Names the series in the legend.
-    pub fn with_label(mut self, label: impl Into<String>) -> Self {
-        self.label = Some(label.into());
-        self
-    }
-
-    /// Overrides the palette colour.
-    pub fn with_color(mut self, color: Color) -> Self {
-        self.color = Some(color);
-        self
-    }
-
     /// Draws `marker` at every point.
     pub fn with_marker(mut self, marker: Marker) -> Self {
         self.marker = Some(marker);
@@ -78,12 +66,6 @@ impl Line {
     /// Sets the stroke width in pixels (default 1.5; drawn rounded to whole pixels, at least 1).
     pub fn with_width(mut self, width: f64) -> Self {
         self.width = width;
-        self
-    }
-
-    /// Draws error bars `y[i] ± err[i]` (missing or non-finite errors draw none).
-    pub fn with_y_errors(mut self, err: &[f64]) -> Self {
-        self.y_err = err.to_vec();
         self
     }
 }
@@ -115,18 +97,6 @@ impl Scatter {
         }
     }
 
-    /// Names the series in the legend.
-    pub fn with_label(mut self, label: impl Into<String>) -> Self {
-        self.label = Some(label.into());
-        self
-    }
-
-    /// Overrides the palette colour.
-    pub fn with_color(mut self, color: Color) -> Self {
-        self.color = Some(color);
-        self
-    }
-
     /// Sets the marker shape (default [`Marker::Circle`]).
     pub fn with_marker(mut self, marker: Marker) -> Self {
         self.marker = marker;
@@ -138,13 +108,41 @@ impl Scatter {
         self.size = size;
         self
     }
-
-    /// Draws error bars `y[i] ± err[i]` (missing or non-finite errors draw none).
-    pub fn with_y_errors(mut self, err: &[f64]) -> Self {
-        self.y_err = err.to_vec();
-        self
-    }
 }
+
+/// The legend setters every series with an optional palette override shares.
+macro_rules! legend_setters {
+    ($($kind:ident),*) => {$(
+        impl $kind {
+            /// Names the series in the legend.
+            pub fn with_label(mut self, label: impl Into<String>) -> Self {
+                self.label = Some(label.into());
+                self
+            }
+
+            /// Overrides the palette colour.
+            pub fn with_color(mut self, color: Color) -> Self {
+                self.color = Some(color);
+                self
+            }
+        }
+    )*};
+}
+legend_setters!(Line, Scatter, Histogram, Bars);
+
+/// The error-bar setter of the series drawn at points `(x[i], y[i])`.
+macro_rules! y_error_setter {
+    ($($kind:ident),*) => {$(
+        impl $kind {
+            /// Draws error bars `y[i] ± err[i]` (missing or non-finite errors draw none).
+            pub fn with_y_errors(mut self, err: &[f64]) -> Self {
+                self.y_err = err.to_vec();
+                self
+            }
+        }
+    )*};
+}
+y_error_setter!(Line, Scatter);
 
 /// How a [`Histogram`] bins its samples.
 #[derive(Debug, Clone, PartialEq)]
@@ -214,18 +212,6 @@ impl Histogram {
         Histogram { edges, densities: densities[..n].to_vec(), label: None, color: None }
     }
 
-    /// Names the series in the legend.
-    pub fn with_label(mut self, label: impl Into<String>) -> Self {
-        self.label = Some(label.into());
-        self
-    }
-
-    /// Overrides the palette colour.
-    pub fn with_color(mut self, color: Color) -> Self {
-        self.color = Some(color);
-        self
-    }
-
     /// The bin edges (one more than the bins; empty for an empty histogram).
     pub fn edges(&self) -> &[f64] {
         &self.edges
@@ -252,18 +238,6 @@ impl Bars {
     /// Bars of heights `values`, one per category.
     pub fn new(values: &[f64]) -> Self {
         Bars { values: values.to_vec(), err: Vec::new(), label: None, color: None }
-    }
-
-    /// Names the series in the legend.
-    pub fn with_label(mut self, label: impl Into<String>) -> Self {
-        self.label = Some(label.into());
-        self
-    }
-
-    /// Overrides the palette colour.
-    pub fn with_color(mut self, color: Color) -> Self {
-        self.color = Some(color);
-        self
     }
 
     /// Draws error bars `values[i] ± err[i]`.

@@ -29,7 +29,8 @@ use tallmc_samplers::{Bps, BpsConfig};
 use super::linalg::ellipse;
 use super::noisy_bps::{NoisyBps, NoisyBpsConfig};
 use super::pdmp::{
-    PdmpRun, RunOptions, TestFunction, acf, mean_se, normal_quantile, quantiles, run_pdmp,
+    PdmpRun, RunOptions, TestFunction, acf, ess_rate_ratio, mean_se, normal_quantile, quantiles,
+    run_pdmp,
 };
 use super::{Claim, Part, Problems, chain_seed};
 use crate::figure::{Axes, Figure, Histogram, Legend, Line, Marker, RefLine, Scatter};
@@ -246,10 +247,9 @@ impl Fig1 {
     /// ESS per unit time of x₁, exact / noisy, and the standard error of its logarithm
     /// (a batch-means variance from B batches has relative sd ≈ √(2/(B − 1))).
     pub fn mixing_ratio(&self) -> (f64, f64) {
-        let v = |b: usize| 2.0 / (b.max(2) - 1) as f64;
-        (
-            self.exact.ess_per_time / self.noisy.ess_per_time,
-            (v(self.exact.batches) + v(self.noisy.batches)).sqrt(),
+        ess_rate_ratio(
+            (self.exact.ess_per_time, self.exact.batches),
+            (self.noisy.ess_per_time, self.noisy.batches),
         )
     }
 }

@@ -19,7 +19,7 @@ use tallmc_samplers::continuous::{Budget, ContinuousRunConfig};
 use tallmc_samplers::{Sbps, SbpsConfig, SbpsTuning};
 
 use super::linalg::{ellipse, project, project_covariance};
-use super::pdmp::{PdmpRun, RunOptions, TestFunction, acf, run_pdmp};
+use super::pdmp::{PdmpRun, RunOptions, TestFunction, acf, ess_rate_ratio, run_pdmp};
 use super::{Claim, Part, Problems, chain_seed};
 use crate::figure::{Axes, Color, Figure, Legend, Line, RefLine};
 use crate::report::{Report, fmt_sig};
@@ -199,10 +199,9 @@ impl Fig3 {
 
     /// ESS per epoch along u₁, pSBPS / SBPS, and the standard error of its logarithm.
     pub fn ess_ratio(&self) -> (f64, f64) {
-        let v = |b: usize| 2.0 / (b.max(2) - 1) as f64;
-        (
-            self.psbps.ess_per_epoch / self.sbps.ess_per_epoch,
-            (v(self.psbps.batches) + v(self.sbps.batches)).sqrt(),
+        ess_rate_ratio(
+            (self.psbps.ess_per_epoch, self.psbps.batches),
+            (self.sbps.ess_per_epoch, self.sbps.batches),
         )
     }
 }

@@ -15,7 +15,7 @@ use tallmc_samplers::continuous::{
     ContinuousChainOutput, ContinuousDriver, ContinuousRunConfig, GridDraws, MemorySkeleton,
     PROGRESS_TICKS, PdmpTuningOf, SegmentFooter, SegmentHeader, SegmentSink, TimeAverageSink,
 };
-use tallmc_samplers::sink::MemorySink;
+use tallmc_samplers::sink::{MemorySink, Tee};
 
 use super::linalg::project;
 use crate::{Reporter, Result};
@@ -95,24 +95,32 @@ impl RunSink {
     pub fn draws(&self) -> Option<&MemorySink<GridStats>> {
         self.grid.as_ref().map(GridDraws::inner)
     }
+
+    /// The three sinks as one: every call goes to the averages, then the skeleton, then the grid.
+    fn tee(&mut self) -> impl SegmentSink + '_ {
+        Tee(&mut self.averages, Tee(&mut self.skeleton, &mut self.grid))
+    }
 }
 
 impl SegmentSink for RunSink {
     fn begin(&mut self, header: &SegmentHeader<'_>) -> io::Result<()> {
-        self.averages.begin(header)?;
-        self.skeleton.begin(header)?;
-        self.grid.begin(header)
+        self.tee().begin(header)
     }
     fn segment(&mut self, segment: &Segment<'_>, stats: &SegmentStats) -> io::Result<()> {
-        self.averages.segment(segment, stats)?;
-        self.skeleton.segment(segment, stats)?;
-        self.grid.segment(segment, stats)
+        self.tee().segment(segment, stats)
     }
     fn finish(&mut self, footer: &SegmentFooter) -> io::Result<()> {
-        self.averages.finish(footer)?;
-        self.skeleton.finish(footer)?;
-        self.grid.finish(footer)
+        self.tee().finish(footer)
     }
+}
+
+/// The ratio `a / b` of two ESS rates, each `(rate, B)` with `B` the number of batches of its
+/// batch-means variance, and the standard error of the ratio's logarithm: a batch-means
+/// variance from `B` batches has relative variance ≈ 2/(B − 1) (B < 2 counts as 2), so
+/// se(log(a / b)) ≈ √(2/(B_a − 1) + 2/(B_b − 1)).
+pub fn ess_rate_ratio(a: (f64, usize), b: (f64, usize)) -> (f64, f64) {
+    let v = |batches: usize| 2.0 / (batches.max(2) - 1) as f64;
+    (a.0 / b.0, (v(a.1) + v(b.1)).sqrt())
 }
 
 /// A finished continuous-time run: every chain's sinks and typed tuning `T`, and the pooled
