@@ -291,6 +291,49 @@ pub(crate) fn tuning_differences<M: ?Sized, E: DifferenceTerms<M>>(
     Ok((mean / k, var / k, counts))
 }
 
+/// What the difference-estimator ECS kernels compute before their first iteration.
+pub(crate) struct TunedStart<E, T> {
+    /// The control variates at θ*.
+    pub cv: ControlVariate,
+    /// The Laplace covariance Σ at θ*.
+    pub covariance: Vec<f64>,
+    /// Every evaluation made (centre, control variates, covariance, tuning).
+    pub evals: EvalCounts,
+    /// The difference engine, after the tuning passes.
+    pub engine: E,
+    /// The tuned (or given) setting.
+    pub tuned: T,
+}
+
+/// The start-up shared by the difference-estimator ECS kernels: θ*, the control variates and Σ
+/// from [`centered_control_variate`], then the kernel's setting: `fixed` if given, else
+/// `tune(mean, var)` of the population mean and variance of d_k averaged over `TUNING_DRAWS`
+/// draws from N(θ*, Σ) (the only use of `rng` and of `engine` here).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn tuned_start<M, E, T, R>(
+    model: &M, given: Option<&[f64]>, position: &[f64], dyn_: &EcsDynamics, order: CvOrder,
+    engine: &E, fixed: Option<T>, tune: impl FnOnce(f64, f64) -> Result<T>, rng: &mut R,
+) -> Result<TunedStart<E, T>>
+where
+    M: TermHessians + LogPriorHessian + ?Sized,
+    E: DifferenceTerms<M> + Clone,
+    R: Rng + ?Sized,
+{
+    let (center, cv, covariance, mut evals) =
+        centered_control_variate(model, given, position, dyn_, order)?;
+    let mut engine = engine.clone();
+    let tuned = match fixed {
+        Some(t) => t,
+        None => {
+            let draws = laplace_draws(&center, &covariance, rng)?;
+            let (mean, var, c) = tuning_differences(model, &cv, &mut engine, &draws)?;
+            evals += c;
+            tune(mean, var)?
+        }
+    };
+    Ok(TunedStart { cv, covariance, evals, engine, tuned })
+}
+
 /// Settings of [`HmcEcs`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct HmcEcsConfig {
@@ -487,26 +530,24 @@ where
     ) -> Result<EcsStart<DifferenceEstimator<E>, BlockSubsample, PerturbedTuning>> {
         let n = model.num_terms();
         let cfg = &self.config;
-        let (center, cv, covariance, mut evals) = centered_control_variate(
+        let fixed = cfg.subsample_size.map(|m| (m, cfg.blocks));
+        let tune = |_mean: f64, var: f64| -> Result<(usize, usize)> {
+            let gamma = (n as f64) * (n as f64) * var;
+            let m = subsample_size_for_variance(gamma, cfg.target_variance)?
+                .max(cfg.min_subsample_size);
+            Ok((m, cfg.blocks.min(m)))
+        };
+        let TunedStart { cv, covariance, evals, engine, tuned: (m, blocks) } = tuned_start(
             model,
             cfg.center.as_deref(),
             position,
             &cfg.dynamics,
             cfg.cv_order,
+            &self.engine,
+            fixed,
+            tune,
+            rng,
         )?;
-        let mut engine = self.engine.clone();
-        let (m, blocks) = match cfg.subsample_size {
-            Some(m) => (m, cfg.blocks),
-            None => {
-                let draws = laplace_draws(&center, &covariance, rng)?;
-                let (_, var, c) = tuning_differences(model, &cv, &mut engine, &draws)?;
-                evals += c;
-                let gamma = (n as f64) * (n as f64) * var;
-                let m = subsample_size_for_variance(gamma, cfg.target_variance)?
-                    .max(cfg.min_subsample_size);
-                (m, cfg.blocks.min(m))
-            }
-        };
         let mut subsample = BlockSubsample::new(n, m, blocks)?;
         subsample.draw_all(rng);
         let estimator = DifferenceEstimator::new(model, cv, engine, m)?;

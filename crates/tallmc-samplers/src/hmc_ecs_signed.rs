@@ -55,9 +55,7 @@ use tallmc_estimators::{
 
 use crate::ecs_gibbs::EcsStep;
 use crate::ecs_kernel::{EcsHead, EcsKernel, EcsReport, EcsSetup, EcsStart, EcsTuning};
-use crate::hmc_ecs::{
-    EcsDynamics, centered_control_variate, check_center, laplace_draws, tuning_differences,
-};
+use crate::hmc_ecs::{EcsDynamics, TunedStart, check_center, tuned_start};
 
 /// Settings of [`SignedHmcEcs`].
 #[derive(Debug, Clone, PartialEq)]
@@ -302,25 +300,22 @@ where
     ) -> Result<EcsStart<BlockPoissonEstimator<E>, BlockPoissonSubsample, SignedTuning>> {
         let n = model.num_terms();
         let cfg = &self.config;
-        let (center, cv, covariance, mut evals) = centered_control_variate(
+        let tune = |mean: f64, var: f64| -> Result<f64> {
+            let nf = n as f64;
+            let sd = (nf * nf * var / cfg.block_size as f64).sqrt();
+            Ok(tune_lower_bound(nf * mean, sd, cfg.lambda, cfg.min_prob_positive))
+        };
+        let TunedStart { cv, covariance, evals, engine, tuned: a } = tuned_start(
             model,
             cfg.center.as_deref(),
             position,
             &cfg.dynamics,
             cfg.cv_order,
+            &self.engine,
+            cfg.lower_bound,
+            tune,
+            rng,
         )?;
-        let mut engine = self.engine.clone();
-        let a = match cfg.lower_bound {
-            Some(a) => a,
-            None => {
-                let draws = laplace_draws(&center, &covariance, rng)?;
-                let (mean, var, c) = tuning_differences(model, &cv, &mut engine, &draws)?;
-                evals += c;
-                let nf = n as f64;
-                let sd = (nf * nf * var / cfg.block_size as f64).sqrt();
-                tune_lower_bound(nf * mean, sd, cfg.lambda, cfg.min_prob_positive)
-            }
-        };
         let mut subsample = BlockPoissonSubsample::new(n, cfg.block_size, cfg.lambda, cfg.kappa)?;
         subsample.draw_all(rng);
         let estimator =
