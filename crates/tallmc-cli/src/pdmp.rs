@@ -532,8 +532,8 @@ pub(crate) fn write_summary(
     let mut samp = EventTotals::default();
     let (mut t_warm, mut t_samp) = (0.0, 0.0);
     for o in outputs {
-        add_totals(&mut warm, &o.report.warmup);
-        add_totals(&mut samp, &o.report.sampling);
+        warm += o.report.warmup;
+        samp += o.report.sampling;
         t_warm += o.report.warmup_time;
         t_samp += o.report.sampling_time;
     }
@@ -610,14 +610,4 @@ pub(crate) fn write_summary(
     write_json(&args.out.join("summary.json"), &file)?;
     report::print(&facts, &warnings);
     Ok(if interrupted { Outcome::Interrupted } else { Outcome::Finished })
-}
-
-fn add_totals(into: &mut EventTotals, t: &EventTotals) {
-    into.evals += t.evals;
-    into.segments += t.segments;
-    into.proposals += t.proposals;
-    into.bounces += t.bounces;
-    into.refreshes += t.refreshes;
-    into.violations += t.violations;
-    into.divergences += t.divergences;
 }

@@ -277,6 +277,19 @@ impl EventTotals {
     }
 }
 
+impl std::ops::AddAssign for EventTotals {
+    /// Adds another run's totals (chains, or warmup and sampling), field by field.
+    fn add_assign(&mut self, other: Self) {
+        self.evals += other.evals;
+        self.segments += other.segments;
+        self.proposals += other.proposals;
+        self.bounces += other.bounces;
+        self.refreshes += other.refreshes;
+        self.violations += other.violations;
+        self.divergences += other.divergences;
+    }
+}
+
 /// A piecewise-deterministic Markov process kernel, as its immutable, validated settings.
 ///
 /// Settings are checked when the value is made (each kernel's constructor);

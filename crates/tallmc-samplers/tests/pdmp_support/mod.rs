@@ -436,14 +436,7 @@ where
         Estimate { value: f.mean(), mcse: f.mcse() }
     };
     let mut totals = chain.report.warmup;
-    let s = chain.report.sampling;
-    totals.evals += s.evals;
-    totals.segments += s.segments;
-    totals.proposals += s.proposals;
-    totals.bounces += s.bounces;
-    totals.refreshes += s.refreshes;
-    totals.violations += s.violations;
-    totals.divergences += s.divergences;
+    totals += chain.report.sampling;
     Averages {
         mean: averages
             .mean()
@@ -457,7 +450,7 @@ where
             .map(|(j, k)| (j, k, function(&format!("x{j}*x{k}"))))
             .collect(),
         totals,
-        sampling: s,
+        sampling: chain.report.sampling,
         time: t_warm + t_total,
         batches: averages.num_batches(),
     }

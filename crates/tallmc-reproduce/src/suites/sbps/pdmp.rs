@@ -138,14 +138,7 @@ impl<T> PdmpRun<T> {
     pub fn totals(&self) -> EventTotals {
         let mut t = EventTotals::default();
         for c in &self.chains {
-            let s = &c.report.sampling;
-            t.evals += s.evals;
-            t.segments += s.segments;
-            t.proposals += s.proposals;
-            t.bounces += s.bounces;
-            t.refreshes += s.refreshes;
-            t.violations += s.violations;
-            t.divergences += s.divergences;
+            t += c.report.sampling;
         }
         t
     }
