@@ -183,6 +183,26 @@ fn hmc_args(c: &Settings, metric: &str) -> Vec<String> {
     )
 }
 
+/// A stochastic-gradient tallmc run: `fixed`, then the shared minibatch size and burn-in, and
+/// `draws` steps (one draw per step).
+fn sg_tallmc_args(c: &Settings, fixed: &[&str], draws: usize) -> Vec<String> {
+    cli(fixed, &[("--batch", &c.batch), ("--warmup", &c.sg_burnin), ("--draws", &draws)])
+}
+
+/// The matching peer run: `fixed`, the same minibatch size and burn-in, the method's own steps
+/// flag, and the length of each step-size scan run.
+fn sg_peer_args(c: &Settings, fixed: &[&str], steps: (&str, usize)) -> Vec<String> {
+    cli(
+        fixed,
+        &[
+            ("--batch", &c.batch),
+            ("--burnin", &c.sg_burnin),
+            (steps.0, &steps.1),
+            ("--scan-steps", &c.scan_steps),
+        ],
+    )
+}
+
 /// BlackJAX's SGLD step is θ + ε∇ + √(2ε)·z and tallmc's θ + (h/2)∇ + √h·z: h = 2ε. The peer's
 /// grid for un-preconditioned runs is {0.01, 0.03, 0.1, 0.3, 1}/n in ε.
 fn sgld_grid(c: &Settings) -> Vec<f64> {
@@ -239,12 +259,7 @@ const COMPARISONS: &[Comparison] = &[
         key: "sgld",
         tallmc: TallmcSide::Cli {
             label: "tallmc SGLD + control variate (order 1 at the mode), no preconditioning",
-            args: |c| {
-                cli(
-                    &["sgld", "--cv", "--cv-order", "1"],
-                    &[("--batch", &c.batch), ("--warmup", &c.sg_burnin), ("--draws", &c.sg_steps)],
-                )
-            },
+            args: |c| sg_tallmc_args(c, &["sgld", "--cv", "--cv-order", "1"], c.sg_steps),
             scan: Some(sgld_grid),
             per_step: None,
         },
@@ -252,15 +267,7 @@ const COMPARISONS: &[Comparison] = &[
             label: "BlackJAX SGLD + control variate, no preconditioning",
             tag: |c| format!("sgld_plain_n{}", c.n),
             args: |c| {
-                cli(
-                    &["--method", "sgld", "--precond", "0"],
-                    &[
-                        ("--batch", &c.batch),
-                        ("--burnin", &c.sg_burnin),
-                        ("--sg-steps", &c.sg_steps),
-                        ("--scan-steps", &c.scan_steps),
-                    ],
-                )
+                sg_peer_args(c, &["--method", "sgld", "--precond", "0"], ("--sg-steps", c.sg_steps))
             },
             script: PeerScript::Numpyro,
         },
@@ -317,13 +324,10 @@ const COMPARISONS: &[Comparison] = &[
         tallmc: TallmcSide::Cli {
             label: "tallmc SG-HMC + control variate (order 1), Laplace-preconditioned",
             args: |c| {
-                cli(
+                sg_tallmc_args(
+                    c,
                     &["sghmc", "--cv", "--cv-order", "1", "--precondition"],
-                    &[
-                        ("--batch", &c.batch),
-                        ("--warmup", &c.sg_burnin),
-                        ("--draws", &c.sghmc_steps),
-                    ],
+                    c.sghmc_steps,
                 )
             },
             scan: Some(sghmc_grid),
@@ -332,17 +336,7 @@ const COMPARISONS: &[Comparison] = &[
         peer: PeerSide {
             label: "BlackJAX SG-HMC + control variate, preconditioned",
             tag: |c| format!("sghmc_n{}", c.n),
-            args: |c| {
-                cli(
-                    &["--method", "sghmc"],
-                    &[
-                        ("--batch", &c.batch),
-                        ("--burnin", &c.sg_burnin),
-                        ("--sghmc-steps", &c.sghmc_steps),
-                        ("--scan-steps", &c.scan_steps),
-                    ],
-                )
-            },
+            args: |c| sg_peer_args(c, &["--method", "sghmc"], ("--sghmc-steps", c.sghmc_steps)),
             script: PeerScript::Numpyro,
         },
         settings: &[
@@ -353,29 +347,35 @@ const COMPARISONS: &[Comparison] = &[
             "friction: tallmc C = I (the HMC-ECS paper's) ↔ BlackJAX α = 0.01 (C = α/ε)",
         ],
     },
-    Comparison {
-        key: "zigzag",
-        tallmc: TallmcSide::Pdmp { label: "tallmc Zig-Zag, full data", sampler: "zigzag" },
-        peer: PeerSide {
-            label: "pdmp-jax ZigZag, full data, automatic grid bound",
-            tag: |c| format!("pdmpjax_zigzag_n{}", c.n),
-            args: |c| pdmp_peer_args(c, "zigzag"),
-            script: PeerScript::PdmpJax,
-        },
-        settings: PDMP_SETTINGS,
-    },
-    Comparison {
-        key: "bps",
-        tallmc: TallmcSide::Pdmp { label: "tallmc BPS, full data", sampler: "bps" },
-        peer: PeerSide {
-            label: "pdmp-jax BouncyParticle, full data, automatic grid bound",
-            tag: |c| format!("pdmpjax_bps_n{}", c.n),
-            args: |c| pdmp_peer_args(c, "bps"),
-            script: PeerScript::PdmpJax,
-        },
-        settings: PDMP_SETTINGS,
-    },
+    pdmp_comparison(
+        "zigzag",
+        "tallmc Zig-Zag, full data",
+        "pdmp-jax ZigZag, full data, automatic grid bound",
+        |c| format!("pdmpjax_zigzag_n{}", c.n),
+        |c| pdmp_peer_args(c, "zigzag"),
+    ),
+    pdmp_comparison(
+        "bps",
+        "tallmc BPS, full data",
+        "pdmp-jax BouncyParticle, full data, automatic grid bound",
+        |c| format!("pdmpjax_bps_n{}", c.n),
+        |c| pdmp_peer_args(c, "bps"),
+    ),
 ];
+
+/// A full-data PDMP comparison: tallmc's `sampler` (= `key`) against pdmp-jax's, with the
+/// settings of [`PDMP_SETTINGS`].
+const fn pdmp_comparison(
+    key: &'static str, tallmc_label: &'static str, peer_label: &'static str,
+    tag: fn(&Settings) -> String, args: fn(&Settings) -> Vec<String>,
+) -> Comparison {
+    Comparison {
+        key,
+        tallmc: TallmcSide::Pdmp { label: tallmc_label, sampler: key },
+        peer: PeerSide { label: peer_label, tag, args, script: PeerScript::PdmpJax },
+        settings: PDMP_SETTINGS,
+    }
+}
 
 /// The correspondence of the full-data PDMP comparisons (`zigzag`, `bps`).
 const PDMP_SETTINGS: &[&str] = &[
@@ -473,26 +473,23 @@ pub fn run(root: &Path, c: &PeerArgs) -> Result<()> {
         .with_context(|| format!("cannot create {}", p.runs.display()))?;
     let pin = pin_prefix(c)?;
 
-    let mut versions = BTreeMap::new();
-    let mut pdmp_versions = BTreeMap::new();
-    if needs_numpyro {
-        println!("== peers: Python environment (NumPyro, BlackJAX)");
+    // Each environment only when a selected comparison needs it (no packages listed otherwise).
+    let environment = |needed: bool, what: &str, dir: &str, requirements: &str, packages| {
+        if !needed {
+            return Ok(BTreeMap::new());
+        }
+        println!("== peers: Python environment ({what})");
         let venv = Venv {
-            dir: p.base.join("venv"),
-            requirements: p.root.join("bench/peers/requirements.txt"),
-            packages: PEER_PACKAGES,
+            dir: p.base.join(dir),
+            requirements: p.root.join("bench/peers").join(requirements),
+            packages,
         };
-        versions = ensure_venv(&p, c, &venv)?;
-    }
-    if needs_pdmp {
-        println!("== peers: Python environment (pdmp-jax)");
-        let venv = Venv {
-            dir: p.base.join("venv-pdmp"),
-            requirements: p.root.join("bench/peers/requirements-pdmp.txt"),
-            packages: PDMP_PACKAGES,
-        };
-        pdmp_versions = ensure_venv(&p, c, &venv)?;
-    }
+        ensure_venv(&p, c, &venv)
+    };
+    let versions =
+        environment(needs_numpyro, "NumPyro, BlackJAX", "venv", "requirements.txt", PEER_PACKAGES)?;
+    let pdmp_versions =
+        environment(needs_pdmp, "pdmp-jax", "venv-pdmp", "requirements-pdmp.txt", PDMP_PACKAGES)?;
     copy_scripts(&p)?;
 
     println!("== peers: data");
@@ -813,22 +810,36 @@ fn ensure_data(p: &Paths, c: &PeerArgs, pin: &[String]) -> Result<(PathBuf, Valu
     Ok((bin, header))
 }
 
-fn run_peer(p: &Paths, c: &PeerArgs, pin: &[String], side: &PeerSide, tag: &str) -> Result<Value> {
-    let mut cmd = command(pin, &p.numpyro_python);
+/// `SCRIPT --n N --seed S --rng R --tag TAG --outdir RUNS`, run in the work folder: the
+/// arguments every peer script takes first.
+fn peer_script_args<'a>(
+    cmd: &'a mut Command, p: &Paths, c: &PeerArgs, script: &str, tag: &str,
+) -> &'a mut Command {
     cmd.current_dir(&p.work)
-        .args(["run_numpyro.py", "--n", &c.n.to_string(), "--seed", &c.seed.to_string()])
+        .args([script, "--n", &c.n.to_string(), "--seed", &c.seed.to_string()])
         .args(["--rng", &c.rng.to_string(), "--tag", tag, "--outdir"])
         .arg(&p.runs)
-        .args((side.args)(c));
-    let t = Instant::now();
+}
+
+/// Runs a peer script (output logged to `runs/TAG`) and reads the `runs/TAG.json` it writes,
+/// with the machine's load average before and after the run added as `load_average`.
+fn run_peer_script(p: &Paths, cmd: Command, script: &str, tag: &str) -> Result<Value> {
     let load_before = load_average();
-    run_logged(cmd, &format!("peer run {tag} (run_numpyro.py)"), &p.runs.join(tag))?;
+    run_logged(cmd, &format!("peer run {tag} ({script})"), &p.runs.join(tag))?;
     let path = p.runs.join(format!("{tag}.json"));
     let mut v: Value = serde_json::from_str(
         &std::fs::read_to_string(&path)
             .with_context(|| format!("cannot read {}", path.display()))?,
     )?;
     v["load_average"] = json!([load_before, load_average()]);
+    Ok(v)
+}
+
+fn run_peer(p: &Paths, c: &PeerArgs, pin: &[String], side: &PeerSide, tag: &str) -> Result<Value> {
+    let mut cmd = command(pin, &p.numpyro_python);
+    peer_script_args(&mut cmd, p, c, "run_numpyro.py", tag).args((side.args)(c));
+    let t = Instant::now();
+    let v = run_peer_script(p, cmd, "run_numpyro.py", tag)?;
     println!(
         "{tag}: {:.0} s in all; min bulk ESS {:.0} in {:.2} s of sampling",
         t.elapsed().as_secs_f64(),
@@ -1088,6 +1099,39 @@ fn today() -> String {
         .unwrap_or_default()
 }
 
+/// The event columns of the PDMP table, with their significant digits: events, seconds,
+/// events/s, full-data gradients, Hessian-vector products and proposals per event, bound
+/// violations, trajectory time.
+const PDMP_EVENT_COLUMNS: [(&str, usize); 8] = [
+    ("events", 0),
+    ("sampling_s", 1),
+    ("events_per_s", 1),
+    ("full_gradients_per_event", 2),
+    ("hvps_per_event", 2),
+    ("proposals_per_event", 2),
+    ("bound_violations", 0),
+    ("trajectory_time", 4),
+];
+
+/// The cells of one run's row from method to ESS per 1,000 evaluations: label, draws, ESS,
+/// seconds, ESS/s, evaluations per draw, ESS per 1,000 evaluations.
+fn run_cells(v: &Value) -> String {
+    let numbers = [
+        ("draws", 0),
+        ("ess_min", 0),
+        ("sampling_s", 2),
+        ("ess_per_s", 1),
+        ("evals_per_draw", 0),
+        ("ess_per_1000_evals", 5),
+    ];
+    format!("{} | {}", v["label"].as_str().unwrap_or(""), cells(v, &numbers))
+}
+
+/// `v[key]` with `digits` significant digits for each `(key, digits)`, as table cells.
+fn cells(v: &Value, columns: &[(&str, usize)]) -> String {
+    columns.iter().map(|&(key, digits)| f(&v[key], digits)).collect::<Vec<_>>().join(" | ")
+}
+
 fn f(v: &Value, digits: usize) -> String {
     v.as_f64().map_or("–".into(), |x| {
         if x.abs() >= 1e5 { format!("{x:.3e}") } else { format!("{x:.digits$}") }
@@ -1139,15 +1183,9 @@ fn markdown(r: &Value) -> String {
                 };
                 let _ = writeln!(
                     m,
-                    "| {} | {side} | {} | {} | {} | {} | {} | {} | {} | {r1} | {r2} | {}–{} | {} |",
+                    "| {} | {side} | {} | {r1} | {r2} | {}–{} | {} |",
                     c["key"].as_str().unwrap_or(""),
-                    v["label"].as_str().unwrap_or(""),
-                    f(&v["draws"], 0),
-                    f(&v["ess_min"], 0),
-                    f(&v["sampling_s"], 2),
-                    f(&v["ess_per_s"], 1),
-                    f(&v["evals_per_draw"], 0),
-                    f(&v["ess_per_1000_evals"], 5),
+                    run_cells(v),
                     f(&v["load_average"][0], 1),
                     f(&v["load_average"][1], 1),
                     f(&v["cpu_over_wall"], 2),
@@ -1162,18 +1200,11 @@ fn markdown(r: &Value) -> String {
                 c["tallmc"].as_str().unwrap_or(""),
                 c["planned"].as_str().unwrap_or("")
             );
-            let v = &c["peer"];
             let _ = writeln!(
                 m,
-                "| {} | peer | {} | {} | {} | {} | {} | {} | {} | | | | |",
+                "| {} | peer | {} | | | | |",
                 c["key"].as_str().unwrap_or(""),
-                v["label"].as_str().unwrap_or(""),
-                f(&v["draws"], 0),
-                f(&v["ess_min"], 0),
-                f(&v["sampling_s"], 2),
-                f(&v["ess_per_s"], 1),
-                f(&v["evals_per_draw"], 0),
-                f(&v["ess_per_1000_evals"], 5),
+                run_cells(&c["peer"])
             );
         }
     }
@@ -1269,11 +1300,7 @@ fn run_pdmpjax(
 ) -> Result<Value> {
     let time_file = p.runs.join(format!("{tag}.time"));
     let mut cmd = timed_command(pin, &p.pdmp_python, &time_file);
-    cmd.current_dir(&p.work)
-        .args(["run_pdmpjax.py", "--n", &c.n.to_string(), "--seed", &c.seed.to_string()])
-        .args(["--rng", &c.rng.to_string(), "--tag", tag, "--outdir"])
-        .arg(&p.runs)
-        .args((cmp.peer.args)(c));
+    peer_script_args(&mut cmd, p, c, "run_pdmpjax.py", tag).args((cmp.peer.args)(c));
     if cmp.key == "bps" {
         cmd.args(["--refresh", &format!("{:e}", 1.0 / laplace.median_sd)]);
     }
@@ -1286,14 +1313,7 @@ fn run_pdmpjax(
             .join(" ")
     );
     let t = Instant::now();
-    let load_before = load_average();
-    run_logged(cmd, &format!("peer run {tag} (run_pdmpjax.py)"), &p.runs.join(tag))?;
-    let path = p.runs.join(format!("{tag}.json"));
-    let mut v: Value = serde_json::from_str(
-        &std::fs::read_to_string(&path)
-            .with_context(|| format!("cannot read {}", path.display()))?,
-    )?;
-    v["load_average"] = json!([load_before, load_average()]);
+    let mut v = run_peer_script(p, cmd, "run_pdmpjax.py", tag)?;
     v["process_cpu_over_wall"] = json!(cpu_over_wall(&time_file));
     v["command"] = json!(command_line);
     println!(
@@ -1507,20 +1527,12 @@ fn pdmp_markdown(m: &mut String, r: &Value) {
             });
             let _ = writeln!(
                 m,
-                "| {key} | {side} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} ({}) | {} | {} | {r1} | {r2} | {}–{} | {} |",
+                "| {key} | {side} | {} | {} | {} ({}) | {} | {r1} | {r2} | {}–{} | {} |",
                 v["label"].as_str().unwrap_or(""),
-                f(&v["events"], 0),
-                f(&v["sampling_s"], 1),
-                f(&v["events_per_s"], 1),
-                f(&v["full_gradients_per_event"], 2),
-                f(&v["hvps_per_event"], 2),
-                f(&v["proposals_per_event"], 2),
-                f(&v["bound_violations"], 0),
-                f(&v["trajectory_time"], 4),
+                cells(v, &PDMP_EVENT_COLUMNS),
                 f(&v["ess_min"], 0),
                 f(&v["ess_median"], 0),
-                f(&v["ess_per_s"], 2),
-                f(&v["max_mean_error_laplace_sd"], 2),
+                cells(v, &[("ess_per_s", 2), ("max_mean_error_laplace_sd", 2)]),
                 f(&v["load_average"][0], 1),
                 f(&v["load_average"][1], 1),
                 f(&v["cpu_over_wall"], 2),
