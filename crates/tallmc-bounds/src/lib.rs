@@ -46,4 +46,5 @@ pub use error::{Error, Result};
 pub use exact::ExactTest;
 pub use population::SlicePopulation;
 pub use schedule::Schedule;
+pub use stats::RunningStats;
 pub use test::{Decision, MeanTest, Population};

@@ -57,9 +57,11 @@ pub(crate) fn draw_more<P: Population + ?Sized, R: Rng + ?Sized>(
 /// * The **sum of squared deviations** M₂ = Σ (x_i − x̄)² uses Welford's update
 ///   (M₂ += (x − m_old)(x − m_new)), stable for values with a large mean and a small spread.
 ///
-/// Cost: a few flops per value, no allocation.
+/// Cost: a few flops per value, no allocation. A mean test written outside this crate (see the
+/// `user_mean_test` example of the `tallmc` crate) keeps its running moments in one too, and so
+/// agrees with [`crate::ExactTest`] when it has drawn every value.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct RunningStats {
+pub struct RunningStats {
     count: usize,
     sum: f64,
     compensation: f64,
@@ -85,18 +87,18 @@ impl Default for RunningStats {
 
 impl RunningStats {
     /// Forgets every value.
-    pub(crate) fn reset(&mut self) {
+    pub fn reset(&mut self) {
         *self = Self::default();
     }
 
     /// Number of values pushed.
-    pub(crate) fn count(&self) -> usize {
+    pub fn count(&self) -> usize {
         self.count
     }
 
     /// Adds `values`, which are the draws `first_index..` of the current decision; a NaN or
     /// infinite value is an error naming the value and its position.
-    pub(crate) fn push_all(&mut self, values: &[f64]) -> Result<()> {
+    pub fn push_all(&mut self, values: &[f64]) -> Result<()> {
         for &x in values {
             if !x.is_finite() {
                 return Err(Error::NonFiniteValue { value: x, index: self.count });
@@ -125,23 +127,23 @@ impl RunningStats {
     }
 
     /// max − min of the values (0 when there are none).
-    pub(crate) fn spread(&self) -> f64 {
+    pub fn spread(&self) -> f64 {
         if self.count == 0 { 0.0 } else { self.max - self.min }
     }
 
     /// Mean of the values (0 when there are none).
-    pub(crate) fn mean(&self) -> f64 {
+    pub fn mean(&self) -> f64 {
         if self.count == 0 { 0.0 } else { (self.sum + self.compensation) / self.count as f64 }
     }
 
     /// Standard deviation with divisor `count` (the σ̂_t of the concentration bounds).
-    pub(crate) fn sd_biased(&self) -> f64 {
+    pub fn sd_biased(&self) -> f64 {
         if self.count == 0 { 0.0 } else { (self.m2.max(0.0) / self.count as f64).sqrt() }
     }
 
     /// Standard deviation with divisor `count − 1` (the s_l of the t-test); 0 for fewer than two
     /// values.
-    pub(crate) fn sd_unbiased(&self) -> f64 {
+    pub fn sd_unbiased(&self) -> f64 {
         if self.count < 2 { 0.0 } else { (self.m2.max(0.0) / (self.count - 1) as f64).sqrt() }
     }
 }

@@ -54,7 +54,7 @@
 
 use std::error::Error;
 
-use tallmc::bounds::{Decision, Error as TestError, MeanTest, Population};
+use tallmc::bounds::{Decision, Error as TestError, MeanTest, Population, RunningStats};
 use tallmc::models::synthetic::two_class_2d;
 use tallmc::prelude::*;
 
@@ -133,45 +133,6 @@ impl TwoBoundTest {
     }
 }
 
-/// Running sums of the values drawn: a compensated sum (Neumaier) for the mean and Welford's
-/// recurrence for the variance.
-#[derive(Debug, Clone, Copy, Default)]
-struct Moments {
-    count: usize,
-    sum: f64,
-    compensation: f64,
-    welford_mean: f64,
-    m2: f64,
-    min: f64,
-    max: f64,
-}
-
-impl Moments {
-    fn push(&mut self, x: f64) {
-        if self.count == 0 {
-            self.min = x;
-            self.max = x;
-        }
-        self.count += 1;
-        let s = self.sum + x;
-        self.compensation +=
-            if self.sum.abs() >= x.abs() { (self.sum - s) + x } else { (x - s) + self.sum };
-        self.sum = s;
-        let delta = x - self.welford_mean;
-        self.welford_mean += delta / self.count as f64;
-        self.m2 += delta * (x - self.welford_mean);
-        self.min = self.min.min(x);
-        self.max = self.max.max(x);
-    }
-    fn mean(&self) -> f64 {
-        (self.sum + self.compensation) / self.count as f64
-    }
-    /// Standard deviation with divisor t.
-    fn sd(&self) -> f64 {
-        (self.m2 / self.count as f64).max(0.0).sqrt()
-    }
-}
-
 impl MeanTest for TwoBoundTest {
     fn decide<P: Population + ?Sized, R: rand::Rng + ?Sized>(
         &mut self, population: &mut P, threshold: f64, rng: &mut R,
@@ -193,7 +154,9 @@ impl MeanTest for TwoBoundTest {
         if !(range.is_finite() && range >= 0.0) {
             return Err(TestError::InvalidRange(range));
         }
-        let mut moments = Moments::default();
+        // The library's running moments: a compensated (Neumaier) sum for the mean, Welford's
+        // recurrence for the variance, and the range of the values seen.
+        let mut moments = RunningStats::default();
         let (mut t, mut k) = (0, 0);
         loop {
             k += 1;
@@ -204,18 +167,11 @@ impl MeanTest for TwoBoundTest {
             }
             let values = &mut self.buffer[..batch];
             population.draw(values, rng);
-            for (j, &x) in values.iter().enumerate() {
-                if !x.is_finite() {
-                    return Err(TestError::NonFiniteValue { value: x, index: t + j });
-                }
-                moments.push(x);
-            }
+            // A NaN or infinite value is an error naming it and its position.
+            moments.push_all(values)?;
             t = target;
-            if moments.max - moments.min > range * (1.0 + RANGE_SLACK) {
-                return Err(TestError::RangeExceeded {
-                    observed: moments.max - moments.min,
-                    bound: range,
-                });
+            if moments.spread() > range * (1.0 + RANGE_SLACK) {
+                return Err(TestError::RangeExceeded { observed: moments.spread(), bound: range });
             }
             let mean = moments.mean();
             if t == n {
@@ -227,7 +183,7 @@ impl MeanTest for TwoBoundTest {
                     half_width: 0.0,
                 });
             }
-            let c = self.half_width(k, t, n, moments.sd(), range);
+            let c = self.half_width(k, t, n, moments.sd_biased(), range);
             if (mean - threshold).abs() > c {
                 return Ok(Decision {
                     above: mean > threshold,
