@@ -118,15 +118,14 @@ pub trait Suite: Sized {
         let mut r = Report::new(Self::TITLE);
         r.paragraph(&self.intro());
         r.section("Claims and measurements");
-        let rows: Vec<Vec<String>> = self
-            .claims()
-            .into_iter()
-            .map(|(key, c)| {
+        r.table_of(
+            &["part", Self::PAPER, "measured here", "verdict"],
+            self.claims(),
+            |(key, c)| {
                 let verdict = c.verdict();
                 vec![key.to_string(), c.paper, c.measured, verdict]
-            })
-            .collect();
-        r.table(&["part", Self::PAPER, "measured here", "verdict"], &rows);
+            },
+        );
         for p in self.parts() {
             p.report(&mut r);
         }

@@ -43,6 +43,16 @@ impl Report {
         self
     }
 
+    /// A table with one row per item: `row(item)` gives the item's cells, in the order of
+    /// `header` (see [`Report::table`]).
+    pub fn table_of<T>(
+        &mut self, header: &[&str], items: impl IntoIterator<Item = T>,
+        row: impl FnMut(T) -> Vec<String>,
+    ) -> &mut Self {
+        let rows: Vec<Vec<String>> = items.into_iter().map(row).collect();
+        self.table(header, &rows)
+    }
+
     /// An embedded image (relative path).
     pub fn image(&mut self, alt: &str, file: &str) -> &mut Self {
         let _ = write!(self.text, "![{alt}]({file})\n\n");

@@ -335,10 +335,22 @@ fn report(b: &Baseline, r: &mut Report) {
         fmt_sig(tm, 6),
         fmt_sig(ts, 4)
     ));
-    let rows: Vec<Vec<String>> = b
-        .gaussian
-        .iter()
-        .map(|k| {
+    r.table_of(
+        &[
+            "kernel",
+            "mean",
+            "sd",
+            "z mean",
+            "z sd",
+            "bulk ESS",
+            "tail ESS",
+            "R-hat",
+            "accept",
+            "evals/draw",
+            "ESS/1000 evals",
+        ],
+        b.gaussian.iter(),
+        |k| {
             let s = &k.summaries[0];
             vec![
                 k.kernel.label().into(),
@@ -353,30 +365,25 @@ fn report(b: &Baseline, r: &mut Report) {
                 fmt_sig(k.evals_per_draw(), 3),
                 fmt_sig(k.ess_per_1000_evals(0), 3),
             ]
-        })
-        .collect();
-    r.table(
-        &[
-            "kernel",
-            "mean",
-            "sd",
-            "z mean",
-            "z sd",
-            "bulk ESS",
-            "tail ESS",
-            "R-hat",
-            "accept",
-            "evals/draw",
-            "ESS/1000 evals",
-        ],
-        &rows,
+        },
     );
     r.section(&format!("higgs-like logistic regression (n = {}, d = 29)", b.logistic_n));
     r.paragraph(&format!("Reference: {}.", b.logistic_reference.source));
-    let rows: Vec<Vec<String>> = b
-        .logistic
-        .iter()
-        .map(|k| {
+    r.table_of(
+        &[
+            "kernel",
+            "max |z| mean",
+            "max |z| sd",
+            "max error (sd)",
+            "min bulk ESS",
+            "min tail ESS",
+            "max R-hat",
+            "accept",
+            "evals/draw",
+            "min ESS/1000 evals",
+        ],
+        b.logistic.iter(),
+        |k| {
             let a = b.logistic_accuracy(k);
             let min_of = |f: &dyn Fn(usize) -> f64| {
                 (0..k.summaries.len()).map(f).fold(f64::INFINITY, f64::min)
@@ -393,22 +400,7 @@ fn report(b: &Baseline, r: &mut Report) {
                 fmt_sig(k.evals_per_draw(), 3),
                 fmt_sig(min_of(&|j| k.ess_per_1000_evals(j)), 3),
             ]
-        })
-        .collect();
-    r.table(
-        &[
-            "kernel",
-            "max |z| mean",
-            "max |z| sd",
-            "max error (sd)",
-            "min bulk ESS",
-            "min tail ESS",
-            "max R-hat",
-            "accept",
-            "evals/draw",
-            "min ESS/1000 evals",
-        ],
-        &rows,
+        },
     );
     r.section("Figures");
     r.image("traces", "traces.svg");

@@ -598,21 +598,7 @@ fn fig2_section(f: &Fig2, r: &mut Report) {
         f.steps,
         f.test_batch
     ));
-    let rows: Vec<Vec<String>> = f
-        .rows
-        .iter()
-        .map(|x| {
-            vec![
-                x.epsilon.to_string(),
-                format!("{} ± {}", pct(x.data_fraction), pct(x.data_fraction_mcse)),
-                format!("{} ± {}", pct(x.wrong_rate), pct(x.wrong_binomial_sd)),
-                format!("{} / {}", x.wrong, x.decisions),
-                pct(x.wrong_mcse),
-                pct(x.accept),
-            ]
-        })
-        .collect();
-    r.table(
+    r.table_of(
         &[
             "ε",
             "data used ± MCSE",
@@ -621,7 +607,17 @@ fn fig2_section(f: &Fig2, r: &mut Report) {
             "wrong MCSE (ESS)",
             "accept",
         ],
-        &rows,
+        f.rows.iter(),
+        |x| {
+            vec![
+                x.epsilon.to_string(),
+                format!("{} ± {}", pct(x.data_fraction), pct(x.data_fraction_mcse)),
+                format!("{} ± {}", pct(x.wrong_rate), pct(x.wrong_binomial_sd)),
+                format!("{} / {}", x.wrong, x.decisions),
+                pct(x.wrong_mcse),
+                pct(x.accept),
+            ]
+        },
     );
     r.image("Fig. 2", "fig2_data_and_errors.svg");
 }
@@ -643,10 +639,19 @@ fn fig3_section(f: &Fig3, r: &mut Report) {
         fmt_sig(f.truth_max_mcse, 2),
         fmt_sig(f.truth_risk_floor, 2)
     ));
-    let rows: Vec<Vec<String>> = f
-        .curves
-        .iter()
-        .map(|c| {
+    r.table_of(
+        &[
+            "ε",
+            "steps per chain",
+            "data per test",
+            "accept",
+            "risk",
+            "bias² ± jackknife se",
+            "variance",
+            "slope (last decade) ± jackknife se",
+        ],
+        f.curves.iter(),
+        |c| {
             let last = |v: &Vec<f64>| fmt_sig(v.last().copied().unwrap_or(f64::NAN), 3);
             vec![
                 c.epsilon.to_string(),
@@ -662,20 +667,7 @@ fn fig3_section(f: &Fig3, r: &mut Report) {
                     fmt_sig(c.slope_jackknife_se, 2)
                 ),
             ]
-        })
-        .collect();
-    r.table(
-        &[
-            "ε",
-            "steps per chain",
-            "data per test",
-            "accept",
-            "risk",
-            "bias² ± jackknife se",
-            "variance",
-            "slope (last decade) ± jackknife se",
-        ],
-        &rows,
+        },
     );
     r.image("Fig. 3", "fig3_risk.svg");
 }
@@ -770,21 +762,7 @@ fn fig78_section(g: &Fig78, r: &mut Report) {
         fmt_sig(s.budget as f64, 3),
         s.subsets
     ));
-    let rows: Vec<Vec<String>> = g
-        .conditional_errors
-        .iter()
-        .map(|c| {
-            vec![
-                c.epsilon.to_string(),
-                fmt_sig(c.max_abs_error, 3),
-                fmt_sig(c.max_binomial_sd, 2),
-                fmt_sig(c.mean_error_above_half, 2),
-                fmt_sig(c.mean_error_below_half, 2),
-                pct(c.fraction_used),
-            ]
-        })
-        .collect();
-    r.table(
+    r.table_of(
         &[
             "ε",
             "max abs error",
@@ -793,24 +771,30 @@ fn fig78_section(g: &Fig78, r: &mut Report) {
             "mean error (P < ½)",
             "factors used",
         ],
-        &rows,
+        g.conditional_errors.iter(),
+        |c| {
+            vec![
+                c.epsilon.to_string(),
+                fmt_sig(c.max_abs_error, 3),
+                fmt_sig(c.max_binomial_sd, 2),
+                fmt_sig(c.mean_error_above_half, 2),
+                fmt_sig(c.mean_error_below_half, 2),
+                pct(c.fraction_used),
+            ]
+        },
     );
     r.image("Fig. 7", "fig7_conditionals.svg");
-    let rows: Vec<Vec<String>> = g
-        .curves
-        .iter()
-        .map(|c| {
+    r.table_of(
+        &["method", "L1 error at the budget", "sweeps per chain", "factors used per update"],
+        g.curves.iter(),
+        |c| {
             vec![
                 c.label(),
                 fmt_sig(c.l1.last().copied().unwrap_or(f64::NAN), 3),
                 fmt_sig(c.sweeps, 4),
                 pct(c.fraction_used),
             ]
-        })
-        .collect();
-    r.table(
-        &["method", "L1 error at the budget", "sweeps per chain", "factors used per update"],
-        &rows,
+        },
     );
     r.image("Fig. 8", "fig8_joint_error.svg");
 }

@@ -607,10 +607,19 @@ impl Part for Logistic {
             self.equilibrium_iterations,
             fmt_sig(self.max_row_norm, 3),
         ));
-        let rows: Vec<Vec<String>> = self
-            .chains
-            .iter()
-            .map(|c| {
+        r.table_of(
+            &[
+                "sampler",
+                "start",
+                "iterations to reach",
+                "evaluations to reach ÷ n",
+                "data fraction before",
+                "data fraction after",
+                "accept after",
+                "mean after − mode (sds)",
+            ],
+            self.chains.iter(),
+            |c| {
                 vec![
                     c.sampler.label().into(),
                     format!(
@@ -628,20 +637,7 @@ impl Part for Logistic {
                         .collect::<Vec<_>>()
                         .join(", "),
                 ]
-            })
-            .collect();
-        r.table(
-            &[
-                "sampler",
-                "start",
-                "iterations to reach",
-                "evaluations to reach ÷ n",
-                "data fraction before",
-                "data fraction after",
-                "accept after",
-                "mean after − mode (sds)",
-            ],
-            &rows,
+            },
         );
         let sp = self.speedups();
         r.paragraph(&format!(

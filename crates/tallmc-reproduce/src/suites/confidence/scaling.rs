@@ -262,24 +262,7 @@ impl Part for Scaling {
              to 10¹⁵; we stop where memory (8n bytes of data and 4n per chain for the \
              subsampler's permutation) and the time budget do."
         ));
-        let rows: Vec<Vec<String>> = self
-            .runs
-            .iter()
-            .map(|x| {
-                vec![
-                    fmt_n(x.n),
-                    x.iterations.to_string(),
-                    fmt_sig(x.mean_fraction, 3),
-                    fmt_sig(x.mcse_fraction, 2),
-                    x.chain_fractions.iter().map(|f| fmt_sig(*f, 3)).collect::<Vec<_>>().join(", "),
-                    fmt_sig(2.0 * x.mean_fraction, 3),
-                    fmt_sig(x.accept, 2),
-                    fmt_sig(x.mean_looks, 3),
-                    fmt_sig(x.mean_error_sds, 2),
-                ]
-            })
-            .collect();
-        r.table(
+        r.table_of(
             &[
                 "n",
                 "iterations / chain",
@@ -291,7 +274,20 @@ impl Part for Scaling {
                 "looks / decision",
                 "chain mean − truth (post. sds)",
             ],
-            &rows,
+            self.runs.iter(),
+            |x| {
+                vec![
+                    fmt_n(x.n),
+                    x.iterations.to_string(),
+                    fmt_sig(x.mean_fraction, 3),
+                    fmt_sig(x.mcse_fraction, 2),
+                    x.chain_fractions.iter().map(|f| fmt_sig(*f, 3)).collect::<Vec<_>>().join(", "),
+                    fmt_sig(2.0 * x.mean_fraction, 3),
+                    fmt_sig(x.accept, 2),
+                    fmt_sig(x.mean_looks, 3),
+                    fmt_sig(x.mean_error_sds, 2),
+                ]
+            },
         );
         r.image("Fig. 7(b): data fraction vs n", "fig7b_fraction_vs_n.svg");
     }

@@ -485,29 +485,7 @@ impl Part for CvOrders {
             self.reference_config.num_draws,
             fmt_sig(self.reference_accept, 3),
         ));
-        let rows: Vec<Vec<String>> = self
-            .orders
-            .iter()
-            .map(|o| {
-                vec![
-                    o.order.number().to_string(),
-                    fmt_sig(o.median_sigma2(0, self.training_end()), 2),
-                    fmt_sig(o.median_sigma2(self.num_warmup, total), 2),
-                    fmt_sig(o.mean_sigma2(self.num_warmup, total), 2),
-                    fmt_sig(o.step_size, 3),
-                    fmt_sig(o.n_leapfrog, 3),
-                    fmt_sig(o.accept, 3),
-                    fmt_sig(o.u_accept, 3),
-                    fmt_sig(o.inefficiency, 3),
-                    fmt_sig(max_abs(&o.mean_errors_sds(&self.reference)), 2),
-                    fmt_sig(100.0 * max_abs(&o.sd_relative_errors(&self.reference)), 2),
-                    fmt_sig(max_abs(&o.z_means(&self.reference)), 2),
-                    fmt_sig(o.final_center_error_sds, 2),
-                    o.divergences.to_string(),
-                ]
-            })
-            .collect();
-        r.table(
+        r.table_of(
             &[
                 "order",
                 "median σ̂² (training)",
@@ -524,7 +502,25 @@ impl Part for CvOrders {
                 "final θ* err (sds)",
                 "divergences",
             ],
-            &rows,
+            self.orders.iter(),
+            |o| {
+                vec![
+                    o.order.number().to_string(),
+                    fmt_sig(o.median_sigma2(0, self.training_end()), 2),
+                    fmt_sig(o.median_sigma2(self.num_warmup, total), 2),
+                    fmt_sig(o.mean_sigma2(self.num_warmup, total), 2),
+                    fmt_sig(o.step_size, 3),
+                    fmt_sig(o.n_leapfrog, 3),
+                    fmt_sig(o.accept, 3),
+                    fmt_sig(o.u_accept, 3),
+                    fmt_sig(o.inefficiency, 3),
+                    fmt_sig(max_abs(&o.mean_errors_sds(&self.reference)), 2),
+                    fmt_sig(100.0 * max_abs(&o.sd_relative_errors(&self.reference)), 2),
+                    fmt_sig(max_abs(&o.z_means(&self.reference)), 2),
+                    fmt_sig(o.final_center_error_sds, 2),
+                    o.divergences.to_string(),
+                ]
+            },
         );
         r.paragraph(
             "Why order 0 fails here: its differences d_k = ℓ_k(θ) − ℓ_k(θ*) are first order in \

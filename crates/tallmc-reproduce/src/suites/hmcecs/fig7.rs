@@ -406,29 +406,7 @@ impl Part for Fig7 {
              / ESS (coda), averaged over the d coordinates. z = (mean − closed form) / MCSE.",
             self.n, self.dims, self.num_chains, self.num_warmup, self.num_draws
         ));
-        let rows: Vec<Vec<String>> = self
-            .runs
-            .iter()
-            .map(|r| {
-                vec![
-                    r.d.to_string(),
-                    r.order.number().to_string(),
-                    fmt_sig(r.step_size, 3),
-                    fmt_sig(r.n_leapfrog, 3),
-                    fmt_sig(r.step_size * r.n_leapfrog, 3),
-                    fmt_sig(r.accept, 3),
-                    fmt_sig(r.u_accept, 3),
-                    fmt_sig(r.inefficiency, 3),
-                    fmt_sig(r.max_inefficiency, 3),
-                    fmt_sig(r.sigma2, 2),
-                    fmt_sig(r.subsample_size, 4),
-                    fmt_sig(r.max_abs_z_mean(), 2),
-                    fmt_sig(r.max_abs_z_sd(), 2),
-                    r.divergences.to_string(),
-                ]
-            })
-            .collect();
-        r.table(
+        r.table_of(
             &[
                 "d",
                 "order",
@@ -445,7 +423,25 @@ impl Part for Fig7 {
                 "max |z| sd",
                 "divergences",
             ],
-            &rows,
+            self.runs.iter(),
+            |r| {
+                vec![
+                    r.d.to_string(),
+                    r.order.number().to_string(),
+                    fmt_sig(r.step_size, 3),
+                    fmt_sig(r.n_leapfrog, 3),
+                    fmt_sig(r.step_size * r.n_leapfrog, 3),
+                    fmt_sig(r.accept, 3),
+                    fmt_sig(r.u_accept, 3),
+                    fmt_sig(r.inefficiency, 3),
+                    fmt_sig(r.max_inefficiency, 3),
+                    fmt_sig(r.sigma2, 2),
+                    fmt_sig(r.subsample_size, 4),
+                    fmt_sig(r.max_abs_z_mean(), 2),
+                    fmt_sig(r.max_abs_z_sd(), 2),
+                    r.divergences.to_string(),
+                ]
+            },
         );
         let slopes: Vec<String> = ORDERS
             .iter()

@@ -679,10 +679,22 @@ impl Part for Tables {
              summarized with sign-corrected means.",
             self.plan.n, self.plan.warmup, self.plan.draws
         ));
-        let rows: Vec<Vec<String>> = self
-            .runs
-            .iter()
-            .map(|x| {
+        r.table_of(
+            &[
+                "method",
+                "α_θ",
+                "α_u",
+                "L",
+                "mean IF",
+                "min ESS",
+                "τ̂",
+                "100 m/n",
+                "RCT min / median / max",
+                "max |Δmean|/sd",
+                "max |sd ratio − 1|",
+            ],
+            self.runs.iter(),
+            |x| {
                 let f = x.inefficiency();
                 let (lo, med, hi) = self.relative_computing_time(x.method);
                 let acc = self.accuracy(x.method);
@@ -699,23 +711,7 @@ impl Part for Tables {
                     fmt_sig(acc.max_mean_error_sds, 2),
                     fmt_sig(acc.max_sd_error, 2),
                 ]
-            })
-            .collect();
-        r.table(
-            &[
-                "method",
-                "α_θ",
-                "α_u",
-                "L",
-                "mean IF",
-                "min ESS",
-                "τ̂",
-                "100 m/n",
-                "RCT min / median / max",
-                "max |Δmean|/sd",
-                "max |sd ratio − 1|",
-            ],
-            &rows,
+            },
         );
         r.image("Fig. 2: posterior means and variances against full-data HMC", "fig2_moments.svg");
     }

@@ -528,10 +528,19 @@ fn report(f: &Fig4, r: &mut Report) {
         fmt_sig(f.lip_constants.0, 3),
         fmt_sig(f.lip_constants.1, 3),
     ));
-    let rows: Vec<Vec<String>> = f
-        .runs
-        .iter()
-        .map(|m| {
+    r.table_of(
+        &[
+            "method",
+            "final error (sd)",
+            "max |z|",
+            "steps",
+            "proposals",
+            "violation rate",
+            "divergences",
+            "final NLL/N (chain 1)",
+        ],
+        f.runs.iter(),
+        |m| {
             let proposals = m.total(|t| t.proposals);
             vec![
                 m.label.clone(),
@@ -547,20 +556,7 @@ fn report(f: &Fig4, r: &mut Report) {
                 m.total(|t| t.divergences).to_string(),
                 fmt_sig(m.chains[0].nll.last().copied().unwrap_or(f64::NAN), 4),
             ]
-        })
-        .collect();
-    r.table(
-        &[
-            "method",
-            "final error (sd)",
-            "max |z|",
-            "steps",
-            "proposals",
-            "violation rate",
-            "divergences",
-            "final NLL/N (chain 1)",
-        ],
-        &rows,
+        },
     );
     for s in &f.scans {
         let rows: Vec<Vec<String>> = s

@@ -460,10 +460,19 @@ impl Part for Fig5 {
             fmt_sig(self.w1.2, 3),
             fmt_sig(self.w1.0, 4)
         ));
-        let rows: Vec<Vec<String>> = self
-            .ratios
-            .iter()
-            .map(|q| {
+        r.table_of(
+            &[
+                "r/b",
+                "r",
+                "truth",
+                "HMC direct estimate",
+                "continuous mean |error|",
+                "discrete mean |error|",
+                "continuous pooled s.e.",
+                "discrete pooled s.e.",
+            ],
+            self.ratios.iter(),
+            |q| {
                 vec![
                     q.ratio.to_string(),
                     fmt_sig(q.r, 3),
@@ -478,20 +487,7 @@ impl Part for Fig5 {
                     fmt_sig(q.continuous_pooled_se(), 2),
                     fmt_sig(q.discrete_pooled_se(), 2),
                 ]
-            })
-            .collect();
-        r.table(
-            &[
-                "r/b",
-                "r",
-                "truth",
-                "HMC direct estimate",
-                "continuous mean |error|",
-                "discrete mean |error|",
-                "continuous pooled s.e.",
-                "discrete pooled s.e.",
-            ],
-            &rows,
+            },
         );
         r.image("Fig. 5", "fig5_continuous_vs_discrete.svg");
     }

@@ -426,10 +426,22 @@ impl Part for Tradeoff {
              proposal, beside P(Z > k) (its value if the band's Gaussian model held).",
             self.budgets.0, self.budgets.1
         ));
-        let rows: Vec<Vec<String>> = self
-            .runs
-            .iter()
-            .map(|s| {
+        r.table_of(
+            &[
+                "k",
+                "n",
+                "max |e|",
+                "RMS e",
+                "max se",
+                "sd ratio",
+                "violation rate",
+                "P(Z > k)",
+                "proposals / event",
+                "epochs / time",
+                "min ESS / epoch",
+            ],
+            self.runs.iter(),
+            |s| {
                 let (lo, hi) = s.sd_ratio_range();
                 vec![
                     fmt_sig(s.k, 2),
@@ -444,23 +456,7 @@ impl Part for Tradeoff {
                     fmt_sig(s.epochs_per_time, 3),
                     fmt_sig(s.min_ess_per_epoch, 2),
                 ]
-            })
-            .collect();
-        r.table(
-            &[
-                "k",
-                "n",
-                "max |e|",
-                "RMS e",
-                "max se",
-                "sd ratio",
-                "violation rate",
-                "P(Z > k)",
-                "proposals / event",
-                "epochs / time",
-                "min ESS / epoch",
-            ],
-            &rows,
+            },
         );
         r.image("Bias, violations and sd ratio against k and n", "tradeoff_k_n.svg");
     }

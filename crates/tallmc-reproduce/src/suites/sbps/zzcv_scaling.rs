@@ -499,10 +499,20 @@ impl Part for ZzcvScaling {
              HMC's draws and ZZ-CV's grid draws.",
             self.plan.zz_draws, self.plan.hmc_warmup, self.plan.hmc_draws, self.plan.hmc_sizes
         ));
-        let rows: Vec<Vec<String>> = self
-            .runs
-            .iter()
-            .map(|x| {
+        r.table_of(
+            &[
+                "n",
+                "ZZ-CV evals / ESS",
+                "ZZ-CV evals / min ESS",
+                "ZZ-CV set-up (per chain)",
+                "ZZ-CV evals / unit time",
+                "HMC evals / ESS",
+                "HMC / ZZ-CV",
+                "Newton evals",
+                "max |z| ZZ-CV vs HMC",
+            ],
+            self.runs.iter(),
+            |x| {
                 let (h, measured) = self.hmc_cost(x.n);
                 vec![
                     fmt_sig(x.n as f64, 2),
@@ -515,21 +525,7 @@ impl Part for ZzcvScaling {
                     fmt_sig(x.newton.total() as f64, 3),
                     fmt_sig(self.max_z(x.n), 2),
                 ]
-            })
-            .collect();
-        r.table(
-            &[
-                "n",
-                "ZZ-CV evals / ESS",
-                "ZZ-CV evals / min ESS",
-                "ZZ-CV set-up (per chain)",
-                "ZZ-CV evals / unit time",
-                "HMC evals / ESS",
-                "HMC / ZZ-CV",
-                "Newton evals",
-                "max |z| ZZ-CV vs HMC",
-            ],
-            &rows,
+            },
         );
         r.image("ZZ-CV against full-data HMC: cost per effective sample", "zzcv_scaling.svg");
     }

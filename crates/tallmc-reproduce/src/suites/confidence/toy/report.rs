@@ -50,10 +50,25 @@ pub(super) fn section(toy: &Toy, r: &mut Report) {
             fmt_sig(t.sigma_sd, 4)
         ));
         let exact = p.run(Method::ExactMh);
-        let rows: Vec<Vec<String>> = p
-            .runs
-            .iter()
-            .map(|m| {
+        r.table_of(
+            &[
+                "sampler",
+                "σ mean",
+                "σ sd",
+                "σ bias",
+                "z σ mean (closed form)",
+                "z σ sd (closed form)",
+                "z σ mean (exact MH)",
+                "z μ mean",
+                "z μ sd",
+                "σ bulk ESS",
+                "σ R-hat",
+                "accept",
+                "data fraction",
+                "evals / iteration ÷ N",
+            ],
+            p.runs.iter(),
+            |m| {
                 let zx = |a: f64, sa: f64, f: &dyn Fn(&MethodRun) -> (f64, f64)| {
                     exact.map_or("–".into(), |e| {
                         let (b, sb) = f(e);
@@ -76,26 +91,7 @@ pub(super) fn section(toy: &Toy, r: &mut Report) {
                     fmt_sig(m.data_fraction, 3),
                     fmt_sig(m.evals_per_iteration / TOY_N as f64, 3),
                 ]
-            })
-            .collect();
-        r.table(
-            &[
-                "sampler",
-                "σ mean",
-                "σ sd",
-                "σ bias",
-                "z σ mean (closed form)",
-                "z σ sd (closed form)",
-                "z σ mean (exact MH)",
-                "z μ mean",
-                "z μ sd",
-                "σ bulk ESS",
-                "σ R-hat",
-                "accept",
-                "data fraction",
-                "evals / iteration ÷ N",
-            ],
-            &rows,
+            },
         );
     }
     r.paragraph(
@@ -110,10 +106,10 @@ pub(super) fn section(toy: &Toy, r: &mut Report) {
              audit's extra evaluations are not part of the cost.",
         toy.audit_draws
     ));
-    let rows: Vec<Vec<String>> = toy
-        .audits
-        .iter()
-        .map(|a| {
+    r.table_of(
+        &["data", "sampler", "decisions", "wrong decisions", "data fraction"],
+        toy.audits.iter(),
+        |a| {
             vec![
                 a.data.label().into(),
                 a.method.label().into(),
@@ -121,9 +117,8 @@ pub(super) fn section(toy: &Toy, r: &mut Report) {
                 format!("{} %", fmt_sig(100.0 * a.wrong_fraction, 2)),
                 fmt_sig(a.data_fraction, 3),
             ]
-        })
-        .collect();
-    r.table(&["data", "sampler", "decisions", "wrong decisions", "data fraction"], &rows);
+        },
+    );
     r.paragraph(
             "Reading: with a proposal tuned to the posterior, almost every MH decision is a hard \
              one — the gap |Λ_N − ψ| is O(1/N) while the l_i spread by O(‖θ′ − θ‖) — so the \
