@@ -247,22 +247,6 @@ impl<E> EcsKernel<SignedEcs<E>> {
     }
 }
 
-/// The sign-corrected estimate Σ_j ψ_j s_j / Σ_j s_j of E_π(ψ) from draws ψ_j with signs s_j,
-/// and τ̂, the fraction of positive signs. Returns NaN for the estimate when Σ s_j = 0.
-///
-/// ```
-/// let (est, tau) = tallmc_samplers::sign_corrected_mean(&[1.0, 2.0, 3.0], &[1.0, 1.0, -1.0]);
-/// assert_eq!(est, 0.0); // (1 + 2 − 3) / (1 + 1 − 1)
-/// assert!((tau - 2.0 / 3.0).abs() < 1e-15);
-/// ```
-pub fn sign_corrected_mean(values: &[f64], signs: &[f64]) -> (f64, f64) {
-    let s: f64 = signs.iter().sum();
-    let num: f64 = values.iter().zip(signs).map(|(v, s)| v * s).sum();
-    let positive = signs.iter().filter(|s| **s > 0.0).count();
-    let est = if s == 0.0 { f64::NAN } else { num / s };
-    (est, positive as f64 / signs.len().max(1) as f64)
-}
-
 /// a minimizing V[log|L̂_B|] subject to P(L̂_B ≥ 0) ≥ `min_prob` for d̂ ~ N(μ, σ²).
 fn tune_lower_bound(mu: f64, sd: f64, lambda: usize, min_prob: f64) -> f64 {
     if !(sd.is_finite() && sd > 0.0) {

@@ -27,8 +27,8 @@
 //!   HMC-within-Gibbs on the bias-corrected difference estimator with Taylor control variates;
 //!   [`HmcEcsWithEstimator`] runs the same kernel on a log-likelihood estimator of your own
 //!   (the [`EcsEstimator`] trait, with its [`GibbsSubsample`] and [`EcsEstimate`]);
-//! * [`SignedHmcEcs`] — the signed variant on the block-Poisson estimator, with sign-corrected
-//!   averages ([`sign_corrected_mean`]).
+//! * [`SignedHmcEcs`] — the signed variant on the block-Poisson estimator; its draws are
+//!   summarized with the sign-corrected averages of `tallmc_diagnostics::signed`.
 //!
 //! All three are one kernel, [`EcsKernel`], over an [`EcsSetup`] (how a chain's estimator is made
 //! and what it reports), building [`EcsChain`]s with a typed [`EcsTuning`].
@@ -159,7 +159,7 @@ pub use hmc_ecs::{
 };
 pub use hmc_ecs_signed::{
     SignedEcs, SignedHmcEcs, SignedHmcEcsConfig, SignedHmcEcsStats, SignedHmcEcsTuning,
-    SignedTuning, sign_corrected_mean,
+    SignedTuning,
 };
 pub use init::{
     InitStrategy, Initialization, Laplace, NewtonOptions, initialize, laplace_approximation,
