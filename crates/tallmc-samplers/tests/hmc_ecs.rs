@@ -26,7 +26,7 @@ use tallmc_samplers::{
     EcsDynamics, Hmc, HmcConfig, HmcEcs, HmcEcsConfig, NewtonOptions, RunConfig, SignedHmcEcs,
     SignedHmcEcsConfig, laplace_approximation, sample_in_memory,
 };
-use tallmc_testkit::{CountingAllocator, Z_MAX, allocations, seed};
+use tallmc_testkit::{CountingAllocator, Z_MAX, assert_allocation_free, seed};
 
 #[global_allocator]
 static GLOBAL: CountingAllocator = CountingAllocator;
@@ -529,14 +529,9 @@ fn steps_allocate_nothing() {
     let mut chain = k.build_chain(model, &r, &mut rng).unwrap();
     Chain::<LogisticRegression>::begin_warmup(&mut chain, 0);
     Chain::<LogisticRegression>::end_warmup(&mut chain);
-    for _ in 0..5 {
+    assert_allocation_free("HMC-ECS steps", 5, 50, || {
         chain.step(model, &mut rng).unwrap();
-    }
-    let before = allocations();
-    for _ in 0..50 {
-        chain.step(model, &mut rng).unwrap();
-    }
-    assert_eq!(allocations() - before, 0, "HMC-ECS steps allocated");
+    });
 
     let cfg = SignedHmcEcsConfig {
         center: Some(r.clone()),
@@ -548,14 +543,9 @@ fn steps_allocate_nothing() {
     let mut chain = k.build_chain(model, &r, &mut rng).unwrap();
     Chain::<LogisticRegression>::begin_warmup(&mut chain, 0);
     Chain::<LogisticRegression>::end_warmup(&mut chain);
-    for _ in 0..5 {
+    assert_allocation_free("signed HMC-ECS steps", 5, 50, || {
         chain.step(model, &mut rng).unwrap();
-    }
-    let before = allocations();
-    for _ in 0..50 {
-        chain.step(model, &mut rng).unwrap();
-    }
-    assert_eq!(allocations() - before, 0, "signed HMC-ECS steps allocated");
+    });
 }
 
 fn reference_mode() -> Vec<f64> {

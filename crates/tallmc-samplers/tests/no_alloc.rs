@@ -13,7 +13,7 @@ use tallmc_samplers::{
     RandomWalkMetropolis, SgHmc, SgHmcConfig, Sgld, SgldConfig, Sgnht, SgnhtConfig, Subsampling,
     Thermostat,
 };
-use tallmc_testkit::{CountingAllocator, allocations};
+use tallmc_testkit::{CountingAllocator, assert_allocation_free};
 
 #[global_allocator]
 static GLOBAL: CountingAllocator = CountingAllocator;
@@ -25,12 +25,9 @@ fn steps_allocate_nothing<K: Kernel<LinearGaussian>>(name: &str, kernel: K) {
     // Sampling phase (no adaptation): warm up the chain's scratch, then count.
     chain.begin_warmup(0);
     chain.end_warmup();
-    chain.step(&model, &mut rng).unwrap();
-    let before = allocations();
-    for _ in 0..50 {
+    assert_allocation_free(&format!("{name} steps"), 1, 50, || {
         chain.step(&model, &mut rng).unwrap();
-    }
-    assert_eq!(allocations() - before, 0, "{name}: steps allocated");
+    });
 }
 
 #[test]

@@ -39,6 +39,21 @@ pub fn allocations() -> usize {
     ALLOCATIONS.with(Cell::get)
 }
 
+/// Calls `f` `warm_up` times (so that scratch buffers reach their final size), then `repeat`
+/// times more, and panics naming `what` if those `repeat` calls allocated on this thread.
+/// Needs [`CountingAllocator`] as the test binary's global allocator.
+pub fn assert_allocation_free(what: &str, warm_up: usize, repeat: usize, mut f: impl FnMut()) {
+    for _ in 0..warm_up {
+        f();
+    }
+    let before = allocations();
+    for _ in 0..repeat {
+        f();
+    }
+    let made = allocations() - before;
+    assert_eq!(made, 0, "{what}: {made} allocations in {repeat} calls");
+}
+
 /// A global allocator that forwards to [`System`] and counts per thread (see the crate docs).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CountingAllocator;
