@@ -245,295 +245,12 @@ fn normal_pdf(mean: f64, sd: f64) -> impl Fn(f64) -> f64 {
     move |x| (-0.5 * ((x - mean) / sd).powi(2)).exp() / (sd * (2.0 * std::f64::consts::PI).sqrt())
 }
 
-fn figures(b: &Baseline) -> Vec<(&'static str, Figure)> {
-    let (tm, ts) = b.gaussian_truth;
-    let r = &b.logistic_reference;
-    let shown = format!("θ.{}", SHOWN + 1);
-    // Traces of chain 1.
-    let mut traces =
-        Figure::new().with_title("Traces (chain 1, first 1,000 draws)").with_columns(3);
-    for run in &b.gaussian {
-        let x = run.chains[0].sink.coordinate(0);
-        traces.push(
-            Axes::new()
-                .with_title(format!("conjugate Gaussian: {}", run.kernel.label()))
-                .with_x_label("draw")
-                .with_y_label("μ")
-                .with_series(Line::trace(&x[..x.len().min(1000)]).with_label("μ"))
-                .with_series(RefLine::horizontal(tm).with_label("posterior mean")),
-        );
-    }
-    for run in &b.logistic {
-        let x = run.chains[0].sink.coordinate(SHOWN);
-        traces.push(
-            Axes::new()
-                .with_title(format!("higgs-like: {}", run.kernel.label()))
-                .with_x_label("draw")
-                .with_y_label(&shown)
-                .with_series(Line::trace(&x[..x.len().min(1000)]).with_label(&shown))
-                .with_series(RefLine::horizontal(r.mean[SHOWN]).with_label("reference mean")),
-        );
-    }
-
-    // Densities against the truth.
-    let mut dens = Figure::new().with_title("Marginal densities vs the truth").with_columns(3);
-    for run in &b.gaussian {
-        let x: Vec<f64> = run.coordinate(0).concat();
-        dens.push(
-            Axes::new()
-                .with_title(format!("conjugate Gaussian: {}", run.kernel.label()))
-                .with_x_label("μ")
-                .with_y_label("density")
-                .with_legend(Legend::TopLeft)
-                .with_series(Histogram::new(&x, 40).with_label("draws"))
-                .with_series(
-                    Line::from_fn(tm - 4.0 * ts, tm + 4.0 * ts, 200, normal_pdf(tm, ts))
-                        .with_label("closed form"),
-                ),
-        );
-    }
-    let (rm, rs) = (r.mean[SHOWN], r.sd[SHOWN]);
-    for run in &b.logistic {
-        let x: Vec<f64> = run.coordinate(SHOWN).concat();
-        dens.push(
-            Axes::new()
-                .with_title(format!("higgs-like: {}", run.kernel.label()))
-                .with_x_label(&shown)
-                .with_y_label("density")
-                .with_legend(Legend::TopLeft)
-                .with_series(Histogram::new(&x, 40).with_label("draws"))
-                .with_series(
-                    Line::from_fn(rm - 4.0 * rs, rm + 4.0 * rs, 200, normal_pdf(rm, rs))
-                        .with_label("N(reference mean, sd)"),
-                ),
-        );
-    }
-
-    // ESS per 1,000 evaluations.
-    let mut bars = Axes::new()
-        .with_title("Bulk ESS per 1,000 per-datum evaluations (logistic: min over θ)")
-        .with_log_y()
-        .with_y_label("ESS / 1,000 evaluations")
-        .with_categories(["conjugate Gaussian", "higgs-like logistic"]);
-    for (g, l) in b.gaussian.iter().zip(&b.logistic) {
-        let lmin =
-            (0..l.summaries.len()).map(|j| l.ess_per_1000_evals(j)).fold(f64::INFINITY, f64::min);
-        bars.push(Bars::new(&[g.ess_per_1000_evals(0), lmin]).with_label(g.kernel.label()));
-    }
-    vec![
-        ("traces.svg", traces),
-        ("densities.svg", dens),
-        ("ess_per_evaluation.svg", Figure::new().with_panel(bars)),
-    ]
-}
-
-/// The report's sections below the claims table.
-fn report(b: &Baseline, r: &mut Report) {
-    let (tm, ts) = b.gaussian_truth;
-    r.section(&format!(
-        "Conjugate Gaussian (n = {GAUSSIAN_N}): closed form mean {}, sd {}",
-        fmt_sig(tm, 6),
-        fmt_sig(ts, 4)
-    ));
-    r.table_of(
-        &[
-            "kernel",
-            "mean",
-            "sd",
-            "z mean",
-            "z sd",
-            "bulk ESS",
-            "tail ESS",
-            "R-hat",
-            "accept",
-            "evals/draw",
-            "ESS/1000 evals",
-        ],
-        b.gaussian.iter(),
-        |k| {
-            let s = &k.summaries[0];
-            vec![
-                k.kernel.label().into(),
-                fmt_sig(s.mean, 7),
-                fmt_sig(s.sd, 4),
-                fmt_sig((s.mean - tm) / s.mcse_mean, 2),
-                fmt_sig((s.sd - ts) / s.mcse_sd, 2),
-                fmt_sig(s.ess_bulk, 4),
-                fmt_sig(s.ess_tail, 4),
-                fmt_sig(s.rhat, 4),
-                fmt_sig(k.accept(), 3),
-                fmt_sig(k.evals_per_draw(), 3),
-                fmt_sig(k.ess_per_1000_evals(0), 3),
-            ]
-        },
-    );
-    r.section(&format!("higgs-like logistic regression (n = {}, d = 29)", b.logistic_n));
-    r.paragraph(&format!("Reference: {}.", b.logistic_reference.source));
-    r.table_of(
-        &[
-            "kernel",
-            "max |z| mean",
-            "max |z| sd",
-            "max error (sd)",
-            "min bulk ESS",
-            "min tail ESS",
-            "max R-hat",
-            "accept",
-            "evals/draw",
-            "min ESS/1000 evals",
-        ],
-        b.logistic.iter(),
-        |k| {
-            let a = b.logistic_accuracy(k);
-            let min_of = |f: &dyn Fn(usize) -> f64| {
-                (0..k.summaries.len()).map(f).fold(f64::INFINITY, f64::min)
-            };
-            vec![
-                k.kernel.label().into(),
-                fmt_sig(a.max_abs_z_mean, 2),
-                fmt_sig(a.max_abs_z_sd, 2),
-                fmt_sig(a.max_mean_error_in_sd, 2),
-                fmt_sig(min_of(&|j| k.summaries[j].ess_bulk), 4),
-                fmt_sig(min_of(&|j| k.summaries[j].ess_tail), 4),
-                fmt_sig(k.summaries.iter().map(|s| s.rhat).fold(0.0, f64::max), 4),
-                fmt_sig(k.accept(), 3),
-                fmt_sig(k.evals_per_draw(), 3),
-                fmt_sig(min_of(&|j| k.ess_per_1000_evals(j)), 3),
-            ]
-        },
-    );
-    r.section("Figures");
-    r.image("traces", "traces.svg");
-    r.image("densities", "densities.svg");
-    r.image("ESS per evaluation", "ess_per_evaluation.svg");
-}
-
 /// R-hat below which the conjugate-Gaussian chains count as mixed.
 pub const MAX_RHAT_GAUSSIAN: f64 = 1.05;
 /// Rank R-hat below which HMC's chains on the logistic posterior count as mixed.
 pub const MAX_RHAT_HMC: f64 = 1.01;
 /// HMC's smallest bulk ESS per draw on the logistic posterior.
 pub const MIN_HMC_ESS_PER_DRAW: f64 = 0.5;
-
-/// The claims: each exact kernel against the closed form, HMC against the logistic reference,
-/// and the cost of full-data kernels.
-fn claims(b: &Baseline) -> Vec<Claim> {
-    let (tm, ts) = b.gaussian_truth;
-    let mut claims = Vec::new();
-    let mut conjugate_ok = !b.gaussian.is_empty();
-    let measured = b
-        .gaussian
-        .iter()
-        .map(|k| {
-            let s = &k.summaries[0];
-            let (zm, zs) = ((s.mean - tm) / s.mcse_mean, (s.sd - ts) / s.mcse_sd);
-            conjugate_ok &= zm.abs() < Z_MAX && zs.abs() < Z_MAX && s.rhat < MAX_RHAT_GAUSSIAN;
-            format!(
-                "{}: z_mean = {}, z_sd = {}, R-hat {}",
-                k.kernel.label(),
-                fmt_sig(zm, 2),
-                fmt_sig(zs, 2),
-                fmt_sig(s.rhat, 4)
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("; ");
-    claims.push(Claim::new(
-        "exact_kernels_match_the_conjugate_posterior",
-        "Each exact kernel samples the conjugate posterior",
-        measured,
-        format!("every kernel: mean and sd within {Z_MAX} MCSE of the closed form; R-hat < {MAX_RHAT_GAUSSIAN}"),
-        conjugate_ok,
-    ));
-    let hmc = b.logistic.iter().find(|k| k.kernel == ExactKernel::Hmc);
-    let not_run = || "HMC did not run".to_string();
-    let a = hmc.map(|h| b.logistic_accuracy(h));
-    claims.push(Claim::new(
-        "hmc_matches_the_logistic_reference",
-        format!(
-            "HMC on higgs-like (d = 29) matches the reference ({})",
-            b.logistic_reference.source
-        ),
-        a.map_or_else(not_run, |a| {
-            format!(
-                "max |z| = {} (mean), {} (sd); max error {} posterior sd",
-                fmt_sig(a.max_abs_z_mean, 2),
-                fmt_sig(a.max_abs_z_sd, 2),
-                fmt_sig(a.max_mean_error_in_sd, 2)
-            )
-        }),
-        format!("every mean and sd within {Z_MAX} combined MCSE of the reference"),
-        a.is_some_and(|a| a.max_abs_z_mean < Z_MAX && a.max_abs_z_sd < Z_MAX),
-    ));
-    let max_rhat = hmc.map(|h| h.summaries.iter().map(|s| s.rhat).fold(0.0, f64::max));
-    claims.push(Claim::new(
-        "hmc_chains_mix",
-        "HMC's chains on the logistic posterior mix",
-        max_rhat.map_or_else(not_run, |m| format!("max rank R-hat = {}", fmt_sig(m, 4))),
-        format!("max rank R-hat < {MAX_RHAT_HMC}"),
-        max_rhat.is_some_and(|m| m < MAX_RHAT_HMC),
-    ));
-    let per_draw = hmc.map(|h| {
-        h.summaries.iter().map(|s| s.ess_bulk).fold(f64::INFINITY, f64::min) / h.draws as f64
-    });
-    let divergences = hmc.map(KernelRun::divergences);
-    claims.push(Claim::new(
-        "hmc_is_efficient_and_stable",
-        "HMC on a log-concave posterior: nearly independent draws, no divergences",
-        match (per_draw, divergences) {
-            (Some(p), Some(d)) => {
-                format!(
-                    "min bulk ESS per draw over θ = {}; {d} divergent transitions",
-                    fmt_sig(p, 3)
-                )
-            }
-            _ => not_run(),
-        },
-        format!(
-            "bulk ESS per draw ≥ {MIN_HMC_ESS_PER_DRAW} for every θ_j; no divergent transition"
-        ),
-        per_draw.is_some_and(|p| p >= MIN_HMC_ESS_PER_DRAW) && divergences == Some(0),
-    ));
-    let eff = |k: &KernelRun| {
-        (0..k.summaries.len()).map(|j| k.ess_per_1000_evals(j)).fold(f64::INFINITY, f64::min)
-    };
-    let rwm = b.logistic.iter().find(|k| k.kernel == ExactKernel::Rwm);
-    let ratio = hmc.zip(rwm).map(|(h, r)| eff(h) / eff(r));
-    claims.push(Claim::new(
-        "gradients_pay_in_29_dimensions",
-        "Gradients pay on a 29-d posterior: HMC's ESS per evaluation exceeds random-walk Metropolis'",
-        ratio.map_or("HMC or RWM did not run".into(), |x| {
-            format!("HMC / RWM = {}× (min ESS per 1,000 evaluations)", fmt_sig(x, 3))
-        }),
-        "ratio > 1",
-        ratio.is_some_and(|x| x > 1.0),
-    ));
-    let passes = |k: &KernelRun, n: usize| {
-        let n = n as u64;
-        k.sampling_evals.terms.is_multiple_of(n) && k.sampling_evals.gradients.is_multiple_of(n)
-    };
-    let full_passes = b.gaussian.iter().all(|k| passes(k, GAUSSIAN_N))
-        && b.logistic.iter().all(|k| passes(k, b.logistic_n));
-    claims.push(Claim::new(
-        "full_data_kernels_evaluate_every_term",
-        "Full-data kernels evaluate all N terms for every density (and gradient)",
-        b.logistic
-            .iter()
-            .map(|k| {
-                format!(
-                    "{}: {} evaluations per draw = {} × N",
-                    k.kernel.label(),
-                    fmt_sig(k.evals_per_draw(), 3),
-                    fmt_sig(k.evals_per_draw() / b.logistic_n as f64, 3)
-                )
-            })
-            .collect::<Vec<_>>()
-            .join("; "),
-        "on both problems, every kernel's term and gradient counts after warmup are multiples of N (full-data passes only)",
-        full_passes,
-    ));
-    claims
-}
 
 impl Part for Baseline {
     fn key(&self) -> &'static str {
@@ -544,16 +261,291 @@ impl Part for Baseline {
         self.summary_json()
     }
 
+    /// The claims: each exact kernel against the closed form, HMC against the logistic reference,
+    /// and the cost of full-data kernels.
     fn claims(&self) -> Vec<Claim> {
-        claims(self)
+        let b = self;
+        let (tm, ts) = b.gaussian_truth;
+        let mut claims = Vec::new();
+        let mut conjugate_ok = !b.gaussian.is_empty();
+        let measured = b
+            .gaussian
+            .iter()
+            .map(|k| {
+                let s = &k.summaries[0];
+                let (zm, zs) = ((s.mean - tm) / s.mcse_mean, (s.sd - ts) / s.mcse_sd);
+                conjugate_ok &= zm.abs() < Z_MAX && zs.abs() < Z_MAX && s.rhat < MAX_RHAT_GAUSSIAN;
+                format!(
+                    "{}: z_mean = {}, z_sd = {}, R-hat {}",
+                    k.kernel.label(),
+                    fmt_sig(zm, 2),
+                    fmt_sig(zs, 2),
+                    fmt_sig(s.rhat, 4)
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
+        claims.push(Claim::new(
+            "exact_kernels_match_the_conjugate_posterior",
+            "Each exact kernel samples the conjugate posterior",
+            measured,
+            format!("every kernel: mean and sd within {Z_MAX} MCSE of the closed form; R-hat < {MAX_RHAT_GAUSSIAN}"),
+            conjugate_ok,
+        ));
+        let hmc = b.logistic.iter().find(|k| k.kernel == ExactKernel::Hmc);
+        let not_run = || "HMC did not run".to_string();
+        let a = hmc.map(|h| b.logistic_accuracy(h));
+        claims.push(Claim::new(
+            "hmc_matches_the_logistic_reference",
+            format!(
+                "HMC on higgs-like (d = 29) matches the reference ({})",
+                b.logistic_reference.source
+            ),
+            a.map_or_else(not_run, |a| {
+                format!(
+                    "max |z| = {} (mean), {} (sd); max error {} posterior sd",
+                    fmt_sig(a.max_abs_z_mean, 2),
+                    fmt_sig(a.max_abs_z_sd, 2),
+                    fmt_sig(a.max_mean_error_in_sd, 2)
+                )
+            }),
+            format!("every mean and sd within {Z_MAX} combined MCSE of the reference"),
+            a.is_some_and(|a| a.max_abs_z_mean < Z_MAX && a.max_abs_z_sd < Z_MAX),
+        ));
+        let max_rhat = hmc.map(|h| h.summaries.iter().map(|s| s.rhat).fold(0.0, f64::max));
+        claims.push(Claim::new(
+            "hmc_chains_mix",
+            "HMC's chains on the logistic posterior mix",
+            max_rhat.map_or_else(not_run, |m| format!("max rank R-hat = {}", fmt_sig(m, 4))),
+            format!("max rank R-hat < {MAX_RHAT_HMC}"),
+            max_rhat.is_some_and(|m| m < MAX_RHAT_HMC),
+        ));
+        let per_draw = hmc.map(|h| {
+            h.summaries.iter().map(|s| s.ess_bulk).fold(f64::INFINITY, f64::min) / h.draws as f64
+        });
+        let divergences = hmc.map(KernelRun::divergences);
+        claims.push(Claim::new(
+            "hmc_is_efficient_and_stable",
+            "HMC on a log-concave posterior: nearly independent draws, no divergences",
+            match (per_draw, divergences) {
+                (Some(p), Some(d)) => {
+                    format!(
+                        "min bulk ESS per draw over θ = {}; {d} divergent transitions",
+                        fmt_sig(p, 3)
+                    )
+                }
+                _ => not_run(),
+            },
+            format!(
+                "bulk ESS per draw ≥ {MIN_HMC_ESS_PER_DRAW} for every θ_j; no divergent transition"
+            ),
+            per_draw.is_some_and(|p| p >= MIN_HMC_ESS_PER_DRAW) && divergences == Some(0),
+        ));
+        let eff = |k: &KernelRun| {
+            (0..k.summaries.len()).map(|j| k.ess_per_1000_evals(j)).fold(f64::INFINITY, f64::min)
+        };
+        let rwm = b.logistic.iter().find(|k| k.kernel == ExactKernel::Rwm);
+        let ratio = hmc.zip(rwm).map(|(h, r)| eff(h) / eff(r));
+        claims.push(Claim::new(
+            "gradients_pay_in_29_dimensions",
+            "Gradients pay on a 29-d posterior: HMC's ESS per evaluation exceeds random-walk Metropolis'",
+            ratio.map_or("HMC or RWM did not run".into(), |x| {
+                format!("HMC / RWM = {}× (min ESS per 1,000 evaluations)", fmt_sig(x, 3))
+            }),
+            "ratio > 1",
+            ratio.is_some_and(|x| x > 1.0),
+        ));
+        let passes = |k: &KernelRun, n: usize| {
+            let n = n as u64;
+            k.sampling_evals.terms.is_multiple_of(n) && k.sampling_evals.gradients.is_multiple_of(n)
+        };
+        let full_passes = b.gaussian.iter().all(|k| passes(k, GAUSSIAN_N))
+            && b.logistic.iter().all(|k| passes(k, b.logistic_n));
+        claims.push(Claim::new(
+            "full_data_kernels_evaluate_every_term",
+            "Full-data kernels evaluate all N terms for every density (and gradient)",
+            b.logistic
+                .iter()
+                .map(|k| {
+                    format!(
+                        "{}: {} evaluations per draw = {} × N",
+                        k.kernel.label(),
+                        fmt_sig(k.evals_per_draw(), 3),
+                        fmt_sig(k.evals_per_draw() / b.logistic_n as f64, 3)
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("; "),
+            "on both problems, every kernel's term and gradient counts after warmup are multiples of N (full-data passes only)",
+            full_passes,
+        ));
+        claims
     }
 
     fn figures(&self) -> Vec<(&'static str, Figure)> {
-        figures(self)
+        let b = self;
+        let (tm, ts) = b.gaussian_truth;
+        let r = &b.logistic_reference;
+        let shown = format!("θ.{}", SHOWN + 1);
+        // Traces of chain 1.
+        let mut traces =
+            Figure::new().with_title("Traces (chain 1, first 1,000 draws)").with_columns(3);
+        for run in &b.gaussian {
+            let x = run.chains[0].sink.coordinate(0);
+            traces.push(
+                Axes::new()
+                    .with_title(format!("conjugate Gaussian: {}", run.kernel.label()))
+                    .with_x_label("draw")
+                    .with_y_label("μ")
+                    .with_series(Line::trace(&x[..x.len().min(1000)]).with_label("μ"))
+                    .with_series(RefLine::horizontal(tm).with_label("posterior mean")),
+            );
+        }
+        for run in &b.logistic {
+            let x = run.chains[0].sink.coordinate(SHOWN);
+            traces.push(
+                Axes::new()
+                    .with_title(format!("higgs-like: {}", run.kernel.label()))
+                    .with_x_label("draw")
+                    .with_y_label(&shown)
+                    .with_series(Line::trace(&x[..x.len().min(1000)]).with_label(&shown))
+                    .with_series(RefLine::horizontal(r.mean[SHOWN]).with_label("reference mean")),
+            );
+        }
+
+        // Densities against the truth.
+        let mut dens = Figure::new().with_title("Marginal densities vs the truth").with_columns(3);
+        for run in &b.gaussian {
+            let x: Vec<f64> = run.coordinate(0).concat();
+            dens.push(
+                Axes::new()
+                    .with_title(format!("conjugate Gaussian: {}", run.kernel.label()))
+                    .with_x_label("μ")
+                    .with_y_label("density")
+                    .with_legend(Legend::TopLeft)
+                    .with_series(Histogram::new(&x, 40).with_label("draws"))
+                    .with_series(
+                        Line::from_fn(tm - 4.0 * ts, tm + 4.0 * ts, 200, normal_pdf(tm, ts))
+                            .with_label("closed form"),
+                    ),
+            );
+        }
+        let (rm, rs) = (r.mean[SHOWN], r.sd[SHOWN]);
+        for run in &b.logistic {
+            let x: Vec<f64> = run.coordinate(SHOWN).concat();
+            dens.push(
+                Axes::new()
+                    .with_title(format!("higgs-like: {}", run.kernel.label()))
+                    .with_x_label(&shown)
+                    .with_y_label("density")
+                    .with_legend(Legend::TopLeft)
+                    .with_series(Histogram::new(&x, 40).with_label("draws"))
+                    .with_series(
+                        Line::from_fn(rm - 4.0 * rs, rm + 4.0 * rs, 200, normal_pdf(rm, rs))
+                            .with_label("N(reference mean, sd)"),
+                    ),
+            );
+        }
+
+        // ESS per 1,000 evaluations.
+        let mut bars = Axes::new()
+            .with_title("Bulk ESS per 1,000 per-datum evaluations (logistic: min over θ)")
+            .with_log_y()
+            .with_y_label("ESS / 1,000 evaluations")
+            .with_categories(["conjugate Gaussian", "higgs-like logistic"]);
+        for (g, l) in b.gaussian.iter().zip(&b.logistic) {
+            let lmin = (0..l.summaries.len())
+                .map(|j| l.ess_per_1000_evals(j))
+                .fold(f64::INFINITY, f64::min);
+            bars.push(Bars::new(&[g.ess_per_1000_evals(0), lmin]).with_label(g.kernel.label()));
+        }
+        vec![
+            ("traces.svg", traces),
+            ("densities.svg", dens),
+            ("ess_per_evaluation.svg", Figure::new().with_panel(bars)),
+        ]
     }
 
+    /// The report's sections below the claims table.
     fn report(&self, r: &mut Report) {
-        report(self, r);
+        let b = self;
+        let (tm, ts) = b.gaussian_truth;
+        r.section(&format!(
+            "Conjugate Gaussian (n = {GAUSSIAN_N}): closed form mean {}, sd {}",
+            fmt_sig(tm, 6),
+            fmt_sig(ts, 4)
+        ));
+        r.table_of(
+            &[
+                "kernel",
+                "mean",
+                "sd",
+                "z mean",
+                "z sd",
+                "bulk ESS",
+                "tail ESS",
+                "R-hat",
+                "accept",
+                "evals/draw",
+                "ESS/1000 evals",
+            ],
+            b.gaussian.iter(),
+            |k| {
+                let s = &k.summaries[0];
+                vec![
+                    k.kernel.label().into(),
+                    fmt_sig(s.mean, 7),
+                    fmt_sig(s.sd, 4),
+                    fmt_sig((s.mean - tm) / s.mcse_mean, 2),
+                    fmt_sig((s.sd - ts) / s.mcse_sd, 2),
+                    fmt_sig(s.ess_bulk, 4),
+                    fmt_sig(s.ess_tail, 4),
+                    fmt_sig(s.rhat, 4),
+                    fmt_sig(k.accept(), 3),
+                    fmt_sig(k.evals_per_draw(), 3),
+                    fmt_sig(k.ess_per_1000_evals(0), 3),
+                ]
+            },
+        );
+        r.section(&format!("higgs-like logistic regression (n = {}, d = 29)", b.logistic_n));
+        r.paragraph(&format!("Reference: {}.", b.logistic_reference.source));
+        r.table_of(
+            &[
+                "kernel",
+                "max |z| mean",
+                "max |z| sd",
+                "max error (sd)",
+                "min bulk ESS",
+                "min tail ESS",
+                "max R-hat",
+                "accept",
+                "evals/draw",
+                "min ESS/1000 evals",
+            ],
+            b.logistic.iter(),
+            |k| {
+                let a = b.logistic_accuracy(k);
+                let min_of = |f: &dyn Fn(usize) -> f64| {
+                    (0..k.summaries.len()).map(f).fold(f64::INFINITY, f64::min)
+                };
+                vec![
+                    k.kernel.label().into(),
+                    fmt_sig(a.max_abs_z_mean, 2),
+                    fmt_sig(a.max_abs_z_sd, 2),
+                    fmt_sig(a.max_mean_error_in_sd, 2),
+                    fmt_sig(min_of(&|j| k.summaries[j].ess_bulk), 4),
+                    fmt_sig(min_of(&|j| k.summaries[j].ess_tail), 4),
+                    fmt_sig(k.summaries.iter().map(|s| s.rhat).fold(0.0, f64::max), 4),
+                    fmt_sig(k.accept(), 3),
+                    fmt_sig(k.evals_per_draw(), 3),
+                    fmt_sig(min_of(&|j| k.ess_per_1000_evals(j)), 3),
+                ]
+            },
+        );
+        r.section("Figures");
+        r.image("traces", "traces.svg");
+        r.image("densities", "densities.svg");
+        r.image("ESS per evaluation", "ess_per_evaluation.svg");
     }
 }
 

@@ -414,253 +414,248 @@ impl Part for Fig4 {
     }
 
     fn claims(&self) -> Vec<Claim> {
-        claims(self)
+        let f = self;
+        let e = |m: Method| fmt_sig(f.run(m).final_error(), 2);
+        let (l_level, l_when, l_ratio) = f.speedup(Method::Sbps, Method::LipSbps);
+        let (z_level, z_when, z_ratio) = f.speedup(Method::Sbps, Method::ZzSs);
+        let (b_level, b_when, b_ratio) = f.speedup(Method::Sbps, Method::LipSbpsLibrary);
+        let when = |w: Option<f64>| w.map_or("never".into(), |x| fmt_sig(x, 3));
+        let budget = f.plan.budget_epochs;
+        let sg = [Method::Sgld, Method::SgldSmall, Method::Msgnht];
+        let sg_errors: Vec<String> = sg
+            .iter()
+            .map(|&m| {
+                format!(
+                    "{} {} sd (max |z| {}: {})",
+                    f.run(m).label,
+                    e(m),
+                    fmt_sig(f.max_z(m), 2),
+                    if f.biased(m) { "biased" } else { "not detectably biased" }
+                )
+            })
+            .collect();
+        let sbps = f.run(Method::Sbps).final_error();
+        let beats_sg =
+            [Method::Sgld, Method::Msgnht].iter().all(|&m| sbps < f.run(m).final_error());
+        let scan_pick =
+            |k: usize| f.scans[k].pick.map_or("none acceptable".into(), |p| fmt_sig(p, 2));
+        vec![
+            Claim::new(
+                "sbps_fewer_passes_than_zzss",
+                "Fig. 4: SBPS converges orders of magnitude faster than ZZ-SS",
+                format!(
+                    "after {} epochs ZZ-SS's error is {} sd; SBPS stays below it from epoch {}: \
+                     {}× fewer data passes (SBPS's own final error {} sd)",
+                    fmt_sig(budget, 3),
+                    fmt_sig(z_level, 2),
+                    when(z_when),
+                    fmt_sig(z_ratio, 3),
+                    e(Method::Sbps),
+                ),
+                format!("ratio ≥ {SPEEDUP_CLAIM}"),
+                z_ratio >= SPEEDUP_CLAIM,
+            ),
+            Claim::new(
+                "sbps_fewer_passes_than_lipsbps",
+                "Fig. 4: SBPS converges orders of magnitude faster than lipSBPS (the paper's bound N·L)",
+                format!(
+                    "after {} epochs lipSBPS's error is {} sd; SBPS stays below it from epoch {}: \
+                     {}× fewer data passes",
+                    fmt_sig(budget, 3),
+                    fmt_sig(l_level, 2),
+                    when(l_when),
+                    fmt_sig(l_ratio, 3),
+                ),
+                format!("ratio ≥ {SPEEDUP_CLAIM}"),
+                l_ratio >= SPEEDUP_CLAIM,
+            ),
+            Claim::new(
+                "sbps_vs_lipsbps_library_bound",
+                "(lipSBPS as the library runs it, with its ~5× tighter bound B(v))",
+                format!(
+                    "final error {} sd after {} epochs; SBPS stays below it from epoch {}: {}×",
+                    fmt_sig(b_level, 2),
+                    fmt_sig(budget, 3),
+                    when(b_when),
+                    fmt_sig(b_ratio, 3)
+                ),
+                format!("informative: ratio ≥ {SPEEDUP_CLAIM}"),
+                b_ratio >= SPEEDUP_CLAIM,
+            ),
+            Claim::new(
+                "sbps_beats_tuned_sgld_and_msgnht",
+                "Fig. 4: SBPS outperforms the optimally tuned SGLD and mSGNHT",
+                format!("final errors: SBPS {} sd; {}", e(Method::Sbps), sg_errors.join("; ")),
+                "SBPS's final error below scanned SGLD's and mSGNHT's",
+                beats_sg,
+            ),
+            Claim::new(
+                "sg_scan_finds_a_step",
+                "Supp. E: the scan picks ε = 0.1 for SGLD (the paper also runs mSGNHT at 0.1)",
+                format!("picked ε = {} (SGLD), {} (mSGNHT)", scan_pick(0), scan_pick(1)),
+                "informative: an acceptable step exists (the pick depends on the data and threshold)",
+                f.scans.iter().all(|s| s.pick.is_some()),
+            ),
+        ]
     }
 
     fn figures(&self) -> Vec<(&'static str, Figure)> {
-        figures(self)
+        let f = self;
+        let mut nll = Axes::new()
+            .with_title("NLL per datum of the current position (chain 1)")
+            .with_x_label("epochs")
+            .with_y_label("NLL / N")
+            .with_log_x()
+            .with_log_y()
+            .with_legend(Legend::TopRight);
+        let mut err = Axes::new()
+            .with_title("Error of the running posterior-mean estimate")
+            .with_x_label("epochs (per chain)")
+            .with_y_label("RMS (estimate − HMC mean) / sd")
+            .with_log_x()
+            .with_log_y()
+            .with_legend(Legend::BottomLeft);
+        for (k, m) in f.runs.iter().enumerate() {
+            let color = PALETTE[k % PALETTE.len()];
+            let c = &m.chains[0];
+            nll.push(Line::new(&c.epochs, &c.nll).with_color(color).with_label(m.label.clone()));
+            err.push(
+                Line::new(&f.plan.checkpoints, &m.error)
+                    .with_color(color)
+                    .with_label(m.label.clone()),
+            );
+        }
+        let (d, n) = (f.ref_sd.len() as f64, f.n as f64);
+        let laplace_mean = f.map_nll + d / (2.0 * n);
+        let laplace_sd = (2.0 * d).sqrt() / (2.0 * n);
+        nll.push(RefLine::horizontal(f.map_nll).with_label("NLL(ŵ)/N"));
+        nll.push(RefLine::horizontal(laplace_mean + laplace_sd).with_label("Laplace mean ± sd"));
+        nll.push(RefLine::horizontal(laplace_mean - laplace_sd));
+        err.push(RefLine::horizontal(f.reference_floor()).with_label("reference MCSE"));
+        let fig = Figure::new()
+            .with_title("Fig. 4: logistic regression, d = 20, N = 1000, n = 100")
+            .with_columns(2)
+            .with_panel(nll)
+            .with_panel(err);
+
+        let mut panels = Figure::new()
+            .with_title("Supp. E: step-size scans against the Laplace approximation")
+            .with_columns(2);
+        for s in &f.scans {
+            let eps: Vec<f64> = s.points.iter().map(|p| p.eps).collect();
+            let mb: Vec<f64> = s.points.iter().map(|p| p.mean_bias).collect();
+            let sb: Vec<f64> = s.points.iter().map(|p| p.sd_bias).collect();
+            let pick = s.pick.map_or("none".into(), |p| fmt_sig(p, 2));
+            let mut a = Axes::new()
+                .with_title(format!("{} (pick: ε = {pick})", s.method.label()))
+                .with_x_label("step size ε (paper units)")
+                .with_y_label("bias against Laplace")
+                .with_log_x()
+                .with_log_y()
+                .with_legend(Legend::TopLeft)
+                .with_series(Line::new(&eps, &mb).with_label("max |mean − ŵ| / σ_L"))
+                .with_series(Line::new(&eps, &sb).with_label("max |sd / σ_L − 1|"));
+            a.push(RefLine::horizontal(s.plan.max_mean_bias).with_label("mean threshold"));
+            a.push(RefLine::horizontal(s.plan.max_sd_bias).with_label("sd threshold"));
+            panels.push(a);
+        }
+        vec![("fig4_logistic.svg", fig), ("fig4_step_scan.svg", panels)]
     }
 
     fn report(&self, r: &mut Report) {
-        report(self, r);
-    }
-}
-
-fn claims(f: &Fig4) -> Vec<Claim> {
-    let e = |m: Method| fmt_sig(f.run(m).final_error(), 2);
-    let (l_level, l_when, l_ratio) = f.speedup(Method::Sbps, Method::LipSbps);
-    let (z_level, z_when, z_ratio) = f.speedup(Method::Sbps, Method::ZzSs);
-    let (b_level, b_when, b_ratio) = f.speedup(Method::Sbps, Method::LipSbpsLibrary);
-    let when = |w: Option<f64>| w.map_or("never".into(), |x| fmt_sig(x, 3));
-    let budget = f.plan.budget_epochs;
-    let sg = [Method::Sgld, Method::SgldSmall, Method::Msgnht];
-    let sg_errors: Vec<String> = sg
-        .iter()
-        .map(|&m| {
-            format!(
-                "{} {} sd (max |z| {}: {})",
-                f.run(m).label,
-                e(m),
-                fmt_sig(f.max_z(m), 2),
-                if f.biased(m) { "biased" } else { "not detectably biased" }
-            )
-        })
-        .collect();
-    let sbps = f.run(Method::Sbps).final_error();
-    let beats_sg = [Method::Sgld, Method::Msgnht].iter().all(|&m| sbps < f.run(m).final_error());
-    let scan_pick = |k: usize| f.scans[k].pick.map_or("none acceptable".into(), |p| fmt_sig(p, 2));
-    vec![
-        Claim::new(
-            "sbps_fewer_passes_than_zzss",
-            "Fig. 4: SBPS converges orders of magnitude faster than ZZ-SS",
-            format!(
-                "after {} epochs ZZ-SS's error is {} sd; SBPS stays below it from epoch {}: \
-                 {}× fewer data passes (SBPS's own final error {} sd)",
-                fmt_sig(budget, 3),
-                fmt_sig(z_level, 2),
-                when(z_when),
-                fmt_sig(z_ratio, 3),
-                e(Method::Sbps),
-            ),
-            format!("ratio ≥ {SPEEDUP_CLAIM}"),
-            z_ratio >= SPEEDUP_CLAIM,
-        ),
-        Claim::new(
-            "sbps_fewer_passes_than_lipsbps",
-            "Fig. 4: SBPS converges orders of magnitude faster than lipSBPS (the paper's bound N·L)",
-            format!(
-                "after {} epochs lipSBPS's error is {} sd; SBPS stays below it from epoch {}: \
-                 {}× fewer data passes",
-                fmt_sig(budget, 3),
-                fmt_sig(l_level, 2),
-                when(l_when),
-                fmt_sig(l_ratio, 3),
-            ),
-            format!("ratio ≥ {SPEEDUP_CLAIM}"),
-            l_ratio >= SPEEDUP_CLAIM,
-        ),
-        Claim::new(
-            "sbps_vs_lipsbps_library_bound",
-            "(lipSBPS as the library runs it, with its ~5× tighter bound B(v))",
-            format!(
-                "final error {} sd after {} epochs; SBPS stays below it from epoch {}: {}×",
-                fmt_sig(b_level, 2),
-                fmt_sig(budget, 3),
-                when(b_when),
-                fmt_sig(b_ratio, 3)
-            ),
-            format!("informative: ratio ≥ {SPEEDUP_CLAIM}"),
-            b_ratio >= SPEEDUP_CLAIM,
-        ),
-        Claim::new(
-            "sbps_beats_tuned_sgld_and_msgnht",
-            "Fig. 4: SBPS outperforms the optimally tuned SGLD and mSGNHT",
-            format!("final errors: SBPS {} sd; {}", e(Method::Sbps), sg_errors.join("; ")),
-            "SBPS's final error below scanned SGLD's and mSGNHT's",
-            beats_sg,
-        ),
-        Claim::new(
-            "sg_scan_finds_a_step",
-            "Supp. E: the scan picks ε = 0.1 for SGLD (the paper also runs mSGNHT at 0.1)",
-            format!("picked ε = {} (SGLD), {} (mSGNHT)", scan_pick(0), scan_pick(1)),
-            "informative: an acceptable step exists (the pick depends on the data and threshold)",
-            f.scans.iter().all(|s| s.pick.is_some()),
-        ),
-    ]
-}
-
-fn report(f: &Fig4, r: &mut Report) {
-    r.section("Fig. 4: logistic regression, d = 20, N = 1000 — error against data passes");
-    r.paragraph(&format!(
-        "Every method runs {} chain(s) from the same w₀ ~ N(0, I), {} epochs each (per-datum \
-         gradient evaluations / N). The estimate at e epochs averages the window (e/2, e] of \
-         every chain (the first half is burn-in), pooled over the chains: exact time averages \
-         for the continuous-time samplers, iterate means for SGLD and mSGNHT. Error = RMS over \
-         coordinates of (estimate − HMC mean)/HMC sd; the reference's own error is {} sd. \
-         'max |z|' compares the final estimate with the reference in combined MCSEs (batch \
-         means, {} batches per chain over the second half); above 4 the method is called \
-         biased. lipSBPS uses the paper's bound N·L, L = √D max|x_id| = {}; the library's \
-         bound uses max_i ‖x_i‖ = {} instead.",
-        f.chains,
-        fmt_sig(f.plan.budget_epochs, 3),
-        fmt_sig(f.reference_floor(), 2),
-        super::fig4_trace::BATCHES,
-        fmt_sig(f.lip_constants.0, 3),
-        fmt_sig(f.lip_constants.1, 3),
-    ));
-    r.table_of(
-        &[
-            "method",
-            "final error (sd)",
-            "max |z|",
-            "steps",
-            "proposals",
-            "violation rate",
-            "divergences",
-            "final NLL/N (chain 1)",
-        ],
-        f.runs.iter(),
-        |m| {
-            let proposals = m.total(|t| t.proposals);
-            vec![
-                m.label.clone(),
-                fmt_sig(m.final_error(), 3),
-                fmt_sig(f.max_z(m.method), 3),
-                m.total(|t| t.steps).to_string(),
-                if m.method.continuous() { proposals.to_string() } else { "–".into() },
-                if m.method.continuous() {
-                    fmt_sig(m.total(|t| t.violations) as f64 / proposals.max(1) as f64, 2)
-                } else {
-                    "–".into()
-                },
-                m.total(|t| t.divergences).to_string(),
-                fmt_sig(m.chains[0].nll.last().copied().unwrap_or(f64::NAN), 4),
-            ]
-        },
-    );
-    for s in &f.scans {
-        let rows: Vec<Vec<String>> = s
-            .points
-            .iter()
-            .map(|p| {
-                vec![
-                    fmt_sig(p.eps, 2),
-                    fmt_sig(p.h, 3),
-                    fmt_sig(s.plan.epochs(p.eps), 3),
-                    fmt_sig(p.mean_bias, 3),
-                    fmt_sig(p.sd_bias, 3),
-                    p.divergences.to_string(),
-                    if p.acceptable { "yes".into() } else { "no".into() },
-                ]
-            })
-            .collect();
+        let f = self;
+        r.section("Fig. 4: logistic regression, d = 20, N = 1000 — error against data passes");
         r.paragraph(&format!(
-            "Supp. E scan of {}: from the largest ε down, one run from the mode per step, {} \
-             relaxation times of the slowest direction long; acceptable when mean bias ≤ {} \
-             Laplace sd and sd bias ≤ {} (twice the HMC reference's own distance from the \
-             Laplace approximation, floors 0.2 and 20 %). Pick: {}.",
-            s.method.label(),
-            fmt_sig(s.plan.relaxations, 2),
-            fmt_sig(s.plan.max_mean_bias, 2),
-            fmt_sig(s.plan.max_sd_bias, 2),
-            s.pick.map_or("none acceptable (the smallest step is used)".into(), |p| format!(
-                "ε = {}",
-                fmt_sig(p, 2)
-            )),
+            "Every method runs {} chain(s) from the same w₀ ~ N(0, I), {} epochs each (per-datum \
+             gradient evaluations / N). The estimate at e epochs averages the window (e/2, e] of \
+             every chain (the first half is burn-in), pooled over the chains: exact time averages \
+             for the continuous-time samplers, iterate means for SGLD and mSGNHT. Error = RMS over \
+             coordinates of (estimate − HMC mean)/HMC sd; the reference's own error is {} sd. \
+             'max |z|' compares the final estimate with the reference in combined MCSEs (batch \
+             means, {} batches per chain over the second half); above 4 the method is called \
+             biased. lipSBPS uses the paper's bound N·L, L = √D max|x_id| = {}; the library's \
+             bound uses max_i ‖x_i‖ = {} instead.",
+            f.chains,
+            fmt_sig(f.plan.budget_epochs, 3),
+            fmt_sig(f.reference_floor(), 2),
+            super::fig4_trace::BATCHES,
+            fmt_sig(f.lip_constants.0, 3),
+            fmt_sig(f.lip_constants.1, 3),
         ));
-        r.table(
+        r.table_of(
             &[
-                "ε (paper)",
-                "h (ours)",
-                "epochs",
-                "mean bias",
-                "sd bias",
+                "method",
+                "final error (sd)",
+                "max |z|",
+                "steps",
+                "proposals",
+                "violation rate",
                 "divergences",
-                "acceptable",
+                "final NLL/N (chain 1)",
             ],
-            &rows,
+            f.runs.iter(),
+            |m| {
+                let proposals = m.total(|t| t.proposals);
+                vec![
+                    m.label.clone(),
+                    fmt_sig(m.final_error(), 3),
+                    fmt_sig(f.max_z(m.method), 3),
+                    m.total(|t| t.steps).to_string(),
+                    if m.method.continuous() { proposals.to_string() } else { "–".into() },
+                    if m.method.continuous() {
+                        fmt_sig(m.total(|t| t.violations) as f64 / proposals.max(1) as f64, 2)
+                    } else {
+                        "–".into()
+                    },
+                    m.total(|t| t.divergences).to_string(),
+                    fmt_sig(m.chains[0].nll.last().copied().unwrap_or(f64::NAN), 4),
+                ]
+            },
         );
+        for s in &f.scans {
+            let rows: Vec<Vec<String>> = s
+                .points
+                .iter()
+                .map(|p| {
+                    vec![
+                        fmt_sig(p.eps, 2),
+                        fmt_sig(p.h, 3),
+                        fmt_sig(s.plan.epochs(p.eps), 3),
+                        fmt_sig(p.mean_bias, 3),
+                        fmt_sig(p.sd_bias, 3),
+                        p.divergences.to_string(),
+                        if p.acceptable { "yes".into() } else { "no".into() },
+                    ]
+                })
+                .collect();
+            r.paragraph(&format!(
+                "Supp. E scan of {}: from the largest ε down, one run from the mode per step, {} \
+                 relaxation times of the slowest direction long; acceptable when mean bias ≤ {} \
+                 Laplace sd and sd bias ≤ {} (twice the HMC reference's own distance from the \
+                 Laplace approximation, floors 0.2 and 20 %). Pick: {}.",
+                s.method.label(),
+                fmt_sig(s.plan.relaxations, 2),
+                fmt_sig(s.plan.max_mean_bias, 2),
+                fmt_sig(s.plan.max_sd_bias, 2),
+                s.pick.map_or("none acceptable (the smallest step is used)".into(), |p| format!(
+                    "ε = {}",
+                    fmt_sig(p, 2)
+                )),
+            ));
+            r.table(
+                &[
+                    "ε (paper)",
+                    "h (ours)",
+                    "epochs",
+                    "mean bias",
+                    "sd bias",
+                    "divergences",
+                    "acceptable",
+                ],
+                &rows,
+            );
+        }
+        r.image("Fig. 4: error and NLL against epochs", "fig4_logistic.svg");
+        r.image("Supp. E: the step-size scans", "fig4_step_scan.svg");
     }
-    r.image("Fig. 4: error and NLL against epochs", "fig4_logistic.svg");
-    r.image("Supp. E: the step-size scans", "fig4_step_scan.svg");
-}
-
-fn figures(f: &Fig4) -> Vec<(&'static str, Figure)> {
-    let mut nll = Axes::new()
-        .with_title("NLL per datum of the current position (chain 1)")
-        .with_x_label("epochs")
-        .with_y_label("NLL / N")
-        .with_log_x()
-        .with_log_y()
-        .with_legend(Legend::TopRight);
-    let mut err = Axes::new()
-        .with_title("Error of the running posterior-mean estimate")
-        .with_x_label("epochs (per chain)")
-        .with_y_label("RMS (estimate − HMC mean) / sd")
-        .with_log_x()
-        .with_log_y()
-        .with_legend(Legend::BottomLeft);
-    for (k, m) in f.runs.iter().enumerate() {
-        let color = PALETTE[k % PALETTE.len()];
-        let c = &m.chains[0];
-        nll.push(Line::new(&c.epochs, &c.nll).with_color(color).with_label(m.label.clone()));
-        err.push(
-            Line::new(&f.plan.checkpoints, &m.error).with_color(color).with_label(m.label.clone()),
-        );
-    }
-    let (d, n) = (f.ref_sd.len() as f64, f.n as f64);
-    let laplace_mean = f.map_nll + d / (2.0 * n);
-    let laplace_sd = (2.0 * d).sqrt() / (2.0 * n);
-    nll.push(RefLine::horizontal(f.map_nll).with_label("NLL(ŵ)/N"));
-    nll.push(RefLine::horizontal(laplace_mean + laplace_sd).with_label("Laplace mean ± sd"));
-    nll.push(RefLine::horizontal(laplace_mean - laplace_sd));
-    err.push(RefLine::horizontal(f.reference_floor()).with_label("reference MCSE"));
-    let fig = Figure::new()
-        .with_title("Fig. 4: logistic regression, d = 20, N = 1000, n = 100")
-        .with_columns(2)
-        .with_panel(nll)
-        .with_panel(err);
-
-    let mut panels = Figure::new()
-        .with_title("Supp. E: step-size scans against the Laplace approximation")
-        .with_columns(2);
-    for s in &f.scans {
-        let eps: Vec<f64> = s.points.iter().map(|p| p.eps).collect();
-        let mb: Vec<f64> = s.points.iter().map(|p| p.mean_bias).collect();
-        let sb: Vec<f64> = s.points.iter().map(|p| p.sd_bias).collect();
-        let pick = s.pick.map_or("none".into(), |p| fmt_sig(p, 2));
-        let mut a = Axes::new()
-            .with_title(format!("{} (pick: ε = {pick})", s.method.label()))
-            .with_x_label("step size ε (paper units)")
-            .with_y_label("bias against Laplace")
-            .with_log_x()
-            .with_log_y()
-            .with_legend(Legend::TopLeft)
-            .with_series(Line::new(&eps, &mb).with_label("max |mean − ŵ| / σ_L"))
-            .with_series(Line::new(&eps, &sb).with_label("max |sd / σ_L − 1|"));
-        a.push(RefLine::horizontal(s.plan.max_mean_bias).with_label("mean threshold"));
-        a.push(RefLine::horizontal(s.plan.max_sd_bias).with_label("sd threshold"));
-        panels.push(a);
-    }
-    vec![("fig4_logistic.svg", fig), ("fig4_step_scan.svg", panels)]
 }
