@@ -355,27 +355,18 @@ impl<T: MeanTest, P> MinibatchCore<T, P> {
         } else {
             let mut plain =
                 PlainDifferences::<B> { scratch: &mut self.scratch, range: PhantomData };
+            let mut look = Look {
+                test: &mut self.test,
+                model,
+                theta: &self.position,
+                theta_prime: &self.candidate,
+                sampler: &mut self.sampler,
+                subsample_rng: &mut self.subsample_rng,
+                threshold,
+            };
             let decision = match values {
-                Some(v) => decide(
-                    &mut self.test,
-                    model,
-                    &self.position,
-                    &self.candidate,
-                    &mut self.sampler,
-                    &mut self.subsample_rng,
-                    v,
-                    threshold,
-                ),
-                None => decide(
-                    &mut self.test,
-                    model,
-                    &self.position,
-                    &self.candidate,
-                    &mut self.sampler,
-                    &mut self.subsample_rng,
-                    &mut plain,
-                    threshold,
-                ),
+                Some(v) => look.decide(v),
+                None => look.decide(&mut plain),
             };
             let (decision, prepared) = decision;
             prepared_out = Some(prepared);
@@ -466,28 +457,45 @@ impl<T: MeanTest, P, B> MinibatchMhChain<T, P, B> {
     }
 }
 
-/// Prepares `values` for (θ, θ′) and runs the test on them against μ₀ − shift. `None` when the
-/// shift is not finite (numerical trouble: the step is divergent).
-#[allow(clippy::type_complexity)]
-fn decide<M, T, V>(
-    test: &mut T, model: &M, theta: &[f64], theta_prime: &[f64], sampler: &mut WithoutReplacement,
-    subsample_rng: &mut ChainRng, values: &mut V, threshold: f64,
-) -> (Option<Result<tallmc_bounds::Decision>>, Prepared)
-where
-    M: Terms + ?Sized,
-    T: MeanTest,
-    V: DecisionValues<M>,
-{
-    let prepared = values.prepare(model, theta, theta_prime);
-    if !prepared.shift.is_finite() {
-        return (None, prepared);
+/// One MH decision's test at (θ, θ′) against μ₀ = `threshold`, whatever values it runs on.
+struct Look<'a, M: ?Sized, T> {
+    test: &'a mut T,
+    model: &'a M,
+    theta: &'a [f64],
+    theta_prime: &'a [f64],
+    sampler: &'a mut WithoutReplacement,
+    subsample_rng: &'a mut ChainRng,
+    threshold: f64,
+}
+
+impl<M: Terms + ?Sized, T: MeanTest> Look<'_, M, T> {
+    /// Prepares `values` for (θ, θ′) and runs the test on them against μ₀ − shift. `None` when
+    /// the shift is not finite (numerical trouble: the step is divergent).
+    fn decide<V: DecisionValues<M>>(
+        &mut self, values: &mut V,
+    ) -> (Option<Result<tallmc_bounds::Decision>>, Prepared) {
+        let (model, theta, theta_prime) = (self.model, self.theta, self.theta_prime);
+        let prepared = values.prepare(model, theta, theta_prime);
+        if !prepared.shift.is_finite() {
+            return (None, prepared);
+        }
+        self.sampler.reset();
+        let mut population = MhPopulation {
+            model,
+            theta,
+            theta_prime,
+            sampler: &mut *self.sampler,
+            values,
+            range: prepared.range,
+        };
+        // For the plain differences the shift is 0.0 and μ₀ − 0.0 is μ₀ bit for bit.
+        let decision = self.test.decide(
+            &mut population,
+            self.threshold - prepared.shift,
+            &mut *self.subsample_rng,
+        );
+        (Some(decision), prepared)
     }
-    sampler.reset();
-    let mut population =
-        MhPopulation { model, theta, theta_prime, sampler, values, range: prepared.range };
-    // For the plain differences the shift is 0.0 and μ₀ − 0.0 is μ₀ bit for bit.
-    let decision = test.decide(&mut population, threshold - prepared.shift, subsample_rng);
-    (Some(decision), prepared)
 }
 
 impl<M, T, P, B> Kernel<M> for MinibatchMh<T, P, B>
