@@ -155,6 +155,17 @@ impl Running {
         }
     }
 
+    /// After a bounce or refreshment `s` into the segment (the new direction v already set):
+    /// the velocity u = A⊙v, the observations restarted along it, `s` counted in the mean time
+    /// between velocity changes (for the horizon), and the segment ended with `kind`.
+    fn change_velocity(&mut self, state: &mut SbpsState, s: f64, kind: EventKind) {
+        self.set_velocity(state);
+        self.restart_observations(state);
+        self.resets.0 += s;
+        self.resets.1 += 1;
+        state.trajectory.set_end(kind);
+    }
+
     /// Restarts the observations at the current position from the last minibatch along the
     /// current velocity.
     fn restart_observations(&self, state: &mut SbpsState) -> bool {
@@ -473,11 +484,7 @@ where
                         *sg = a * gi;
                     }
                     reflect(&mut state.direction, &r.scaled_gradient);
-                    r.set_velocity(state);
-                    r.restart_observations(state);
-                    r.resets.0 += s;
-                    r.resets.1 += 1;
-                    state.trajectory.set_end(EventKind::Bounce);
+                    r.change_velocity(state, s, EventKind::Bounce);
                     stats.bounces = 1;
                 } else {
                     // (g, σ) are finite and σ > 0 (floored): the push cannot fail.
@@ -486,11 +493,7 @@ where
             }
             1 => {
                 cfg.velocity.draw(rng, &mut state.direction);
-                r.set_velocity(state);
-                r.restart_observations(state);
-                r.resets.0 += s;
-                r.resets.1 += 1;
-                state.trajectory.set_end(EventKind::Refresh);
+                r.change_velocity(state, s, EventKind::Refresh);
                 stats.refreshes = 1;
             }
             _ => {
