@@ -44,6 +44,16 @@ impl CsvSink {
     }
 }
 
+/// A CSV header line: the `fixed` column names, then every name of each group with the
+/// group's prefix (`("v.", names)` gives `v.x1,v.x2,…`).
+pub(crate) fn csv_header(fixed: &[&str], groups: &[(&str, &[String])]) -> String {
+    let mut columns: Vec<String> = fixed.iter().map(|c| (*c).to_string()).collect();
+    for (prefix, names) in groups {
+        columns.extend(names.iter().map(|n| format!("{prefix}{n}")));
+    }
+    columns.join(",")
+}
+
 /// Appends `x` in shortest round-trip form (`nan`, `inf`, `-inf` for non-finite values).
 pub(crate) fn push_number(line: &mut String, x: f64) {
     use std::fmt::Write as _;
@@ -69,15 +79,7 @@ impl<S: StepStats> DrawSink<S> for CsvSink {
         for (k, v) in h.config {
             writeln!(self.out, "# {k} = {v}")?;
         }
-        let mut header = String::from("lp__");
-        for c in h.stat_columns {
-            header.push(',');
-            header.push_str(c);
-        }
-        for p in h.parameter_names {
-            header.push(',');
-            header.push_str(p);
-        }
+        let header = csv_header(&["lp__"], &[("", h.stat_columns), ("", h.parameter_names)]);
         writeln!(self.out, "{header}")
     }
 

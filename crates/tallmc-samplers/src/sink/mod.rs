@@ -12,7 +12,7 @@ mod memory;
 
 pub use columns::ColumnMemorySink;
 pub use csv::CsvSink;
-pub(crate) use csv::push_number;
+pub(crate) use csv::{csv_header, push_number};
 pub use memory::MemorySink;
 
 use std::io;

@@ -8,7 +8,7 @@ use tallmc_core::{Segment, SegmentStats};
 
 use super::skeleton::{RowOut, Rows, SkeletonEvent};
 use super::{SegmentFooter, SegmentHeader, SegmentSink};
-use crate::sink::push_number;
+use crate::sink::{csv_header, push_number};
 
 /// Writes the skeleton of one chain's post-warmup trajectory to a CSV file: one row for the
 /// start, one per velocity change (bounce, flip, refresh, divergence), one for the end, and
@@ -101,15 +101,8 @@ impl SegmentSink for SkeletonSink {
         for l in h.adaptation {
             writeln!(o, "# {l}")?;
         }
-        let mut header = String::from("time,event,coordinate");
-        for p in h.parameter_names {
-            header.push(',');
-            header.push_str(p);
-        }
-        for p in h.parameter_names {
-            header.push_str(",v.");
-            header.push_str(p);
-        }
+        let names = h.parameter_names;
+        let header = csv_header(&["time", "event", "coordinate"], &[("", names), ("v.", names)]);
         writeln!(o, "{header}")?;
         self.rows.begin(h.parameter_names.len());
         Ok(())
