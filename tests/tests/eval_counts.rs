@@ -230,13 +230,7 @@ fn confidence_sampler_with_proxies() {
 fn approximate_gibbs() {
     let model = Counting::new(ThreeWayMrf::random(8, 0.5, 3).unwrap());
     let init = [vec![0.0; 8]];
-    let config = RunConfig {
-        num_warmup: 20,
-        num_draws: 50,
-        num_chains: 2,
-        seed: seed(13),
-        save_warmup: false,
-    };
+    let config = RunConfig::new(20, 50, 2, seed(13));
     for austerity in [false, true] {
         model.reset();
         let chains = if austerity {

@@ -17,13 +17,7 @@ fn exact_kernels_match_the_closed_form_at_four_seeds() {
     let laplace = laplace_approximation(&model, &[0.0], NewtonOptions::default()).unwrap();
     for kernel in ExactKernel::ALL {
         for base in [1, 2, 3, 4] {
-            let config = RunConfig {
-                num_warmup: 500,
-                num_draws: 2000,
-                num_chains: 4,
-                seed: seed(base),
-                save_warmup: false,
-            };
+            let config = RunConfig::new(500, 2000, 4, seed(base));
             let run = run_exact(&model, kernel, &laplace, config, &Silent, "conjugate").unwrap();
             let s = &run.summaries[0];
             let (zm, zs) = ((s.mean - mean) / s.mcse_mean, (s.sd - sd) / s.mcse_sd);

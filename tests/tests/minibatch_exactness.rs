@@ -25,13 +25,7 @@ fn austerity_at_zero_and_confidence_at_tiny_delta_reproduce_exact_mh() {
         ..Default::default()
     };
     let inits = laplace.dispersed_positions(2, 2.0, seed(1)).unwrap();
-    let config = RunConfig {
-        num_warmup: 200,
-        num_draws: 400,
-        num_chains: 2,
-        seed: seed(1),
-        save_warmup: false,
-    };
+    let config = RunConfig::new(200, 400, 2, seed(1));
     let rw = || RandomWalkProposal::new(walk.clone());
     let exact = sample_in_memory(
         &model,

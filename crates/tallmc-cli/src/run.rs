@@ -423,13 +423,7 @@ fn run_model<M: RunConfidence + WithEngine + RunPdmp>(
                 .with_context(|| format!("cannot create {}", path.display()))
         })
         .collect::<Result<Vec<_>>>()?;
-    let run = RunConfig {
-        num_warmup: args.warmup,
-        num_draws: args.draws,
-        num_chains: args.chains,
-        seed: args.seed,
-        save_warmup: false,
-    };
+    let run = RunConfig::new(args.warmup, args.draws, args.chains, args.seed);
     let mut comments = config_comments(sampler, n, d);
     comments.extend(plan.comments());
     let mut setup_evals = laplace.evals;

@@ -49,6 +49,12 @@ impl Default for RunConfig {
 }
 
 impl RunConfig {
+    /// `num_chains` chains of `num_warmup` warmup iterations (not kept) and `num_draws` draws,
+    /// from the master seed `seed`.
+    pub fn new(num_warmup: usize, num_draws: usize, num_chains: usize, seed: u64) -> Self {
+        Self { num_warmup, num_draws, num_chains, seed, save_warmup: false }
+    }
+
     /// Checks the counts.
     pub fn validate(&self) -> tallmc_core::Result<()> {
         if self.num_chains == 0 {

@@ -84,6 +84,17 @@ impl Default for HmcConfig {
 }
 
 impl HmcConfig {
+    /// The default settings with the metric held at `metric` throughout (only the step size is
+    /// adapted), e.g. the Laplace covariance from [`Laplace::dense_metric`](crate::Laplace::dense_metric).
+    pub fn with_fixed_metric(metric: Metric) -> Self {
+        Self {
+            metric: metric.kind(),
+            initial_metric: Some(metric),
+            adapt_metric: false,
+            ..Self::default()
+        }
+    }
+
     /// Checks every setting's range.
     pub fn validate(&self) -> Result<()> {
         tallmc_core::error::check_positive("trajectory_length", self.trajectory_length)?;

@@ -13,6 +13,7 @@ use tallmc_core::rng::setup_rng;
 use tallmc_core::{
     Error, EvalCounts, FullData, LogPriorHessian, Parallelism, Result, TermHessians,
 };
+use tallmc_integrators::Metric;
 
 /// Settings of Newton's method.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -51,6 +52,16 @@ impl Laplace {
     pub fn sds(&self) -> Vec<f64> {
         let d = self.mode.len();
         (0..d).map(|j| self.covariance[j * d + j].sqrt()).collect()
+    }
+
+    /// The dense metric Σ = Σ_L (the inverse mass matrix that makes the approximation's
+    /// posterior a standard normal), for [`HmcConfig::with_fixed_metric`](crate::HmcConfig::with_fixed_metric)
+    /// and the other kernels that take a metric.
+    ///
+    /// # Errors
+    /// As [`Metric::dense`]: Σ_L has a non-finite entry or is not positive definite.
+    pub fn dense_metric(&self) -> Result<Metric> {
+        Metric::dense(self.covariance.clone(), self.mode.len())
     }
 }
 

@@ -90,13 +90,7 @@ fn z(a: f64, mcse_a: f64, b: f64, mcse_b: f64) -> f64 {
 fn exact_test_and_tiny_delta_reproduce_exact_minibatch_mh_bit_for_bit() {
     let p = problem(4_000, 32);
     let n = p.model.num_terms() as u64;
-    let config = RunConfig {
-        num_warmup: 100,
-        num_draws: 600,
-        num_chains: 1,
-        seed: seed(41),
-        save_warmup: false,
-    };
+    let config = RunConfig::new(100, 600, 1, seed(41));
     let inits = [p.mode.clone()];
     let plain = sample_in_memory(
         &p.model,
@@ -143,18 +137,8 @@ fn proxy_confidence_sampler_matches_full_data_hmc_on_logistic_regression() {
     let p = logistic_10k();
     let d = 2;
     let reference = {
-        let cfg = HmcConfig {
-            initial_metric: Some(Metric::dense(p.cov.clone(), d).unwrap()),
-            adapt_metric: false,
-            ..Default::default()
-        };
-        let config = RunConfig {
-            num_warmup: 200,
-            num_draws: 3000,
-            num_chains: 4,
-            seed: seed(51),
-            save_warmup: false,
-        };
+        let cfg = HmcConfig::with_fixed_metric(Metric::dense(p.cov.clone(), d).unwrap());
+        let config = RunConfig::new(200, 3000, 4, seed(51));
         let out = sample_in_memory(
             &p.model,
             config,
@@ -166,13 +150,7 @@ fn proxy_confidence_sampler_matches_full_data_hmc_on_logistic_regression() {
         summary(&chains, d)
     };
     for (k, recenter) in [(0u64, None), (1, Some(20))] {
-        let config = RunConfig {
-            num_warmup: 200,
-            num_draws: 3000,
-            num_chains: 4,
-            seed: seed(52 + k),
-            save_warmup: false,
-        };
+        let config = RunConfig::new(200, 3000, 4, seed(52 + k));
         let out = sample_in_memory(&p.model, config, &vec![p.mode.clone(); 4], &{
             let mut cfg = ProxyConfig::new(p.mode.clone());
             cfg.recenter_every = recenter;
@@ -213,13 +191,7 @@ fn gaussian_mean_has_exact_proxies_and_decides_on_the_first_batch() {
     let model = GaussianMean::new(data, 2.0, 0.0, 10.0).unwrap();
     assert_eq!(model.third_derivative_bound(), 0.0);
     let (mean, sd) = model.posterior_mean_sd();
-    let config = RunConfig {
-        num_warmup: 500,
-        num_draws: 4000,
-        num_chains: 4,
-        seed: seed(62),
-        save_warmup: false,
-    };
+    let config = RunConfig::new(500, 4000, 4, seed(62));
     let out = sample_in_memory(&model, config, &vec![vec![mean]; 4], &{
         // Centre away from the mode: the proxies are exact anywhere.
         ProxyMinibatchMh::new(

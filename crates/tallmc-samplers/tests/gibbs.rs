@@ -197,13 +197,7 @@ fn check_joint(scan: Scan, draws: usize, base_seed: u64) {
     let mut p_cat = exact.clone();
     p_cat.push(exact.iter().filter(|&&p| rare(p)).sum());
 
-    let config = RunConfig {
-        num_warmup: 200,
-        num_draws: draws,
-        num_chains: 4,
-        seed: seed(base_seed),
-        save_warmup: false,
-    };
+    let config = RunConfig::new(200, draws, 4, seed(base_seed));
     let inits = vec![zeros(d), vec![1.0; d], zeros(d), vec![1.0; d]];
     let out = sample_in_memory(
         &mrf,

@@ -19,7 +19,6 @@ use tallmc_core::{
 use tallmc_diagnostics::signed::sign_corrected;
 use tallmc_diagnostics::summary::{Draws, summarize};
 use tallmc_estimators::CvOrder;
-use tallmc_integrators::Metric;
 use tallmc_models::synthetic::{HIGGS_LIKE_PRIOR_SD, higgs_like, normal_sample};
 use tallmc_models::{DesignOptions, GaussianMean, LogisticRegression};
 use tallmc_samplers::{
@@ -52,13 +51,7 @@ fn perturbed_is_exact_on_the_gaussian_mean_with_second_order_control_variates() 
     let model = gaussian_model(20_000);
     let (mean, sd) = model.posterior_mean_sd();
     for s in [1, 2, 3] {
-        let config = RunConfig {
-            num_warmup: 500,
-            num_draws: 2000,
-            num_chains: 4,
-            seed: seed(s),
-            save_warmup: false,
-        };
+        let config = RunConfig::new(500, 2000, 4, seed(s));
         // Over-dispersed starts; θ* is found by Newton from each.
         let inits: Vec<Vec<f64>> =
             (0..4).map(|c| vec![mean + 3.0 * sd * (c as f64 - 1.5)]).collect();
@@ -118,18 +111,8 @@ fn reference() -> &'static Reference {
         let model = logistic();
         let d = model.dim();
         let lap = laplace_approximation(model, &vec![0.0; d], NewtonOptions::default()).unwrap();
-        let cfg = HmcConfig {
-            initial_metric: Some(Metric::dense(lap.covariance.clone(), d).unwrap()),
-            adapt_metric: false,
-            ..Default::default()
-        };
-        let config = RunConfig {
-            num_warmup: 300,
-            num_draws: 2000,
-            num_chains: 4,
-            seed: 1,
-            save_warmup: false,
-        };
+        let cfg = HmcConfig::with_fixed_metric(lap.dense_metric().unwrap());
+        let config = RunConfig::new(300, 2000, 4, 1);
         let inits = vec![lap.mode.clone(); 4];
         let out = sample_in_memory(model, config, &inits, &Hmc::new(cfg.clone()).unwrap()).unwrap();
         let chains: Vec<&[f64]> = out.iter().map(|c| c.sink.draws.as_slice()).collect();
@@ -153,13 +136,7 @@ fn perturbed_matches_full_data_hmc_on_logistic_regression() {
     let d = model.dim();
     let r = reference();
     let cfg = HmcEcsConfig { center: Some(r.mode.clone()), ..Default::default() };
-    let config = RunConfig {
-        num_warmup: 1000,
-        num_draws: 2500,
-        num_chains: 4,
-        seed: seed(21),
-        save_warmup: false,
-    };
+    let config = RunConfig::new(1000, 2500, 4, seed(21));
     let inits = vec![r.mode.clone(); 4];
     let out = sample_in_memory(model, config, &inits, &HmcEcs::new(cfg).unwrap()).unwrap();
     let chains: Vec<&[f64]> = out.iter().map(|c| c.sink.draws.as_slice()).collect();
@@ -234,13 +211,7 @@ struct SignedCheck {
 fn signed_run_against_reference(cfg: SignedHmcEcsConfig, seed_base: u64) -> SignedCheck {
     let model = logistic();
     let r = reference();
-    let config = RunConfig {
-        num_warmup: 1000,
-        num_draws: 2500,
-        num_chains: 4,
-        seed: seed(seed_base),
-        save_warmup: false,
-    };
+    let config = RunConfig::new(1000, 2500, 4, seed(seed_base));
     let inits = vec![r.mode.clone(); 4];
     let out = sample_in_memory(model, config, &inits, &SignedHmcEcs::new(cfg).unwrap()).unwrap();
     let signs: Vec<Vec<f64>> = out.iter().map(|c| c.sink.stat("sign__").unwrap()).collect();
@@ -403,13 +374,7 @@ fn bad_input_is_rejected_with_a_message_naming_the_parameter() {
 fn same_seed_gives_identical_draws() {
     let model = gaussian_model(2_000);
     let run = || {
-        let config = RunConfig {
-            num_warmup: 100,
-            num_draws: 100,
-            num_chains: 2,
-            seed: 9,
-            save_warmup: false,
-        };
+        let config = RunConfig::new(100, 100, 2, 9);
         let out = sample_in_memory(
             &model,
             config,

@@ -241,13 +241,7 @@ fn logistic() -> &'static Logistic {
 /// (mean, sd, MCSE of the mean) of every coordinate from a long full-data HMC run (4 chains ×
 /// 5000 draws).
 fn hmc_reference(p: &Logistic) -> Vec<[f64; 3]> {
-    let cfg = RunConfig {
-        num_warmup: 500,
-        num_draws: 5000,
-        num_chains: 4,
-        seed: seed(90),
-        save_warmup: false,
-    };
+    let cfg = RunConfig::new(500, 5000, 4, seed(90));
     let out = sample_in_memory(
         &p.model,
         cfg,

@@ -368,12 +368,7 @@ pub fn run(seed: u64) -> Result<Report, Box<dyn Error>> {
         save_warmup: false,
     };
 
-    let hmc_config = HmcConfig {
-        metric: MetricKind::Dense,
-        initial_metric: Some(Metric::dense(laplace.covariance.clone(), D)?),
-        adapt_metric: false,
-        ..HmcConfig::default()
-    };
+    let hmc_config = HmcConfig::with_fixed_metric(laplace.dense_metric()?);
     let hmc = sample_in_memory(&model, run_config(1, 300, 2000), &inits, &Hmc::new(hmc_config)?)?;
 
     let m = STRATA * PER_STRATUM;

@@ -264,19 +264,8 @@ pub fn run(seed: u64) -> Result<Report, Box<dyn Error>> {
     let laplace = laplace_approximation(&model, &[0.0; D], NewtonOptions::default())?;
     let inits = laplace.dispersed_positions(CHAINS, 2.0, seed)?;
 
-    let hmc_config = HmcConfig {
-        metric: MetricKind::Dense,
-        initial_metric: Some(Metric::dense(laplace.covariance.clone(), D)?),
-        adapt_metric: false,
-        ..HmcConfig::default()
-    };
-    let hmc_run = RunConfig {
-        num_warmup: 300,
-        num_draws: 1000,
-        num_chains: CHAINS,
-        seed: seed.wrapping_add(1),
-        save_warmup: false,
-    };
+    let hmc_config = HmcConfig::with_fixed_metric(laplace.dense_metric()?);
+    let hmc_run = RunConfig::new(300, 1000, CHAINS, seed.wrapping_add(1));
     let hmc = sample_in_memory(&model, hmc_run, &inits, &Hmc::new(hmc_config)?)?;
 
     let config = TwoBoundConfig::new(DELTA, FIRST_BATCH)?;
@@ -286,13 +275,7 @@ pub fn run(seed: u64) -> Result<Report, Box<dyn Error>> {
         adapt_scale: false,
         ..RandomWalkProposalConfig::default()
     };
-    let user_run = RunConfig {
-        num_warmup: 500,
-        num_draws: 4000,
-        num_chains: CHAINS,
-        seed: seed.wrapping_add(2),
-        save_warmup: false,
-    };
+    let user_run = RunConfig::new(500, 4000, CHAINS, seed.wrapping_add(2));
     let user = sample_in_memory(
         &model,
         user_run,

@@ -324,30 +324,13 @@ pub fn run(seed: u64) -> Result<Report, Box<dyn Error>> {
     let laplace = laplace_approximation(&model, &[0.0; D], NewtonOptions::default())?;
     let inits = laplace.dispersed_positions(4, 2.0, seed)?;
 
-    let hmc_config = HmcConfig {
-        metric: MetricKind::Dense,
-        initial_metric: Some(Metric::dense(laplace.covariance.clone(), D)?),
-        adapt_metric: false,
-        ..HmcConfig::default()
-    };
-    let hmc_run = RunConfig {
-        num_warmup: 300,
-        num_draws: 2000,
-        num_chains: 4,
-        seed: seed.wrapping_add(1),
-        save_warmup: false,
-    };
+    let hmc_config = HmcConfig::with_fixed_metric(laplace.dense_metric()?);
+    let hmc_run = RunConfig::new(300, 2000, 4, seed.wrapping_add(1));
     let hmc = sample_in_memory(&model, hmc_run, &inits, &Hmc::new(hmc_config)?)?;
 
     // m is tuned at θ* for V[ℓ̂] ≤ 1; θ* is re-set during warmup (the paper's schedule).
     let ecs_config = HmcEcsConfig { center: Some(laplace.mode.clone()), ..HmcEcsConfig::default() };
-    let ecs_run = RunConfig {
-        num_warmup: 1000,
-        num_draws: 4000,
-        num_chains: 4,
-        seed: seed.wrapping_add(2),
-        save_warmup: false,
-    };
+    let ecs_run = RunConfig::new(1000, 4000, 4, seed.wrapping_add(2));
     let ecs = sample_in_memory(
         &model,
         ecs_run,

@@ -508,13 +508,7 @@ pub fn hmc_reference(n: usize) -> &'static (Vec<f64>, Vec<f64>) {
     };
     cell.get_or_init(|| {
         let model = logistic(n);
-        let config = RunConfig {
-            num_warmup: 300,
-            num_draws: 2000,
-            num_chains: 2,
-            seed: seed(40),
-            save_warmup: false,
-        };
+        let config = RunConfig::new(300, 2000, 2, seed(40));
         let inits = vec![logistic_mode(&model); 2];
         let hmc = HmcConfig { metric: MetricKind::Dense, ..HmcConfig::default() };
         let chains =

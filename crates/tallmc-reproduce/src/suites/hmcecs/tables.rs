@@ -32,7 +32,7 @@ use serde_json::{Value, json};
 use tallmc_core::{EvalCounts, Terms};
 use tallmc_diagnostics::{Draws, sign_corrected, summarize};
 use tallmc_estimators::{ControlVariate, ControlVariateGradient, CvOrder, RankOne};
-use tallmc_integrators::{Metric, MetricKind};
+use tallmc_integrators::Metric;
 use tallmc_models::synthetic::{HIGGS_LIKE_PRIOR_SD, higgs_like};
 use tallmc_models::{DesignOptions, LogisticRegression};
 use tallmc_samplers::sink::MemorySink;
@@ -241,10 +241,7 @@ pub fn compute_with(ctx: &Context<'_>, plan: Plan) -> Result<Tables> {
 
     let hmc = HmcConfig {
         trajectory_length: TRAJECTORY_LENGTH,
-        metric: MetricKind::Dense,
-        initial_metric: Some(Metric::dense(laplace.covariance.clone(), d)?),
-        adapt_metric: false,
-        ..Default::default()
+        ..HmcConfig::with_fixed_metric(laplace.dense_metric()?)
     };
     let out =
         problem.run(run(plan.warmup, plan.draws, 0), &Hmc::new(hmc)?, &label(Method::FullHmc))?;
