@@ -270,12 +270,7 @@ pub fn sbps_logistic(n: usize, d: usize, seed: u64) -> Result<Synthetic> {
         },
     );
     let mut data = Dataset::with_default_names(x, y, d)?;
-    data.set_metadata("seed", json!(seed));
-    data.set_metadata("theta_true", json!(w));
-    data.set_metadata(
-        "generator",
-        json!({"tallmc": "sbps_logistic", "paper": "Pakman et al. 2017, section 7.1"}),
-    );
+    tag(&mut data, "sbps_logistic", "Pakman et al. 2017, section 7.1", seed, Some(&w));
     Ok(Synthetic { data, theta_true: w })
 }
 
@@ -417,11 +412,12 @@ pub fn mnist_like(n_train: usize, n_test: usize, seed: u64) -> Result<(Synthetic
     let split = n_train * d;
     let test = Dataset::with_default_names(x[split..].to_vec(), y[n_train..].to_vec(), d)?;
     let mut train = Dataset::with_default_names(x[..split].to_vec(), y[..n_train].to_vec(), d)?;
-    train.set_metadata("seed", json!(seed));
-    train.set_metadata("theta_true", json!(theta));
-    train.set_metadata(
-        "generator",
-        json!({"tallmc": "mnist_like", "paper": "Korattikara et al. 2014, section 6.1 (stand-in)"}),
+    tag(
+        &mut train,
+        "mnist_like",
+        "Korattikara et al. 2014, section 6.1 (stand-in)",
+        seed,
+        Some(&theta),
     );
     Ok((Synthetic { data: train, theta_true: theta }, test))
 }
@@ -460,11 +456,12 @@ pub fn kdd_like(n: usize, seed: u64) -> Result<Synthetic> {
         }
     });
     let mut data = Dataset::with_default_names(x, y, d)?;
-    data.set_metadata("seed", json!(seed));
-    data.set_metadata("theta_true", json!(theta));
-    data.set_metadata(
-        "generator",
-        json!({"tallmc": "kdd_like", "paper": "Korattikara et al. 2014, section 6.2 (stand-in)"}),
+    tag(
+        &mut data,
+        "kdd_like",
+        "Korattikara et al. 2014, section 6.2 (stand-in)",
+        seed,
+        Some(&theta),
     );
     Ok(Synthetic { data, theta_true: theta })
 }
@@ -491,11 +488,7 @@ pub fn two_class_2d(n: usize, seed: u64) -> Result<Synthetic> {
         },
     );
     let mut data = Dataset::with_default_names(x, y, d)?;
-    data.set_metadata("seed", json!(seed));
-    data.set_metadata(
-        "generator",
-        json!({"tallmc": "two_class_2d", "paper": "Bardenet et al. 2014, section 4.2.1"}),
-    );
+    tag(&mut data, "two_class_2d", "Bardenet et al. 2014, section 4.2.1", seed, None);
     Ok(Synthetic { data, theta_true: vec![2.0, 0.0] })
 }
 
@@ -548,12 +541,19 @@ pub fn gaussian_regression(n: usize, d: usize, seed: u64) -> Result<Synthetic> {
         },
     );
     let mut data = Dataset::with_default_names(x, y, d)?;
-    data.set_metadata("seed", json!(seed));
-    data.set_metadata("theta_true", json!(beta));
+    tag(&mut data, "gaussian_regression", "Dang et al. 2019, section 6.7", seed, Some(&beta));
     data.set_metadata("sigma", json!(GAUSSIAN_REGRESSION_SIGMA));
-    data.set_metadata(
-        "generator",
-        json!({"tallmc": "gaussian_regression", "paper": "Dang et al. 2019, section 6.7"}),
-    );
     Ok(Synthetic { data, theta_true: beta })
+}
+
+/// Records in `data`'s metadata the generator's name and the paper section it reproduces (or
+/// stands in for), the seed and, when known, the true parameter θ.
+pub(crate) fn tag(
+    data: &mut Dataset, generator: &str, paper: &str, seed: u64, theta_true: Option<&[f64]>,
+) {
+    data.set_metadata("seed", json!(seed));
+    if let Some(theta) = theta_true {
+        data.set_metadata("theta_true", json!(theta));
+    }
+    data.set_metadata("generator", json!({"tallmc": generator, "paper": paper}));
 }

@@ -147,12 +147,8 @@ pub fn digits_7x7(n: usize, seed: u64) -> Result<Synthetic> {
     let names =
         kept.iter().map(|&t| format!("px{}{}", t / DIGITS_7X7_SIDE, t % DIGITS_7X7_SIDE)).collect();
     let mut data = Dataset::new(x, y, names)?;
-    data.set_metadata("seed", json!(seed));
+    super::tag(&mut data, "digits_7x7", "Pakman et al. 2017, section 7.3 (stand-in)", seed, None);
     data.set_metadata("classes", json!(DIGITS_7X7_CLASSES));
     data.set_metadata("removed_pixels", json!(DIGITS_7X7_EMPTY));
-    data.set_metadata(
-        "generator",
-        json!({"tallmc": "digits_7x7", "paper": "Pakman et al. 2017, section 7.3 (stand-in)"}),
-    );
     Ok(Synthetic { data, theta_true: Vec::new() })
 }
