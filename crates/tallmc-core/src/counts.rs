@@ -1,5 +1,6 @@
 //! Per-datum evaluation counts: the unit of cost in every tallmc figure.
 
+use std::fmt;
 use std::ops::{Add, AddAssign};
 
 use serde::{Deserialize, Serialize};
@@ -44,6 +45,26 @@ impl EvalCounts {
     /// Total per-datum evaluations of every kind: the cost used for CT = IF × evaluations.
     pub fn total(&self) -> u64 {
         self.terms + self.gradients + self.hessians
+    }
+}
+
+/// `terms T, gradients G, Hessians H`, each count right-aligned in the formatter's width (if
+/// any), so that lines of counts line up in a table.
+///
+/// ```
+/// use tallmc_core::EvalCounts;
+/// let c = EvalCounts::terms_and_gradients(250);
+/// assert_eq!(c.to_string(), "terms 250, gradients 250, Hessians 0");
+/// assert_eq!(format!("{c:4}"), "terms  250, gradients  250, Hessians    0");
+/// ```
+impl fmt::Display for EvalCounts {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let w = f.width().unwrap_or(0);
+        write!(
+            f,
+            "terms {:>w$}, gradients {:>w$}, Hessians {:>w$}",
+            self.terms, self.gradients, self.hessians
+        )
     }
 }
 

@@ -450,9 +450,8 @@ pub fn print(report: &Report) {
         ("ECS (stratified)", &report.stratified),
     ] {
         println!(
-            "  {label:<17} terms {:>11}  gradients {:>11}  Hessians {:>9}  \
-             ({} draws, {:.0} data points per iteration, {} divergences after warmup)",
-            r.evals.terms, r.evals.gradients, r.evals.hessians, r.draws, r.batch, r.divergences
+            "  {label:<17} {:11} ({} draws, {:.0} data points per iteration, {} divergences after warmup)",
+            r.evals, r.draws, r.batch, r.divergences
         );
     }
 }
