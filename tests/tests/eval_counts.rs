@@ -20,12 +20,12 @@ use tallmc_models::{DesignOptions, GaussianMean, LogisticRegression, ThreeWayMrf
 use tallmc_samplers::{
     AdaptiveMetropolis, AdaptiveMetropolisConfig, ApproximateGibbs, AutoBoundConfig, Bps,
     BpsConfig, Budget, ContinuousRunConfig, ControlVariates, GibbsConfig, Hmc, HmcConfig, HmcEcs,
-    HmcEcsConfig, InMemoryOptions, LipSbps, LipSbpsConfig, MinibatchMh, NewtonOptions, ProxyConfig,
-    ProxyMinibatchMh, RandomWalkConfig, RandomWalkMetropolis, RandomWalkProposal,
-    RandomWalkProposalConfig, RunConfig, Sbps, SbpsConfig, SgHmc, SgHmcConfig, Sgld, SgldConfig,
-    SgldProposal, SgldProposalConfig, Sgnht, SgnhtConfig, SignedHmcEcs, SignedHmcEcsConfig,
-    Thermostat, ZigZag, ZigZagConfig, ZigZagSubsampling, laplace_approximation, sample_in_memory,
-    sample_trajectories_in_memory,
+    HmcEcsConfig, InMemoryOptions, LipSbps, LipSbpsConfig, MinibatchMh, NewtonOptions, Nuts,
+    NutsConfig, ProxyConfig, ProxyMinibatchMh, RandomWalkConfig, RandomWalkMetropolis,
+    RandomWalkProposal, RandomWalkProposalConfig, RunConfig, Sbps, SbpsConfig, SgHmc, SgHmcConfig,
+    Sgld, SgldConfig, SgldProposal, SgldProposalConfig, Sgnht, SgnhtConfig, SignedHmcEcs,
+    SignedHmcEcsConfig, Thermostat, ZigZag, ZigZagConfig, ZigZagSubsampling, laplace_approximation,
+    sample_in_memory, sample_trajectories_in_memory,
 };
 use tallmc_tests::seed;
 
@@ -158,6 +158,12 @@ fn adaptive_metropolis() {
 fn hmc() {
     let model = logistic();
     check_discrete(&model, vec![0.0; 2], &Hmc::new(HmcConfig::default()).unwrap());
+}
+
+#[test]
+fn nuts() {
+    let model = logistic();
+    check_discrete(&model, vec![0.0; 2], &Nuts::new(NutsConfig::default()).unwrap());
 }
 
 #[test]

@@ -30,13 +30,11 @@
 use rand::{Rng, RngExt};
 use serde::Serialize;
 use tallmc_core::{
-    Chain, Error, EvalCounts, FullData, Kernel, LogPrior, Parallelism, Result, TermGradients,
-    Tuning,
+    Chain, Error, EvalCounts, Kernel, LogPrior, Parallelism, Result, TermGradients, Tuning,
 };
-use tallmc_integrators::{
-    DualAveraging, DualAveragingConfig, LeapfrogOutcome, Metric, MetricEstimator, MetricKind,
-    PhasePoint, WarmupSchedule, leapfrog,
-};
+use tallmc_integrators::{DualAveragingConfig, LeapfrogOutcome, Metric, MetricKind, leapfrog};
+
+use crate::hamiltonian::{Phase, Warmup, hamiltonian};
 
 /// Settings of [`Hmc`].
 #[derive(Debug, Clone, PartialEq)]
@@ -186,23 +184,10 @@ impl Hmc {
 #[derive(Debug, Clone)]
 pub struct HmcChain {
     config: HmcConfig,
-    point: PhasePoint,
-    full: FullData,
-    metric: Metric,
-    proposal: PhasePoint,
-    velocity: Vec<f64>,
-    z: Vec<f64>,
+    phase: Phase,
     step_size: f64,
-    tuner: Option<DualAveraging>,
-    schedule: Option<WarmupSchedule>,
-    estimator: Option<MetricEstimator>,
-    warmup_iteration: usize,
+    warmup: Warmup,
     unreported: EvalCounts,
-}
-
-/// −log π + kinetic energy.
-fn hamiltonian(point: &PhasePoint, metric: &Metric, velocity: &mut [f64]) -> f64 {
-    -point.log_density + metric.kinetic_energy(&point.momentum, velocity)
 }
 
 impl HmcChain {
@@ -213,47 +198,18 @@ impl HmcChain {
 
     /// The current metric.
     pub fn metric(&self) -> &Metric {
-        &self.metric
+        &self.phase.metric
     }
 
-    /// Hoffman & Gelman (2014) Alg. 4 as in Stan: starting from the current ε, double (or
-    /// halve) it until the acceptance ratio of one leapfrog step from a fresh momentum crosses
-    /// 0.8. Returns the new step size; evaluations are added to `unreported`.
+    /// Re-finds the step size from the current one (see [`Phase::find_step_size`]); the
+    /// evaluations are reported with the next step.
     fn find_step_size<M, R>(&mut self, model: &M, rng: &mut R) -> f64
     where
         M: TermGradients + LogPrior + ?Sized,
         R: Rng + ?Sized,
     {
-        let n = model.num_terms();
-        let threshold = 0.8f64.ln();
-        let mut eps = self.step_size;
-        let mut direction = 0i32;
-        for _ in 0..100 {
-            self.metric.sample_momentum(rng, &mut self.point.momentum, &mut self.z);
-            let h0 = hamiltonian(&self.point, &self.metric, &mut self.velocity);
-            self.proposal.copy_from(&self.point);
-            let full = &mut self.full;
-            let out =
-                leapfrog(&mut self.proposal, &self.metric, eps, 1, &mut self.velocity, |t, g| {
-                    full.log_posterior_grad(model, t, g)
-                });
-            self.unreported += EvalCounts::terms_and_gradients(n * out.gradient_evaluations());
-            let h1 = hamiltonian(&self.proposal, &self.metric, &mut self.velocity);
-            let log_ratio = if h1.is_finite() { h0 - h1 } else { f64::NEG_INFINITY };
-            if direction == 0 {
-                direction = if log_ratio > threshold { 1 } else { -1 };
-            }
-            if (direction == 1 && log_ratio <= threshold)
-                || (direction == -1 && log_ratio >= threshold)
-            {
-                break;
-            }
-            eps = if direction == 1 { 2.0 * eps } else { 0.5 * eps };
-            if !(1e-12..=1e7).contains(&eps) {
-                eps = eps.clamp(1e-12, 1e7);
-                break;
-            }
-        }
+        let (eps, evals) = self.phase.find_step_size(model, self.step_size, rng);
+        self.unreported += evals;
         eps
     }
 }
@@ -264,42 +220,17 @@ impl<M: TermGradients + LogPrior + ?Sized> Kernel<M> for Hmc {
     fn build_chain<R: Rng + ?Sized>(
         &self, model: &M, position: &[f64], rng: &mut R,
     ) -> Result<HmcChain> {
-        let d = model.dim();
-        if d == 0 {
-            return Err(Error::invalid("model dimension", 0, "at least 1"));
-        }
-        tallmc_core::error::check_finite_vector("initial position", position, d)?;
-        let metric = match &self.config.initial_metric {
-            Some(m) if m.dim() != d => return Err(Error::dimension("initial metric", d, m.dim())),
-            Some(m) => m.clone(),
-            None => Metric::unit(self.config.metric, d),
-        };
-        let mut full = FullData::for_model(model, self.config.parallelism);
-        let mut point = PhasePoint::zeros(d);
-        point.position.copy_from_slice(position);
-        point.log_density = full.log_posterior_grad(model, position, &mut point.grad);
-        if !point.log_density.is_finite() || point.grad.iter().any(|g| !g.is_finite()) {
-            return Err(Error::NonFiniteLogDensity {
-                what: format!("the initial position {position:?} (or its gradient)"),
-                value: point.log_density,
-            });
-        }
+        let c = &self.config;
+        let phase =
+            Phase::start(model, position, c.initial_metric.as_ref(), c.metric, c.parallelism)?;
         let mut chain = HmcChain {
             config: self.config.clone(),
-            point,
-            full,
-            metric,
-            proposal: PhasePoint::zeros(d),
-            velocity: vec![0.0; d],
-            z: vec![0.0; d],
-            step_size: self.config.initial_step_size.unwrap_or(1.0),
-            tuner: None,
-            schedule: None,
-            estimator: None,
-            warmup_iteration: 0,
+            phase,
+            step_size: c.initial_step_size.unwrap_or(1.0),
+            warmup: Warmup::default(),
             unreported: EvalCounts::terms_and_gradients(model.num_terms()),
         };
-        if self.config.initial_step_size.is_none() {
+        if c.initial_step_size.is_none() {
             chain.step_size = chain.find_step_size(model, rng);
         }
         Ok(chain)
@@ -311,33 +242,31 @@ impl<M: TermGradients + LogPrior + ?Sized> Chain<M> for HmcChain {
     type Tuning = HmcTuning;
 
     fn position(&self) -> &[f64] {
-        &self.point.position
+        &self.phase.point.position
     }
 
     fn log_density(&self) -> f64 {
-        self.point.log_density
+        self.phase.point.log_density
     }
 
     fn step<R: Rng + ?Sized>(&mut self, model: &M, rng: &mut R) -> Result<HmcStats> {
         let n = model.num_terms();
-        self.metric.sample_momentum(rng, &mut self.point.momentum, &mut self.z);
-        let h0 = hamiltonian(&self.point, &self.metric, &mut self.velocity);
-        self.proposal.copy_from(&self.point);
+        let h0 = self.phase.refresh_momentum(rng);
+        let Phase { point, proposal, full, metric, velocity, .. } = &mut self.phase;
+        proposal.copy_from(point);
         let eps = self.step_size;
         let j = self.config.trajectory_jitter;
         let time = self.config.trajectory_length * (1.0 + j * (2.0 * rng.random::<f64>() - 1.0));
         let steps = ((time / eps).ceil() as usize).clamp(1, self.config.max_leapfrog_steps);
-        let full = &mut self.full;
-        let outcome =
-            leapfrog(&mut self.proposal, &self.metric, eps, steps, &mut self.velocity, |t, g| {
-                full.log_posterior_grad(model, t, g)
-            });
+        let outcome = leapfrog(proposal, metric, eps, steps, velocity, |t, g| {
+            full.log_posterior_grad(model, t, g)
+        });
         let evals = EvalCounts::terms_and_gradients(n * outcome.gradient_evaluations())
             + std::mem::take(&mut self.unreported);
         let (energy_error, divergent) = match outcome {
             LeapfrogOutcome::NonFinite { .. } => (f64::NAN, true),
             LeapfrogOutcome::Completed { .. } => {
-                let h1 = hamiltonian(&self.proposal, &self.metric, &mut self.velocity);
+                let h1 = hamiltonian(proposal, metric, velocity);
                 let dh = h1 - h0;
                 (dh, !dh.is_finite() || dh > self.config.max_energy_error)
             }
@@ -345,7 +274,7 @@ impl<M: TermGradients + LogPrior + ?Sized> Chain<M> for HmcChain {
         let accept_stat = if divergent { 0.0 } else { (-energy_error).min(0.0).exp() };
         let accepted = !divergent && rng.random::<f64>() < accept_stat;
         let energy = if accepted {
-            self.point.copy_from(&self.proposal);
+            point.copy_from(proposal);
             h0 + energy_error
         } else {
             h0
@@ -364,52 +293,33 @@ impl<M: TermGradients + LogPrior + ?Sized> Chain<M> for HmcChain {
     }
 
     fn begin_warmup(&mut self, num_warmup: usize) {
-        self.warmup_iteration = 0;
-        if self.config.adapt_step_size {
-            self.tuner = DualAveraging::new(self.config.dual_averaging, self.step_size).ok();
-        }
-        if self.config.adapt_metric && self.config.metric != MetricKind::Identity {
-            self.schedule = Some(WarmupSchedule::new(num_warmup));
-            self.estimator = Some(MetricEstimator::new(self.config.metric, self.metric.dim()));
-        }
+        let c = &self.config;
+        let d = self.phase.metric.dim();
+        self.warmup.begin(
+            num_warmup,
+            self.step_size,
+            c.adapt_step_size,
+            c.dual_averaging,
+            c.adapt_metric,
+            c.metric,
+            d,
+        );
     }
 
     fn adapt<R: Rng + ?Sized>(&mut self, model: &M, stats: &HmcStats, rng: &mut R) -> Result<()> {
-        let t = self.warmup_iteration;
-        self.warmup_iteration += 1;
-        if let Some(tuner) = self.tuner.as_mut() {
-            tuner.update(stats.accept_stat);
-            self.step_size = tuner.step_size();
-        }
-        let (Some(schedule), Some(estimator)) = (self.schedule.as_ref(), self.estimator.as_mut())
-        else {
-            return Ok(());
-        };
-        if schedule.in_slow_window(t) {
-            estimator.add(&self.point.position);
-        }
-        if schedule.ends_slow_window(t) {
-            self.metric = estimator.estimate()?;
-            estimator.reset();
-            if self.tuner.is_some() {
-                self.step_size = self.find_step_size(model, rng);
-                if let Some(tuner) = self.tuner.as_mut() {
-                    tuner.restart(self.step_size);
-                }
-            }
+        let Phase { point, metric, .. } = &mut self.phase;
+        if self.warmup.observe(stats.accept_stat, &point.position, &mut self.step_size, metric)? {
+            self.step_size = self.find_step_size(model, rng);
+            self.warmup.restart(self.step_size);
         }
         Ok(())
     }
 
     fn end_warmup(&mut self) {
-        if let Some(tuner) = self.tuner.take() {
-            self.step_size = tuner.final_step_size();
-        }
-        self.schedule = None;
-        self.estimator = None;
+        self.warmup.finish(&mut self.step_size);
     }
 
     fn tuning(&self) -> HmcTuning {
-        HmcTuning { step_size: self.step_size, metric: self.metric.clone() }
+        HmcTuning { step_size: self.step_size, metric: self.phase.metric.clone() }
     }
 }

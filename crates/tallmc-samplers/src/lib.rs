@@ -10,7 +10,9 @@
 //!
 //!   both are [`FullDataMh`] over the [`RandomWalkProposal`] (MH over any [`Proposal`]);
 //! * [`Hmc`] — Hamiltonian Monte Carlo with dual-averaging step size, diagonal or dense metric
-//!   adapted in Stan's windows, divergence detection.
+//!   adapted in Stan's windows, divergence detection;
+//! * [`Nuts`] — the No-U-Turn Sampler (multinomial sampling, generalized U-turn criterion with
+//!   Stan's checks across merges, `max_depth`), with HMC's warmup.
 //!
 //! Subsampling kernels with an accept/reject step:
 //!
@@ -118,6 +120,7 @@ pub mod ecs_kernel;
 mod ecs_theta;
 pub mod error;
 pub mod gibbs;
+mod hamiltonian;
 pub mod hmc;
 pub mod hmc_ecs;
 pub mod hmc_ecs_signed;
@@ -125,6 +128,7 @@ pub mod init;
 pub mod mh;
 pub mod minibatch_mh;
 pub mod minibatch_proxy;
+pub mod nuts;
 pub mod piecewise;
 pub mod proposal;
 pub mod rwm;
@@ -173,6 +177,7 @@ pub use minibatch_mh::{
 pub use minibatch_proxy::{
     ProxyConfig, ProxyMhStats, ProxyMhTuning, ProxyMinibatchMh, ProxyMinibatchMhChain,
 };
+pub use nuts::{MAX_TREE_DEPTH, Nuts, NutsChain, NutsConfig, NutsStats};
 pub use piecewise::{
     AutoBoundConfig, AutomaticBound, BandConfig, BoundedGradients, Bps, BpsChain, BpsConfig,
     BpsState, BpsTuning, ClockTuning, ControlVariates, DatumRateBound, LipSbps, LipSbpsChain,

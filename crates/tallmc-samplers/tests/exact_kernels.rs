@@ -14,8 +14,8 @@ use tallmc_core::Kernel;
 use tallmc_diagnostics::{Draws, summarize};
 use tallmc_integrators::{Metric, MetricKind};
 use tallmc_samplers::{
-    AdaptiveMetropolis, AdaptiveMetropolisConfig, Hmc, HmcConfig, RandomWalkConfig,
-    RandomWalkMetropolis, RunConfig, sample_in_memory,
+    AdaptiveMetropolis, AdaptiveMetropolisConfig, Hmc, HmcConfig, Nuts, NutsConfig,
+    RandomWalkConfig, RandomWalkMetropolis, RunConfig, sample_in_memory,
 };
 
 const Z_MAX: f64 = 4.0;
@@ -96,6 +96,29 @@ fn hmc_from_a_given_metric_without_adaptation_matches_closed_form() {
         ..Default::default()
     };
     check("HMC (fixed dense metric)", &m, 300, 1000, &Hmc::new(cfg.clone()).unwrap());
+}
+
+#[test]
+fn nuts_with_diagonal_and_dense_metric_matches_closed_form() {
+    let m = model();
+    for kind in [MetricKind::Diagonal, MetricKind::Dense] {
+        let cfg = NutsConfig { metric: kind, ..Default::default() };
+        check(&format!("NUTS ({kind:?})"), &m, 1000, 1000, &Nuts::new(cfg).unwrap());
+    }
+}
+
+#[test]
+fn nuts_with_the_unit_metric_and_a_short_tree_matches_closed_form() {
+    // No metric adaptation on a correlated target, and at most 2³ − 1 steps: trajectories often
+    // stop at the depth limit, which must not bias the draws either.
+    let m = model();
+    let cfg = NutsConfig {
+        metric: MetricKind::Identity,
+        adapt_metric: false,
+        max_depth: 3,
+        ..Default::default()
+    };
+    check("NUTS (identity metric, max_depth 3)", &m, 1000, 2000, &Nuts::new(cfg).unwrap());
 }
 
 #[test]

@@ -9,9 +9,9 @@ use tallmc_core::rng::chain_rng;
 use tallmc_core::{Chain, Kernel, Parallelism};
 use tallmc_integrators::MetricKind;
 use tallmc_samplers::{
-    AdaptiveMetropolis, AdaptiveMetropolisConfig, Hmc, HmcConfig, RandomWalkConfig,
-    RandomWalkMetropolis, SgHmc, SgHmcConfig, Sgld, SgldConfig, Sgnht, SgnhtConfig, Subsampling,
-    Thermostat,
+    AdaptiveMetropolis, AdaptiveMetropolisConfig, Hmc, HmcConfig, Nuts, NutsConfig,
+    RandomWalkConfig, RandomWalkMetropolis, SgHmc, SgHmcConfig, Sgld, SgldConfig, Sgnht,
+    SgnhtConfig, Subsampling, Thermostat,
 };
 use tallmc_testkit::{CountingAllocator, assert_allocation_free};
 
@@ -49,6 +49,9 @@ fn kernel_steps_do_not_allocate() {
     for metric in [MetricKind::Diagonal, MetricKind::Dense] {
         let cfg = HmcConfig { parallelism: seq, metric, adapt_metric: false, ..Default::default() };
         steps_allocate_nothing("HMC", Hmc::new(cfg).unwrap());
+        let cfg =
+            NutsConfig { parallelism: seq, metric, adapt_metric: false, ..Default::default() };
+        steps_allocate_nothing("NUTS", Nuts::new(cfg).unwrap());
     }
     for sub in [Subsampling::WithoutReplacement, Subsampling::WithReplacement] {
         let dense =
