@@ -127,7 +127,9 @@ fn many_short_trees_leave_a_small_correlated_gaussian_invariant() {
         ..NutsConfig::default()
     };
     let run = RunConfig::new(0, 50_000, 4, seed(90));
-    let out = sample_in_memory(&model, run, &[mean.clone()], &Nuts::new(config).unwrap()).unwrap();
+    let out =
+        sample_in_memory(&model, run, std::slice::from_ref(&mean), &Nuts::new(config).unwrap())
+            .unwrap();
     let draws: Vec<&[f64]> = out.iter().map(|c| c.sink.draws.as_slice()).collect();
     for (j, s) in summaries(&draws, 2).iter().enumerate() {
         let sd = cov[j * 2 + j].sqrt();
