@@ -53,6 +53,13 @@ pub enum Sampler {
     #[command(allow_negative_numbers = true)]
     Hmc(HmcArgs),
 
+    /// The No-U-Turn Sampler (exact): HMC whose trajectory length is chosen at every iteration.
+    ///
+    /// Multinomial sampling over a doubling trajectory with the generalized U-turn criterion
+    /// (as Stan), dual-averaging step size and the same metric choices as `hmc`.
+    #[command(allow_negative_numbers = true)]
+    Nuts(NutsArgs),
+
     /// Austerity MH (Korattikara et al. 2014; approximate): minibatch accept/reject by a t-test.
     ///
     /// Random-walk proposals accepted by a sequential Student-t test on minibatches drawn
@@ -169,6 +176,8 @@ pub enum SamplerKind {
     AdaptiveMh,
     /// `tallmc sample hmc`.
     Hmc,
+    /// `tallmc sample nuts`.
+    Nuts,
     /// `tallmc sample austerity`.
     Austerity,
     /// `tallmc sample confidence`.
@@ -218,6 +227,7 @@ impl Sampler {
             Self::Rwm(_) => SamplerKind::Rwm,
             Self::AdaptiveMh(_) => SamplerKind::AdaptiveMh,
             Self::Hmc(_) => SamplerKind::Hmc,
+            Self::Nuts(_) => SamplerKind::Nuts,
             Self::Austerity(_) => SamplerKind::Austerity,
             Self::Confidence(_) => SamplerKind::Confidence,
             Self::Sgld(_) => SamplerKind::Sgld,
@@ -250,6 +260,7 @@ impl Sampler {
         match self {
             Self::Rwm(c) | Self::AdaptiveMh(c) => c,
             Self::Hmc(a) => &a.common,
+            Self::Nuts(a) => &a.common,
             Self::Austerity(a) => &a.common,
             Self::Confidence(a) => &a.common,
             Self::Sgld(a) => &a.common,
@@ -421,6 +432,25 @@ pub struct HmcArgs {
     /// Integration time εL (in units of the metric); the default is π/2.
     #[arg(long, value_name = "T", default_value_t = std::f64::consts::FRAC_PI_2)]
     pub trajectory_length: f64,
+
+    #[command(flatten)]
+    pub common: Common,
+}
+
+/// `tallmc sample nuts`.
+#[derive(Debug, Args)]
+pub struct NutsArgs {
+    /// Metric, as for `hmc`: the Laplace covariance (fixed) by default.
+    #[arg(long, value_enum, default_value_t = MetricArg::Laplace)]
+    pub metric: MetricArg,
+
+    #[command(flatten)]
+    pub target: TargetAccept,
+
+    /// Largest number of trajectory doublings per iteration (at most 2^D − 1 leapfrog steps),
+    /// from 1 to 30.
+    #[arg(long, value_name = "D", default_value_t = 10)]
+    pub max_depth: usize,
 
     #[command(flatten)]
     pub common: Common,

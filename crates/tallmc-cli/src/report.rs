@@ -121,9 +121,10 @@ pub(crate) fn warnings(f: &RunFacts<'_>) -> Vec<String> {
     if f.divergences > 0 {
         let total: usize = f.draws_made.iter().sum();
         let hint = match f.sampler {
-            SamplerKind::Hmc | SamplerKind::HmcEcs | SamplerKind::HmcEcsSigned => {
-                " Increasing --target-accept closer to 1 may help."
-            }
+            SamplerKind::Hmc
+            | SamplerKind::Nuts
+            | SamplerKind::HmcEcs
+            | SamplerKind::HmcEcsSigned => " Increasing --target-accept closer to 1 may help.",
             SamplerKind::Sgld | SamplerKind::Sghmc | SamplerKind::Sgnht => {
                 " A smaller --step-size may help."
             }

@@ -22,14 +22,14 @@ use tallmc_models::{
 use tallmc_samplers::sink::{ColumnMemorySink, CsvSink, Tee};
 use tallmc_samplers::{
     AdaptiveMetropolis, AdaptiveMetropolisConfig, ChainOutput, Driver, Hmc, HmcConfig, Laplace,
-    MinibatchMh, NewtonOptions, ProxyConfig, ProxyMinibatchMh, RandomWalkConfig,
-    RandomWalkMetropolis, RandomWalkProposal, RandomWalkProposalConfig, RunConfig, SamplerError,
-    laplace_approximation, uniform_positions,
+    MAX_TREE_DEPTH, MinibatchMh, NewtonOptions, Nuts, NutsConfig, ProxyConfig, ProxyMinibatchMh,
+    RandomWalkConfig, RandomWalkMetropolis, RandomWalkProposal, RandomWalkProposalConfig,
+    RunConfig, SamplerError, laplace_approximation, uniform_positions,
 };
 
 use crate::args::{
     AusterityArgs, BoundArg, Common, ConfidenceArgs, HmcArgs, InitKind, MetricArg, ModelKind,
-    Sampler,
+    NutsArgs, Sampler,
 };
 use crate::ecs::{EcsSettings, WithEngine, run_ecs, sign_corrected_summary};
 use crate::outputs::{AnyTuning, Outputs, Sinks, run_kernel};
@@ -96,17 +96,27 @@ fn check_common(a: &Common) -> Result<()> {
 
 /// Checks the ranges of the sampler's own flags that do not depend on the data.
 fn check_sampler(sampler: &Sampler) -> Result<()> {
-    let hmc = match sampler {
-        Sampler::Hmc(a) => Some((a.target.target_accept, a.trajectory_length)),
-        Sampler::HmcEcs(a) => Some((a.ecs.target.target_accept, a.ecs.trajectory_length)),
-        Sampler::HmcEcsSigned(a) => Some((a.ecs.target.target_accept, a.ecs.trajectory_length)),
-        _ => None,
-    };
-    if let Some((target_accept, trajectory_length)) = hmc {
-        if !(target_accept > 0.0 && target_accept < 1.0) {
-            bail!("--target-accept {target_accept}: expected a number in the open interval (0, 1)");
+    let (target_accept, trajectory_length) = match sampler {
+        Sampler::Hmc(a) => (Some(a.target.target_accept), Some(a.trajectory_length)),
+        Sampler::Nuts(a) => (Some(a.target.target_accept), None),
+        Sampler::HmcEcs(a) => (Some(a.ecs.target.target_accept), Some(a.ecs.trajectory_length)),
+        Sampler::HmcEcsSigned(a) => {
+            (Some(a.ecs.target.target_accept), Some(a.ecs.trajectory_length))
         }
-        check_positive("--trajectory-length", trajectory_length, "a finite number > 0")?;
+        _ => (None, None),
+    };
+    if let Some(t) = target_accept
+        && !(t > 0.0 && t < 1.0)
+    {
+        bail!("--target-accept {t}: expected a number in the open interval (0, 1)");
+    }
+    if let Some(length) = trajectory_length {
+        check_positive("--trajectory-length", length, "a finite number > 0")?;
+    }
+    if let Sampler::Nuts(a) = sampler
+        && !(1..=MAX_TREE_DEPTH).contains(&a.max_depth)
+    {
+        bail!("--max-depth {}: expected a whole number from 1 to {MAX_TREE_DEPTH}", a.max_depth);
     }
     crate::pdmp::check_flags(sampler)?;
     if let Some(sg) = sampler.stochastic_gradient() {
@@ -317,6 +327,7 @@ enum Plan<'a> {
     Rwm,
     AdaptiveMh,
     Hmc(&'a HmcArgs),
+    Nuts(&'a NutsArgs),
     Austerity(AusterityTest),
     /// The confidence test and whether to use Taylor proxies (`--cv`).
     Confidence(ConfidenceTest, bool),
@@ -331,6 +342,7 @@ impl<'a> Plan<'a> {
             Sampler::Rwm(_) => Self::Rwm,
             Sampler::AdaptiveMh(_) => Self::AdaptiveMh,
             Sampler::Hmc(a) => Self::Hmc(a),
+            Sampler::Nuts(a) => Self::Nuts(a),
             Sampler::Austerity(a) => Self::Austerity(austerity_test(a, n)?),
             Sampler::Confidence(a) => Self::Confidence(confidence_test(a, n)?, a.cv),
             Sampler::Sgld(_) | Sampler::Sghmc(_) | Sampler::Sgnht(_) => {
@@ -450,19 +462,28 @@ fn run_model<M: RunConfidence + WithEngine + RunPdmp>(
             run_kernel(&driver, model, &inits, &AdaptiveMetropolis::new(cfg)?, sinks)?
         }
         Plan::Hmc(a) => {
-            let metric_kind = match a.metric {
-                MetricArg::Diag => MetricKind::Diagonal,
-                MetricArg::Dense | MetricArg::Laplace => MetricKind::Dense,
-            };
+            let (metric, initial, adapt_metric) = metric_settings(&laplace, a.metric)?;
             let mut cfg = HmcConfig {
-                metric: metric_kind,
-                initial_metric: Some(initial_metric(&laplace, metric_kind)?),
-                adapt_metric: a.metric != MetricArg::Laplace,
+                metric,
+                initial_metric: Some(initial),
+                adapt_metric,
                 trajectory_length: a.trajectory_length,
                 ..Default::default()
             };
             cfg.dual_averaging.target_accept = a.target.target_accept;
             run_kernel(&driver, model, &inits, &Hmc::new(cfg)?, sinks)?
+        }
+        Plan::Nuts(a) => {
+            let (metric, initial, adapt_metric) = metric_settings(&laplace, a.metric)?;
+            let mut cfg = NutsConfig {
+                metric,
+                initial_metric: Some(initial),
+                adapt_metric,
+                max_depth: a.max_depth,
+                ..Default::default()
+            };
+            cfg.dual_averaging.target_accept = a.target.target_accept;
+            run_kernel(&driver, model, &inits, &Nuts::new(cfg)?, sinks)?
         }
         Plan::Austerity(test) => {
             let kernel = MinibatchMh::new(test.clone(), RandomWalkProposal::new(walk.clone())?);
@@ -553,6 +574,15 @@ fn minibatch_walk(covariance: &[f64], d: usize) -> RandomWalkProposalConfig {
     }
 }
 
+/// The metric kind, starting metric and whether to adapt it, for `--metric`.
+fn metric_settings(laplace: &Laplace, arg: MetricArg) -> Result<(MetricKind, Metric, bool)> {
+    let kind = match arg {
+        MetricArg::Diag => MetricKind::Diagonal,
+        MetricArg::Dense | MetricArg::Laplace => MetricKind::Dense,
+    };
+    Ok((kind, initial_metric(laplace, kind)?, arg != MetricArg::Laplace))
+}
+
 fn initial_metric(laplace: &Laplace, kind: MetricKind) -> Result<Metric> {
     let d = laplace.mode.len();
     Ok(match kind {
@@ -589,6 +619,11 @@ pub(crate) fn config_comments(sampler: &Sampler, n: usize, d: usize) -> Vec<(Str
         c.push(("metric".into(), format!("{:?}", h.metric).to_lowercase()));
         c.push(("target_accept".into(), h.target.target_accept.to_string()));
         c.push(("trajectory_length".into(), h.trajectory_length.to_string()));
+    }
+    if let Sampler::Nuts(h) = sampler {
+        c.push(("metric".into(), format!("{:?}", h.metric).to_lowercase()));
+        c.push(("target_accept".into(), h.target.target_accept.to_string()));
+        c.push(("max_depth".into(), h.max_depth.to_string()));
     }
     c
 }

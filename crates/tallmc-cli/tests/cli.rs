@@ -17,7 +17,7 @@ fn draws_of(csv: &str) -> Vec<String> {
 fn gaussian_mean_through_the_cli_matches_the_closed_form() {
     let (dir, data, ys) = temp_gaussian_csv(5_000);
     let out = dir.path().join("run");
-    for sampler in ["rwm", "adaptive-mh", "hmc"] {
+    for sampler in ["rwm", "adaptive-mh", "hmc", "nuts"] {
         let mut args = gaussian_mean_args(sampler, data.to_str().unwrap(), out.to_str().unwrap());
         args.extend(["--chains", "2", "--warmup", "500", "--draws", "2000", "--seed", "3"]);
         let o = tallmc(&args);
@@ -106,14 +106,21 @@ fn bad_inputs_are_one_line_errors() {
         all.extend(["--out", o]);
         bad_value(&all, needle);
     }
-    usage_error(&["sample", "nuts", "--model", "gaussian", "--data", d, "--out", o], "nuts");
+    usage_error(&["sample", "slice", "--model", "gaussian", "--data", d, "--out", o], "slice");
+    for depth in ["0", "31"] {
+        let args = ["sample", "nuts", "--model", "gaussian", "--data", d, "--max-depth", depth];
+        let mut all = args.to_vec();
+        all.extend(["--out", o]);
+        bad_value(&all, &format!("--max-depth {depth}: expected a whole number from 1 to 30"));
+    }
 }
 
 /// Every sampler of the library, by its subcommand name.
-const SAMPLERS: [&str; 17] = [
+const SAMPLERS: [&str; 18] = [
     "rwm",
     "adaptive-mh",
     "hmc",
+    "nuts",
     "austerity",
     "confidence",
     "sgld",
@@ -183,9 +190,10 @@ fn sample_help_lists_every_sampler() {
 
 #[test]
 fn each_samplers_help_shows_its_doc_and_only_its_flags() {
-    let own: [(&str, &[&str], &str); 5] = [
+    let own: [(&str, &[&str], &str); 6] = [
         ("rwm", &[], "Random-walk Metropolis"),
         ("hmc", &["--metric", "--target-accept", "--trajectory-length"], "Hamiltonian"),
+        ("nuts", &["--metric", "--target-accept", "--max-depth"], "No-U-Turn"),
         ("austerity", &["--epsilon", "--batch", "--first-batch"], "Korattikara"),
         ("sgld", &["--step-size", "--batch", "--cv", "--cv-order", "--precondition"], "Welling"),
         (
@@ -226,8 +234,9 @@ fn a_flag_of_another_sampler_is_rejected() {
     let (dir, data, _) = temp_gaussian_csv(50);
     let (d, o) = (data.to_str().unwrap(), dir.path().join("o"));
     let o = o.to_str().unwrap();
-    let cases: [(&str, &[&str]); 16] = [
+    let cases: [(&str, &[&str]); 17] = [
         ("hmc", &["--epsilon", "0.1"]),
+        ("nuts", &["--trajectory-length", "1"]),
         ("hmc", &["--step-size", "0.1"]),
         ("hmc", &["--cv"]),
         ("hmc", &["--subsample", "10"]),
