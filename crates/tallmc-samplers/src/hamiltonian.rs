@@ -1,21 +1,233 @@
-//! What the full-data Hamiltonian kernels ([`Hmc`](crate::Hmc) and [`Nuts`](crate::Nuts))
-//! share: the phase-space state with its cached full-data gradient, the step-size heuristic,
-//! and Stan's warmup (dual averaging of ε, metric estimated in doubling windows).
-//!
-//! Keeping these in one place keeps the two kernels' warmups identical, so that a difference
+//! The full-data Hamiltonian kernels as one generic: [`Hamiltonian`]`<C>` settings build a
+//! [`HamiltonianChain`]`<C>`, where `C` is [`HmcConfig`](crate::HmcConfig) (a jittered
+//! fixed-length trajectory: [`Hmc`](crate::Hmc)) or [`NutsConfig`](crate::NutsConfig) (the
+//! No-U-Turn tree: [`Nuts`](crate::Nuts)). Everything but the transition is shared: the
+//! phase-space state with its cached full-data gradient, the step-size heuristic, and Stan's
+//! warmup (dual averaging of ε, metric estimated in doubling windows), so that a difference
 //! between HMC and NUTS runs is a difference of the transitions alone.
 
+use std::fmt;
+
 use rand::Rng;
-use tallmc_core::{Error, EvalCounts, FullData, LogPrior, Parallelism, Result, TermGradients};
+use tallmc_core::{
+    Chain, Error, EvalCounts, FullData, Kernel, LogPrior, Parallelism, Result, StepStats,
+    TermGradients,
+};
 use tallmc_integrators::{
     DualAveraging, DualAveragingConfig, Metric, MetricEstimator, MetricKind, PhasePoint,
     WarmupSchedule, leapfrog,
 };
 
+use crate::HmcTuning;
+
+/// The settings of the warmup and of the start, which both configs hold under the same names.
+#[derive(Debug, Clone, Copy)]
+pub struct WarmupSettings<'a> {
+    /// Initial step size; found by the heuristic if `None`.
+    pub initial_step_size: Option<f64>,
+    /// Tune the step size by dual averaging during warmup.
+    pub adapt_step_size: bool,
+    /// Dual-averaging settings.
+    pub dual_averaging: DualAveragingConfig,
+    /// Kind of metric to adapt.
+    pub metric: MetricKind,
+    /// Metric to start from (unit metric of kind `metric` if `None`).
+    pub initial_metric: Option<&'a Metric>,
+    /// Adapt the metric during warmup.
+    pub adapt_metric: bool,
+    /// Threads for the full-data gradient.
+    pub parallelism: Parallelism,
+}
+
+/// Implements [`HamiltonianSettings::warmup_settings`]'s body for configs whose fields carry
+/// the names of [`WarmupSettings`].
+macro_rules! warmup_settings_from_fields {
+    () => {
+        fn warmup_settings(&self) -> $crate::hamiltonian::WarmupSettings<'_> {
+            $crate::hamiltonian::WarmupSettings {
+                initial_step_size: self.initial_step_size,
+                adapt_step_size: self.adapt_step_size,
+                dual_averaging: self.dual_averaging,
+                metric: self.metric,
+                initial_metric: self.initial_metric.as_ref(),
+                adapt_metric: self.adapt_metric,
+                parallelism: self.parallelism,
+            }
+        }
+    };
+}
+
+/// What makes a full-data Hamiltonian kernel: its validated settings and its transition.
+/// Implemented by [`HmcConfig`](crate::HmcConfig) and [`NutsConfig`](crate::NutsConfig).
+pub trait HamiltonianSettings: Clone + fmt::Debug + Send + Sync {
+    /// Scratch the transition keeps between steps (allocated once per chain).
+    type Trajectory: Clone + fmt::Debug + Send;
+    /// The transition's stats.
+    type Stats: StepStats;
+
+    /// Checks every setting's range.
+    fn validate(&self) -> Result<()>;
+
+    /// The warmup's and the start's settings.
+    fn warmup_settings(&self) -> WarmupSettings<'_>;
+
+    /// The transition's scratch for dimension `dim`.
+    fn new_trajectory(&self, dim: usize) -> Self::Trajectory;
+
+    /// One transition from `phase.point`, whose momentum has just been drawn and whose
+    /// Hamiltonian is `h0`, with step size `step_size`; `earlier` are evaluations made since
+    /// the last step (the set-up, the step-size heuristic), reported with this one.
+    #[allow(clippy::too_many_arguments)]
+    fn transition<M, R>(
+        &self, trajectory: &mut Self::Trajectory, phase: &mut Phase, h0: f64, step_size: f64,
+        model: &M, rng: &mut R, earlier: EvalCounts,
+    ) -> Self::Stats
+    where
+        M: TermGradients + LogPrior + ?Sized,
+        R: Rng + ?Sized;
+}
+
+/// Full-data Hamiltonian settings `C`, validated when made; they build one
+/// [`HamiltonianChain`] per chain.
+#[derive(Debug, Clone)]
+pub struct Hamiltonian<C> {
+    config: C,
+}
+
+impl<C: HamiltonianSettings> Hamiltonian<C> {
+    /// Settings checked by `C`'s `validate`.
+    pub fn new(config: C) -> Result<Self> {
+        config.validate()?;
+        Ok(Self { config })
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &C {
+        &self.config
+    }
+}
+
+/// A running full-data Hamiltonian chain: θ with log π(θ) and ∇log π(θ) cached, the metric,
+/// step size, warmup adaptation and the transition's scratch.
+#[derive(Debug, Clone)]
+pub struct HamiltonianChain<C: HamiltonianSettings> {
+    config: C,
+    phase: Phase,
+    step_size: f64,
+    warmup: Warmup,
+    unreported: EvalCounts,
+    trajectory: C::Trajectory,
+}
+
+impl<C: HamiltonianSettings> HamiltonianChain<C> {
+    /// The current step size (after warmup: the adapted one).
+    pub fn step_size(&self) -> f64 {
+        self.step_size
+    }
+
+    /// The current metric.
+    pub fn metric(&self) -> &Metric {
+        &self.phase.metric
+    }
+
+    /// Re-finds the step size from the current one (see [`Phase::find_step_size`]); the
+    /// evaluations are reported with the next step.
+    fn find_step_size<M, R>(&mut self, model: &M, rng: &mut R) -> f64
+    where
+        M: TermGradients + LogPrior + ?Sized,
+        R: Rng + ?Sized,
+    {
+        let (eps, evals) = self.phase.find_step_size(model, self.step_size, rng);
+        self.unreported += evals;
+        eps
+    }
+}
+
+impl<M, C> Kernel<M> for Hamiltonian<C>
+where
+    M: TermGradients + LogPrior + ?Sized,
+    C: HamiltonianSettings,
+{
+    type Chain = HamiltonianChain<C>;
+
+    fn build_chain<R: Rng + ?Sized>(
+        &self, model: &M, position: &[f64], rng: &mut R,
+    ) -> Result<HamiltonianChain<C>> {
+        let w = self.config.warmup_settings();
+        let phase = Phase::start(model, position, w.initial_metric, w.metric, w.parallelism)?;
+        let mut chain = HamiltonianChain {
+            config: self.config.clone(),
+            phase,
+            step_size: w.initial_step_size.unwrap_or(1.0),
+            warmup: Warmup::default(),
+            unreported: EvalCounts::terms_and_gradients(model.num_terms()),
+            trajectory: self.config.new_trajectory(model.dim()),
+        };
+        if w.initial_step_size.is_none() {
+            chain.step_size = chain.find_step_size(model, rng);
+        }
+        Ok(chain)
+    }
+}
+
+impl<M, C> Chain<M> for HamiltonianChain<C>
+where
+    M: TermGradients + LogPrior + ?Sized,
+    C: HamiltonianSettings,
+{
+    type Stats = C::Stats;
+    type Tuning = HmcTuning;
+
+    fn position(&self) -> &[f64] {
+        &self.phase.point.position
+    }
+
+    fn log_density(&self) -> f64 {
+        self.phase.point.log_density
+    }
+
+    fn step<R: Rng + ?Sized>(&mut self, model: &M, rng: &mut R) -> Result<C::Stats> {
+        let h0 = self.phase.refresh_momentum(rng);
+        let earlier = std::mem::take(&mut self.unreported);
+        Ok(self.config.transition(
+            &mut self.trajectory,
+            &mut self.phase,
+            h0,
+            self.step_size,
+            model,
+            rng,
+            earlier,
+        ))
+    }
+
+    fn begin_warmup(&mut self, num_warmup: usize) {
+        let w = self.config.warmup_settings();
+        let d = self.phase.metric.dim();
+        self.warmup.begin(num_warmup, self.step_size, &w, d);
+    }
+
+    fn adapt<R: Rng + ?Sized>(&mut self, model: &M, stats: &C::Stats, rng: &mut R) -> Result<()> {
+        let Phase { point, metric, .. } = &mut self.phase;
+        if self.warmup.observe(stats.accept_stat(), &point.position, &mut self.step_size, metric)? {
+            self.step_size = self.find_step_size(model, rng);
+            self.warmup.restart(self.step_size);
+        }
+        Ok(())
+    }
+
+    fn end_warmup(&mut self) {
+        self.warmup.finish(&mut self.step_size);
+    }
+
+    fn tuning(&self) -> HmcTuning {
+        HmcTuning { step_size: self.step_size, metric: self.phase.metric.clone() }
+    }
+}
+
 /// The chain's phase point θ (with log π(θ) and ∇log π(θ) cached), the metric, the full-data
 /// gradient's workspace and scratch vectors.
 #[derive(Debug, Clone)]
-pub(crate) struct Phase {
+pub struct Phase {
     /// The chain's state; its momentum is redrawn at every transition.
     pub point: PhasePoint,
     /// Scratch phase point for trajectories.
@@ -119,7 +331,7 @@ impl Phase {
 }
 
 /// H(θ, p) = −log π(θ) + ½ pᵀΣp, using `velocity` as scratch.
-pub(crate) fn hamiltonian(point: &PhasePoint, metric: &Metric, velocity: &mut [f64]) -> f64 {
+pub fn hamiltonian(point: &PhasePoint, metric: &Metric, velocity: &mut [f64]) -> f64 {
     -point.log_density + metric.kinetic_energy(&point.momentum, velocity)
 }
 
@@ -128,7 +340,7 @@ pub(crate) fn hamiltonian(point: &PhasePoint, metric: &Metric, velocity: &mut [f
 /// of the metric from the chain's positions; after each window the metric is replaced, the
 /// step size re-found and dual averaging restarted.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Warmup {
+struct Warmup {
     tuner: Option<DualAveraging>,
     schedule: Option<WarmupSchedule>,
     estimator: Option<MetricEstimator>,
@@ -137,18 +349,16 @@ pub(crate) struct Warmup {
 
 impl Warmup {
     /// Starts a warmup of `num_warmup` iterations from `step_size`: the step size is adapted
-    /// if `adapt_step_size`, a metric of `kind` (not the identity) if `adapt_metric`.
-    pub fn begin(
-        &mut self, num_warmup: usize, step_size: f64, adapt_step_size: bool,
-        dual_averaging: DualAveragingConfig, adapt_metric: bool, kind: MetricKind, dim: usize,
-    ) {
+    /// if `adapt_step_size`, a metric of kind `metric` (not the identity) and dimension `dim`
+    /// if `adapt_metric`.
+    fn begin(&mut self, num_warmup: usize, step_size: f64, w: &WarmupSettings<'_>, dim: usize) {
         self.iteration = 0;
-        if adapt_step_size {
-            self.tuner = DualAveraging::new(dual_averaging, step_size).ok();
+        if w.adapt_step_size {
+            self.tuner = DualAveraging::new(w.dual_averaging, step_size).ok();
         }
-        if adapt_metric && kind != MetricKind::Identity {
+        if w.adapt_metric && w.metric != MetricKind::Identity {
             self.schedule = Some(WarmupSchedule::new(num_warmup));
-            self.estimator = Some(MetricEstimator::new(kind, dim));
+            self.estimator = Some(MetricEstimator::new(w.metric, dim));
         }
     }
 
@@ -156,7 +366,7 @@ impl Warmup {
     /// updating `step_size` and, at the end of a slow window, `metric`. Returns `true` when the
     /// metric was replaced and step-size adaptation is on: the caller then re-finds the step
     /// size and passes it to [`Warmup::restart`].
-    pub fn observe(
+    fn observe(
         &mut self, accept_stat: f64, position: &[f64], step_size: &mut f64, metric: &mut Metric,
     ) -> Result<bool> {
         let t = self.iteration;
@@ -181,14 +391,14 @@ impl Warmup {
     }
 
     /// Restarts dual averaging from a re-found step size.
-    pub fn restart(&mut self, step_size: f64) {
+    fn restart(&mut self, step_size: f64) {
         if let Some(tuner) = self.tuner.as_mut() {
             tuner.restart(step_size);
         }
     }
 
     /// Ends the warmup: the step size becomes dual averaging's final (averaged) one.
-    pub fn finish(&mut self, step_size: &mut f64) {
+    fn finish(&mut self, step_size: &mut f64) {
         if let Some(tuner) = self.tuner.take() {
             *step_size = tuner.final_step_size();
         }

@@ -14,14 +14,14 @@
 //!   acceptance crosses 0.8), then tuned during warmup by dual averaging towards the target
 //!   acceptance statistic (default 0.8, REFERENCES §3) and fixed at the averaged value.
 //! * **Metric.** Identity, diagonal or dense Σ, estimated in Stan's doubling windows
-//!   ([`WarmupSchedule`]); after each window the step size is re-initialized and dual averaging
+//!   ([`WarmupSchedule`](tallmc_integrators::WarmupSchedule)); after each window the step size is re-initialized and dual averaging
 //!   restarts.
 //! * **Divergences.** A trajectory whose log density or gradient becomes non-finite, or whose
 //!   energy error exceeds `max_energy_error` (default 1000), is rejected and reported as
 //!   divergent — never a panic.
 //!
 //! Cost: N term and N gradient evaluations per leapfrog step (the full-data gradient, computed
-//! on all cores with the deterministic reduction of [`FullData`]), plus those of the step-size
+//! on all cores with the deterministic reduction of [`FullData`](tallmc_core::FullData)), plus those of the step-size
 //! heuristic during warmup (reported in the next step's counts).
 //!
 //! Reference: Neal (2011), *MCMC using Hamiltonian dynamics*; Hoffman & Gelman (2014), JMLR 15,
@@ -29,12 +29,10 @@
 
 use rand::{Rng, RngExt};
 use serde::Serialize;
-use tallmc_core::{
-    Chain, Error, EvalCounts, Kernel, LogPrior, Parallelism, Result, TermGradients, Tuning,
-};
+use tallmc_core::{Error, EvalCounts, LogPrior, Parallelism, Result, TermGradients, Tuning};
 use tallmc_integrators::{DualAveragingConfig, LeapfrogOutcome, Metric, MetricKind, leapfrog};
 
-use crate::hamiltonian::{Phase, Warmup, hamiltonian};
+use crate::hamiltonian::{Hamiltonian, HamiltonianChain, HamiltonianSettings, Phase, hamiltonian};
 
 /// Settings of [`Hmc`].
 #[derive(Debug, Clone, PartialEq)]
@@ -161,114 +159,51 @@ impl Tuning for HmcTuning {
 
 /// Full-data HMC settings (see the module docs): validated when made, they build one
 /// [`HmcChain`] per chain.
-#[derive(Debug, Clone)]
-pub struct Hmc {
-    config: HmcConfig,
-}
-
-impl Hmc {
-    /// Settings checked by [`HmcConfig::validate`].
-    pub fn new(config: HmcConfig) -> Result<Self> {
-        config.validate()?;
-        Ok(Self { config })
-    }
-
-    /// The settings.
-    pub fn config(&self) -> &HmcConfig {
-        &self.config
-    }
-}
+pub type Hmc = Hamiltonian<HmcConfig>;
 
 /// A running HMC chain: θ with log π(θ) and ∇log π(θ) cached, the metric, step size,
 /// warmup adaptation and scratch.
-#[derive(Debug, Clone)]
-pub struct HmcChain {
-    config: HmcConfig,
-    phase: Phase,
-    step_size: f64,
-    warmup: Warmup,
-    unreported: EvalCounts,
-}
+pub type HmcChain = HamiltonianChain<HmcConfig>;
 
-impl HmcChain {
-    /// The current step size (after warmup: the adapted one).
-    pub fn step_size(&self) -> f64 {
-        self.step_size
+impl HamiltonianSettings for HmcConfig {
+    /// HMC keeps no scratch beyond the chain's phase point.
+    type Trajectory = ();
+    type Stats = HmcStats;
+
+    fn validate(&self) -> Result<()> {
+        HmcConfig::validate(self)
     }
 
-    /// The current metric.
-    pub fn metric(&self) -> &Metric {
-        &self.phase.metric
-    }
+    warmup_settings_from_fields!();
 
-    /// Re-finds the step size from the current one (see [`Phase::find_step_size`]); the
-    /// evaluations are reported with the next step.
-    fn find_step_size<M, R>(&mut self, model: &M, rng: &mut R) -> f64
+    fn new_trajectory(&self, _dim: usize) {}
+
+    /// L = ⌈T/ε⌉ leapfrog steps (at most `max_leapfrog_steps`) for the jittered integration
+    /// time T, then the Metropolis correction of the end point.
+    fn transition<M, R>(
+        &self, _trajectory: &mut (), phase: &mut Phase, h0: f64, eps: f64, model: &M, rng: &mut R,
+        earlier: EvalCounts,
+    ) -> HmcStats
     where
         M: TermGradients + LogPrior + ?Sized,
         R: Rng + ?Sized,
     {
-        let (eps, evals) = self.phase.find_step_size(model, self.step_size, rng);
-        self.unreported += evals;
-        eps
-    }
-}
-
-impl<M: TermGradients + LogPrior + ?Sized> Kernel<M> for Hmc {
-    type Chain = HmcChain;
-
-    fn build_chain<R: Rng + ?Sized>(
-        &self, model: &M, position: &[f64], rng: &mut R,
-    ) -> Result<HmcChain> {
-        let c = &self.config;
-        let phase =
-            Phase::start(model, position, c.initial_metric.as_ref(), c.metric, c.parallelism)?;
-        let mut chain = HmcChain {
-            config: self.config.clone(),
-            phase,
-            step_size: c.initial_step_size.unwrap_or(1.0),
-            warmup: Warmup::default(),
-            unreported: EvalCounts::terms_and_gradients(model.num_terms()),
-        };
-        if c.initial_step_size.is_none() {
-            chain.step_size = chain.find_step_size(model, rng);
-        }
-        Ok(chain)
-    }
-}
-
-impl<M: TermGradients + LogPrior + ?Sized> Chain<M> for HmcChain {
-    type Stats = HmcStats;
-    type Tuning = HmcTuning;
-
-    fn position(&self) -> &[f64] {
-        &self.phase.point.position
-    }
-
-    fn log_density(&self) -> f64 {
-        self.phase.point.log_density
-    }
-
-    fn step<R: Rng + ?Sized>(&mut self, model: &M, rng: &mut R) -> Result<HmcStats> {
         let n = model.num_terms();
-        let h0 = self.phase.refresh_momentum(rng);
-        let Phase { point, proposal, full, metric, velocity, .. } = &mut self.phase;
+        let Phase { point, proposal, full, metric, velocity, .. } = phase;
         proposal.copy_from(point);
-        let eps = self.step_size;
-        let j = self.config.trajectory_jitter;
-        let time = self.config.trajectory_length * (1.0 + j * (2.0 * rng.random::<f64>() - 1.0));
-        let steps = ((time / eps).ceil() as usize).clamp(1, self.config.max_leapfrog_steps);
+        let j = self.trajectory_jitter;
+        let time = self.trajectory_length * (1.0 + j * (2.0 * rng.random::<f64>() - 1.0));
+        let steps = ((time / eps).ceil() as usize).clamp(1, self.max_leapfrog_steps);
         let outcome = leapfrog(proposal, metric, eps, steps, velocity, |t, g| {
             full.log_posterior_grad(model, t, g)
         });
-        let evals = EvalCounts::terms_and_gradients(n * outcome.gradient_evaluations())
-            + std::mem::take(&mut self.unreported);
+        let evals = EvalCounts::terms_and_gradients(n * outcome.gradient_evaluations()) + earlier;
         let (energy_error, divergent) = match outcome {
             LeapfrogOutcome::NonFinite { .. } => (f64::NAN, true),
             LeapfrogOutcome::Completed { .. } => {
                 let h1 = hamiltonian(proposal, metric, velocity);
                 let dh = h1 - h0;
-                (dh, !dh.is_finite() || dh > self.config.max_energy_error)
+                (dh, !dh.is_finite() || dh > self.max_energy_error)
             }
         };
         let accept_stat = if divergent { 0.0 } else { (-energy_error).min(0.0).exp() };
@@ -279,7 +214,7 @@ impl<M: TermGradients + LogPrior + ?Sized> Chain<M> for HmcChain {
         } else {
             h0
         };
-        Ok(HmcStats {
+        HmcStats {
             accept_stat,
             accepted,
             divergent,
@@ -289,37 +224,6 @@ impl<M: TermGradients + LogPrior + ?Sized> Chain<M> for HmcChain {
             energy_error,
             evals,
             batch_size: n as u64,
-        })
-    }
-
-    fn begin_warmup(&mut self, num_warmup: usize) {
-        let c = &self.config;
-        let d = self.phase.metric.dim();
-        self.warmup.begin(
-            num_warmup,
-            self.step_size,
-            c.adapt_step_size,
-            c.dual_averaging,
-            c.adapt_metric,
-            c.metric,
-            d,
-        );
-    }
-
-    fn adapt<R: Rng + ?Sized>(&mut self, model: &M, stats: &HmcStats, rng: &mut R) -> Result<()> {
-        let Phase { point, metric, .. } = &mut self.phase;
-        if self.warmup.observe(stats.accept_stat, &point.position, &mut self.step_size, metric)? {
-            self.step_size = self.find_step_size(model, rng);
-            self.warmup.restart(self.step_size);
         }
-        Ok(())
-    }
-
-    fn end_warmup(&mut self) {
-        self.warmup.finish(&mut self.step_size);
-    }
-
-    fn tuning(&self) -> HmcTuning {
-        HmcTuning { step_size: self.step_size, metric: self.phase.metric.clone() }
     }
 }

@@ -120,6 +120,7 @@ pub mod ecs_kernel;
 mod ecs_theta;
 pub mod error;
 pub mod gibbs;
+#[macro_use]
 mod hamiltonian;
 pub mod hmc;
 pub mod hmc_ecs;
@@ -129,6 +130,7 @@ pub mod mh;
 pub mod minibatch_mh;
 pub mod minibatch_proxy;
 pub mod nuts;
+mod nuts_tree;
 pub mod piecewise;
 pub mod proposal;
 pub mod rwm;
@@ -156,6 +158,7 @@ pub use gibbs::{
     ApproximateGibbs, EmpiricalConditional, GibbsChain, GibbsConfig, GibbsStats, Scan,
     empirical_conditional,
 };
+pub use hamiltonian::{Hamiltonian, HamiltonianChain};
 pub use hmc::{Hmc, HmcChain, HmcConfig, HmcStats, HmcTuning};
 pub use hmc_ecs::{
     EcsDynamics, HmcEcs, HmcEcsConfig, HmcEcsStats, HmcEcsTuning, HmcEcsWithEstimator,
