@@ -556,6 +556,7 @@ pub(crate) fn write_summary(
         draws_made: counts.clone(),
         parameters: &parameters,
         divergences: samp.divergences as usize,
+        depth_limit: None,
         data_fraction: (samp.proposals > 0).then_some(data_fraction),
         step_word: "proposal",
         evals_total: (setup.evals + warm.evals + samp.evals).total(),

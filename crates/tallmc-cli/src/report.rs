@@ -36,6 +36,8 @@ pub(crate) struct RunFacts<'a> {
     pub(crate) draws_made: Vec<usize>,
     pub(crate) parameters: &'a [Summary],
     pub(crate) divergences: usize,
+    /// Post-warmup transitions that stopped at the tree-depth limit, and the limit (NUTS only).
+    pub(crate) depth_limit: Option<(usize, usize)>,
     /// Mean fraction of the N data points looked at per iteration (per proposal for the
     /// continuous-time samplers); `None` when it does not apply.
     pub(crate) data_fraction: Option<f64>,
@@ -116,6 +118,18 @@ pub(crate) fn warnings(f: &RunFacts<'_>) -> Vec<String> {
              unreliable. Running the chains for more iterations may help. See \
              https://mc-stan.org/misc/warnings.html#bulk-ess",
             name_list(&low_ess, |p| format!("{:.0}", p.ess_bulk))
+        ));
+    }
+    if let Some((hits, max_depth)) = f.depth_limit
+        && hits > 0
+    {
+        let total: usize = f.draws_made.iter().sum();
+        w.push(format!(
+            "{hits} of {total} transitions after warmup ({:.1}%) hit the maximum treedepth limit \
+             of {max_depth} (2^{max_depth} − 1 leapfrog steps): those trajectories stopped before \
+             turning around, which slows exploration. Increasing --max-depth may help. See \
+             https://mc-stan.org/misc/warnings.html#maximum-treedepth",
+            100.0 * hits as f64 / total.max(1) as f64
         ));
     }
     if f.divergences > 0 {
@@ -350,6 +364,7 @@ mod tests {
             draws_made: vec![1000; 4],
             parameters: ps,
             divergences: 0,
+            depth_limit: None,
             data_fraction: Some(0.1),
             step_word: "iteration",
             evals_total: 10,

@@ -791,6 +791,12 @@ fn write_summary<M: CliModel>(
         draws_made: draws_made.clone(),
         parameters: &parameters,
         divergences,
+        depth_limit: match sampler {
+            Sampler::Nuts(a) => {
+                Some((outputs.iter().map(|o| o.report.length_limit_hits).sum(), a.max_depth))
+            }
+            _ => None,
+        },
         data_fraction: data_fraction.is_finite().then_some(data_fraction),
         step_word: "iteration",
         evals_total: totals.evals.total,

@@ -145,6 +145,23 @@ fn divergent_transitions_after_warmup_are_reported() {
 }
 
 #[test]
+fn nuts_trees_cut_at_the_depth_limit_are_reported() {
+    // One doubling allows two leapfrog steps, far too few to turn around on any posterior.
+    run_and_warn(
+        "depth",
+        2000,
+        "nuts",
+        &["--chains", "2", "--warmup", "100", "--draws", "100", "--max-depth", "1"],
+        &["hit the maximum treedepth limit of 1", "--max-depth"],
+        "maximum treedepth",
+    );
+    // The default limit is not reached on the same posterior: no such warning.
+    let dir = tempfile::tempdir().unwrap();
+    let (o, _, _) = run(dir.path(), "depth10", 2000, "nuts", &["--chains", "2", "--draws", "200"]);
+    assert!(o.status.success() && !stderr(&o).contains("treedepth"), "{}", stderr(&o));
+}
+
+#[test]
 fn a_subsampler_that_reads_all_the_data_says_it_saves_nothing() {
     // Austerity at ε = 0 is exact MH: every decision reads all N points; the hint names the
     // flag to change.

@@ -29,6 +29,13 @@ pub trait StepStats: Clone + Default + Send + Serialize {
 
     /// Number of data points the step looked at (N for full-data kernels).
     fn batch_size(&self) -> u64;
+
+    /// Whether the step stopped at its trajectory-length limit rather than by its own
+    /// criterion (NUTS at `max_depth`: CmdStan's "hit the maximum treedepth"). Such steps are
+    /// valid but inefficient. `false` for kernels without such a limit.
+    fn hit_length_limit(&self) -> bool {
+        false
+    }
 }
 
 /// A kernel's adapted tuning (step size, metric, scale, θ*, subsample size, ...): a typed value

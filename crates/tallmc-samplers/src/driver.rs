@@ -107,6 +107,9 @@ pub struct ChainReport<T> {
     pub warmup_divergences: usize,
     /// Divergent steps while drawing.
     pub divergences: usize,
+    /// Steps while drawing that stopped at the kernel's trajectory-length limit
+    /// ([`StepStats::hit_length_limit`](tallmc_core::StepStats::hit_length_limit)).
+    pub length_limit_hits: usize,
     /// Mean acceptance statistic while drawing.
     pub mean_accept_stat: f64,
     /// Mean number of data points looked at per step while drawing.
@@ -144,6 +147,7 @@ impl<S, T> ChainOutput<S, T> {
                 sampling_seconds: r.sampling_seconds,
                 warmup_divergences: r.warmup_divergences,
                 divergences: r.divergences,
+                length_limit_hits: r.length_limit_hits,
                 mean_accept_stat: r.mean_accept_stat,
                 mean_batch_size: r.mean_batch_size,
                 num_draws: r.num_draws,
@@ -398,6 +402,7 @@ impl<M: ?Sized> ChainRun<'_, '_, M> {
             sampling_seconds: 0.0,
             warmup_divergences: 0,
             divergences: 0,
+            length_limit_hits: 0,
             mean_accept_stat: f64::NAN,
             mean_batch_size: f64::NAN,
             num_draws: 0,
@@ -461,6 +466,7 @@ impl<M: ?Sized> ChainRun<'_, '_, M> {
             })?;
             report.sampling_evals += stats.evals();
             report.divergences += usize::from(stats.divergent());
+            report.length_limit_hits += usize::from(stats.hit_length_limit());
             if let Err(e) = self.check_finite(kernel.position(), it) {
                 report.sampling_seconds = sampling_start.elapsed().as_secs_f64();
                 finish(&mut sink, &report).map_err(|e| sink_err(&sink, e))?;

@@ -36,7 +36,7 @@
 
 use rand::Rng;
 use serde::Serialize;
-use tallmc_core::{Error, EvalCounts, LogPrior, Parallelism, Result, TermGradients};
+use tallmc_core::{Error, EvalCounts, LogPrior, Parallelism, Result, StepStats, TermGradients};
 use tallmc_integrators::{DualAveragingConfig, Metric, MetricKind};
 
 use crate::hamiltonian::{Hamiltonian, HamiltonianChain, HamiltonianSettings, Phase};
@@ -138,9 +138,29 @@ pub struct NutsStats {
     pub evals: EvalCounts,
     /// Data points looked at per gradient (N).
     pub batch_size: u64,
+    /// The tree reached `max_depth` doublings (not a CSV column: `treedepth__` equals the
+    /// limit there).
+    #[serde(skip)]
+    pub hit_max_depth: bool,
 }
 
-step_stats_from_fields!(NutsStats);
+impl StepStats for NutsStats {
+    fn evals(&self) -> EvalCounts {
+        self.evals
+    }
+    fn accept_stat(&self) -> f64 {
+        self.accept_stat
+    }
+    fn divergent(&self) -> bool {
+        self.divergent
+    }
+    fn batch_size(&self) -> u64 {
+        self.batch_size
+    }
+    fn hit_length_limit(&self) -> bool {
+        self.hit_max_depth
+    }
+}
 
 /// Full-data NUTS settings (see the module docs): validated when made, they build one
 /// [`NutsChain`] per chain.
@@ -193,6 +213,7 @@ impl HamiltonianSettings for NutsConfig {
             energy: out.energy,
             evals: EvalCounts::terms_and_gradients(n * out.n_leapfrog) + earlier,
             batch_size: n as u64,
+            hit_max_depth: out.tree_depth >= self.max_depth,
         }
     }
 }
