@@ -108,7 +108,7 @@ pub struct ChainReport<T> {
     /// Divergent steps while drawing.
     pub divergences: usize,
     /// Steps while drawing that stopped at the kernel's trajectory-length limit
-    /// ([`StepStats::hit_length_limit`](tallmc_core::StepStats::hit_length_limit)).
+    /// ([`StepStats::hit_length_limit`]).
     pub length_limit_hits: usize,
     /// Mean acceptance statistic while drawing.
     pub mean_accept_stat: f64,
