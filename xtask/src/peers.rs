@@ -177,8 +177,14 @@ const NUTS: PeerSide = PeerSide {
 };
 
 fn hmc_args(c: &Settings, metric: &str) -> Vec<String> {
+    full_data_args(c, "hmc", metric)
+}
+
+/// A full-data tallmc run of `sampler` (`hmc` or `nuts`) with `metric`, the shared warmup and
+/// draws, step size by dual averaging to 0.8.
+fn full_data_args(c: &Settings, sampler: &str, metric: &str) -> Vec<String> {
     cli(
-        &["hmc", "--target-accept", "0.8", "--metric", metric],
+        &[sampler, "--target-accept", "0.8", "--metric", metric],
         &[("--warmup", &c.warmup), ("--draws", &c.draws)],
     )
 }
@@ -239,7 +245,21 @@ const COMPARISONS: &[Comparison] = &[
             "start: --init mode (Newton mode) ↔ MAP by Newton",
             "step size: dual averaging to 0.8 ↔ dual averaging to 0.8",
             "metric: dense Laplace covariance at the mode, fixed ↔ diagonal, adapted in windows",
-            "trajectory: fixed length π/2 (jittered) ↔ NUTS, max tree depth 10 (no tallmc NUTS yet)",
+            "trajectory: fixed length π/2 (jittered) ↔ NUTS, max tree depth 10 (two algorithms: see `nuts` for NUTS on both sides)",
+        ],
+    },
+    Comparison {
+        key: "nuts",
+        tallmc: TallmcSide::Cli {
+            label: "tallmc NUTS, full data, diag metric adapted",
+            args: |c| full_data_args(c, "nuts", "diag"),
+            scan: None,
+            per_step: None,
+        },
+        peer: NUTS,
+        settings: &[
+            "the same algorithm on both sides: multinomial NUTS, max tree depth 10, diagonal metric adapted in Stan's windows, step size by dual averaging to 0.8",
+            "chains 1 ↔ 1; warmup / draws --warmup W --draws D ↔ --warmup W --samples D; start --init mode ↔ MAP by Newton",
         ],
     },
     Comparison {
@@ -326,7 +346,15 @@ const COMPARISONS: &[Comparison] = &[
             args: |c| {
                 sg_tallmc_args(
                     c,
-                    &["sghmc", "--cv", "--cv-order", "1", "--precondition"],
+                    &[
+                        "sghmc",
+                        "--cv",
+                        "--cv-order",
+                        "1",
+                        "--precondition",
+                        "--minibatch",
+                        "per-trajectory",
+                    ],
                     c.sghmc_steps,
                 )
             },
@@ -340,8 +368,8 @@ const COMPARISONS: &[Comparison] = &[
             script: PeerScript::Numpyro,
         },
         settings: &[
-            "chains: 1 ↔ 1; start: mode ↔ MAP; minibatch b without ↔ with replacement",
-            "gradient: control variate at the mode ↔ at the MAP",
+            "chains: 1 ↔ 1; start: mode ↔ MAP; minibatch b without ↔ with replacement, one per trajectory on both sides (`--minibatch per-trajectory` ↔ BlackJAX's `sghmc` step, which takes one minibatch for its L integration steps)",
+            "gradient: control variate at the mode ↔ at the MAP (tallmc evaluates ∇ℓ_i(θ*) once per trajectory, the peer at every step)",
             "coordinates: inverse mass matrix = Laplace covariance ↔ whitened by the Laplace Cholesky factor",
             "step: BlackJAX's learning rate η (Chen et al. eq. 15, momentum sd √η) is ε² in tallmc's ε, so the peer's grid {0.0125,…,0.2} in η is scanned as ε = √η, with the peer's L = round(1.2/η) steps per trajectory (same gradients per draw)",
             "friction: tallmc C = I (the HMC-ECS paper's) ↔ BlackJAX α = 0.01 (C = α/ε)",

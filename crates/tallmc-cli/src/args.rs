@@ -561,8 +561,22 @@ pub struct SghmcArgs {
     #[arg(long)]
     pub precondition: bool,
 
+    /// When to draw a new minibatch: at every step of a trajectory, or once per trajectory
+    /// (BlackJAX's SG-HMC; cheaper per step, larger gradient-noise bias).
+    #[arg(long, value_enum, value_name = "SCOPE", default_value_t = MinibatchArg::PerStep)]
+    pub minibatch: MinibatchArg,
+
     #[command(flatten)]
     pub common: Common,
+}
+
+/// When SG-HMC draws a new minibatch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MinibatchArg {
+    /// A fresh minibatch at every step of the trajectory (Chen et al. 2014).
+    PerStep,
+    /// One minibatch for the whole trajectory.
+    PerTrajectory,
 }
 
 /// `tallmc sample sgnht`.

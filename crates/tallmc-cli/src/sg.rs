@@ -7,10 +7,10 @@ use tallmc_estimators::{ControlVariate, ControlVariateGradient, CvOrder};
 use tallmc_integrators::Metric;
 use tallmc_samplers::sink::{ColumnMemorySink, CsvSink, Tee};
 use tallmc_samplers::{
-    Driver, SgHmc, SgHmcConfig, Sgld, SgldConfig, Sgnht, SgnhtConfig, Thermostat,
+    Driver, MinibatchScope, SgHmc, SgHmcConfig, Sgld, SgldConfig, Sgnht, SgnhtConfig, Thermostat,
 };
 
-use crate::args::{Sampler, SamplerKind, ThermostatArg};
+use crate::args::{MinibatchArg, Sampler, SamplerKind, ThermostatArg};
 use crate::ecs::WithEngine;
 use crate::outputs::{Outputs, run_kernel};
 
@@ -27,6 +27,7 @@ pub(crate) struct SgSettings {
     cv: Option<CvOrder>,
     thermostat: Thermostat,
     precondition: bool,
+    minibatch: MinibatchScope,
 }
 
 impl SgSettings {
@@ -37,6 +38,12 @@ impl SgSettings {
             Sampler::Sghmc(a) => (&a.sg, a.num_steps, ThermostatArg::Scalar, a.precondition),
             Sampler::Sgnht(a) => (&a.sg, a.num_steps, a.thermostat, false),
             other => bail!("{} is not a stochastic-gradient sampler", other.kind().name()),
+        };
+        let minibatch = match sampler {
+            Sampler::Sghmc(a) if a.minibatch == MinibatchArg::PerTrajectory => {
+                MinibatchScope::PerStep
+            }
+            _ => MinibatchScope::PerGradient,
         };
         let batch = a.batch.unwrap_or(n.min(DEFAULT_BATCH));
         if batch == 0 || batch > n {
@@ -55,6 +62,7 @@ impl SgSettings {
             cv,
             thermostat,
             precondition,
+            minibatch,
         };
         // Validate the kernel settings now, before the mode search.
         match s.kind {
@@ -84,6 +92,7 @@ impl SgSettings {
             step_size: self.step_size,
             num_steps: self.num_steps,
             batch: self.batch,
+            minibatch: self.minibatch,
             metric: metric.cloned(),
             ..SgHmcConfig::default()
         }

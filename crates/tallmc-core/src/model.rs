@@ -168,6 +168,42 @@ pub trait LinearPredictor: Terms {
 
     /// **Adds** Σ_k `weights[k]` · x_{indices\[k\]} into `out` (length d).
     fn add_weighted_rows(&self, indices: &[u32], weights: &[f64], out: &mut [f64]);
+
+    /// **Overwrites** `eta[k]` with x_{indices\[k\]}ᵀθ and `eta_other[k]` with
+    /// x_{indices\[k\]}ᵀθ′ (`theta_other` = θ′): the two predictors a control-variate gradient
+    /// needs (at θ and at the centre θ*). The values must equal two
+    /// [`LinearPredictor::linear_predictors`] calls bit for bit; models override it to read each
+    /// row once instead of twice.
+    fn linear_predictor_pairs(
+        &self, theta: &[f64], theta_other: &[f64], indices: &[u32], eta: &mut [f64],
+        eta_other: &mut [f64],
+    ) {
+        self.linear_predictors(theta, indices, eta);
+        self.linear_predictors(theta_other, indices, eta_other);
+    }
+
+    /// **Overwrites** `d1[k]` with φ_i′(η) and, when `d2` is given, `d2[k]` with φ_i″(η), at
+    /// i = `indices[k]`, η = `eta[k]`: the derivatives a gradient needs, without the values
+    /// φ_i(η) (for logistic regression φ needs a `log1p` that φ′ and φ″ do not). The numbers
+    /// must equal those of [`LinearPredictor::predictor_derivatives`] bit for bit.
+    ///
+    /// Provided through [`LinearPredictor::predictor_derivatives`] on stack chunks; models
+    /// override it to skip φ.
+    fn predictor_scores(
+        &self, indices: &[u32], eta: &[f64], d1: &mut [f64], mut d2: Option<&mut [f64]>,
+    ) {
+        const ROWS: usize = 64;
+        let (mut phi, mut g, mut h) = ([0.0; ROWS], [0.0; ROWS], [0.0; ROWS]);
+        for (c, idx) in indices.chunks(ROWS).enumerate() {
+            let (lo, k) = (c * ROWS, idx.len());
+            let e = &eta[lo..lo + k];
+            self.predictor_derivatives(idx, e, &mut phi[..k], &mut g[..k], &mut h[..k]);
+            d1[lo..lo + k].copy_from_slice(&g[..k]);
+            if let Some(d2) = d2.as_deref_mut() {
+                d2[lo..lo + k].copy_from_slice(&h[..k]);
+            }
+        }
+    }
 }
 
 /// A bound on how much any single term can change between two parameter values:

@@ -20,16 +20,15 @@ use crate::gradient::GradientEstimator;
 ///
 /// **Properties.** Unbiased (each k ∈ S is uniform on 0..N); its variance is (N²/n) times the
 /// spread of ∇d_k, which vanishes as θ → θ* (order 1: O(‖θ − θ*‖²); order 2: O(‖θ − θ*‖⁴)).
-/// **Cost** per call: n terms and n gradients at θ, plus the control variates at θ* of the
-/// slots whose index changed (with a fresh minibatch each step: n more terms, gradients and, at
-/// order 2, Hessians — or, with [`HessianProducts`](crate::HessianProducts) at order 2, n
-/// Hessian-vector products per call); see [`crate::differences`].
+/// **Cost** per call, through [`DifferenceTerms::add_gradient_differences`]: with the
+/// [`RankOne`](crate::RankOne) engine n gradients at θ and, from order 1, n gradients at θ* (plus
+/// n Hessians at order 2) and no term — the values ℓ_k are never needed; with
+/// [`HessianProducts`](crate::HessianProducts), also n terms at θ and the control variates of the
+/// slots whose index changed (see [`crate::differences`]).
 #[derive(Debug, Clone)]
 pub struct ControlVariateGradient<E> {
     cv: ControlVariate,
     engine: E,
-    d: Vec<f64>,
-    w: Vec<f64>,
 }
 
 impl<E> ControlVariateGradient<E> {
@@ -44,7 +43,7 @@ impl<E> ControlVariateGradient<E> {
         }
         Error::check_len("control variate dimension", cv.dim(), model.dim())?;
         Error::check_len("control variate number of terms N", cv.num_terms(), model.num_terms())?;
-        Ok(Self { cv, engine, d: vec![0.0; max_batch], w: vec![0.0; max_batch] })
+        Ok(Self { cv, engine })
     }
 
     /// The control variate.
@@ -62,16 +61,8 @@ impl<M: ?Sized, E: DifferenceTerms<M>> GradientEstimator<M> for ControlVariateGr
     fn estimate_gradient(
         &mut self, model: &M, theta: &[f64], indices: &[u32], grad: &mut [f64],
     ) -> EvalCounts {
-        let n = indices.len();
-        if self.d.len() < n {
-            self.d.resize(n, 0.0);
-            self.w.resize(n, 0.0);
-        }
-        let counts =
-            self.engine.differences(model, &self.cv, theta, 0, indices, &mut self.d[..n], true);
         self.cv.sum_grad(theta, grad);
-        self.w[..n].fill(self.cv.num_terms() as f64 / n as f64);
-        self.engine.add_weighted_gradients(model, 0, indices, &self.w[..n], grad);
-        counts
+        let weight = self.cv.num_terms() as f64 / indices.len() as f64;
+        self.engine.add_gradient_differences(model, &self.cv, theta, indices, weight, grad)
     }
 }

@@ -61,6 +61,21 @@ pub trait DifferenceTerms<M: ?Sized> {
     fn add_weighted_gradients(
         &mut self, model: &M, lane: usize, indices: &[u32], weights: &[f64], out: &mut [f64],
     );
+
+    /// **Adds** `weight` · Σ_k ∇d_{indices\[k\]}(θ) into `out` and returns the evaluations made:
+    /// the gradient-only path of the stochastic-gradient kernels, which never use the values
+    /// d_k. Same numbers as [`DifferenceTerms::differences`] with gradients followed by
+    /// [`DifferenceTerms::add_weighted_gradients`] with every weight equal to `weight`.
+    ///
+    /// [`RankOne`] evaluates no term: per index one gradient at θ and, from order 1, when any
+    /// index differs from the last call's (or θ* moved), one gradient at θ* (plus a Hessian at
+    /// order 2) for every index, read in the same pass over the rows; with the same indices as
+    /// the last call (an SG-HMC trajectory on one minibatch) nothing at θ*. [`HessianProducts`] has no gradient-only model call to use; it runs the two calls
+    /// above on lane 0 and counts what they evaluate.
+    fn add_gradient_differences(
+        &mut self, model: &M, cv: &ControlVariate, theta: &[f64], indices: &[u32], weight: f64,
+        out: &mut [f64],
+    ) -> EvalCounts;
 }
 
 /// Grows `v` to at least `n` entries (allocates only when it grows).
@@ -150,6 +165,27 @@ struct RankOneLane {
 pub struct RankOne {
     lanes: Vec<RankOneLane>,
     scratch: PredictorScratch,
+    gradient_cache: GradientCache,
+}
+
+/// The cache of the [`RankOne`] engine's gradient-only path: η*_k, φ′(η*_k) and φ″(η*_k) per
+/// slot. It is all-or-nothing: when any slot's index changed, every slot is recomputed (one
+/// read of each row for η_k and η*_k together), which is what a fresh minibatch needs anyway.
+#[derive(Debug, Clone, Default)]
+struct GradientCache {
+    slots: SlotCache,
+    eta_star: Vec<f64>,
+    d1_star: Vec<f64>,
+    d2_star: Vec<f64>,
+}
+
+impl GradientCache {
+    fn grow(&mut self, m: usize) {
+        self.slots.grow(m);
+        for v in [&mut self.eta_star, &mut self.d1_star, &mut self.d2_star] {
+            grow(v, m);
+        }
+    }
 }
 
 /// η_k, φ(η_k), φ'(η_k) and φ''(η_k) of the [`RankOne`] engine's last evaluation.
@@ -206,6 +242,7 @@ impl RankOne {
         grow(&mut l.d2_star, m);
         grow(&mut l.r, m);
         self.scratch.grow(m);
+        self.gradient_cache.grow(m);
     }
 }
 
@@ -260,6 +297,47 @@ impl<M: LinearPredictor + ?Sized> DifferenceTerms<M> for RankOne {
         }
         model.add_weighted_rows(indices, &phi[..m], out);
     }
+
+    fn add_gradient_differences(
+        &mut self, model: &M, cv: &ControlVariate, theta: &[f64], indices: &[u32], weight: f64,
+        out: &mut [f64],
+    ) -> EvalCounts {
+        let m = indices.len();
+        self.scratch.grow(m);
+        self.gradient_cache.grow(m);
+        let order = cv.order();
+        let (s, c) = (&mut self.scratch, &mut self.gradient_cache);
+        let eta = &mut s.eta[..m];
+        // At θ* only when a slot's index changed (or θ* moved); then all slots, in one row read
+        // with the predictors at θ.
+        let refresh = order != CvOrder::Zero && c.slots.update(cv, indices) > 0;
+        if refresh {
+            model.linear_predictor_pairs(theta, cv.center(), indices, eta, &mut c.eta_star[..m]);
+            let d2_star = (order == CvOrder::Two).then(|| &mut c.d2_star[..m]);
+            model.predictor_scores(indices, &c.eta_star[..m], &mut c.d1_star[..m], d2_star);
+        } else {
+            model.linear_predictors(theta, indices, eta);
+        }
+        model.predictor_scores(indices, &s.eta[..m], &mut s.d1[..m], None);
+        // The coefficient of x_k: weight · r_k, r_k = φ′(η_k) − φ′(η*_k) − φ″(η*_k) δ_k (the
+        // operations of `differences`, so the same bits).
+        for k in 0..m {
+            let slope = match order {
+                CvOrder::Zero => 0.0,
+                CvOrder::One => c.d1_star[k],
+                CvOrder::Two => c.d1_star[k] + c.d2_star[k] * (s.eta[k] - c.eta_star[k]),
+            };
+            s.d1[k] = weight * (s.d1[k] - slope);
+        }
+        model.add_weighted_rows(indices, &s.d1[..m], out);
+        let at_star = if refresh { order.counts_per_datum() } else { EvalCounts::ZERO };
+        let m = m as u64;
+        EvalCounts {
+            terms: 0,
+            gradients: m + m * at_star.gradients,
+            hessians: m * at_star.hessians,
+        }
+    }
 }
 
 /// Per-lane cache of the [`HessianProducts`] engine.
@@ -285,6 +363,9 @@ pub struct HessianProducts {
     hv: Vec<f64>,
     tmp_vals: Vec<f64>,
     tmp_grads: Vec<f64>,
+    /// d_k and the weights of the gradient-only path.
+    diffs: Vec<f64>,
+    weights: Vec<f64>,
 }
 
 impl HessianProducts {
@@ -407,5 +488,20 @@ impl<M: TermHessians + ?Sized> DifferenceTerms<M> for HessianProducts {
                 *o += w * g;
             }
         }
+    }
+
+    fn add_gradient_differences(
+        &mut self, model: &M, cv: &ControlVariate, theta: &[f64], indices: &[u32], weight: f64,
+        out: &mut [f64],
+    ) -> EvalCounts {
+        let m = indices.len();
+        let (mut d, mut w) = (std::mem::take(&mut self.diffs), std::mem::take(&mut self.weights));
+        grow(&mut d, m);
+        grow(&mut w, m);
+        w[..m].fill(weight);
+        let counts = self.differences(model, cv, theta, 0, indices, &mut d[..m], true);
+        self.add_weighted_gradients(model, 0, indices, &w[..m], out);
+        (self.diffs, self.weights) = (d, w);
+        counts
     }
 }

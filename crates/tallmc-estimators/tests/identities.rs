@@ -8,7 +8,7 @@ use rand::RngExt;
 use tallmc_core::{EvalCounts, FullData, Parallelism, Terms};
 use tallmc_estimators::{
     BlockPoissonEstimator, BlockPoissonSubsample, ControlVariate, ControlVariateGradient, CvOrder,
-    DifferenceEstimator, Error, GradientEstimator, HessianProducts, RankOne,
+    DifferenceEstimator, DifferenceTerms, Error, GradientEstimator, HessianProducts, RankOne,
 };
 
 const ORDERS: [CvOrder; 3] = [CvOrder::Zero, CvOrder::One, CvOrder::Two];
@@ -117,14 +117,48 @@ fn control_variate_gradient_equals_the_difference_estimator_gradient() {
         let counts = sg.estimate_gradient(&model, &theta, &idx, &mut a);
         de.estimate_grad(&model, &theta, &idx, &mut b, &mut v).unwrap();
         assert_close(&a, &b, 1e-12, "CV gradient");
+        // Gradients only: 25 at θ, and the control variates' gradients (and Hessians) at θ*.
         let per = order.counts_per_datum();
-        assert_eq!(counts.terms, 25 + 25 * per.terms);
-        assert_eq!(counts.gradients, 25 + 25 * per.gradients);
-        // Same minibatch again: the control variates at θ* are cached.
+        let at_star = EvalCounts { terms: 0, ..per.scale_helper(25) };
+        assert_eq!(counts, EvalCounts { gradients: 25 + at_star.gradients, ..at_star });
+        // Same minibatch again: nothing at θ*.
         assert_eq!(
             sg.estimate_gradient(&model, &theta, &idx, &mut a),
-            EvalCounts::terms_and_gradients(25)
+            EvalCounts { gradients: 25, ..EvalCounts::ZERO }
         );
+    }
+}
+
+/// The gradient-only path (`add_gradient_differences`) gives the numbers of `differences` +
+/// `add_weighted_gradients` bit for bit, for both engines, every order, with and without a
+/// cache hit, and after a re-centring; the rank-one engine evaluates no term.
+#[test]
+fn gradient_only_path_matches_the_difference_path_bit_for_bit() {
+    let model = logistic(500, 3);
+    let center = [0.2, 0.4, 0.0, -0.5];
+    let theta = [0.3, 0.3, 0.1, -0.4];
+    let (idx, other) = (indices(500, 30, 5), indices(500, 30, 6));
+    let weight = 500.0 / 30.0;
+    for order in ORDERS {
+        let (mut cv, _) = ControlVariate::new(&model, &center, order).unwrap();
+        let mut engines = (RankOne::new(30), HessianProducts::new(4, 30));
+        for (step, batch) in [&idx, &idx, &other].into_iter().enumerate() {
+            if step == 2 {
+                cv.recenter(&model, &[0.25, 0.35, 0.05, -0.45]).unwrap();
+            }
+            let (mut reference, mut d, mut want) = (RankOne::new(30), [0.0; 30], [1.0; 4]);
+            reference.differences(&model, &cv, &theta, 0, batch, &mut d, true);
+            reference.add_weighted_gradients(&model, 0, batch, &[weight; 30], &mut want);
+            let (mut g1, mut g2) = ([1.0; 4], [1.0; 4]);
+            let c1 =
+                engines.0.add_gradient_differences(&model, &cv, &theta, batch, weight, &mut g1);
+            engines.1.add_gradient_differences(&model, &cv, &theta, batch, weight, &mut g2);
+            assert_eq!(g1.map(f64::to_bits), want.map(f64::to_bits), "rank one, {order:?}, {step}");
+            assert_close(&g2, &want, 1e-10, "generic engine");
+            assert_eq!(c1.terms, 0);
+            let refreshed = order != CvOrder::Zero && step != 1;
+            assert_eq!(c1.gradients, if refreshed { 60 } else { 30 }, "{order:?}, call {step}");
+        }
     }
 }
 

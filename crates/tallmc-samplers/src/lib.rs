@@ -194,7 +194,7 @@ pub use proposal::{
     SgldProposalConfig, SgldProposalTuning,
 };
 pub use rwm::{RandomWalkConfig, RandomWalkMetropolis};
-pub use sg::{SgChain, SgDynamics, StochasticGradient, Subsampling};
+pub use sg::{MinibatchScope, SgChain, SgDynamics, StochasticGradient, Subsampling};
 pub use sghmc::{SgHmc, SgHmcConfig, SgHmcState, SgHmcStats};
 pub use sgld::{Sgld, SgldConfig, SgldState, SgldStats};
 pub use sgnht::{Sgnht, SgnhtConfig, SgnhtState, SgnhtStats, Thermostat};

@@ -9,14 +9,15 @@
 //! ∇log π̂(θ) = ∇log p(θ) + ĝ(θ),   ĝ(θ) an unbiased estimate of Σ_{i<N} ∇ℓ_i(θ),
 //! ```
 //!
-//! from a fresh minibatch S of n indices at every gradient evaluation. ĝ comes from a
+//! from a minibatch S of n indices, fresh at every gradient evaluation (or once per kernel step:
+//! [`MinibatchScope`]). ĝ comes from a
 //! [`GradientEstimator`]: the plain [`MinibatchGradient`]
 //! (N/n) Σ_{i∈S} ∇ℓ_i(θ) (cost n terms + n gradients), or a control-variate estimator (Baker et
 //! al. 2017) plugged in as a different type parameter — "SGLD-CV", "SG-HMC-CV" and "SGNHT-CV"
 //! are the same kernels with a different `G`. The potential of the papers is U = −log π, so
 //! ∇Û = −∇log π̂.
 //!
-//! The kernel draws a fresh minibatch for every gradient, hands the estimate to the dynamics'
+//! The kernel draws a fresh minibatch for every gradient (or per step), hands the estimate to the dynamics'
 //! update, and reports the dynamics' stats. A step that leaves the finite numbers is flagged
 //! divergent and the chain keeps the non-finite values (no rollback): its position is what the
 //! dynamics computed, so a run stops there with [`SamplerError::NonFiniteDraw`] (the driver's
@@ -49,6 +50,26 @@ pub enum Subsampling {
     WithoutReplacement,
     /// n i.i.d. uniform indices (O(n) per draw).
     WithReplacement,
+}
+
+/// When a stochastic-gradient kernel draws a new minibatch.
+///
+/// Either way each gradient estimate is unbiased. With [`MinibatchScope::PerStep`] the
+/// gradient noise of one kernel step is the same minibatch's at every gradient of the step,
+/// so its errors add up coherently along an SG-HMC trajectory instead of averaging out (the
+/// stationary variance is larger; `tests/sg_mcmc.rs` checks both against their exact linear
+/// theory), and the rows of the minibatch stay in cache: the cost per gradient drops (the
+/// control-variate engine evaluates the centre θ* once per step).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub enum MinibatchScope {
+    /// A fresh minibatch for every gradient (Chen, Fox & Guestrin 2014, and the HMC-ECS
+    /// paper's baselines).
+    #[default]
+    PerGradient,
+    /// One minibatch per kernel step, used by every gradient of the step: for SG-HMC, one per
+    /// trajectory (what BlackJAX's `sghmc` does). For dynamics with one gradient per step (SGLD)
+    /// the two scopes are the same.
+    PerStep,
 }
 
 /// The minibatch sampler of one chain, built with the chain.
@@ -99,13 +120,19 @@ pub trait SgDynamics: Clone + Debug + Send + Sync {
     /// How minibatches are drawn.
     fn subsampling(&self) -> Subsampling;
 
+    /// When a new minibatch is drawn (default: for every gradient).
+    fn minibatch_scope(&self) -> MinibatchScope {
+        MinibatchScope::PerGradient
+    }
+
     /// The state at a chain's start at `position` (checks dimensions of the settings against
     /// it; may draw, e.g. an initial momentum).
     fn init_state<R: Rng + ?Sized>(&self, position: &[f64], rng: &mut R) -> Result<Self::State>;
 
     /// One kernel step from θ = `theta` (updated in place, left non-finite when the step
-    /// diverged). `gradient(θ, out, rng)` writes ∇log π̂(θ) from a fresh minibatch into `out`
-    /// and returns what it evaluated.
+    /// diverged). `gradient(θ, out, rng)` writes ∇log π̂(θ) into `out` from a fresh minibatch
+    /// (or, with [`MinibatchScope::PerStep`], the step's minibatch) and returns what it
+    /// evaluated.
     fn update<R, F>(
         &self, state: &mut Self::State, theta: &mut [f64], gradient: F, rng: &mut R,
     ) -> Self::Stats
@@ -223,10 +250,24 @@ where
     fn step<R: Rng + ?Sized>(&mut self, model: &M, rng: &mut R) -> Result<D::Stats> {
         let batch = self.dynamics.batch().1;
         let (estimator, sampler) = (&mut self.estimator, &mut self.sampler);
-        let gradient = |theta: &[f64], grad: &mut [f64], rng: &mut R| {
-            log_posterior_gradient(estimator, sampler, batch, model, theta, grad, rng)
-        };
-        Ok(self.dynamics.update(&mut self.state, &mut self.position, gradient, rng))
+        let (state, position) = (&mut self.state, &mut self.position);
+        Ok(match self.dynamics.minibatch_scope() {
+            MinibatchScope::PerGradient => {
+                let gradient = |theta: &[f64], grad: &mut [f64], rng: &mut R| {
+                    log_posterior_gradient(estimator, sampler, batch, model, theta, grad, rng)
+                };
+                self.dynamics.update(state, position, gradient, rng)
+            }
+            MinibatchScope::PerStep => {
+                let idx = sampler.draw(batch, rng);
+                let gradient = |theta: &[f64], grad: &mut [f64], _: &mut R| {
+                    let evals = estimator.estimate_gradient(model, theta, idx, grad);
+                    model.log_prior_grad(theta, grad);
+                    evals
+                };
+                self.dynamics.update(state, position, gradient, rng)
+            }
+        })
     }
 
     fn tuning(&self) -> D::Tuning {

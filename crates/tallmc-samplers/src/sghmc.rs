@@ -9,7 +9,7 @@
 //! ```
 //!
 //! with ∇log π̂ = ∇log p + ĝ, ĝ the kernel's [`GradientEstimator`](tallmc_estimators::GradientEstimator) on a fresh minibatch at every
-//! step (plain minibatch, or control variates as in Baker et al. 2017 — another `G`), friction
+//! step (or one minibatch for the whole trajectory: [`SgHmcConfig::minibatch`]) (plain minibatch, or control variates as in Baker et al. 2017 — another `G`), friction
 //! C = c I (c > 0, default 1: the paper's C = I, after Ma et al. 2015) and mass matrix M given by
 //! its inverse M⁻¹ = Σ as a [`Metric`] (identity by default; HMC-ECS uses the inverse Hessian at
 //! θ*). The gradient-noise estimate B̂ is 0, so the injected noise is N(0, 2Cε).
@@ -46,8 +46,8 @@ use tallmc_estimators::MinibatchGradient;
 use tallmc_integrators::Metric;
 
 use crate::sg::{
-    SgDynamics, StochasticGradient, Subsampling, all_finite, check_batch, check_metric,
-    check_step_size, check_steps,
+    MinibatchScope, SgDynamics, StochasticGradient, Subsampling, all_finite, check_batch,
+    check_metric, check_step_size, check_steps,
 };
 
 /// Settings of [`SgHmc`]; also its dynamics ([`SgDynamics`]) and the tuning its chains report.
@@ -64,6 +64,9 @@ pub struct SgHmcConfig {
     pub friction: f64,
     /// How minibatches are drawn (default without replacement).
     pub subsampling: Subsampling,
+    /// A fresh minibatch for every step of a trajectory (default) or one per trajectory
+    /// ([`MinibatchScope::PerStep`], BlackJAX's choice).
+    pub minibatch: MinibatchScope,
     /// Inverse mass matrix M⁻¹ (None: identity), dimension checked when a chain is built.
     pub metric: Option<Metric>,
 }
@@ -77,6 +80,7 @@ impl Default for SgHmcConfig {
             batch: 100,
             friction: 1.0,
             subsampling: Subsampling::WithoutReplacement,
+            minibatch: MinibatchScope::PerGradient,
             metric: None,
         }
     }
@@ -160,6 +164,10 @@ impl SgDynamics for SgHmcConfig {
         self.subsampling
     }
 
+    fn minibatch_scope(&self) -> MinibatchScope {
+        self.minibatch
+    }
+
     fn init_state<R: Rng + ?Sized>(&self, position: &[f64], _rng: &mut R) -> Result<SgHmcState> {
         let d = position.len();
         check_metric(self.metric.as_ref(), d)?;
@@ -225,6 +233,9 @@ impl Tuning for SgHmcConfig {
                 self.num_steps, self.batch, self.subsampling, self.friction
             ),
         ];
+        if self.minibatch == MinibatchScope::PerStep {
+            lines.push("SG-HMC minibatch: one per trajectory".to_string());
+        }
         if let Some(m) = &self.metric {
             lines.extend(m.describe());
         }

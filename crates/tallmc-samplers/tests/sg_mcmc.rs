@@ -25,8 +25,8 @@ use tallmc_estimators::{GradientEstimator, MinibatchGradient};
 use tallmc_integrators::Metric;
 use tallmc_samplers::sink::{ChainFooter, ChainHeader, DrawRecord, DrawSink, MemorySink};
 use tallmc_samplers::{
-    Driver, RunConfig, SamplerError, SgHmc, SgHmcConfig, Sgld, SgldConfig, SgldStats, Sgnht,
-    SgnhtConfig, StatsOf, Subsampling, Thermostat, sample_in_memory,
+    Driver, MinibatchScope, RunConfig, SamplerError, SgHmc, SgHmcConfig, Sgld, SgldConfig,
+    SgldStats, Sgnht, SgnhtConfig, StatsOf, Subsampling, Thermostat, sample_in_memory,
 };
 use tallmc_testkit::seed_offset as offset;
 
@@ -264,6 +264,23 @@ fn sghmc_variance(eps: f64, lambda: f64, s: f64, c: f64, v: f64, steps: usize) -
     (fl[1] * fl[1] / s + q[0]) / (1.0 - fl[0] * fl[0])
 }
 
+/// Exact stationary variance of θ for SG-HMC as in [`sghmc_variance`], but with one minibatch
+/// per trajectory: the gradient noise ξ ~ N(0, v) is drawn once per trajectory and enters every
+/// step's momentum as εξ. Over a trajectory x_L = a x + b p₀ + e ξ + (the independent friction
+/// noise), and ξ is independent of (x, p₀), so the variance is that of [`sghmc_variance`] without
+/// gradient noise plus e² v / (1 − a²).
+fn sghmc_variance_one_batch(eps: f64, lambda: f64, s: f64, c: f64, v: f64, steps: usize) -> f64 {
+    // Coefficients of (x, p₀, ξ) in x_l and p_l.
+    let (mut x, mut p) = ([1.0, 0.0, 0.0], [0.0, 1.0, 0.0]);
+    for _ in 0..steps {
+        let xn: [f64; 3] = std::array::from_fn(|k| x[k] + eps * s * p[k]);
+        let drive = [0.0, 0.0, eps];
+        p = std::array::from_fn(|k| p[k] - eps * lambda * xn[k] - eps * c * s * p[k] + drive[k]);
+        x = xn;
+    }
+    sghmc_variance(eps, lambda, s, c, 0.0, steps) + x[2] * x[2] * v / (1.0 - x[0] * x[0])
+}
+
 /// Stationary covariance [xx, xp, px, pp] of SGNHT's update on one coordinate of N(m, 1/λ) at
 /// a fixed thermostat ξ, diffusion A, additive gradient noise v:
 /// p' = (1 − ξh) p − hλ x + w, x' = x + h p', Var w = h²v + 2Ah.
@@ -495,6 +512,42 @@ fn sghmc_matches_the_exact_variance_of_its_discretization() {
             assert!(sd_z(&s[3], 1.0 / lambda) > 2.0 * Z, "plain SG-HMC should be visibly biased");
         }
     }
+}
+
+/// SG-HMC with one plain minibatch per trajectory (`MinibatchScope::PerStep`, BlackJAX's
+/// scheme): the noise of one minibatch pushes the momentum the same way at all L steps, so the
+/// variance is larger than with a fresh minibatch per step — checked against the exact theory of
+/// each scheme (the per-step formula must be rejected: the scope really changed).
+#[test]
+fn sghmc_with_one_minibatch_per_trajectory_matches_its_exact_variance() {
+    let model = IsoGaussianMean::new(1_000, &SDS, 7);
+    let (lambda, m) = (model.lambda(), model.posterior_mean());
+    let (eps, steps, batch) = (0.004, 20, 100);
+    let v = model.noise_variance(batch, false);
+    let cfg = SgHmcConfig {
+        minibatch: MinibatchScope::PerStep,
+        ..SgHmcConfig::new(eps, steps, batch).unwrap()
+    };
+    let make = || SgHmc::new(cfg.clone()).unwrap();
+    let (s, evals) = run(&model, make, &m, (4, 200, 4_000), 70 + offset(), |st| st.kinetic_energy);
+    assert_eq!(evals.gradients, 4 * 4_000 * (steps * batch) as u64);
+    for j in 0..4 {
+        let var = sghmc_variance_one_batch(eps, lambda, 1.0, 1.0, v[j], steps);
+        let per_step = sghmc_variance(eps, lambda, 1.0, 1.0, v[j], steps);
+        let zm = (s[j].mean - m[j]) / s[j].mcse_mean;
+        let z = sd_z(&s[j], var);
+        eprintln!(
+            "SG-HMC one minibatch per trajectory θ{j}: var·λ theory {:.3} (per step {:.3}), \
+             measured {:.3}, z = {z:.2}",
+            var * lambda,
+            per_step * lambda,
+            s[j].sd.powi(2) * lambda
+        );
+        assert!(zm.abs() < Z, "θ{j}: mean z = {zm:.2}");
+        assert!(z.abs() < Z, "θ{j}: sd {:.4e} vs {:.4e}, z = {z:.2}", s[j].sd, var.sqrt());
+    }
+    let z_per_step = sd_z(&s[3], sghmc_variance(eps, lambda, 1.0, 1.0, v[3], steps));
+    assert!(z_per_step > 2.0 * Z, "the per-step theory should be rejected, z = {z_per_step:.2}");
 }
 
 /// SGNHT and mSGNHT: the thermostat absorbs the minibatch noise. Theory (module docs of

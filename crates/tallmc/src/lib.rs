@@ -60,11 +60,12 @@ pub mod prelude {
     pub use tallmc_samplers::{
         AdaptiveMetropolis, AdaptiveMetropolisConfig, ApproximateGibbs, Driver, EcsDynamics,
         EcsEstimate, EcsEstimator, GibbsConfig, GibbsSubsample, Hmc, HmcConfig, HmcEcs,
-        HmcEcsConfig, HmcEcsWithEstimator, InitStrategy, Laplace, MinibatchMh, NewtonOptions,
-        Proposal, ProxyConfig, ProxyMinibatchMh, RandomWalkConfig, RandomWalkMetropolis,
-        RandomWalkProposal, RandomWalkProposalConfig, RunConfig, SgHmc, SgHmcConfig, Sgld,
-        SgldConfig, SgldProposal, SgldProposalConfig, Sgnht, SgnhtConfig, SignedHmcEcs,
-        SignedHmcEcsConfig, Subsampling, Thermostat, laplace_approximation, sample_in_memory,
+        HmcEcsConfig, HmcEcsWithEstimator, InitStrategy, Laplace, MinibatchMh, MinibatchScope,
+        NewtonOptions, Proposal, ProxyConfig, ProxyMinibatchMh, RandomWalkConfig,
+        RandomWalkMetropolis, RandomWalkProposal, RandomWalkProposalConfig, RunConfig, SgHmc,
+        SgHmcConfig, Sgld, SgldConfig, SgldProposal, SgldProposalConfig, Sgnht, SgnhtConfig,
+        SignedHmcEcs, SignedHmcEcsConfig, Subsampling, Thermostat, laplace_approximation,
+        sample_in_memory,
     };
     pub use tallmc_samplers::{
         EcsKernel, EcsTuning, HmcEcsTuning, SgDynamics, SignedHmcEcsTuning, StochasticGradient,

@@ -59,6 +59,22 @@ pub trait GlmFamily: Clone + fmt::Debug + Send + Sync {
         (v, d1)
     }
 
+    /// φ′_y(η) alone, equal bit for bit to the second entry of [`GlmFamily::derivatives`]; by
+    /// default from it. Families override it when φ costs more than φ′ (logistic: a `log1p`):
+    /// gradient-only paths (the control-variate gradient of the SG kernels) call it.
+    #[inline(always)]
+    fn score(&self, y: f64, eta: f64) -> f64 {
+        self.derivatives(y, eta).1
+    }
+
+    /// (φ′_y(η), φ″_y(η)), equal bit for bit to the last two entries of
+    /// [`GlmFamily::derivatives`]; by default from it.
+    #[inline(always)]
+    fn score_and_curvature(&self, y: f64, eta: f64) -> (f64, f64) {
+        let (_, d1, d2) = self.derivatives(y, eta);
+        (d1, d2)
+    }
+
     /// φ″_y(η); by default from [`GlmFamily::derivatives`].
     #[inline(always)]
     fn curvature(&self, y: f64, eta: f64) -> f64 {

@@ -56,6 +56,16 @@ impl GlmFamily for GaussianFamily {
     }
 
     #[inline(always)]
+    fn score(&self, y: f64, eta: f64) -> f64 {
+        self.form.score(y, eta)
+    }
+
+    #[inline(always)]
+    fn score_and_curvature(&self, y: f64, eta: f64) -> (f64, f64) {
+        (self.form.score(y, eta), -self.form.precision)
+    }
+
+    #[inline(always)]
     fn curvature(&self, _y: f64, _eta: f64) -> f64 {
         -self.form.precision
     }

@@ -36,6 +36,16 @@ fn logistic_parts(y: f64, eta: f64) -> (f64, f64, f64) {
     (ll, y * one_minus - (1.0 - y) * sigma, e * q * q)
 }
 
+/// (φ′, φ″) without ℓ: the same operations as [`logistic_parts`] minus the `log1p`, so the
+/// same bits.
+#[inline(always)]
+fn logistic_score_parts(y: f64, eta: f64) -> (f64, f64) {
+    let e = (-eta.abs()).exp();
+    let q = 1.0 / (1.0 + e);
+    let (sigma, one_minus) = if eta >= 0.0 { (q, e * q) } else { (e * q, q) };
+    (y * one_minus - (1.0 - y) * sigma, e * q * q)
+}
+
 /// ℓ alone.
 #[inline(always)]
 fn logistic_ll(y: f64, eta: f64) -> f64 {
@@ -52,6 +62,17 @@ impl GlmFamily for LogisticFamily {
     fn derivatives(&self, y: f64, eta: f64) -> (f64, f64, f64) {
         let (ll, resid, w) = logistic_parts(y, eta);
         (ll, resid, -w)
+    }
+
+    #[inline(always)]
+    fn score(&self, y: f64, eta: f64) -> f64 {
+        logistic_score_parts(y, eta).0
+    }
+
+    #[inline(always)]
+    fn score_and_curvature(&self, y: f64, eta: f64) -> (f64, f64) {
+        let (d1, w) = logistic_score_parts(y, eta);
+        (d1, -w)
     }
 
     fn accepts_response(&self, y: f64) -> bool {
@@ -211,6 +232,9 @@ mod tests {
             for y in [0.0, 1.0] {
                 let (v, d1, d2) = f.derivatives(y, eta);
                 assert_eq!(v.to_bits(), f.value(y, eta).to_bits());
+                assert_eq!(d1.to_bits(), f.score(y, eta).to_bits());
+                let (s1, s2) = f.score_and_curvature(y, eta);
+                assert_eq!((s1.to_bits(), s2.to_bits()), (d1.to_bits(), d2.to_bits()));
                 max_d1 = max_d1.max(d1.abs());
                 max_d2 = max_d2.max(d2.abs());
             }
