@@ -64,7 +64,8 @@ pub mod prelude {
         Proposal, ProxyConfig, ProxyMinibatchMh, RandomWalkConfig, RandomWalkMetropolis,
         RandomWalkProposal, RandomWalkProposalConfig, RunConfig, SgHmc, SgHmcConfig, Sgld,
         SgldConfig, SgldProposal, SgldProposalConfig, Sgnht, SgnhtConfig, SignedHmcEcs,
-        SignedHmcEcsConfig, Subsampling, Thermostat, laplace_approximation, sample_in_memory,
+        SignedHmcEcsConfig, Subsampling, Thermostat, ThetaIntegrator, laplace_approximation,
+        sample_in_memory,
     };
     pub use tallmc_samplers::{
         EcsKernel, EcsTuning, HmcEcsTuning, SgDynamics, SignedHmcEcsTuning, StochasticGradient,
