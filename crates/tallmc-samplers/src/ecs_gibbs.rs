@@ -292,9 +292,10 @@ pub(crate) struct EcsPoint<'a, S, T> {
 /// [`EcsReport`](crate::EcsReport) turns them into a chain's stats.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct EcsStep {
-    /// min{1, exp(−ΔH)} of the θ-step (0 when divergent).
+    /// min{1, exp(−ΔH)} of the θ-step (0 when divergent); NUTS: the mean of
+    /// min{1, exp(H₀ − H(z))} over the tree's leapfrog points.
     pub accept_stat: f64,
-    /// Whether the θ-step accepted.
+    /// Whether the θ-step accepted (NUTS: whether the draw is a new point of the tree).
     pub accepted: bool,
     /// Whether the θ-step diverged.
     pub divergent: bool,

@@ -131,9 +131,10 @@ impl SignedHmcEcsConfig {
 /// Stats of one signed HMC-ECS iteration.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct SignedHmcEcsStats {
-    /// min{1, exp(−ΔH)} of the θ-step (0 when divergent).
+    /// min{1, exp(−ΔH)} of the θ-step (0 when divergent); NUTS: the mean of
+    /// min{1, exp(H₀ − H(z))} over the tree's leapfrog points.
     pub accept_stat: f64,
-    /// Whether the θ-step accepted.
+    /// Whether the θ-step accepted (NUTS: whether the draw is a new point of the tree).
     pub accepted: bool,
     /// Whether the θ-step diverged.
     pub divergent: bool,
