@@ -19,13 +19,14 @@ use tallmc_estimators::{ControlVariate, ControlVariateGradient, CvOrder, Hessian
 use tallmc_models::{DesignOptions, GaussianMean, LogisticRegression, ThreeWayMrf, synthetic};
 use tallmc_samplers::{
     AdaptiveMetropolis, AdaptiveMetropolisConfig, ApproximateGibbs, AutoBoundConfig, Bps,
-    BpsConfig, Budget, ContinuousRunConfig, ControlVariates, GibbsConfig, Hmc, HmcConfig, HmcEcs,
-    HmcEcsConfig, InMemoryOptions, LipSbps, LipSbpsConfig, MinibatchMh, NewtonOptions, Nuts,
-    NutsConfig, ProxyConfig, ProxyMinibatchMh, RandomWalkConfig, RandomWalkMetropolis,
-    RandomWalkProposal, RandomWalkProposalConfig, RunConfig, Sbps, SbpsConfig, SgHmc, SgHmcConfig,
-    Sgld, SgldConfig, SgldProposal, SgldProposalConfig, Sgnht, SgnhtConfig, SignedHmcEcs,
-    SignedHmcEcsConfig, Thermostat, ZigZag, ZigZagConfig, ZigZagSubsampling, laplace_approximation,
-    sample_in_memory, sample_trajectories_in_memory,
+    BpsConfig, Budget, ContinuousRunConfig, ControlVariates, EcsDynamics, GibbsConfig, Hmc,
+    HmcConfig, HmcEcs, HmcEcsConfig, InMemoryOptions, LipSbps, LipSbpsConfig, MinibatchMh,
+    NewtonOptions, Nuts, NutsConfig, ProxyConfig, ProxyMinibatchMh, RandomWalkConfig,
+    RandomWalkMetropolis, RandomWalkProposal, RandomWalkProposalConfig, RunConfig, Sbps,
+    SbpsConfig, SgHmc, SgHmcConfig, Sgld, SgldConfig, SgldProposal, SgldProposalConfig, Sgnht,
+    SgnhtConfig, SignedHmcEcs, SignedHmcEcsConfig, Thermostat, ThetaIntegrator, ZigZag,
+    ZigZagConfig, ZigZagSubsampling, laplace_approximation, sample_in_memory,
+    sample_trajectories_in_memory,
 };
 use tallmc_tests::seed;
 
@@ -282,6 +283,44 @@ fn perturbed_hmc_ecs() {
 fn signed_hmc_ecs() {
     let model = gaussian_mean();
     let config = SignedHmcEcsConfig { block_size: 10, lambda: 10, ..SignedHmcEcsConfig::default() };
+    let reported = run_discrete_for(
+        &model,
+        vec![0.0],
+        450,
+        &SignedHmcEcs::with_engine(config, HessianProducts::with_lanes(1, 10, 80)).unwrap(),
+    );
+    check(reported, &model);
+}
+
+/// The NUTS θ-step: every leapfrog step of every tree (discarded subtrees included) is one
+/// estimate with gradient, reported as made.
+#[test]
+fn perturbed_hmc_ecs_with_nuts_theta_step() {
+    let model = gaussian_mean();
+    let config = HmcEcsConfig {
+        subsample_size: Some(40),
+        blocks: 10,
+        dynamics: EcsDynamics::default().with_integrator(ThetaIntegrator::nuts()),
+        ..HmcEcsConfig::default()
+    };
+    let reported = run_discrete_for(
+        &model,
+        vec![0.0],
+        450,
+        &HmcEcs::with_engine(config, HessianProducts::with_lanes(1, 1, 40)).unwrap(),
+    );
+    check(reported, &model);
+}
+
+#[test]
+fn signed_hmc_ecs_with_nuts_theta_step() {
+    let model = gaussian_mean();
+    let config = SignedHmcEcsConfig {
+        block_size: 10,
+        lambda: 10,
+        dynamics: EcsDynamics::default().with_integrator(ThetaIntegrator::Nuts { max_depth: 6 }),
+        ..SignedHmcEcsConfig::default()
+    };
     let reported = run_discrete_for(
         &model,
         vec![0.0],

@@ -437,6 +437,25 @@ pub struct HmcArgs {
     pub common: Common,
 }
 
+/// The tree-depth limit of NUTS (`sample nuts`, and `sample hmc-ecs --inner nuts`).
+#[derive(Debug, Args)]
+pub struct MaxDepth {
+    /// Largest number of trajectory doublings per iteration (at most 2^D − 1 leapfrog steps),
+    /// from 1 to 30. [default: 10]
+    #[arg(long = "max-depth", value_name = "D")]
+    pub given: Option<usize>,
+}
+
+impl MaxDepth {
+    /// Stan's default limit.
+    pub const DEFAULT: usize = 10;
+
+    /// The limit given, or the default.
+    pub fn value(&self) -> usize {
+        self.given.unwrap_or(Self::DEFAULT)
+    }
+}
+
 /// `tallmc sample nuts`.
 #[derive(Debug, Args)]
 pub struct NutsArgs {
@@ -447,10 +466,8 @@ pub struct NutsArgs {
     #[command(flatten)]
     pub target: TargetAccept,
 
-    /// Largest number of trajectory doublings per iteration (at most 2^D − 1 leapfrog steps),
-    /// from 1 to 30.
-    #[arg(long, value_name = "D", default_value_t = 10)]
-    pub max_depth: usize,
+    #[command(flatten)]
+    pub max_depth: MaxDepth,
 
     #[command(flatten)]
     pub common: Common,
@@ -597,13 +614,31 @@ pub struct SgnhtArgs {
     pub common: Common,
 }
 
+/// The θ-step of HMC-ECS (with the subsample fixed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum InnerArg {
+    /// Fixed-length HMC: ⌈εL/ε⌉ leapfrog steps, then accept or reject (the paper's).
+    Hmc,
+    /// NUTS: the trajectory doubles until it turns back (or --max-depth doublings).
+    Nuts,
+}
+
 /// The flags of both HMC-ECS samplers.
 #[derive(Debug, Args)]
 pub struct EcsArgs {
     #[command(flatten)]
     pub target: TargetAccept,
 
-    /// Integration time εL (in units of the metric; the paper's default).
+    /// The θ-step with the subsample fixed: fixed-length HMC or NUTS.
+    #[arg(long, value_enum, default_value_t = InnerArg::Hmc)]
+    pub inner: InnerArg,
+
+    /// Only with --inner nuts.
+    #[command(flatten)]
+    pub max_depth: MaxDepth,
+
+    /// Integration time εL (in units of the metric; the paper's default). Not used by
+    /// --inner nuts.
     #[arg(long, value_name = "T", default_value_t = 1.2)]
     pub trajectory_length: f64,
 

@@ -5,6 +5,8 @@
 //! own Newton search; θ* and the mass matrix are still re-set during warmup (every 200
 //! iterations up to 1,000, the paper's §6.3). Models with a linear predictor (logistic,
 //! gaussian-mean) use the rank-one difference engine; the others use Hessian-vector products.
+//! The θ-step is fixed-length HMC (`--inner hmc`, the paper's) or NUTS (`--inner nuts`,
+//! `--max-depth`), see [`ThetaIntegrator`].
 
 use anyhow::{Result, bail};
 use serde::Serialize;
@@ -14,9 +16,10 @@ use tallmc_models::{Gaussian, GaussianMean, LinearRegression, LogisticRegression
 use tallmc_samplers::sink::{ColumnMemorySink, CsvSink, Tee};
 use tallmc_samplers::{
     ChainOutput, Driver, EcsDynamics, HmcEcs, HmcEcsConfig, SignedHmcEcs, SignedHmcEcsConfig,
+    ThetaIntegrator,
 };
 
-use crate::args::Sampler;
+use crate::args::{InnerArg, Sampler};
 use crate::outputs::{AnyTuning, Outputs, Sinks, run_kernel};
 use crate::run::CliModel;
 
@@ -33,6 +36,8 @@ pub(crate) struct EcsSettings {
     cv_order: CvOrder,
     trajectory_length: f64,
     target_accept: f64,
+    /// The θ-step.
+    integrator: ThetaIntegrator,
 }
 
 impl EcsSettings {
@@ -65,6 +70,10 @@ impl EcsSettings {
             cv_order: CvOrder::from_number(a.cv_order)?,
             trajectory_length: a.trajectory_length,
             target_accept: a.target.target_accept,
+            integrator: match a.inner {
+                InnerArg::Hmc => ThetaIntegrator::Hmc,
+                InnerArg::Nuts => ThetaIntegrator::Nuts { max_depth: a.max_depth.value() },
+            },
         };
         // Validate the kernel settings now, before the mode search.
         if signed {
@@ -77,7 +86,8 @@ impl EcsSettings {
 
     fn dynamics(&self) -> EcsDynamics {
         let mut d =
-            EcsDynamics { trajectory_length: self.trajectory_length, ..EcsDynamics::default() };
+            EcsDynamics { trajectory_length: self.trajectory_length, ..EcsDynamics::default() }
+                .with_integrator(self.integrator);
         d.dual_averaging.target_accept = self.target_accept;
         d
     }
@@ -118,11 +128,21 @@ impl EcsSettings {
     /// Lines for the CSV comments (the tuned values are in the adaptation report).
     pub(crate) fn comments(&self) -> Vec<(String, String)> {
         let tuned = |v: Option<usize>| v.map_or("tuned at θ*".to_string(), |v| v.to_string());
-        let mut c = vec![
-            ("control_variates".to_string(), format!("Taylor order {}", self.cv_order.number())),
-            ("trajectory_length".to_string(), self.dynamics().trajectory_length.to_string()),
-            ("target_accept".to_string(), self.target_accept.to_string()),
-        ];
+        let length = match self.integrator {
+            ThetaIntegrator::Hmc => {
+                ("trajectory_length".to_string(), self.dynamics().trajectory_length.to_string())
+            }
+            ThetaIntegrator::Nuts { max_depth } => ("max_depth".to_string(), max_depth.to_string()),
+        };
+        let mut c = vec![(
+            "control_variates".to_string(),
+            format!("Taylor order {}", self.cv_order.number()),
+        )];
+        if self.integrator != ThetaIntegrator::Hmc {
+            c.push(("inner".to_string(), "nuts".to_string()));
+        }
+        c.push(length);
+        c.push(("target_accept".to_string(), self.target_accept.to_string()));
         if self.signed {
             let cfg = self.signed_config(None);
             c.push(("block_size".to_string(), cfg.block_size.to_string()));

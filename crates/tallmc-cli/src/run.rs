@@ -28,8 +28,8 @@ use tallmc_samplers::{
 };
 
 use crate::args::{
-    AusterityArgs, BoundArg, Common, ConfidenceArgs, HmcArgs, InitKind, MetricArg, ModelKind,
-    NutsArgs, Sampler,
+    AusterityArgs, BoundArg, Common, ConfidenceArgs, HmcArgs, HmcEcsArgs, HmcEcsSignedArgs,
+    InitKind, InnerArg, MaxDepth, MetricArg, ModelKind, NutsArgs, Sampler,
 };
 use crate::ecs::{EcsSettings, WithEngine, run_ecs, sign_corrected_summary};
 use crate::outputs::{AnyTuning, Outputs, Sinks, run_kernel};
@@ -113,10 +113,24 @@ fn check_sampler(sampler: &Sampler) -> Result<()> {
     if let Some(length) = trajectory_length {
         check_positive("--trajectory-length", length, "a finite number > 0")?;
     }
-    if let Sampler::Nuts(a) = sampler
-        && !(1..=MAX_TREE_DEPTH).contains(&a.max_depth)
+    let max_depth = match sampler {
+        Sampler::Nuts(a) => Some(&a.max_depth),
+        Sampler::HmcEcs(HmcEcsArgs { ecs, .. })
+        | Sampler::HmcEcsSigned(HmcEcsSignedArgs { ecs, .. }) => {
+            if let (InnerArg::Hmc, Some(d)) = (ecs.inner, ecs.max_depth.given) {
+                bail!(
+                    "--max-depth {d}: only meaningful with --inner nuts (the fixed-length HMC \
+                     θ-step has no tree; its length is --trajectory-length)"
+                );
+            }
+            Some(&ecs.max_depth)
+        }
+        _ => None,
+    };
+    if let Some(d) = max_depth.map(MaxDepth::value)
+        && !(1..=MAX_TREE_DEPTH).contains(&d)
     {
-        bail!("--max-depth {}: expected a whole number from 1 to {MAX_TREE_DEPTH}", a.max_depth);
+        bail!("--max-depth {d}: expected a whole number from 1 to {MAX_TREE_DEPTH}");
     }
     crate::pdmp::check_flags(sampler)?;
     if let Some(sg) = sampler.stochastic_gradient() {
@@ -479,7 +493,7 @@ fn run_model<M: RunConfidence + WithEngine + RunPdmp>(
                 metric,
                 initial_metric: Some(initial),
                 adapt_metric,
-                max_depth: a.max_depth,
+                max_depth: a.max_depth.value(),
                 ..Default::default()
             };
             cfg.dual_averaging.target_accept = a.target.target_accept;
@@ -623,7 +637,7 @@ pub(crate) fn config_comments(sampler: &Sampler, n: usize, d: usize) -> Vec<(Str
     if let Sampler::Nuts(h) = sampler {
         c.push(("metric".into(), format!("{:?}", h.metric).to_lowercase()));
         c.push(("target_accept".into(), h.target.target_accept.to_string()));
-        c.push(("max_depth".into(), h.max_depth.to_string()));
+        c.push(("max_depth".into(), h.max_depth.value().to_string()));
     }
     c
 }
@@ -792,8 +806,16 @@ fn write_summary<M: CliModel>(
         parameters: &parameters,
         divergences,
         depth_limit: match sampler {
-            Sampler::Nuts(a) => {
-                Some((outputs.iter().map(|o| o.report.length_limit_hits).sum(), a.max_depth))
+            Sampler::Nuts(a) => Some((
+                outputs.iter().map(|o| o.report.length_limit_hits).sum(),
+                a.max_depth.value(),
+            )),
+            Sampler::HmcEcs(HmcEcsArgs { ecs, .. })
+            | Sampler::HmcEcsSigned(HmcEcsSignedArgs { ecs, .. })
+                if ecs.inner == InnerArg::Nuts =>
+            {
+                let hits = outputs.iter().map(|o| o.report.length_limit_hits).sum();
+                Some((hits, ecs.max_depth.value()))
             }
             _ => None,
         },

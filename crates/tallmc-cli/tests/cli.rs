@@ -430,6 +430,63 @@ fn hmc_ecs_perturbed_and_signed_match_the_closed_form_and_report_subsample_costs
     bad_value(&[&signed[..], &["--lambda", "0"]].concat(), "--lambda 0");
 }
 
+/// `--inner nuts`: perturbed and signed HMC-ECS with the NUTS θ-step match the closed form,
+/// write the tree depth (`treedepth__`, at least 1 and at most the limit) and record the
+/// θ-step in the CSV comments; `--max-depth` without `--inner nuts`, or out of 1..=30, and an
+/// unknown `--inner` are errors.
+#[test]
+fn hmc_ecs_with_the_nuts_theta_step_matches_the_closed_form_and_reports_tree_depth() {
+    let (dir, data, ys) = temp_gaussian_csv(20_000);
+    let (mean, sd) = closed_form(&ys);
+    for (sampler, extra) in [
+        ("hmc-ecs", ["--subsample", "200", "--blocks", "20"]),
+        ("hmc-ecs-signed", ["--subsample", "10", "--lambda", "20"]),
+    ] {
+        let out = dir.path().join(sampler);
+        let mut args = vec!["--chains", "2", "--seed", "6", "--warmup", "500", "--draws", "2000"];
+        args.extend(extra);
+        args.extend(["--inner", "nuts", "--max-depth", "8"]);
+        let (summary, csv) = run_ok(sampler, &data, &out, &args);
+        let p = if sampler == "hmc-ecs-signed" {
+            summary["sign_corrected"]["parameters"][0].clone()
+        } else {
+            summary["parameters"][0].clone()
+        };
+        assert_mean_within_4_mcse(&p, mean, sampler);
+        let s = p["sd"].as_f64().unwrap();
+        assert!((s / sd - 1.0).abs() < 0.1, "{sampler}: sd {s} vs {sd}");
+        assert!(summary["warnings"].as_array().unwrap().is_empty(), "{sampler}: {summary}");
+        assert!(csv.contains("# inner = nuts") && csv.contains("# max_depth = 8"), "{sampler}");
+        assert!(!csv.contains("# trajectory_length"), "{sampler}: NUTS does not use it");
+        let rows = draws_of(&csv);
+        let header: Vec<&str> = rows[0].split(',').collect();
+        let col = header.iter().position(|h| *h == "treedepth__").expect("treedepth__ column");
+        let depths: Vec<f64> =
+            rows[1..].iter().map(|r| r.split(',').nth(col).unwrap().parse().unwrap()).collect();
+        assert_eq!(depths.len(), 2000);
+        assert!(depths.iter().all(|d| (1.0..=8.0).contains(d)), "{sampler}: tree depths");
+    }
+
+    let (d, o) = (data.to_str().unwrap(), dir.path().join("bad"));
+    let o = o.to_str().unwrap();
+    for sampler in ["hmc-ecs", "hmc-ecs-signed"] {
+        let base = gaussian_mean_args(sampler, d, o);
+        for extra in [&["--max-depth", "5"][..], &["--inner", "hmc", "--max-depth", "5"]] {
+            bad_value(
+                &[&base[..], extra].concat(),
+                "--max-depth 5: only meaningful with --inner nuts",
+            );
+        }
+        for depth in ["0", "31"] {
+            bad_value(
+                &[&base[..], &["--inner", "nuts", "--max-depth", depth]].concat(),
+                &format!("--max-depth {depth}: expected a whole number from 1 to 30"),
+            );
+        }
+        usage_error(&[&base[..], &["--inner", "leapfrog"]].concat(), "leapfrog");
+    }
+}
+
 /// The confidence sampler with Taylor proxies (`--cv`): on the Gaussian mean the 2nd-order
 /// proxy is exact (remainders are 0), so every decision is exact and cheap; the posterior mean
 /// must match the closed form within 4 MCSE, and the proxy run must use far less of the data

@@ -162,6 +162,42 @@ fn nuts_trees_cut_at_the_depth_limit_are_reported() {
 }
 
 #[test]
+fn hmc_ecs_nuts_trees_cut_at_the_depth_limit_are_reported() {
+    // As for `sample nuts`: one doubling is far too short for the NUTS θ-step to turn around.
+    run_and_warn(
+        "ecs-depth",
+        2000,
+        "hmc-ecs",
+        &[
+            "--chains",
+            "2",
+            "--warmup",
+            "100",
+            "--draws",
+            "100",
+            "--subsample",
+            "100",
+            "--inner",
+            "nuts",
+            "--max-depth",
+            "1",
+        ],
+        &["hit the maximum treedepth limit of 1", "--max-depth"],
+        "maximum treedepth",
+    );
+    // The fixed-length θ-step has no tree: never this warning.
+    let dir = tempfile::tempdir().unwrap();
+    let (o, _, _) = run(
+        dir.path(),
+        "ecs-hmc",
+        2000,
+        "hmc-ecs",
+        &["--chains", "2", "--draws", "200", "--subsample", "100"],
+    );
+    assert!(o.status.success() && !stderr(&o).contains("treedepth"), "{}", stderr(&o));
+}
+
+#[test]
 fn a_subsampler_that_reads_all_the_data_says_it_saves_nothing() {
     // Austerity at ε = 0 is exact MH: every decision reads all N points; the hint names the
     // flag to change.

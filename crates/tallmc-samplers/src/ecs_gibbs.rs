@@ -292,9 +292,10 @@ pub(crate) struct EcsPoint<'a, S, T> {
 /// [`EcsReport`](crate::EcsReport) turns them into a chain's stats.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct EcsStep {
-    /// min{1, exp(−ΔH)} of the θ-step (0 when divergent).
+    /// min{1, exp(−ΔH)} of the θ-step (0 when divergent); NUTS: the mean of
+    /// min{1, exp(H₀ − H(z))} over the tree's leapfrog points.
     pub accept_stat: f64,
-    /// Whether the θ-step accepted.
+    /// Whether the θ-step accepted (NUTS: whether the draw is a new point of the tree).
     pub accepted: bool,
     /// Whether the θ-step diverged.
     pub divergent: bool,
@@ -306,22 +307,26 @@ pub struct EcsStep {
     pub step_size: f64,
     /// Leapfrog steps taken.
     pub n_leapfrog: usize,
+    /// Doublings of the NUTS θ-step's tree (0 for the fixed-length θ-step).
+    pub tree_depth: usize,
+    /// The NUTS θ-step's tree stopped at its depth limit.
+    pub hit_max_depth: bool,
     /// Hamiltonian at the new state.
     pub energy: f64,
-    /// ΔH of the θ-proposal (NaN when divergent).
+    /// ΔH of the θ-proposal (NaN when divergent); NUTS: H at the draw − H₀.
     pub energy_error: f64,
     /// Evaluations of the sweep, plus the set-up and re-centring evaluations not yet reported.
     pub evals: EvalCounts,
 }
 
 /// One HMC-within-Gibbs iteration: the u-step (propose u′, accept with the ratio of the
-/// estimated targets at θ — the prior cancels), then the θ-step (HMC on the same estimated
-/// potential with u fixed). `grad` is scratch of length d.
+/// estimated targets at θ — the prior cancels), then the θ-step (fixed-length HMC or NUTS on
+/// the same estimated potential with u fixed). `grad` is scratch of length d.
 ///
 /// # Errors
 /// A fatal estimator error ([`Error::is_recoverable`] is false), in either step.
 pub(crate) fn gibbs_sweep<M, T, R>(
-    estimator: &mut T, dynamics: &mut Dynamics, grad: &mut [f64], model: &M,
+    estimator: &mut T, dynamics: &mut Dynamics<T::Estimate>, grad: &mut [f64], model: &M,
     s: EcsPoint<'_, T::Subsample, T::Estimate>, rng: &mut R,
 ) -> Result<EcsStep>
 where
@@ -349,13 +354,13 @@ where
     let u = &*s.subsample;
     let mut last = Ok(None);
     let mut trajectory = EvalCounts::ZERO;
-    let theta = dynamics.theta_step(s.point, rng, |t, g| {
-        log_density(estimator, model, t, u, g, &mut trajectory, &mut last)
+    let (theta, drawn) = dynamics.theta_step(s.point, rng, |t, g| {
+        let lp = log_density(estimator, model, t, u, g, &mut trajectory, &mut last);
+        (lp, last.as_ref().ok().copied().flatten())
     });
     evals += trajectory;
-    if let Some(e) = last?
-        && theta.accepted
-    {
+    last?;
+    if let Some(e) = drawn {
         *s.estimate = e;
     }
     Ok(EcsStep {
@@ -366,6 +371,8 @@ where
         u_accepted,
         step_size: dynamics.step_size,
         n_leapfrog: theta.n_leapfrog,
+        tree_depth: theta.tree_depth,
+        hit_max_depth: theta.hit_max_depth,
         energy: theta.energy,
         energy_error: theta.energy_error,
         evals,
@@ -378,7 +385,7 @@ where
 /// not finite at the new centre, θ* goes back to the previous one. Evaluations go to
 /// `dynamics.unreported` (reported by the next step).
 pub(crate) fn recenter<M, T>(
-    estimator: &mut T, dynamics: &mut Dynamics, model: &M, accept_stat: f64,
+    estimator: &mut T, dynamics: &mut Dynamics<T::Estimate>, model: &M, accept_stat: f64,
     s: EcsPoint<'_, T::Subsample, T::Estimate>,
 ) -> Result<()>
 where

@@ -24,7 +24,7 @@ use crate::ecs_gibbs::{
     EcsEstimator, EcsPoint, EcsStep, GibbsSubsample, gibbs_sweep, initial_point, recenter,
 };
 use crate::ecs_theta::Dynamics;
-use crate::hmc_ecs::EcsDynamics;
+use crate::hmc_ecs::{EcsDynamics, ThetaIntegrator};
 
 /// What a chain of an [`EcsSetup`] starts from: the estimator (with its control variate at
 /// θ*), the subsample u already drawn, the Laplace covariance at θ* (the metric unless
@@ -116,8 +116,10 @@ pub struct EcsTuning<H> {
     pub center: Vec<f64>,
     /// Step size ε (after warmup: the dual-averaged one).
     pub step_size: f64,
-    /// Trajectory length εL.
+    /// Trajectory length εL (not used by the NUTS θ-step).
     pub trajectory_length: f64,
+    /// The θ-step's integrator (fixed-length HMC or NUTS with its depth limit).
+    pub integrator: ThetaIntegrator,
     /// Re-centrings of θ* during warmup.
     pub recenterings: usize,
     /// Inverse mass matrix M⁻¹.
@@ -126,13 +128,20 @@ pub struct EcsTuning<H> {
 
 impl<H: EcsHead> Tuning for EcsTuning<H> {
     /// The estimator's lines, the control-variate order, θ*, `Step size = ε`, the trajectory
-    /// length, the re-centrings, then the metric.
+    /// length (NUTS: the tree depth limit), the re-centrings, then the metric.
     fn comment_lines(&self) -> Vec<String> {
         let mut lines = self.estimator.lines();
         lines.push(format!("Control-variate order = {}", self.cv_order));
         lines.push(format!("theta* = {:?}", self.center));
         lines.push(format!("Step size = {}", self.step_size));
-        lines.push(format!("Trajectory length = {}", self.trajectory_length));
+        match self.integrator {
+            ThetaIntegrator::Hmc => {
+                lines.push(format!("Trajectory length = {}", self.trajectory_length));
+            }
+            ThetaIntegrator::Nuts { max_depth } => {
+                lines.push(format!("Theta-step = NUTS, maximum tree depth {max_depth}"));
+            }
+        }
         lines.push(format!("Re-centrings of theta* during warmup = {}", self.recenterings));
         lines.extend(self.metric.describe());
         lines
@@ -147,7 +156,7 @@ pub struct EcsChain<M: ?Sized, T: EcsEstimator<M>, H> {
     point: PhasePoint,
     subsample: T::Subsample,
     estimate: T::Estimate,
-    dynamics: Dynamics,
+    dynamics: Dynamics<T::Estimate>,
     /// Gradient scratch of the u-step proposal.
     grad: Vec<f64>,
     report: H,
@@ -293,6 +302,7 @@ where
             center: cv.center().to_vec(),
             step_size: self.dynamics.step_size,
             trajectory_length: self.dynamics.config.trajectory_length,
+            integrator: self.dynamics.config.integrator,
             recenterings: self.dynamics.recenterings,
             metric: self.dynamics.metric.clone(),
         }

@@ -1,12 +1,14 @@
-//! The θ-step of HMC-ECS (HMC on the estimated potential with u fixed) with its warmup
-//! adaptation: dual-averaged step size and the window of positions whose mean becomes the new
-//! θ* at a re-centring. Shared by every HMC-ECS chain ([`EcsChain`](crate::EcsChain)).
+//! The θ-step of HMC-ECS (fixed-length HMC or NUTS on the estimated potential with u fixed)
+//! with its warmup adaptation: dual-averaged step size and the window of positions whose mean
+//! becomes the new θ* at a re-centring. Shared by every HMC-ECS chain
+//! ([`EcsChain`](crate::EcsChain)).
 
 use rand::{Rng, RngExt};
 use tallmc_core::{Error, EvalCounts, Result};
 use tallmc_integrators::{DualAveraging, LeapfrogOutcome, Metric, PhasePoint, leapfrog};
 
 use crate::hmc_ecs::EcsDynamics;
+use crate::nuts_tree::Tree;
 
 /// The outcome of one θ-step.
 #[derive(Debug, Clone, Copy)]
@@ -17,11 +19,16 @@ pub(crate) struct ThetaStep {
     pub n_leapfrog: usize,
     pub energy: f64,
     pub energy_error: f64,
+    /// Doublings of the NUTS tree (0 for fixed-length HMC).
+    pub tree_depth: usize,
+    /// The NUTS tree stopped at its depth limit.
+    pub hit_max_depth: bool,
 }
 
-/// Scratch and adaptation state of the θ-step, shared by both kernels.
+/// Scratch and adaptation state of the θ-step, shared by both kernels; `E` is the estimate the
+/// potential's evaluations record (the NUTS tree carries it with each point it may draw).
 #[derive(Debug, Clone)]
-pub(crate) struct Dynamics {
+pub(crate) struct Dynamics<E> {
     pub config: EcsDynamics,
     pub metric: Metric,
     pub metric_fixed: bool,
@@ -36,9 +43,11 @@ pub(crate) struct Dynamics {
     pub window_count: usize,
     pub unreported: EvalCounts,
     pub recenterings: usize,
+    /// The NUTS θ-step's scratch (`None`: fixed-length HMC).
+    pub tree: Option<Tree<E>>,
 }
 
-impl Dynamics {
+impl<E: Copy> Dynamics<E> {
     pub fn new(config: &EcsDynamics, cov: Vec<f64>, setup: EvalCounts) -> Result<Self> {
         let d = (cov.len() as f64).sqrt() as usize;
         let (metric, metric_fixed) = match &config.initial_metric {
@@ -62,19 +71,68 @@ impl Dynamics {
             window_count: 0,
             unreported: setup,
             recenterings: 0,
+            tree: config.integrator.max_depth().map(|depth| Tree::new(d, depth)),
         })
     }
 
-    /// One HMC θ-step from `point` with the potential `log_density_grad` (u fixed); on
-    /// acceptance `point` holds the end point.
-    pub fn theta_step<R, F>(&mut self, point: &mut PhasePoint, rng: &mut R, f: F) -> ThetaStep
+    /// One θ-step from `point` with the potential `f` (u fixed), which returns the log density
+    /// and the estimate it made (`None` if the estimator failed): fixed-length HMC or NUTS as
+    /// configured. `point` ends at the new θ; the estimate there is returned unless θ stayed.
+    pub fn theta_step<R, F>(
+        &mut self, point: &mut PhasePoint, rng: &mut R, mut f: F,
+    ) -> (ThetaStep, Option<E>)
     where
         R: Rng + ?Sized,
-        F: FnMut(&[f64], &mut [f64]) -> f64,
+        F: FnMut(&[f64], &mut [f64]) -> (f64, Option<E>),
     {
         self.metric.sample_momentum(rng, &mut point.momentum, &mut self.z);
         let h0 =
             -point.log_density + self.metric.kinetic_energy(&point.momentum, &mut self.velocity);
+        if let Some(tree) = self.tree.as_mut() {
+            let (out, drawn) = tree.transition_tagged(
+                point,
+                h0,
+                &self.metric,
+                &mut self.velocity,
+                self.step_size,
+                self.config.max_energy_error,
+                rng,
+                f,
+            );
+            let step = ThetaStep {
+                accept_stat: out.accept_stat,
+                accepted: drawn.is_some(),
+                divergent: out.divergent,
+                n_leapfrog: out.n_leapfrog,
+                energy: out.energy,
+                energy_error: out.energy - h0,
+                tree_depth: out.tree_depth,
+                hit_max_depth: self
+                    .config
+                    .integrator
+                    .max_depth()
+                    .is_some_and(|limit| out.tree_depth >= limit),
+            };
+            return (step, drawn);
+        }
+        let mut last = None;
+        let step = self.fixed_length(point, h0, rng, |t, g| {
+            let (log_density, estimate) = f(t, g);
+            last = estimate;
+            log_density
+        });
+        (step, if step.accepted { last } else { None })
+    }
+
+    /// The fixed-length HMC θ-step from `point` (momentum drawn, Hamiltonian `h0`); on
+    /// acceptance `point` holds the end point.
+    fn fixed_length<R, F>(
+        &mut self, point: &mut PhasePoint, h0: f64, rng: &mut R, f: F,
+    ) -> ThetaStep
+    where
+        R: Rng + ?Sized,
+        F: FnMut(&[f64], &mut [f64]) -> f64,
+    {
         self.proposal.copy_from(point);
         let eps = self.step_size;
         let steps = ((self.config.trajectory_length / eps).ceil() as usize)
@@ -104,6 +162,8 @@ impl Dynamics {
             n_leapfrog: outcome.gradient_evaluations(),
             energy,
             energy_error,
+            tree_depth: 0,
+            hit_max_depth: false,
         }
     }
 

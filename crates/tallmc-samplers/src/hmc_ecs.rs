@@ -21,6 +21,12 @@
 //!    the *same* Û, the energy is conserved up to the O(ε²) leapfrog error and the θ-step has an
 //!    acceptance rate like full-data HMC.
 //!
+//!    With [`ThetaIntegrator::Nuts`] the θ-step is instead one NUTS transition on the same Û
+//!    (u still fixed): a doubling trajectory with multinomial sampling and the generalized
+//!    no-U-turn criterion, as in [`crate::nuts`], of at most `max_depth` doublings. Like the
+//!    fixed-length step it leaves exp(−Û(θ)) ∝ π̄_m(θ | u) invariant, so the Gibbs sweep keeps
+//!    π̄_m invariant (NumPyro's `HMCECS` with a `NUTS` inner kernel).
+//!
 //! **Exact vs perturbed.** Both Gibbs steps leave π̄_m invariant exactly; its θ-marginal is the
 //! *perturbed* posterior π̄_m(θ) ∝ E_u[exp(ℓ̂ − σ̂²/2)] p(θ), not π(θ), because exp(ℓ̂ − σ̂²/2)
 //! is only approximately unbiased for L(θ). Dang et al. (eq. 4.6, from Quiroz et al. 2019,
@@ -42,6 +48,9 @@
 //! * Trajectory length εL fixed (default 1.2, the paper's value); ε by dual averaging to a
 //!   target acceptance statistic of the θ-step (default 0.8) during warmup, then fixed at the
 //!   averaged value. The initial ε is 0.5·d^{−1/4} unless given (dual averaging moves it).
+//!   With the NUTS θ-step the trajectory length is not used (the tree chooses it) and dual
+//!   averaging adapts ε to the tree's acceptance statistic, the mean of min{1, exp(H₀ − H(z))}
+//!   over its leapfrog points (as Stan does).
 //! * Re-centring (paper §6.3: "during a burn-in period of 1,000 iterations, update M every 200
 //!   iterations based on the new θ*"): with the default [`RecenterSchedule`], at warmup
 //!   iterations 200, 400, …, 1000 (only those followed by at least 100 more warmup
@@ -55,13 +64,15 @@
 //! m terms + m gradients for the u-step (plus the control variates of the m/G refreshed
 //! indices: 1 term, 1 gradient, 1 Hessian each at order 2 with `RankOne`) and m terms +
 //! m gradients per leapfrog step, so about (L + 1)·m of each in total, against N·L for
-//! full-data HMC. Setup: Newton (if θ* is not given), one full pass for the control variates,
+//! full-data HMC (with the NUTS θ-step L is the tree's `n_leapfrog`, at most
+//! 2^max_depth − 1). Setup: Newton (if θ* is not given), one full pass for the control variates,
 //! a Hessian pass for M at order < 2, and 4 passes of N terms to tune m (if not given); each
 //! re-centring costs one full pass. All of this is reported in the stats of the next step.
 //!
 //! **Divergences.** A non-finite estimate or gradient (the estimators' `NonFinite` errors) or
 //! an energy error above `max_energy_error` (default 1000) rejects the trajectory and flags it
-//! as divergent; the chain stays put.
+//! as divergent; the chain stays put. (With the NUTS θ-step the divergent subtree is discarded
+//! and the draw comes from the part of the trajectory built before it, as in full-data NUTS.)
 
 use rand::Rng;
 use rand_distr::{Distribution, StandardNormal};
@@ -81,6 +92,7 @@ use tallmc_core::error::check_positive;
 use crate::ecs_gibbs::{EcsEstimator, EcsStep, GibbsSubsample};
 use crate::ecs_kernel::{EcsHead, EcsKernel, EcsReport, EcsSetup, EcsStart, EcsTuning};
 use crate::init::{NewtonOptions, laplace_approximation};
+use crate::nuts::MAX_TREE_DEPTH;
 
 /// Number of Laplace draws at which the subsample tuning measures the differences' variance.
 pub(crate) const TUNING_DRAWS: usize = 4;
@@ -115,10 +127,74 @@ impl RecenterSchedule {
     }
 }
 
+/// How the θ-step of HMC-ECS moves θ with the subsample u fixed: the integrator of Hamilton's
+/// equations for H(θ, p) = Û(θ) + ½pᵀM⁻¹p on the estimated potential
+/// Û(θ) = −ℓ̃(θ; u) − log p(θ), and how it picks the next θ from the trajectory.
+///
+/// Both leave exp(−Û) invariant for the fixed u, hence the Gibbs sweep leaves the extended
+/// target π̄(θ, u) invariant; they differ in how the trajectory length is chosen and in cost.
+/// Every leapfrog step costs one estimate with gradient (m terms + m gradients for perturbed
+/// HMC-ECS), counted in the stats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum ThetaIntegrator {
+    /// Fixed-length HMC (Dang et al. 2019, Algorithm 1): L = ⌈εL/ε⌉ leapfrog steps
+    /// ([`EcsDynamics::trajectory_length`] εL, at most [`EcsDynamics::max_leapfrog_steps`]),
+    /// the end point accepted with probability min{1, exp(H₀ − H₁)}. The default.
+    #[default]
+    Hmc,
+    /// The No-U-Turn Sampler ([`crate::nuts`]; Hoffman & Gelman 2014, Betancourt 2017 App. A):
+    /// the trajectory doubles in a random direction until the generalized no-U-turn criterion
+    /// p♯₋·ρ > 0, p♯₊·ρ > 0 fails (ρ the summed momenta, p♯ = M⁻¹p at the ends), a step
+    /// diverges, or `max_depth` doublings are done (2^max_depth − 1 leapfrog steps at most);
+    /// the draw is multinomial over the trajectory with weights exp(H₀ − H(z)). The
+    /// trajectory length εL is not used. Stats report the tree depth, `n_leapfrog` and
+    /// whether the depth limit was hit.
+    Nuts {
+        /// Largest number of doublings, 1 ≤ `max_depth` ≤ [`MAX_TREE_DEPTH`] (Stan's default
+        /// is 10).
+        max_depth: usize,
+    },
+}
+
+impl ThetaIntegrator {
+    /// Stan's default tree depth limit.
+    pub const DEFAULT_MAX_DEPTH: usize = 10;
+
+    /// NUTS with the default depth limit ([`Self::DEFAULT_MAX_DEPTH`] = 10).
+    pub fn nuts() -> Self {
+        Self::Nuts { max_depth: Self::DEFAULT_MAX_DEPTH }
+    }
+
+    /// The depth limit of NUTS (`None` for fixed-length HMC).
+    pub fn max_depth(&self) -> Option<usize> {
+        match *self {
+            Self::Hmc => None,
+            Self::Nuts { max_depth } => Some(max_depth),
+        }
+    }
+
+    /// Checks 1 ≤ `max_depth` ≤ [`MAX_TREE_DEPTH`].
+    pub fn validate(&self) -> Result<()> {
+        match *self {
+            Self::Nuts { max_depth } if !(1..=MAX_TREE_DEPTH).contains(&max_depth) => {
+                Err(Error::invalid(
+                    "max_depth",
+                    max_depth,
+                    format!("a whole number from 1 to {MAX_TREE_DEPTH}"),
+                ))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
 /// Settings of the θ-step shared by perturbed and signed HMC-ECS.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EcsDynamics {
-    /// Trajectory length εL (> 0; the paper uses 1.2).
+    /// The θ-step's integrator: fixed-length HMC (default) or NUTS.
+    pub integrator: ThetaIntegrator,
+    /// Trajectory length εL (> 0; the paper uses 1.2). Not used by the NUTS θ-step.
     pub trajectory_length: f64,
     /// Initial step size ε (> 0); 0.5·d^{−1/4} if `None`.
     pub initial_step_size: Option<f64>,
@@ -126,7 +202,7 @@ pub struct EcsDynamics {
     pub adapt_step_size: bool,
     /// Dual-averaging settings (target acceptance statistic δ, default 0.8).
     pub dual_averaging: DualAveragingConfig,
-    /// Upper bound on leapfrog steps per θ-step.
+    /// Upper bound on leapfrog steps per fixed-length θ-step (NUTS: see `max_depth`).
     pub max_leapfrog_steps: usize,
     /// Energy error above which a trajectory is divergent.
     pub max_energy_error: f64,
@@ -143,6 +219,7 @@ pub struct EcsDynamics {
 impl Default for EcsDynamics {
     fn default() -> Self {
         Self {
+            integrator: ThetaIntegrator::Hmc,
             trajectory_length: 1.2,
             initial_step_size: None,
             adapt_step_size: true,
@@ -158,8 +235,25 @@ impl Default for EcsDynamics {
 }
 
 impl EcsDynamics {
+    /// These settings with the θ-step integrator `integrator`.
+    ///
+    /// ```
+    /// use tallmc_samplers::{EcsDynamics, HmcEcs, HmcEcsConfig, ThetaIntegrator};
+    ///
+    /// let dynamics = EcsDynamics::default().with_integrator(ThetaIntegrator::nuts());
+    /// assert!(HmcEcs::new(HmcEcsConfig { dynamics, ..HmcEcsConfig::default() }).is_ok());
+    ///
+    /// let too_deep =
+    ///     EcsDynamics::default().with_integrator(ThetaIntegrator::Nuts { max_depth: 31 });
+    /// assert!(too_deep.validate().unwrap_err().to_string().contains("31"));
+    /// ```
+    pub fn with_integrator(self, integrator: ThetaIntegrator) -> Self {
+        Self { integrator, ..self }
+    }
+
     /// Checks every setting's range.
     pub fn validate(&self) -> Result<()> {
+        self.integrator.validate()?;
         check_positive("trajectory_length", self.trajectory_length)?;
         if let Some(e) = self.initial_step_size {
             check_positive("initial_step_size", e)?;
@@ -401,9 +495,10 @@ impl HmcEcsConfig {
 /// Stats of one HMC-ECS iteration.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct HmcEcsStats {
-    /// min{1, exp(−ΔH)} of the θ-step (0 when divergent).
+    /// min{1, exp(−ΔH)} of the θ-step (0 when divergent); NUTS: the mean of
+    /// min{1, exp(H₀ − H(z))} over the tree's leapfrog points.
     pub accept_stat: f64,
-    /// Whether the θ-step accepted.
+    /// Whether the θ-step accepted (NUTS: whether the draw is a new point of the tree).
     pub accepted: bool,
     /// Whether the θ-step diverged.
     pub divergent: bool,
@@ -416,9 +511,12 @@ pub struct HmcEcsStats {
     pub step_size: f64,
     /// Leapfrog steps taken.
     pub n_leapfrog: usize,
+    /// Doublings of the NUTS θ-step's tree (0 for the fixed-length θ-step).
+    #[serde(rename = "treedepth")]
+    pub tree_depth: usize,
     /// Hamiltonian at the new state.
     pub energy: f64,
-    /// ΔH of the θ-proposal (NaN when divergent).
+    /// ΔH of the θ-proposal (NaN when divergent); NUTS: H at the draw − H₀.
     pub energy_error: f64,
     /// ℓ̂_m at the new state.
     pub log_likelihood: f64,
@@ -430,9 +528,13 @@ pub struct HmcEcsStats {
     pub evals: EvalCounts,
     /// Subsample size m.
     pub batch_size: u64,
+    /// The NUTS θ-step's tree reached `max_depth` doublings (not a CSV column: `treedepth__`
+    /// equals the limit there).
+    #[serde(skip)]
+    pub hit_max_depth: bool,
 }
 
-step_stats_from_fields!(HmcEcsStats);
+step_stats_from_fields!(length_limited: HmcEcsStats);
 
 /// The perturbed estimator's settings in a chain's tuning: subsample size m and blocks G.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -461,12 +563,14 @@ impl EcsReport<DifferenceEstimate> for PerturbedTuning {
             u_accepted: step.u_accepted,
             step_size: step.step_size,
             n_leapfrog: step.n_leapfrog,
+            tree_depth: step.tree_depth,
             energy: step.energy,
             energy_error: step.energy_error,
             log_likelihood: estimate.log_likelihood,
             variance: estimate.variance,
             evals: step.evals,
             batch_size: self.subsample_size as u64,
+            hit_max_depth: step.hit_max_depth,
         }
     }
 }

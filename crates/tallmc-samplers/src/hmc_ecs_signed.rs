@@ -17,7 +17,9 @@
 //!    min{1, |L̂_B(θ; u′)| / |L̂_B(θ; u)|}, computed in log space.
 //! 2. **θ-step.** HMC with u fixed on U(θ) = −log|L̂_B(θ; u)| − log p(θ), gradient
 //!    ∇Σq + Σ_{l,h} ∇d̂^{(h,l)}/(d̂^{(h,l)} − a) (exact for the fixed u), so the energy is
-//!    conserved as in perturbed HMC-ECS.
+//!    conserved as in perturbed HMC-ECS. Fixed-length or NUTS
+//!    ([`ThetaIntegrator`](crate::ThetaIntegrator)), as for perturbed HMC-ECS; with NUTS the
+//!    sign recorded is that of the point the tree drew.
 //!
 //! Each draw records s = sign L̂_B(θ; u) (the `sign__` column). Posterior expectations are
 //! estimated by the **sign-corrected** ratio E_π(ψ) ≈ Σ_j ψ(θ_j)s_j / Σ_j s_j, which is
@@ -129,9 +131,10 @@ impl SignedHmcEcsConfig {
 /// Stats of one signed HMC-ECS iteration.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct SignedHmcEcsStats {
-    /// min{1, exp(−ΔH)} of the θ-step (0 when divergent).
+    /// min{1, exp(−ΔH)} of the θ-step (0 when divergent); NUTS: the mean of
+    /// min{1, exp(H₀ − H(z))} over the tree's leapfrog points.
     pub accept_stat: f64,
-    /// Whether the θ-step accepted.
+    /// Whether the θ-step accepted (NUTS: whether the draw is a new point of the tree).
     pub accepted: bool,
     /// Whether the θ-step diverged.
     pub divergent: bool,
@@ -144,9 +147,12 @@ pub struct SignedHmcEcsStats {
     pub step_size: f64,
     /// Leapfrog steps taken.
     pub n_leapfrog: usize,
+    /// Doublings of the NUTS θ-step's tree (0 for the fixed-length θ-step).
+    #[serde(rename = "treedepth")]
+    pub tree_depth: usize,
     /// Hamiltonian at the new state.
     pub energy: f64,
-    /// ΔH of the θ-proposal (NaN when divergent).
+    /// ΔH of the θ-proposal (NaN when divergent); NUTS: H at the draw − H₀.
     pub energy_error: f64,
     /// Sign of L̂_B at the new state (+1, −1; 0 if some d̂ = a exactly).
     pub sign: f64,
@@ -157,9 +163,12 @@ pub struct SignedHmcEcsStats {
     /// Per-datum evaluations as the estimator reports them (plus setup/re-centring passes).
     #[serde(rename = "n")]
     pub evals: EvalCounts,
+    /// The NUTS θ-step's tree reached `max_depth` doublings (not a CSV column).
+    #[serde(skip)]
+    pub hit_max_depth: bool,
 }
 
-step_stats_from_fields!(SignedHmcEcsStats);
+step_stats_from_fields!(length_limited: SignedHmcEcsStats);
 
 /// The block-Poisson estimator's settings in a chain's tuning.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -197,12 +206,14 @@ impl EcsReport<BlockPoissonEstimate> for SignedTuning {
             u_accepted: step.u_accepted,
             step_size: step.step_size,
             n_leapfrog: step.n_leapfrog,
+            tree_depth: step.tree_depth,
             energy: step.energy,
             energy_error: step.energy_error,
             sign: estimate.sign,
             log_abs_likelihood: estimate.log_abs_likelihood,
             batch_size: batch as u64,
             evals: step.evals,
+            hit_max_depth: step.hit_max_depth,
         }
     }
 }

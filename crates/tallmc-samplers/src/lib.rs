@@ -162,7 +162,7 @@ pub use hamiltonian::{Hamiltonian, HamiltonianChain};
 pub use hmc::{Hmc, HmcChain, HmcConfig, HmcStats, HmcTuning};
 pub use hmc_ecs::{
     EcsDynamics, HmcEcs, HmcEcsConfig, HmcEcsStats, HmcEcsTuning, HmcEcsWithEstimator,
-    PerturbedEcs, PerturbedTuning, RecenterSchedule, UserEcs,
+    PerturbedEcs, PerturbedTuning, RecenterSchedule, ThetaIntegrator, UserEcs,
 };
 pub use hmc_ecs_signed::{
     SignedEcs, SignedHmcEcs, SignedHmcEcsConfig, SignedHmcEcsStats, SignedHmcEcsTuning,

@@ -2,6 +2,11 @@
 //! potential: a closure `(θ, grad) -> log π(θ)` that overwrites `grad` with ∇log π(θ), as for
 //! [`leapfrog`]. Full-data NUTS passes the full-data log posterior; a subsampling kernel can pass
 //! its estimate with the subsample fixed.
+//!
+//! A tree may carry a *tag* of type `T` with every point it can draw ([`Tree::transition_tagged`]):
+//! whatever the potential's evaluation at that point produced besides the log density (HMC-ECS:
+//! the estimate ℓ̂, σ̂² or the sign at (θ, u)), so the caller learns it for the draw without
+//! evaluating the potential again. Full-data NUTS uses `T = ()`.
 
 use rand::{Rng, RngExt};
 use tallmc_core::linalg::dot;
@@ -27,20 +32,23 @@ pub struct TreeOutcome {
 /// The scratch of NUTS transitions of dimension d and at most `max_depth` doublings, allocated
 /// once: the trajectory's two frontiers, its ends' (p, p♯), summed momenta, the newest subtree
 /// and one subtree per level below it.
+///
+/// `T` is the tag carried with each point that can be drawn (see the module docs).
 #[derive(Debug, Clone)]
-pub struct Tree {
+pub struct Tree<T = ()> {
     max_depth: usize,
     left: PhasePoint,
     right: PhasePoint,
     sample: PhasePoint,
+    sample_tag: Option<T>,
     left_end: End,
     right_end: End,
     rho: Vec<f64>,
-    subtree: Subtree,
-    scratch: Vec<Subtree>,
+    subtree: Subtree<T>,
+    scratch: Vec<Subtree<T>>,
 }
 
-impl Tree {
+impl<T: Copy> Tree<T> {
     /// Scratch for dimension `d` and trees of at most `max_depth` doublings.
     pub fn new(d: usize, max_depth: usize) -> Self {
         Self {
@@ -48,6 +56,7 @@ impl Tree {
             left: PhasePoint::zeros(d),
             right: PhasePoint::zeros(d),
             sample: PhasePoint::zeros(d),
+            sample_tag: None,
             left_end: End::zeros(d),
             right_end: End::zeros(d),
             rho: vec![0.0; d],
@@ -68,11 +77,40 @@ impl Tree {
         R: Rng + ?Sized,
         F: FnMut(&[f64], &mut [f64]) -> f64,
     {
-        let Self { max_depth, left, right, sample, left_end, right_end, rho, subtree, scratch } =
-            self;
+        self.transition_tagged(point, h0, metric, velocity, step_size, max_energy_error, rng, {
+            |t: &[f64], g: &mut [f64]| (potential(t, g), None)
+        })
+        .0
+    }
+
+    /// [`Tree::transition`] with a potential that also returns a tag of its evaluation (`None`
+    /// if it has none): returns the tag of the point drawn, or `None` if the draw is the
+    /// starting point (or its evaluation had no tag).
+    #[allow(clippy::too_many_arguments)]
+    pub fn transition_tagged<R, F>(
+        &mut self, point: &mut PhasePoint, h0: f64, metric: &Metric, velocity: &mut [f64],
+        step_size: f64, max_energy_error: f64, rng: &mut R, mut potential: F,
+    ) -> (TreeOutcome, Option<T>)
+    where
+        R: Rng + ?Sized,
+        F: FnMut(&[f64], &mut [f64]) -> (f64, Option<T>),
+    {
+        let Self {
+            max_depth,
+            left,
+            right,
+            sample,
+            sample_tag,
+            left_end,
+            right_end,
+            rho,
+            subtree,
+            scratch,
+        } = self;
         left.copy_from(point);
         right.copy_from(point);
         sample.copy_from(point);
+        *sample_tag = None;
         left_end.p.copy_from_slice(&point.momentum);
         metric.velocity(&point.momentum, &mut left_end.sharp);
         right_end.copy_from(left_end);
@@ -106,6 +144,7 @@ impl Tree {
                 || rng.random::<f64>() < (subtree.log_weight - log_weight).exp()
             {
                 sample.copy_from(&subtree.sample);
+                *sample_tag = subtree.tag;
             }
             log_weight = log_add_exp(log_weight, subtree.log_weight);
             let keep_going =
@@ -120,13 +159,14 @@ impl Tree {
         }
         let (n_leapfrog, sum_accept, divergent) = (run.n_leapfrog, run.sum_accept, run.divergent);
         point.copy_from(sample);
-        TreeOutcome {
+        let outcome = TreeOutcome {
             accept_stat: sum_accept / n_leapfrog.max(1) as f64,
             divergent,
             tree_depth,
             n_leapfrog,
             energy: hamiltonian(point, metric, velocity),
-        }
+        };
+        (outcome, *sample_tag)
     }
 }
 
@@ -148,22 +188,24 @@ impl End {
     }
 }
 
-/// A (sub)trajectory in the order it was integrated: its multinomial sample, log of the summed
-/// weights, summed momenta ρ, and the ends where it began (next to what came before) and where
-/// it ended.
+/// A (sub)trajectory in the order it was integrated: its multinomial sample with the sample's
+/// tag, log of the summed weights, summed momenta ρ, and the ends where it began (next to what
+/// came before) and where it ended.
 #[derive(Debug, Clone)]
-struct Subtree {
+struct Subtree<T> {
     sample: PhasePoint,
+    tag: Option<T>,
     log_weight: f64,
     rho: Vec<f64>,
     begin: End,
     end: End,
 }
 
-impl Subtree {
+impl<T> Subtree<T> {
     fn zeros(d: usize) -> Self {
         Self {
             sample: PhasePoint::zeros(d),
+            tag: None,
             log_weight: f64::NEG_INFINITY,
             rho: vec![0.0; d],
             begin: End::zeros(d),
@@ -211,13 +253,13 @@ struct Integration<'a, F> {
     divergent: bool,
 }
 
-impl<F: FnMut(&[f64], &mut [f64]) -> f64> Integration<'_, F> {
+impl<T: Copy, F: FnMut(&[f64], &mut [f64]) -> (f64, Option<T>)> Integration<'_, F> {
     /// Integrates a subtree of 2^depth leapfrog steps from the frontier `z` (advanced in place)
     /// into `out`, using `scratch` (at least `depth` subtrees) for the later halves. Returns
     /// `false` if it diverged or U-turned (the caller discards it).
     fn build<R: Rng + ?Sized>(
-        &mut self, z: &mut PhasePoint, depth: usize, out: &mut Subtree, scratch: &mut [Subtree],
-        rng: &mut R,
+        &mut self, z: &mut PhasePoint, depth: usize, out: &mut Subtree<T>,
+        scratch: &mut [Subtree<T>], rng: &mut R,
     ) -> bool {
         if depth == 0 {
             return self.leaf(z, out);
@@ -233,6 +275,7 @@ impl<F: FnMut(&[f64], &mut [f64]) -> f64> Integration<'_, F> {
             || rng.random::<f64>() < (later.log_weight - log_weight).exp()
         {
             out.sample.copy_from(&later.sample);
+            out.tag = later.tag;
         }
         let keep_going = merge_keeps_going(
             &out.rho,
@@ -250,9 +293,14 @@ impl<F: FnMut(&[f64], &mut [f64]) -> f64> Integration<'_, F> {
     }
 
     /// One leapfrog step from `z`: the one-point subtree there.
-    fn leaf(&mut self, z: &mut PhasePoint, out: &mut Subtree) -> bool {
-        let outcome =
-            leapfrog(z, self.metric, self.step_size, 1, self.velocity, &mut *self.potential);
+    fn leaf(&mut self, z: &mut PhasePoint, out: &mut Subtree<T>) -> bool {
+        let potential = &mut *self.potential;
+        let mut tag = None;
+        let outcome = leapfrog(z, self.metric, self.step_size, 1, self.velocity, |t, g| {
+            let (log_density, t) = potential(t, g);
+            tag = t;
+            log_density
+        });
         self.n_leapfrog += 1;
         let h = match outcome {
             LeapfrogOutcome::NonFinite { .. } => f64::INFINITY,
@@ -266,6 +314,7 @@ impl<F: FnMut(&[f64], &mut [f64]) -> f64> Integration<'_, F> {
             return false;
         }
         out.sample.copy_from(z);
+        out.tag = tag;
         out.log_weight = log_weight;
         out.rho.copy_from_slice(&z.momentum);
         out.begin.p.copy_from_slice(&z.momentum);

@@ -10,8 +10,29 @@
 ///   (acceptance statistic 1 or 0) that looked at `used` data points;
 /// * `step_stats_from_fields!(always_accepted: A, B)` — every move accepted (acceptance
 ///   statistic 1), `num_steps` updates on minibatches of `batch` points (L·n points looked at,
-///   with repeats across updates).
+///   with repeats across updates);
+/// * `step_stats_from_fields!(length_limited: A, B)` — `accept_stat` and `batch_size` fields,
+///   and a `hit_max_depth` field read as `StepStats::hit_length_limit`.
 macro_rules! step_stats_from_fields {
+    (length_limited: $($stats:ty),+ $(,)?) => {$(
+        impl ::tallmc_core::StepStats for $stats {
+            fn evals(&self) -> ::tallmc_core::EvalCounts {
+                self.evals
+            }
+            fn accept_stat(&self) -> f64 {
+                self.accept_stat
+            }
+            fn divergent(&self) -> bool {
+                self.divergent
+            }
+            fn batch_size(&self) -> u64 {
+                self.batch_size
+            }
+            fn hit_length_limit(&self) -> bool {
+                self.hit_max_depth
+            }
+        }
+    )+};
     (@impl $stats:ty, |$s:ident| $accept:expr, $batch:expr) => {
         impl ::tallmc_core::StepStats for $stats {
             fn evals(&self) -> ::tallmc_core::EvalCounts {

@@ -3,7 +3,7 @@
 //! An estimator's [`Error::NonFiniteEstimate`] is recoverable ([`Error::is_recoverable`]): the
 //! kernel rejects the move (a divergent θ-step or a rejected u-step) and the chain goes on. Any
 //! other error is fatal: the chain stops with exactly that error, matchable by its variant,
-//! never turned into a string on its way up.
+//! never turned into a string on its way up. Both θ-steps (fixed-length HMC and NUTS).
 
 use tallmc_core::Error;
 use tallmc_core::subsample::BlockSubsample;
@@ -13,7 +13,8 @@ use tallmc_estimators::{
 use tallmc_models::GaussianMean;
 use tallmc_models::synthetic::normal_sample;
 use tallmc_samplers::{
-    EcsDynamics, EcsEstimator, HmcEcsWithEstimator, RunConfig, SamplerError, sample_in_memory,
+    EcsDynamics, EcsEstimator, HmcEcsWithEstimator, RunConfig, SamplerError, ThetaIntegrator,
+    sample_in_memory,
 };
 use tallmc_testkit::seed;
 
@@ -62,8 +63,11 @@ fn model() -> GaussianMean {
     GaussianMean::new(data, 2.0, 0.0, 10.0).unwrap()
 }
 
+const INTEGRATORS: [ThetaIntegrator; 2] =
+    [ThetaIntegrator::Hmc, ThetaIntegrator::Nuts { max_depth: 10 }];
+
 /// Two chains of 20 + 20 iterations with an estimator failing from call `fail_from` on.
-fn run(fail_from: usize, error: Error) -> Result<usize, SamplerError> {
+fn run(fail_from: usize, error: Error, integrator: ThetaIntegrator) -> Result<usize, SamplerError> {
     let model = model();
     let center = [1.3];
     let (cv, _) = ControlVariate::new(&model, &center, CvOrder::Two).unwrap();
@@ -71,7 +75,8 @@ fn run(fail_from: usize, error: Error) -> Result<usize, SamplerError> {
     let estimator = Failing { inner, calls: 0, fail_from, error };
     let mut subsample = BlockSubsample::new(N, M, 5).unwrap();
     subsample.draw_all(&mut tallmc_core::rng::chain_rng(seed(2), 0));
-    let kernel = HmcEcsWithEstimator::new(EcsDynamics::default(), estimator, subsample).unwrap();
+    let dynamics = EcsDynamics::default().with_integrator(integrator);
+    let kernel = HmcEcsWithEstimator::new(dynamics, estimator, subsample).unwrap();
     let config = RunConfig {
         num_warmup: 20,
         num_draws: 20,
@@ -87,22 +92,29 @@ fn run(fail_from: usize, error: Error) -> Result<usize, SamplerError> {
 fn a_non_finite_estimate_is_a_divergence_and_the_chain_goes_on() {
     let nan = Error::NonFiniteEstimate { what: "difference estimate ℓ̂", value: f64::NAN };
     assert!(nan.is_recoverable());
-    // Failing from call 30 on: every later θ-step diverges and every u-step is rejected.
-    let divergent = run(30, nan).expect("a recoverable error does not stop the chain");
-    assert!(divergent > 20, "divergent iterations: {divergent}");
+    for integrator in INTEGRATORS {
+        // Failing from call 30 on: every later θ-step diverges and every u-step is rejected.
+        let divergent =
+            run(30, nan.clone(), integrator).expect("a recoverable error does not stop the chain");
+        assert!(divergent > 20, "{integrator:?}: divergent iterations: {divergent}");
+    }
 }
 
 #[test]
 fn any_other_estimator_error_stops_the_chain_with_that_error() {
     let fatal = Error::invalid("stratum size", 0, "at least 1");
     assert!(!fatal.is_recoverable());
-    match run(30, fatal.clone()) {
-        Err(SamplerError::Chain { source, .. }) => assert_eq!(source, fatal),
-        other => panic!("expected the chain to stop with {fatal}, got {other:?}"),
-    }
-    // At the start, too: the chain cannot start.
-    match run(1, fatal.clone()) {
-        Err(SamplerError::Init { source, .. }) => assert_eq!(source, fatal),
-        other => panic!("expected the chain not to start with {fatal}, got {other:?}"),
+    for integrator in INTEGRATORS {
+        match run(30, fatal.clone(), integrator) {
+            Err(SamplerError::Chain { source, .. }) => assert_eq!(source, fatal),
+            other => {
+                panic!("{integrator:?}: expected the chain to stop with {fatal}, got {other:?}")
+            }
+        }
+        // At the start, too: the chain cannot start.
+        match run(1, fatal.clone(), integrator) {
+            Err(SamplerError::Init { source, .. }) => assert_eq!(source, fatal),
+            other => panic!("{integrator:?}: expected the chain not to start, got {other:?}"),
+        }
     }
 }

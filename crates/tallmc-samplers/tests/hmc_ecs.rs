@@ -1,5 +1,6 @@
 //! HMC-ECS (perturbed and signed): exactness on a conjugate model, accuracy on logistic
-//! regression against full-data HMC, bad input, determinism, divergences, no allocation.
+//! regression against full-data HMC, bad input, determinism, divergences, no allocation (with
+//! either θ-step; the NUTS θ-step's accuracy and mechanics are tested in `hmc_ecs_nuts.rs`).
 //!
 //! Tolerances: |estimate − truth| < 4 MCSE (ArviZ-style MCSE from ESS) where the target is
 //! exact; for the perturbed kernel on logistic regression the accuracy criterion
@@ -23,7 +24,7 @@ use tallmc_models::synthetic::{HIGGS_LIKE_PRIOR_SD, higgs_like, normal_sample};
 use tallmc_models::{DesignOptions, GaussianMean, LogisticRegression};
 use tallmc_samplers::{
     EcsDynamics, Hmc, HmcConfig, HmcEcs, HmcEcsConfig, NewtonOptions, RunConfig, SignedHmcEcs,
-    SignedHmcEcsConfig, laplace_approximation, sample_in_memory,
+    SignedHmcEcsConfig, ThetaIntegrator, laplace_approximation, sample_in_memory,
 };
 use tallmc_testkit::{CountingAllocator, Z_MAX, assert_allocation_free, seed};
 
@@ -498,6 +499,26 @@ fn steps_allocate_nothing() {
         chain.step(model, &mut rng).unwrap();
     });
 
+    // The NUTS θ-step: the tree's scratch is built with the chain.
+    let nuts = EcsDynamics {
+        parallelism: Parallelism::Sequential,
+        ..EcsDynamics::default().with_integrator(ThetaIntegrator::nuts())
+    };
+    let cfg = HmcEcsConfig {
+        center: Some(r.clone()),
+        subsample_size: Some(200),
+        blocks: 20,
+        dynamics: nuts.clone(),
+        ..Default::default()
+    };
+    let k = HmcEcs::new(cfg).unwrap();
+    let mut chain = k.build_chain(model, &r, &mut rng).unwrap();
+    Chain::<LogisticRegression>::begin_warmup(&mut chain, 0);
+    Chain::<LogisticRegression>::end_warmup(&mut chain);
+    assert_allocation_free("HMC-ECS steps (NUTS θ-step)", 5, 50, || {
+        chain.step(model, &mut rng).unwrap();
+    });
+
     let cfg = SignedHmcEcsConfig {
         center: Some(r.clone()),
         lambda: 10,
@@ -509,6 +530,20 @@ fn steps_allocate_nothing() {
     Chain::<LogisticRegression>::begin_warmup(&mut chain, 0);
     Chain::<LogisticRegression>::end_warmup(&mut chain);
     assert_allocation_free("signed HMC-ECS steps", 5, 50, || {
+        chain.step(model, &mut rng).unwrap();
+    });
+
+    let cfg = SignedHmcEcsConfig {
+        center: Some(r.clone()),
+        lambda: 10,
+        dynamics: nuts,
+        ..Default::default()
+    };
+    let k = SignedHmcEcs::new(cfg).unwrap();
+    let mut chain = k.build_chain(model, &r, &mut rng).unwrap();
+    Chain::<LogisticRegression>::begin_warmup(&mut chain, 0);
+    Chain::<LogisticRegression>::end_warmup(&mut chain);
+    assert_allocation_free("signed HMC-ECS steps (NUTS θ-step)", 5, 50, || {
         chain.step(model, &mut rng).unwrap();
     });
 }

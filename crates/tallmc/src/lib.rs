@@ -64,8 +64,8 @@ pub mod prelude {
         NewtonOptions, Proposal, ProxyConfig, ProxyMinibatchMh, RandomWalkConfig,
         RandomWalkMetropolis, RandomWalkProposal, RandomWalkProposalConfig, RunConfig, SgHmc,
         SgHmcConfig, Sgld, SgldConfig, SgldProposal, SgldProposalConfig, Sgnht, SgnhtConfig,
-        SignedHmcEcs, SignedHmcEcsConfig, Subsampling, Thermostat, laplace_approximation,
-        sample_in_memory,
+        SignedHmcEcs, SignedHmcEcsConfig, Subsampling, Thermostat, ThetaIntegrator,
+        laplace_approximation, sample_in_memory,
     };
     pub use tallmc_samplers::{
         EcsKernel, EcsTuning, HmcEcsTuning, SgDynamics, SignedHmcEcsTuning, StochasticGradient,
