@@ -3,6 +3,11 @@
 //! u32 indices, each reported as evaluations per second and as a ratio to a plain dot-product
 //! loop (Σ_j x_ij θ_j over the same rows with the same index pattern) timed in the same run.
 //!
+//! Also, on random rows, the gradient-only control-variate path of the stochastic-gradient
+//! kernels (η at θ and θ* from one read of each row, φ′ at both, Σ r_k x_k: two per-datum
+//! gradients per row), and the full-data gradient Σ∇ℓ_i at n = 10⁶ on one thread and on all
+//! threads (`FullData`, deterministic chunks), as a speed-up.
+//!
 //! Run: `cargo bench -p tallmc-models --bench term_throughput`. Fixed seeds; data built
 //! outside the timed part; one warm-up pass, then the median of REPEATS timed passes.
 
@@ -13,7 +18,7 @@ use std::time::Instant;
 
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use tallmc_core::{TermGradients, Terms};
+use tallmc_core::{FullData, LinearPredictor, Parallelism, TermGradients, Terms};
 use tallmc_models::{Dataset, DesignOptions, LogisticRegression, synthetic};
 
 const N: usize = 100_000;
@@ -176,6 +181,31 @@ fn main() {
         });
     }
 
+    // The SG control-variate gradient on random rows: two gradients per row (at θ and θ*).
+    let center: Vec<f64> = theta.iter().map(|t| t + 0.01).collect();
+    let (mut eta, mut eta_star) = (vec![0.0; BATCH], vec![0.0; BATCH]);
+    let (mut d1, mut d1_star) = (vec![0.0; BATCH], vec![0.0; BATCH]);
+    let t = median_secs(|| {
+        grad.fill(0.0);
+        for b in &batches {
+            plain.linear_predictor_pairs(&theta, &center, b, &mut eta, &mut eta_star);
+            plain.predictor_scores(b, &eta_star, &mut d1_star, None);
+            plain.predictor_scores(b, &eta, &mut d1, None);
+            for (r, s) in d1.iter_mut().zip(&d1_star) {
+                *r -= s;
+            }
+            plain.add_weighted_rows(b, &d1, &mut grad);
+        }
+        grad[0]
+    });
+    rows.push(Row {
+        name: format!(
+            "cv_gradient_pair/random/d={D}/n={N}/batch={BATCH}/plain (2 gradients per row)"
+        ),
+        secs_per_eval: t / EVALS_PER_PASS as f64,
+        baseline_secs_per_eval: base_random,
+    });
+
     println!(
         "term throughput, single thread, {REPEATS} repeats (median), {EVALS_PER_PASS} evaluations per repeat"
     );
@@ -197,5 +227,45 @@ fn main() {
             1e-6 / r.secs_per_eval,
             r.secs_per_eval / r.baseline_secs_per_eval
         );
+    }
+    full_data_thread_scaling();
+}
+
+/// Σ∇ℓ_i over n = 10⁶ rows with [`FullData`] in a rayon pool of one thread and of all the
+/// machine's threads (the same deterministic chunks, so the same bits): seconds per pass and the
+/// speed-up.
+fn full_data_thread_scaling() {
+    const N_FULL: usize = 1_000_000;
+    let sim = match synthetic::higgs_like(N_FULL, 1) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("cannot build the data: {e}");
+            std::process::exit(1);
+        }
+    };
+    let theta = sim.theta_true.clone();
+    let model = LogisticRegression::new(sim.data, DesignOptions::default(), 10.0)
+        .expect("valid higgs-like model");
+    let all = std::thread::available_parallelism().map_or(1, usize::from);
+    let mut results = Vec::new();
+    for threads in [1, all] {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("a pool");
+        let mut full = FullData::for_model(&model, Parallelism::Rayon);
+        let mut g = vec![0.0; D];
+        let secs = pool.install(|| {
+            median_secs(|| {
+                g.fill(0.0);
+                full.log_likelihood_grad(&model, &theta, &mut g) + g[0]
+            })
+        });
+        results.push((threads, secs));
+    }
+    println!();
+    println!("full-data gradient Σ∇ℓ_i, n = {N_FULL}, d = {D} ({REPEATS} repeats, median)");
+    println!();
+    println!("| threads | ms per gradient | speed-up |");
+    println!("|---:|---:|---:|");
+    for &(threads, secs) in &results {
+        println!("| {threads} | {:.2} | {:.2}× |", secs * 1e3, results[0].1 / secs);
     }
 }
