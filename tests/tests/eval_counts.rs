@@ -266,68 +266,43 @@ fn approximate_gibbs() {
 // re-centre the control variates at iteration 200 (the default schedule; 400 is too close to
 // the end of warmup), reported by the step that re-centres.
 
+/// Both θ-steps: fixed-length HMC, and NUTS, whose every leapfrog step of every tree (discarded
+/// subtrees included) is one estimate with gradient, reported as made.
+fn theta_steps() -> [(&'static str, ThetaIntegrator); 2] {
+    [("hmc", ThetaIntegrator::Hmc), ("nuts", ThetaIntegrator::Nuts { max_depth: 6 })]
+}
+
 #[test]
 fn perturbed_hmc_ecs() {
-    let model = gaussian_mean();
-    let config = HmcEcsConfig { subsample_size: Some(40), blocks: 10, ..HmcEcsConfig::default() };
-    let reported = run_discrete_for(
-        &model,
-        vec![0.0],
-        450,
-        &HmcEcs::with_engine(config, HessianProducts::with_lanes(1, 1, 40)).unwrap(),
-    );
-    check(reported, &model);
+    for (name, integrator) in theta_steps() {
+        let model = gaussian_mean();
+        let config = HmcEcsConfig {
+            subsample_size: Some(40),
+            blocks: 10,
+            dynamics: EcsDynamics::default().with_integrator(integrator),
+            ..HmcEcsConfig::default()
+        };
+        let kernel = HmcEcs::with_engine(config, HessianProducts::with_lanes(1, 1, 40)).unwrap();
+        let reported = run_discrete_for(&model, vec![0.0], 450, &kernel);
+        check_case(reported, &model, name);
+    }
 }
 
 #[test]
 fn signed_hmc_ecs() {
-    let model = gaussian_mean();
-    let config = SignedHmcEcsConfig { block_size: 10, lambda: 10, ..SignedHmcEcsConfig::default() };
-    let reported = run_discrete_for(
-        &model,
-        vec![0.0],
-        450,
-        &SignedHmcEcs::with_engine(config, HessianProducts::with_lanes(1, 10, 80)).unwrap(),
-    );
-    check(reported, &model);
-}
-
-/// The NUTS θ-step: every leapfrog step of every tree (discarded subtrees included) is one
-/// estimate with gradient, reported as made.
-#[test]
-fn perturbed_hmc_ecs_with_nuts_theta_step() {
-    let model = gaussian_mean();
-    let config = HmcEcsConfig {
-        subsample_size: Some(40),
-        blocks: 10,
-        dynamics: EcsDynamics::default().with_integrator(ThetaIntegrator::nuts()),
-        ..HmcEcsConfig::default()
-    };
-    let reported = run_discrete_for(
-        &model,
-        vec![0.0],
-        450,
-        &HmcEcs::with_engine(config, HessianProducts::with_lanes(1, 1, 40)).unwrap(),
-    );
-    check(reported, &model);
-}
-
-#[test]
-fn signed_hmc_ecs_with_nuts_theta_step() {
-    let model = gaussian_mean();
-    let config = SignedHmcEcsConfig {
-        block_size: 10,
-        lambda: 10,
-        dynamics: EcsDynamics::default().with_integrator(ThetaIntegrator::Nuts { max_depth: 6 }),
-        ..SignedHmcEcsConfig::default()
-    };
-    let reported = run_discrete_for(
-        &model,
-        vec![0.0],
-        450,
-        &SignedHmcEcs::with_engine(config, HessianProducts::with_lanes(1, 10, 80)).unwrap(),
-    );
-    check(reported, &model);
+    for (name, integrator) in theta_steps() {
+        let model = gaussian_mean();
+        let config = SignedHmcEcsConfig {
+            block_size: 10,
+            lambda: 10,
+            dynamics: EcsDynamics::default().with_integrator(integrator),
+            ..SignedHmcEcsConfig::default()
+        };
+        let kernel =
+            SignedHmcEcs::with_engine(config, HessianProducts::with_lanes(1, 10, 80)).unwrap();
+        let reported = run_discrete_for(&model, vec![0.0], 450, &kernel);
+        check_case(reported, &model, name);
+    }
 }
 
 // ---- stochastic-gradient kernels ---------------------------------------------------------------

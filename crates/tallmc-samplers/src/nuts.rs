@@ -36,7 +36,7 @@
 
 use rand::Rng;
 use serde::Serialize;
-use tallmc_core::{Error, EvalCounts, LogPrior, Parallelism, Result, StepStats, TermGradients};
+use tallmc_core::{Error, EvalCounts, LogPrior, Parallelism, Result, TermGradients};
 use tallmc_integrators::{DualAveragingConfig, Metric, MetricKind};
 
 use crate::hamiltonian::{Hamiltonian, HamiltonianChain, HamiltonianSettings, Phase};
@@ -144,23 +144,7 @@ pub struct NutsStats {
     pub hit_max_depth: bool,
 }
 
-impl StepStats for NutsStats {
-    fn evals(&self) -> EvalCounts {
-        self.evals
-    }
-    fn accept_stat(&self) -> f64 {
-        self.accept_stat
-    }
-    fn divergent(&self) -> bool {
-        self.divergent
-    }
-    fn batch_size(&self) -> u64 {
-        self.batch_size
-    }
-    fn hit_length_limit(&self) -> bool {
-        self.hit_max_depth
-    }
-}
+step_stats_from_fields!(length_limited: NutsStats);
 
 /// Full-data NUTS settings (see the module docs): validated when made, they build one
 /// [`NutsChain`] per chain.
