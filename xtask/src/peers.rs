@@ -176,10 +176,6 @@ const NUTS: PeerSide = PeerSide {
     script: PeerScript::Numpyro,
 };
 
-fn hmc_args(c: &Settings, metric: &str) -> Vec<String> {
-    full_data_args(c, "hmc", metric)
-}
-
 /// A full-data tallmc run of `sampler` (`hmc` or `nuts`) with `metric`, the shared warmup and
 /// draws, step size by dual averaging to 0.8.
 fn full_data_args(c: &Settings, sampler: &str, metric: &str) -> Vec<String> {
@@ -235,7 +231,7 @@ const COMPARISONS: &[Comparison] = &[
         key: "hmc",
         tallmc: TallmcSide::Cli {
             label: "tallmc HMC, full data, Laplace metric (CLI default)",
-            args: |c| hmc_args(c, "laplace"),
+            args: |c| full_data_args(c, "hmc", "laplace"),
             scan: None,
             per_step: None,
         },
@@ -267,7 +263,7 @@ const COMPARISONS: &[Comparison] = &[
         key: "hmc-diag",
         tallmc: TallmcSide::Cli {
             label: "tallmc HMC, full data, diag metric adapted",
-            args: |c| hmc_args(c, "diag"),
+            args: |c| full_data_args(c, "hmc", "diag"),
             scan: None,
             per_step: None,
         },

@@ -375,6 +375,38 @@ fn sghmc_and_sgnht_run_with_control_variates_and_check_their_values() {
     fails_with(&[&sghmc[..], &["--num-steps", "0"]].concat(), "0");
 }
 
+/// Runs perturbed (m = 200, G = 20) and signed (m = 10, λ = 20) HMC-ECS on the Gaussian-mean
+/// data `ys` with `extra` flags, 2 chains × (500 + 2,000), and checks each posterior (signed: the
+/// sign-corrected one) against the closed form: mean within 4 MCSE, sd within 10 %. With
+/// 2nd-order control variates the Taylor expansion is exact, so both target the exact posterior.
+/// Returns each sampler's summary and first chain's CSV.
+fn hmc_ecs_runs_match_the_closed_form(
+    dir: &tempfile::TempDir, data: &Path, ys: &[f64], seed: &str, extra: &[&str],
+) -> Vec<(&'static str, serde_json::Value, String)> {
+    let (mean, sd) = closed_form(ys);
+    let mut runs = Vec::new();
+    for (sampler, subsample) in [
+        ("hmc-ecs", ["--subsample", "200", "--blocks", "20"]),
+        ("hmc-ecs-signed", ["--subsample", "10", "--lambda", "20"]),
+    ] {
+        let out = dir.path().join(sampler);
+        let mut args = vec!["--chains", "2", "--seed", seed, "--warmup", "500", "--draws", "2000"];
+        args.extend(subsample);
+        args.extend(extra);
+        let (summary, csv) = run_ok(sampler, data, &out, &args);
+        assert_eq!(summary["sampler"], sampler);
+        let p = match sampler {
+            "hmc-ecs-signed" => &summary["sign_corrected"]["parameters"][0],
+            _ => &summary["parameters"][0],
+        };
+        assert_mean_within_4_mcse(p, mean, sampler);
+        let s = p["sd"].as_f64().unwrap();
+        assert!((s / sd - 1.0).abs() < 0.1, "{sampler}: sd {s} vs {sd}");
+        runs.push((sampler, summary, csv));
+    }
+    runs
+}
+
 /// Perturbed and signed HMC-ECS through the CLI on the Gaussian mean: with 2nd-order control
 /// variates the Taylor expansion is exact (σ̂² = 0, every block estimate d̂ = 0), so both
 /// kernels target the exact posterior and must match the closed form within 4 MCSE; the signed
@@ -382,29 +414,15 @@ fn sghmc_and_sgnht_run_with_control_variates_and_check_their_values() {
 #[test]
 fn hmc_ecs_perturbed_and_signed_match_the_closed_form_and_report_subsample_costs() {
     let (dir, data, ys) = temp_gaussian_csv(20_000);
-    let (mean, sd) = closed_form(&ys);
-    for (sampler, extra) in [
-        ("hmc-ecs", ["--subsample", "200", "--blocks", "20"]),
-        ("hmc-ecs-signed", ["--subsample", "10", "--lambda", "20"]),
-    ] {
-        let out = dir.path().join(sampler);
-        let mut args = vec!["--chains", "2", "--seed", "5", "--warmup", "500", "--draws", "2000"];
-        args.extend(extra);
-        let (summary, csv) = run_ok(sampler, &data, &out, &args);
-        assert_eq!(summary["sampler"], sampler);
-        let p = if sampler == "hmc-ecs-signed" {
+    for (sampler, summary, csv) in hmc_ecs_runs_match_the_closed_form(&dir, &data, &ys, "5", &[]) {
+        if sampler == "hmc-ecs-signed" {
             let s = &summary["sign_corrected"];
             assert_eq!(s["tau"].as_f64(), Some(1.0), "exact control variates: no negative sign");
             assert_eq!(s["negative_signs"].as_u64(), Some(0));
-            s["parameters"][0].clone()
         } else {
             assert!(summary.get("sign_corrected").is_none());
-            summary["parameters"][0].clone()
-        };
-        assert_eq!(p["name"], "mu");
-        assert_mean_within_4_mcse(&p, mean, sampler);
-        let s = p["sd"].as_f64().unwrap();
-        assert!((s / sd - 1.0).abs() < 0.1, "{sampler}: sd {s} vs {sd}");
+        }
+        assert_eq!(summary["parameters"][0]["name"], "mu");
         // Per iteration: (L + 1) passes over the subsample, far less than the data.
         let fraction = summary["totals"]["data_fraction_per_iteration"].as_f64().unwrap();
         assert!(fraction > 0.0 && fraction < 0.5, "{sampler}: fraction {fraction}");
@@ -437,24 +455,9 @@ fn hmc_ecs_perturbed_and_signed_match_the_closed_form_and_report_subsample_costs
 #[test]
 fn hmc_ecs_with_the_nuts_theta_step_matches_the_closed_form_and_reports_tree_depth() {
     let (dir, data, ys) = temp_gaussian_csv(20_000);
-    let (mean, sd) = closed_form(&ys);
-    for (sampler, extra) in [
-        ("hmc-ecs", ["--subsample", "200", "--blocks", "20"]),
-        ("hmc-ecs-signed", ["--subsample", "10", "--lambda", "20"]),
-    ] {
-        let out = dir.path().join(sampler);
-        let mut args = vec!["--chains", "2", "--seed", "6", "--warmup", "500", "--draws", "2000"];
-        args.extend(extra);
-        args.extend(["--inner", "nuts", "--max-depth", "8"]);
-        let (summary, csv) = run_ok(sampler, &data, &out, &args);
-        let p = if sampler == "hmc-ecs-signed" {
-            summary["sign_corrected"]["parameters"][0].clone()
-        } else {
-            summary["parameters"][0].clone()
-        };
-        assert_mean_within_4_mcse(&p, mean, sampler);
-        let s = p["sd"].as_f64().unwrap();
-        assert!((s / sd - 1.0).abs() < 0.1, "{sampler}: sd {s} vs {sd}");
+    let nuts = ["--inner", "nuts", "--max-depth", "8"];
+    for (sampler, summary, csv) in hmc_ecs_runs_match_the_closed_form(&dir, &data, &ys, "6", &nuts)
+    {
         assert!(summary["warnings"].as_array().unwrap().is_empty(), "{sampler}: {summary}");
         assert!(csv.contains("# inner = nuts") && csv.contains("# max_depth = 8"), "{sampler}");
         assert!(!csv.contains("# trajectory_length"), "{sampler}: NUTS does not use it");

@@ -32,9 +32,10 @@ pub struct ControlVariateGradient<E> {
 }
 
 impl<E> ControlVariateGradient<E> {
-    /// An estimator for `model` with control variate `cv` and engine `engine`, sized for
-    /// minibatches of up to `max_batch` indices. Errors: `max_batch == 0`, or `cv` built for a
-    /// model of another dimension or size.
+    /// An estimator for `model` with control variate `cv` and engine `engine`, for minibatches
+    /// of up to `max_batch` indices (the engine's own scratch is sized by the engine, e.g.
+    /// `RankOne::new(max_batch)`). Errors: `max_batch == 0`, or `cv` built for a model of another
+    /// dimension or size.
     pub fn new<M: Terms + ?Sized>(
         model: &M, cv: ControlVariate, engine: E, max_batch: usize,
     ) -> Result<Self> {

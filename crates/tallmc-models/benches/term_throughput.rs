@@ -70,6 +70,14 @@ fn dot_rows_indexed(x: &[f64], theta: &[f64], idx: &[u32]) -> f64 {
     total
 }
 
+/// The higgs-like data of `n` rows (seed 1), or exit with the error.
+fn higgs_like_or_exit(n: usize) -> synthetic::Synthetic {
+    synthetic::higgs_like(n, 1).unwrap_or_else(|e| {
+        eprintln!("cannot build the data: {e}");
+        std::process::exit(1);
+    })
+}
+
 struct Row {
     name: String,
     secs_per_eval: f64,
@@ -77,13 +85,7 @@ struct Row {
 }
 
 fn main() {
-    let sim = match synthetic::higgs_like(N, 1) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("cannot build the data: {e}");
-            std::process::exit(1);
-        }
-    };
+    let sim = higgs_like_or_exit(N);
     let theta = sim.theta_true.clone();
     let x = sim.data.x().to_vec();
     // The same covariates without the intercept column, standardized on the fly (d = 29 again).
@@ -236,13 +238,7 @@ fn main() {
 /// speed-up.
 fn full_data_thread_scaling() {
     const N_FULL: usize = 1_000_000;
-    let sim = match synthetic::higgs_like(N_FULL, 1) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("cannot build the data: {e}");
-            std::process::exit(1);
-        }
-    };
+    let sim = higgs_like_or_exit(N_FULL);
     let theta = sim.theta_true.clone();
     let model = LogisticRegression::new(sim.data, DesignOptions::default(), 10.0)
         .expect("valid higgs-like model");

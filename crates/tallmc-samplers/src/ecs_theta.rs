@@ -107,11 +107,7 @@ impl<E: Copy> Dynamics<E> {
                 energy: out.energy,
                 energy_error: out.energy - h0,
                 tree_depth: out.tree_depth,
-                hit_max_depth: self
-                    .config
-                    .integrator
-                    .max_depth()
-                    .is_some_and(|limit| out.tree_depth >= limit),
+                hit_max_depth: out.hit_max_depth,
             };
             return (step, drawn);
         }

@@ -197,7 +197,7 @@ impl HamiltonianSettings for NutsConfig {
             energy: out.energy,
             evals: EvalCounts::terms_and_gradients(n * out.n_leapfrog) + earlier,
             batch_size: n as u64,
-            hit_max_depth: out.tree_depth >= self.max_depth,
+            hit_max_depth: out.hit_max_depth,
         }
     }
 }

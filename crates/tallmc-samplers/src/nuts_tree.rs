@@ -23,6 +23,8 @@ pub struct TreeOutcome {
     pub divergent: bool,
     /// Doublings kept.
     pub tree_depth: usize,
+    /// The tree stopped because it reached its `max_depth` doublings.
+    pub hit_max_depth: bool,
     /// Leapfrog steps (= gradient evaluations) made.
     pub n_leapfrog: usize,
     /// H at the draw.
@@ -163,6 +165,7 @@ impl<T: Copy> Tree<T> {
             accept_stat: sum_accept / n_leapfrog.max(1) as f64,
             divergent,
             tree_depth,
+            hit_max_depth: tree_depth >= *max_depth,
             n_leapfrog,
             energy: hamiltonian(point, metric, velocity),
         };
