@@ -28,6 +28,7 @@
 mod bounds;
 mod family;
 mod gaussian;
+mod hessian;
 mod logistic;
 mod terms;
 

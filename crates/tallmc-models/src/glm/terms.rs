@@ -12,6 +12,7 @@ use tallmc_core::{LinearPredictor, TermGradients, TermHessians, Terms};
 
 use super::Glm;
 use super::family::GlmFamily;
+use super::hessian;
 use crate::data::{Rows, with_rows};
 
 /// Indices per stack-allocated chunk of the two-pass batch loops.
@@ -239,19 +240,10 @@ impl<F: GlmFamily> TermHessians for Glm<F> {
         let y = self.design.y();
         let d = self.design.dim();
         let f = &self.family;
-        let constant = f.constant_curvature();
-        with_rows!(self.design, r => {
-            for &i in indices {
-                let i = i as usize;
-                let w = match constant {
-                    Some(c) => c,
-                    None => f.curvature(y[i], r.dot(i, theta)),
-                };
-                for j in 0..d {
-                    let a = w * r.get(i, j);
-                    r.add_row(i, a, &mut hess[j * d..(j + 1) * d]);
-                }
-            }
+        debug_assert_eq!(hess.len(), d * d);
+        with_rows!(self.design, r => match f.constant_curvature() {
+            Some(c) => hessian::add(&r, indices, |_| c, hess),
+            None => hessian::add(&r, indices, |i| f.curvature(y[i], r.dot(i, theta)), hess),
         })
     }
 }
