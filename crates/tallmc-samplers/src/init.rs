@@ -68,7 +68,8 @@ impl Laplace {
 /// Finds the posterior mode from `start` by Newton's method with Levenberg damping and
 /// backtracking line search, and returns the Laplace approximation there.
 ///
-/// Cost per iteration: N terms and gradients per line-search trial, N Hessian evaluations.
+/// Cost per iteration: N terms and gradients per line-search trial, N Hessian evaluations; one
+/// more Hessian pass at the end only if the last step was not followed by a Hessian there.
 pub fn laplace_approximation<M>(model: &M, start: &[f64], options: NewtonOptions) -> Result<Laplace>
 where
     M: TermHessians + LogPriorHessian + ?Sized,
@@ -91,6 +92,9 @@ where
     let mut neg_hess = vec![0.0; d * d];
     let (mut trial, mut trial_grad, mut step) = (vec![0.0; d], vec![0.0; d], vec![0.0; d]);
     let mut iterations = 0;
+    // Whether `neg_hess` holds −∇²log π at the current θ (undamped: damping works on a copy),
+    // so the covariance at the end needs no further pass.
+    let mut hessian_at_theta = false;
     let negative_hessian =
         |full: &FullData, theta: &[f64], out: &mut [f64], evals: &mut EvalCounts| {
             full.hessian(model, theta, out);
@@ -101,6 +105,7 @@ where
     while iterations < options.max_iterations {
         iterations += 1;
         negative_hessian(&full, &theta, &mut neg_hess, &mut evals);
+        hessian_at_theta = true;
         // Levenberg damping until −H + μI is positive definite.
         let scale = (0..d).map(|j| neg_hess[j * d + j].abs()).fold(1e-12, f64::max);
         let mut mu = 0.0;
@@ -122,29 +127,30 @@ where
             break;
         }
         let mut t = 1.0;
-        let mut improved = false;
+        let mut accepted = None;
         for _ in 0..60 {
             for j in 0..d {
                 trial[j] = theta[j] + t * step[j];
             }
-            trial_grad.fill(0.0);
             let ft = full.log_posterior_grad(model, &trial, &mut trial_grad);
             evals += EvalCounts::terms_and_gradients(n);
             if ft.is_finite() && ft >= f + 1e-4 * t * decrement {
-                improved = true;
+                accepted = Some(ft);
                 break;
             }
             t *= 0.5;
         }
-        if !improved {
-            break;
-        }
+        let Some(ft) = accepted else { break };
+        // The accepted trial's value and gradient are those at the new θ (a pass computes them
+        // deterministically), so they are reused, not recomputed.
         theta.copy_from_slice(&trial);
         grad.copy_from_slice(&trial_grad);
-        f = full.log_posterior_grad(model, &theta, &mut grad);
-        evals += EvalCounts::terms_and_gradients(n);
+        f = ft;
+        hessian_at_theta = false;
     }
-    negative_hessian(&full, &theta, &mut neg_hess, &mut evals);
+    if !hessian_at_theta {
+        negative_hessian(&full, &theta, &mut neg_hess, &mut evals);
+    }
     let factor = Cholesky::new(&neg_hess, d, "negative Hessian of the log posterior at the mode")?;
     Ok(Laplace { mode: theta, covariance: factor.inverse(), log_density: f, iterations, evals })
 }
