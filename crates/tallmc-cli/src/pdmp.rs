@@ -313,7 +313,7 @@ impl<'a> PdmpRun<'a> {
         K: PdmpKernel<M>,
     {
         let kernel = kernel?;
-        let progress = crate::progress::Bar::on_terminal(self.chains);
+        let progress = crate::progress::Bar::on_terminal(self.chains, 0);
         let driver = ContinuousDriver::new(self.config())
             .parameter_names(self.names.to_vec())
             .comments(self.comments.clone())

@@ -7,9 +7,28 @@
 //! bit-identical whatever the thread count, so the same seed gives the same draws on a laptop
 //! and on a server.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use rayon::prelude::*;
 
 use crate::{LogPrior, TermGradients, TermHessians, Terms};
+
+/// Rows evaluated by full-data passes in this process (every [`FullData`] pass adds its rows,
+/// chunk by chunk, whichever model or thread). Nothing reads it to compute: it is there so a
+/// front end can show progress through a setup made of passes over the data.
+static ROWS_EVALUATED: AtomicU64 = AtomicU64::new(0);
+
+/// Rows evaluated so far by full-data passes in this process (a monotone progress counter:
+/// the difference between two readings, divided by N, is the number of passes in between).
+pub fn rows_evaluated() -> u64 {
+    ROWS_EVALUATED.load(Ordering::Relaxed)
+}
+
+/// Counts `hi − lo` rows as evaluated.
+#[inline]
+fn count_rows(lo: impl Into<u64>, hi: impl Into<u64>) {
+    ROWS_EVALUATED.fetch_add(hi.into() - lo.into(), Ordering::Relaxed);
+}
 
 /// Whether a full-data pass may use the rayon thread pool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -76,7 +95,9 @@ impl FullData {
             let this = &*self;
             let partial = |c: usize| {
                 let (lo, hi) = this.chunk_range(c);
-                model.sum_log_terms_range(theta, lo, hi)
+                let sum = model.sum_log_terms_range(theta, lo, hi);
+                count_rows(lo, hi);
+                sum
             };
             let slots = &mut out[..chunks];
             match self.parallelism {
@@ -109,6 +130,7 @@ impl FullData {
                 let (v, g) = slot.split_first_mut().expect("slot has d + 1 entries");
                 g.fill(0.0);
                 *v = model.sum_log_terms_grad_range(theta, lo, hi, g);
+                count_rows(lo, hi);
             };
             let slots = &mut out[..chunks * (d + 1)];
             match self.parallelism {
@@ -161,6 +183,7 @@ impl FullData {
                 let g = &mut slot[1..];
                 g.fill(0.0);
                 model.sum_hessian_vector_range(theta, lo, hi, v, g);
+                count_rows(lo, hi);
             };
             let slots = &mut buf[..chunks * (d + 1)];
             match self.parallelism {
@@ -189,6 +212,7 @@ impl FullData {
             let lo = c * chunk;
             let hi = (lo + chunk).min(self.n);
             model.sum_hessian_range(theta, lo as u32, hi as u32, slot);
+            count_rows(lo as u64, hi as u64);
         };
         if d > 0 {
             match self.parallelism {

@@ -15,6 +15,8 @@ use tallmc_core::{
 };
 use tallmc_integrators::Metric;
 
+use crate::thinned::Thinned;
+
 /// Settings of Newton's method.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct NewtonOptions {
@@ -24,11 +26,28 @@ pub struct NewtonOptions {
     pub tolerance: f64,
     /// Threads for the full-data sums.
     pub parallelism: Parallelism,
+    /// Warm start: with `Some(m)` and N ≥ 4m, Newton's method first runs on about m evenly
+    /// spaced terms weighted by N/m (cost: m per pass) and the full-data iterations start from
+    /// that mode, which saves most of their passes over the data on tall data. The result is
+    /// still the full-data mode to `tolerance`, but not bit for bit the one reached from
+    /// `start`. `None` (the default) starts the full-data iterations at `start`.
+    pub warm_start_rows: Option<usize>,
+}
+
+impl NewtonOptions {
+    /// The warm start the CLI uses: 100,000 evenly spaced rows (a pass over them costs about
+    /// what 1 % of a 10⁷-row pass does).
+    pub const WARM_START_ROWS: usize = 100_000;
 }
 
 impl Default for NewtonOptions {
     fn default() -> Self {
-        Self { max_iterations: 100, tolerance: 1e-10, parallelism: Parallelism::Rayon }
+        Self {
+            max_iterations: 100,
+            tolerance: 1e-10,
+            parallelism: Parallelism::Rayon,
+            warm_start_rows: None,
+        }
     }
 }
 
@@ -74,12 +93,36 @@ pub fn laplace_approximation<M>(model: &M, start: &[f64], options: NewtonOptions
 where
     M: TermHessians + LogPriorHessian + ?Sized,
 {
+    let n = model.num_terms();
+    tallmc_core::error::check_finite_vector("Newton start", start, model.dim())?;
+    if let Some(rows) = options.warm_start_rows
+        && rows > 0
+        && n / 4 >= rows
+    {
+        let thinned = Thinned::new(model, rows);
+        // A thinned problem Newton cannot solve (e.g. separable rows), or a warm mode where the
+        // full posterior is not finite, only loses the warm start.
+        if let Ok(warm) = newton(&thinned, start, options)
+            && let Ok(mut laplace) = newton(model, &warm.mode, options)
+        {
+            laplace.evals += warm.evals;
+            return Ok(laplace);
+        }
+    }
+    newton(model, start, options)
+}
+
+/// Newton's method from `start` on `model` (no warm start): the body of
+/// [`laplace_approximation`].
+fn newton<M>(model: &M, start: &[f64], options: NewtonOptions) -> Result<Laplace>
+where
+    M: TermHessians + LogPriorHessian + ?Sized,
+{
     let d = model.dim();
     let n = model.num_terms();
-    tallmc_core::error::check_finite_vector("Newton start", start, d)?;
-    let mut full = FullData::for_model(model, options.parallelism);
     let mut evals = EvalCounts::ZERO;
     let mut theta = start.to_vec();
+    let mut full = FullData::for_model(model, options.parallelism);
     let mut grad = vec![0.0; d];
     let mut f = full.log_posterior_grad(model, &theta, &mut grad);
     evals += EvalCounts::terms_and_gradients(n);

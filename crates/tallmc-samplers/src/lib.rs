@@ -139,6 +139,7 @@ pub mod sghmc;
 pub mod sgld;
 pub mod sgnht;
 pub mod sink;
+mod thinned;
 
 pub use adaptive_mh::{AdaptiveMetropolis, AdaptiveMetropolisConfig};
 pub use continuous::{
