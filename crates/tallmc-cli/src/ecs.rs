@@ -91,6 +91,7 @@ impl EcsSettings {
         let mut d = EcsDynamics {
             trajectory_length: self.trajectory_length,
             recenter: None,
+            parallel_control_variates: true,
             ..EcsDynamics::default()
         }
         .with_integrator(self.integrator);

@@ -27,7 +27,14 @@ pub fn rows_evaluated() -> u64 {
 /// Counts `hi − lo` rows as evaluated.
 #[inline]
 fn count_rows(lo: impl Into<u64>, hi: impl Into<u64>) {
-    ROWS_EVALUATED.fetch_add(hi.into() - lo.into(), Ordering::Relaxed);
+    count_rows_evaluated(hi.into() - lo.into());
+}
+
+/// Adds `rows` to [`rows_evaluated`]: for passes over the data made outside [`FullData`] (the
+/// control variates' construction pass).
+#[inline]
+pub fn count_rows_evaluated(rows: u64) {
+    ROWS_EVALUATED.fetch_add(rows, Ordering::Relaxed);
 }
 
 /// Whether a full-data pass may use the rayon thread pool.

@@ -23,6 +23,34 @@ fn indices(n: usize, m: usize, seed: u64) -> Vec<u32> {
 }
 
 #[test]
+fn control_variates_built_on_all_cores_match_the_single_running_sum() {
+    // 200,003 rows: three full PARALLEL_CHUNK chunks and a ragged one.
+    let model = logistic(200_003, 3);
+    let center = [0.2, 0.4, 0.0, -0.5];
+    let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    let two = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    for order in ORDERS {
+        let (seq, seq_counts) = ControlVariate::new(&model, &center, order).unwrap();
+        let on = |pool: &rayon::ThreadPool| {
+            pool.install(|| ControlVariate::new_on_all_cores(&model, &center, order)).unwrap()
+        };
+        let ((a, a_counts), (b, _)) = (on(&one), on(&two));
+        // The same bits on any number of threads…
+        assert_eq!(a.sum_at_center().to_bits(), b.sum_at_center().to_bits());
+        assert_eq!(a.gradient_sum(), b.gradient_sum());
+        assert_eq!(a.hessian_sum(), b.hessian_sum());
+        // …and the single running sum's value up to summation order (a sum of 2·10⁵ terms
+        // rounds to ~1e-16·√N relative; 1e-12 leaves room).
+        assert_close(&[a.sum_at_center()], &[seq.sum_at_center()], 1e-12, "Σℓ(θ*)");
+        assert_close(a.gradient_sum(), seq.gradient_sum(), 1e-12, "Σ∇ℓ(θ*)");
+        assert_close(a.hessian_sum(), seq.hessian_sum(), 1e-12, "Σ∇²ℓ(θ*)");
+        assert_eq!(a_counts, seq_counts, "order {order:?}: one pass, counted the same");
+    }
+    // A bad centre is the same error as the sequential builder's.
+    assert!(ControlVariate::new_on_all_cores(&model, &[0.0; 3], CvOrder::Two).is_err());
+}
+
+#[test]
 fn difference_gradients_match_finite_differences_rank_one_and_generic() {
     let model = logistic(500, 3);
     let center = [0.2, 0.4, 0.0, -0.5];

@@ -214,6 +214,11 @@ pub struct EcsDynamics {
     pub newton: NewtonOptions,
     /// Threads for the full-data passes of the setup and of re-centring.
     pub parallelism: Parallelism,
+    /// Build the control variates at θ* with [`ControlVariate::new_on_all_cores`] (chunked
+    /// partial sums on the rayon pool) instead of [`ControlVariate::new`]'s single running sum.
+    /// Same bits on any thread count either way, but not the same bits as each other: `false`
+    /// (the default) keeps the reproduction suites' snapshots; the CLI sets `true`.
+    pub parallel_control_variates: bool,
 }
 
 impl Default for EcsDynamics {
@@ -230,6 +235,7 @@ impl Default for EcsDynamics {
             initial_metric: None,
             newton: NewtonOptions::default(),
             parallelism: Parallelism::Rayon,
+            parallel_control_variates: false,
         }
     }
 }
@@ -318,7 +324,11 @@ where
     M: TermHessians + LogPriorHessian + ?Sized,
 {
     let (center, mut evals) = find_center(model, given, position, dyn_)?;
-    let (cv, c) = ControlVariate::new(model, &center, order)?;
+    let (cv, c) = if dyn_.parallel_control_variates {
+        ControlVariate::new_on_all_cores(model, &center, order)?
+    } else {
+        ControlVariate::new(model, &center, order)?
+    };
     evals += c;
     let (covariance, c) = laplace_covariance(model, &cv, dyn_.parallelism)?;
     evals += c;
