@@ -397,7 +397,8 @@ impl RunPdmp for LogisticRegression {
             SamplerKind::ZigzagSs => run.go(self, Ok(ZigZagSubsampling::new())),
             SamplerKind::ZigzagCv => run.go(
                 self,
-                ControlVariates::rank_one(run.mode.to_vec()).map(ZigZagSubsampling::with_estimator),
+                ControlVariates::rank_one(run.mode.to_vec())
+                    .map(|cv| ZigZagSubsampling::with_estimator(cv.built_on_all_cores())),
             ),
             _ => run_without_bounds(self, "logistic", run),
         }
@@ -419,7 +420,8 @@ impl RunPdmp for GaussianMean {
             SamplerKind::ZigzagSs => run.go(self, ZigZagSubsampling::lipschitz(mode.to_vec())),
             SamplerKind::ZigzagCv => run.go(
                 self,
-                ControlVariates::rank_one(mode.to_vec()).map(ZigZagSubsampling::with_estimator),
+                ControlVariates::rank_one(mode.to_vec())
+                    .map(|cv| ZigZagSubsampling::with_estimator(cv.built_on_all_cores())),
             ),
             _ => run_without_bounds(self, "gaussian-mean", run),
         }

@@ -156,7 +156,7 @@ pub(crate) fn run_stochastic_gradient<M: WithEngine>(
         };
         return Ok((outputs, EvalCounts::ZERO));
     };
-    let (cv, setup) = ControlVariate::new(model, mode, order)
+    let (cv, setup) = ControlVariate::new_on_all_cores(model, mode, order)
         .context("cannot build the control variates at the posterior mode")?;
     let engine = model.engine(1, s.batch);
     let estimator = ControlVariateGradient::new(model, cv, engine, s.batch)?;

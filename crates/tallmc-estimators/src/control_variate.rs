@@ -33,6 +33,45 @@ pub const PARALLEL_CHUNK: u32 = 65_536;
 /// and must notice when θ* (or the control variate) changes.
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
+/// Σℓ_k(θ*), Σ∇ℓ_k(θ*) (orders ≥ 1) and, with `hessians` (which adds Σ∇²ℓ over a row range),
+/// Σ∇²ℓ_k(θ*): chunks of [`PARALLEL_CHUNK`] rows on the rayon pool, each evaluated while it is
+/// in cache, their partial sums added in chunk order (the bits do not depend on the threads).
+fn chunked_sums<M, H>(
+    model: &M, center: &[f64], order: CvOrder, hessians: Option<H>,
+) -> (f64, Vec<f64>, Vec<f64>)
+where
+    M: TermGradients + ?Sized,
+    H: Fn(u32, u32, &mut [f64]) + Sync,
+{
+    let n = model.num_terms() as u32;
+    let d = model.dim();
+    let hess_len = if hessians.is_some() { d * d } else { 0 };
+    let partials: Vec<(f64, Vec<f64>, Vec<f64>)> = (0..n.div_ceil(PARALLEL_CHUNK))
+        .into_par_iter()
+        .map(|c| {
+            let lo = c * PARALLEL_CHUNK;
+            let hi = n.min(lo.saturating_add(PARALLEL_CHUNK));
+            let (mut grad, mut hess) = (vec![0.0; d], vec![0.0; hess_len]);
+            let total = match order {
+                CvOrder::Zero => model.sum_log_terms_range(center, lo, hi),
+                _ => model.sum_log_terms_grad_range(center, lo, hi, &mut grad),
+            };
+            if let Some(h) = &hessians {
+                h(lo, hi, &mut hess);
+            }
+            tallmc_core::full_data::count_rows_evaluated(u64::from(hi - lo));
+            (total, grad, hess)
+        })
+        .collect();
+    let (mut total, mut grad, mut hess) = (0.0, vec![0.0; d], vec![0.0; hess_len]);
+    for (t, g, h) in &partials {
+        total += t;
+        grad.iter_mut().zip(g).for_each(|(a, b)| *a += b);
+        hess.iter_mut().zip(h).for_each(|(a, b)| *a += b);
+    }
+    (total, grad, hess)
+}
+
 fn fresh_id() -> u64 {
     NEXT_ID.fetch_add(1, Ordering::Relaxed)
 }
@@ -140,32 +179,26 @@ impl ControlVariate {
     ) -> Result<(Self, EvalCounts)> {
         let mut cv = Self::empty(model.dim(), model.num_terms(), order)?;
         cv.check_center(model.dim(), model.num_terms(), center)?;
-        let n = cv.num_terms as u32;
-        let d = cv.dim;
-        let hess_len = if order == CvOrder::Two { d * d } else { 0 };
-        let partials: Vec<(f64, Vec<f64>, Vec<f64>)> = (0..n.div_ceil(PARALLEL_CHUNK))
-            .into_par_iter()
-            .map(|c| {
-                let lo = c * PARALLEL_CHUNK;
-                let hi = n.min(lo.saturating_add(PARALLEL_CHUNK));
-                let (mut grad, mut hess) = (vec![0.0; d], vec![0.0; hess_len]);
-                let total = match order {
-                    CvOrder::Zero => model.sum_log_terms_range(center, lo, hi),
-                    _ => model.sum_log_terms_grad_range(center, lo, hi, &mut grad),
-                };
-                if order == CvOrder::Two {
-                    model.sum_hessian_range(center, lo, hi, &mut hess);
-                }
-                tallmc_core::full_data::count_rows_evaluated(u64::from(hi - lo));
-                (total, grad, hess)
-            })
-            .collect();
-        let (mut total, mut grad, mut hess) = (0.0, vec![0.0; d], vec![0.0; hess_len]);
-        for (t, g, h) in &partials {
-            total += t;
-            grad.iter_mut().zip(g).for_each(|(a, b)| *a += b);
-            hess.iter_mut().zip(h).for_each(|(a, b)| *a += b);
+        let hessians = (order == CvOrder::Two)
+            .then_some(|lo, hi, h: &mut [f64]| model.sum_hessian_range(center, lo, hi, h));
+        let (total, grad, hess) = chunked_sums(model, center, order, hessians);
+        let counts = cv.install(center, total, grad, hess)?;
+        Ok((cv, counts))
+    }
+
+    /// [`ControlVariate::without_hessians`] with the construction pass on all cores, as
+    /// [`ControlVariate::new_on_all_cores`] (order 0 or 1; order 2 is
+    /// [`Error::HessiansRequired`]).
+    pub fn without_hessians_on_all_cores<M: TermGradients + ?Sized>(
+        model: &M, center: &[f64], order: CvOrder,
+    ) -> Result<(Self, EvalCounts)> {
+        if order == CvOrder::Two {
+            return Err(Error::HessiansRequired);
         }
+        let mut cv = Self::empty(model.dim(), model.num_terms(), order)?;
+        cv.check_center(model.dim(), model.num_terms(), center)?;
+        let none: Option<fn(u32, u32, &mut [f64])> = None;
+        let (total, grad, hess) = chunked_sums(model, center, order, none);
         let counts = cv.install(center, total, grad, hess)?;
         Ok((cv, counts))
     }

@@ -46,6 +46,17 @@ fn control_variates_built_on_all_cores_match_the_single_running_sum() {
         assert_close(a.hessian_sum(), seq.hessian_sum(), 1e-12, "Σ∇²ℓ(θ*)");
         assert_eq!(a_counts, seq_counts, "order {order:?}: one pass, counted the same");
     }
+    for order in [CvOrder::Zero, CvOrder::One] {
+        let (seq, _) = ControlVariate::without_hessians(&model, &center, order).unwrap();
+        let (par, _) =
+            ControlVariate::without_hessians_on_all_cores(&model, &center, order).unwrap();
+        assert_close(par.gradient_sum(), seq.gradient_sum(), 1e-12, "Σ∇ℓ(θ*), gradients only");
+        assert!(par.hessian_sum().is_empty());
+    }
+    assert!(matches!(
+        ControlVariate::without_hessians_on_all_cores(&model, &center, CvOrder::Two),
+        Err(Error::HessiansRequired)
+    ));
     // A bad centre is the same error as the sequential builder's.
     assert!(ControlVariate::new_on_all_cores(&model, &[0.0; 3], CvOrder::Two).is_err());
 }

@@ -53,6 +53,8 @@ pub struct ControlVariates<E = RankOne> {
     prior: Vec<f64>,
     diff: Vec<f64>,
     d: [f64; 1],
+    /// Whether [`SwitchingRateEstimator::prepare`] builds the control variates on all cores.
+    on_all_cores: bool,
 }
 
 impl ControlVariates<RankOne> {
@@ -78,7 +80,18 @@ impl<E> ControlVariates<E> {
             prior: Vec::new(),
             diff: Vec::new(),
             d: [0.0],
+            on_all_cores: false,
         })
+    }
+
+    /// Builds the control variates at ξ* with
+    /// [`ControlVariate::without_hessians_on_all_cores`] (chunked partial sums on the rayon
+    /// pool: the same bits on any thread count, but not those of the default single running
+    /// sum, which the reproduction suites pin).
+    #[must_use]
+    pub fn built_on_all_cores(mut self) -> Self {
+        self.on_all_cores = true;
+        self
     }
 
     /// The reference point ξ*.
@@ -117,8 +130,11 @@ where
                 .map(|c| n * c + kappa)
             })
             .collect::<Result<_>>()?;
-        let (cv, mut evals) =
-            ControlVariate::without_hessians(model, &self.reference, CvOrder::One)?;
+        let (cv, mut evals) = if self.on_all_cores {
+            ControlVariate::without_hessians_on_all_cores(model, &self.reference, CvOrder::One)?
+        } else {
+            ControlVariate::without_hessians(model, &self.reference, CvOrder::One)?
+        };
         self.prior_at_reference = vec![0.0; d];
         model.log_prior_grad(&self.reference, &mut self.prior_at_reference);
         tallmc_core::error::check_finite(
