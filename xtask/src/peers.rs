@@ -37,7 +37,8 @@ pub struct PeerArgs {
     #[arg(long, default_value_t = 1)]
     pub rng: u64,
     /// Comparisons to run, comma-separated (default: every one whose tallmc side exists).
-    /// Known: hmc, hmc-diag, sgld, hmc-ecs, sghmc (NumPyro / BlackJAX), zigzag, bps (pdmp-jax).
+    /// Known: hmc, hmc-diag, nuts, sgld, hmc-ecs, hmc-ecs-tuned, hmc-ecs-nuts, sghmc (NumPyro /
+    /// BlackJAX), zigzag, bps (pdmp-jax).
     /// A pending one (none at present) runs the peer side only.
     #[arg(long, value_delimiter = ',')]
     pub methods: Vec<String>,
@@ -110,6 +111,16 @@ struct PeerSide {
     args: fn(&Settings) -> Vec<String>,
     /// The script.
     script: PeerScript,
+    /// Run the peer once per value of a flag and keep the run with the best ESS per second
+    /// (the peer at its best setting); `None`: one run.
+    scan: Option<PeerScan>,
+}
+
+/// A peer-side scan: `flag` set to each of `values` in turn (tags get `_{flag}{value}`).
+#[derive(Clone, Copy)]
+struct PeerScan {
+    flag: &'static str,
+    values: &'static [usize],
 }
 
 /// The tallmc side of a comparison.
@@ -174,6 +185,7 @@ const NUTS: PeerSide = PeerSide {
     tag: |c| format!("nuts_n{}", c.n),
     args: |c| cli(&["--method", "nuts"], &[("--warmup", &c.warmup), ("--samples", &c.draws)]),
     script: PeerScript::Numpyro,
+    scan: None,
 };
 
 /// A full-data tallmc run of `sampler` (`hmc` or `nuts`) with `metric`, the shared warmup and
@@ -207,6 +219,15 @@ fn sg_peer_args(c: &Settings, fixed: &[&str], steps: (&str, usize)) -> Vec<Strin
 
 /// BlackJAX's SGLD step is θ + ε∇ + √(2ε)·z and tallmc's θ + (h/2)∇ + √h·z: h = 2ε. The peer's
 /// grid for un-preconditioned runs is {0.01, 0.03, 0.1, 0.3, 1}/n in ε.
+/// `hmc-ecs EXTRA… --trajectory-length 1.2 --target-accept 0.8 --warmup W --draws D`.
+fn ecs_tallmc_args(c: &Settings, extra: &[&str]) -> Vec<String> {
+    let mut a = s(&["hmc-ecs"]);
+    a.extend(s(extra));
+    a.extend(s(&["--trajectory-length", "1.2", "--target-accept", "0.8"]));
+    a.extend(["--warmup".into(), c.warmup.to_string(), "--draws".into(), c.draws.to_string()]);
+    a
+}
+
 fn sgld_grid(c: &Settings) -> Vec<f64> {
     [0.01, 0.03, 0.1, 0.3, 1.0].iter().map(|g| 2.0 * g / c.n as f64).collect()
 }
@@ -287,6 +308,7 @@ const COMPARISONS: &[Comparison] = &[
                 sg_peer_args(c, &["--method", "sgld", "--precond", "0"], ("--sg-steps", c.sg_steps))
             },
             script: PeerScript::Numpyro,
+            scan: None,
         },
         settings: &[
             "chains: 1 ↔ 1; start: mode ↔ MAP",
@@ -302,17 +324,7 @@ const COMPARISONS: &[Comparison] = &[
         key: "hmc-ecs",
         tallmc: TallmcSide::Cli {
             label: "tallmc HMC-ECS perturbed, m = 1300, G = 100, εL = 1.2",
-            args: |c| {
-                let mut a = s(&["hmc-ecs", "--subsample", "1300", "--blocks", "100"]);
-                a.extend(s(&["--trajectory-length", "1.2", "--target-accept", "0.8"]));
-                a.extend([
-                    "--warmup".into(),
-                    c.warmup.to_string(),
-                    "--draws".into(),
-                    c.draws.to_string(),
-                ]);
-                a
-            },
+            args: |c| ecs_tallmc_args(c, &["--subsample", "1300", "--blocks", "100"]),
             scan: None,
             per_step: None,
         },
@@ -326,14 +338,79 @@ const COMPARISONS: &[Comparison] = &[
                 )
             },
             script: PeerScript::Numpyro,
+            scan: None,
         },
         settings: &[
             "chains: 1 ↔ 1; start: mode ↔ MAP; warmup / draws: --warmup W --draws D ↔ --warmup W --samples D",
             "subsample: m = 1300 with replacement in G = 100 blocks, one block refreshed per iteration ↔ the same",
             "likelihood: perturbed difference estimator exp(ℓ̂ − σ̂²/2), 2nd-order Taylor control variates ↔ the same (HMCECS.taylor_proxy, degree 2)",
-            "expansion point θ*: the mode, re-set (with M) every 200 warmup iterations up to 1,000 ↔ the MAP, fixed",
+            "expansion point θ*: the mode (Newton on the full data), fixed ↔ the MAP, fixed",
             "mass matrix: inverse Hessian at θ* (dense) ↔ the Laplace covariance at the MAP (dense), fixed",
             "trajectory: εL = 1.2, ε by dual averaging to 0.8 ↔ the same",
+        ],
+    },
+    Comparison {
+        key: "hmc-ecs-tuned",
+        tallmc: TallmcSide::Cli {
+            label: "tallmc HMC-ECS perturbed, m tuned (V[ℓ̂] ≤ 1 at the mode, ≥ 100), G = min(100, m), εL = 1.2",
+            args: |c| ecs_tallmc_args(c, &[]),
+            scan: None,
+            per_step: None,
+        },
+        peer: PeerSide {
+            label: "NumPyro HMCECS at its best m of {100, 300, 1300}, G = 100, εL = 1.2",
+            tag: |c| format!("hmcecs_scan_n{}", c.n),
+            args: |c| {
+                cli(
+                    &["--method", "hmcecs", "--m", "1300", "--blocks", "100"],
+                    &[("--warmup", &c.warmup), ("--samples", &c.draws)],
+                )
+            },
+            script: PeerScript::Numpyro,
+            scan: Some(PeerScan { flag: "--m", values: &[100, 300, 1300] }),
+        },
+        settings: &[
+            "chains: 1 ↔ 1; start: mode ↔ MAP; warmup / draws: --warmup W --draws D ↔ --warmup W --samples D",
+            "subsample: tallmc's own m (the smallest with V[ℓ̂] ≤ 1 at Laplace draws, at least 100; G = min(100, m)) ↔ each m of {100, 300, 1300} with G = 100, the run with the highest ESS/s kept",
+            "likelihood, θ*, mass matrix, trajectory: as in the hmc-ecs row",
+        ],
+    },
+    Comparison {
+        key: "hmc-ecs-nuts",
+        tallmc: TallmcSide::Cli {
+            label: "tallmc HMC-ECS perturbed, NUTS θ-step, m = 1300, G = 100",
+            args: |c| {
+                ecs_tallmc_args(c, &["--inner", "nuts", "--subsample", "1300", "--blocks", "100"])
+            },
+            scan: None,
+            per_step: None,
+        },
+        peer: PeerSide {
+            label: "NumPyro HMCECS with a NUTS inner kernel, m = 1300, G = 100",
+            tag: |c| format!("hmcecs_nuts_n{}", c.n),
+            args: |c| {
+                cli(
+                    &[
+                        "--method",
+                        "hmcecs",
+                        "--ecs-inner",
+                        "nuts",
+                        "--m",
+                        "1300",
+                        "--blocks",
+                        "100",
+                    ],
+                    &[("--warmup", &c.warmup), ("--samples", &c.draws)],
+                )
+            },
+            script: PeerScript::Numpyro,
+            scan: None,
+        },
+        settings: &[
+            "chains: 1 ↔ 1; start: mode ↔ MAP; warmup / draws: --warmup W --draws D ↔ --warmup W --samples D",
+            "subsample: m = 1300 in G = 100 blocks ↔ the same",
+            "θ-step: NUTS (multinomial, generalized U-turn, max depth 10), ε by dual averaging to 0.8 ↔ NumPyro's NUTS inner kernel, the same defaults",
+            "likelihood, θ*, mass matrix: as in the hmc-ecs row",
         ],
     },
     Comparison {
@@ -363,6 +440,7 @@ const COMPARISONS: &[Comparison] = &[
             tag: |c| format!("sghmc_n{}", c.n),
             args: |c| sg_peer_args(c, &["--method", "sghmc"], ("--sghmc-steps", c.sghmc_steps)),
             script: PeerScript::Numpyro,
+            scan: None,
         },
         settings: &[
             "chains: 1 ↔ 1; start: mode ↔ MAP; minibatch b without ↔ with replacement, one per trajectory on both sides (`--minibatch per-trajectory` ↔ BlackJAX's `sghmc` step, which takes one minibatch for its L integration steps)",
@@ -398,7 +476,7 @@ const fn pdmp_comparison(
     Comparison {
         key,
         tallmc: TallmcSide::Pdmp { label: tallmc_label, sampler: key },
-        peer: PeerSide { label: peer_label, tag, args, script: PeerScript::PdmpJax },
+        peer: PeerSide { label: peer_label, tag, args, script: PeerScript::PdmpJax, scan: None },
         settings: PDMP_SETTINGS,
     }
 }
@@ -531,7 +609,10 @@ pub fn run(root: &Path, c: &PeerArgs) -> Result<()> {
         }
         println!("== peers: {} ({})", cmp.peer.label, tag);
         let r = match cmp.peer.script {
-            PeerScript::Numpyro => run_peer(&p, c, &pin, &cmp.peer, &tag)?,
+            PeerScript::Numpyro => match cmp.peer.scan {
+                Some(scan) => run_peer_scan(&p, c, &pin, &cmp.peer, &tag, scan)?,
+                None => run_peer(&p, c, &pin, &cmp.peer, &tag)?,
+            },
             PeerScript::PdmpJax => {
                 let l = laplace.as_ref().context("Laplace approximation")?;
                 run_pdmpjax(&p, c, &pin, cmp, &tag, l)?
@@ -875,6 +956,32 @@ fn run_peer(p: &Paths, c: &PeerArgs, pin: &[String], side: &PeerSide, tag: &str)
     Ok(v)
 }
 
+/// The peer once per value of `scan` (tags `{tag}_{flag}{value}`); returns the run with the
+/// highest ESS per second of sampling, with every run's value, tag and ESS/s under `scan`.
+fn run_peer_scan(
+    p: &Paths, c: &PeerArgs, pin: &[String], side: &PeerSide, tag: &str, scan: PeerScan,
+) -> Result<Value> {
+    let mut best: Option<(f64, Value)> = None;
+    let mut tried = Vec::new();
+    for &value in scan.values {
+        let run_tag = format!("{tag}_{}{value}", scan.flag.trim_start_matches('-'));
+        let mut a = (side.args)(c);
+        set_flag(&mut a, scan.flag, value.to_string());
+        let mut cmd = command(pin, &p.numpyro_python);
+        peer_script_args(&mut cmd, p, c, "run_numpyro.py", &run_tag).args(a);
+        let v = run_peer_script(p, cmd, "run_numpyro.py", &run_tag)?;
+        let ess_per_s = num(&v, "ess_min")? / num(&v, "sampling_s")?;
+        println!("{run_tag}: {} = {value}: min bulk ESS per second {ess_per_s:.1}", scan.flag);
+        tried.push(json!({"value": value, "tag": run_tag, "ess_per_s": ess_per_s}));
+        if best.as_ref().is_none_or(|(b, _)| ess_per_s > *b) {
+            best = Some((ess_per_s, v));
+        }
+    }
+    let (_, mut v) = best.context("a peer scan with no values")?;
+    v["scan"] = json!({"flag": scan.flag, "runs": tried});
+    Ok(v)
+}
+
 fn build_cli(p: &Paths) -> Result<PathBuf> {
     println!("== tallmc: cargo build --release -p tallmc-cli");
     let status = Command::new(env!("CARGO"))
@@ -1049,6 +1156,7 @@ fn peer_row(cmp: &Comparison, v: &Value) -> Result<Value> {
         "grad_eval_unit": v["grad_eval_unit"],
         "load_average": v["load_average"],
         "cpu_over_wall": num(v, "sampling_cpu_s").ok().zip(num(v, "sampling_wall_s").ok()).map(|(a, b)| a / b),
+        "scan": v["scan"],
     }))
 }
 
@@ -1165,6 +1273,41 @@ fn f(v: &Value, digits: usize) -> String {
 }
 
 /// The report: one table, then the settings.
+/// One line per comparison whose peer side was a scan: every value's ESS/s, and tallmc's
+/// subsample size when its adaptation reports one.
+fn scan_notes(m: &mut String, r: &Value) {
+    for c in r["comparisons"].as_array().into_iter().flatten() {
+        let scan = &c["peer"]["scan"];
+        let Some(runs) = scan["runs"].as_array() else { continue };
+        let tried: Vec<String> = runs
+            .iter()
+            .map(|x| {
+                format!(
+                    "{} = {}: {} ESS/s",
+                    scan["flag"].as_str().unwrap_or(""),
+                    x["value"],
+                    f(&x["ess_per_s"], 1)
+                )
+            })
+            .collect();
+        let own_m = c["tallmc"]["adaptation"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|chain| chain.as_array().into_iter().flatten())
+            .filter_map(Value::as_str)
+            .find(|line| line.starts_with("Subsample size"))
+            .map(|line| format!("; tallmc's own: {line}"))
+            .unwrap_or_default();
+        let _ = writeln!(
+            m,
+            "\n{}: the peer was run at {} and its best kept{own_m}.",
+            c["key"].as_str().unwrap_or(""),
+            tried.join(", ")
+        );
+    }
+}
+
 fn markdown(r: &Value) -> String {
     let mut m = String::new();
     let _ = writeln!(
@@ -1234,6 +1377,7 @@ fn markdown(r: &Value) -> String {
             );
         }
     }
+    scan_notes(&mut m, r);
     pdmp_markdown(&mut m, r);
     if has_main {
         let _ = writeln!(m, "\n## Settings, side by side (tallmc ↔ peer)\n");
