@@ -32,6 +32,16 @@ fn prefetch_ahead<R: Rows>(rows: &R, indices: &[u32], k: usize) {
     }
 }
 
+/// Prefetches the rows of the contiguous chunk after the one starting at `first` (up to `end`),
+/// so that their loads overlap the family's arithmetic on this chunk (which issues none): the
+/// hardware prefetcher alone stops a few lines ahead of the last demand load.
+#[inline(always)]
+fn prefetch_next_chunk<R: Rows>(rows: &R, first: usize, end: usize) {
+    for i in (first + LANE).min(end)..(first + 2 * LANE).min(end) {
+        rows.prefetch(i);
+    }
+}
+
 /// η_k = x̃_{first+k}ᵀθ for every slot k of `etas` (the gathers of a contiguous range chunk).
 #[inline(always)]
 fn consecutive_etas<R: Rows>(rows: &R, theta: &[f64], first: usize, etas: &mut [f64]) {
@@ -129,13 +139,15 @@ impl<F: GlmFamily> Terms for Glm<F> {
             let mut acc = 0.0;
             let mut etas = [0.0; LANE];
             for (c, ys) in y.chunks(LANE).enumerate() {
-                consecutive_etas(&r, theta, start as usize + c * LANE, &mut etas[..ys.len()]);
+                let base = start as usize + c * LANE;
+                consecutive_etas(&r, theta, base, &mut etas[..ys.len()]);
                 if quadratic.is_some() {
                     for (e, &yk) in etas.iter().zip(ys) {
                         let res = yk - *e;
                         acc += res * res;
                     }
                 } else {
+                    prefetch_next_chunk(&r, base, end as usize);
                     let etas = &mut etas[..ys.len()];
                     family_values(f, etas, ys);
                     for v in etas.iter() {
@@ -217,6 +229,7 @@ impl<F: GlmFamily> TermGradients for Glm<F> {
                         }
                     }
                     None => {
+                        prefetch_next_chunk(&r, base, end as usize);
                         let etas = &mut etas[..ys.len()];
                         family_values_and_scores(f, etas, &mut scores, ys);
                         for (k, (&ll, &score)) in etas.iter().zip(&scores).enumerate() {
