@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use super::Glm;
 use super::family::{BoundedCurvature, BoundedScore, BoundedThirdDerivative, GlmFamily};
+use super::fast_math::{exp_nonpositive, ln_1p_unit};
 use crate::data::{Dataset, DesignMatrix, DesignOptions};
 use crate::error::Result;
 
@@ -29,10 +30,10 @@ const LOGISTIC_THIRD_DERIVATIVE_MAX: f64 = 1.0 / (6.0 * 1.732_050_807_568_877_2)
 /// (ℓ, y − σ(η), σ(η)(1 − σ(η))) for a response y ∈ {0, 1}, stable for any finite η.
 #[inline(always)]
 fn logistic_parts(y: f64, eta: f64) -> (f64, f64, f64) {
-    let e = (-eta.abs()).exp();
+    let e = exp_nonpositive(-eta.abs());
     let q = 1.0 / (1.0 + e);
     let (sigma, one_minus) = if eta >= 0.0 { (q, e * q) } else { (e * q, q) };
-    let ll = (y * eta - eta.max(0.0)) - e.ln_1p();
+    let ll = (y * eta - eta.max(0.0)) - ln_1p_unit(e);
     (ll, y * one_minus - (1.0 - y) * sigma, e * q * q)
 }
 
@@ -40,7 +41,7 @@ fn logistic_parts(y: f64, eta: f64) -> (f64, f64, f64) {
 /// same bits.
 #[inline(always)]
 fn logistic_score_parts(y: f64, eta: f64) -> (f64, f64) {
-    let e = (-eta.abs()).exp();
+    let e = exp_nonpositive(-eta.abs());
     let q = 1.0 / (1.0 + e);
     let (sigma, one_minus) = if eta >= 0.0 { (q, e * q) } else { (e * q, q) };
     (y * one_minus - (1.0 - y) * sigma, e * q * q)
@@ -49,7 +50,7 @@ fn logistic_score_parts(y: f64, eta: f64) -> (f64, f64) {
 /// ℓ alone.
 #[inline(always)]
 fn logistic_ll(y: f64, eta: f64) -> f64 {
-    (y * eta - eta.max(0.0)) - (-eta.abs()).exp().ln_1p()
+    (y * eta - eta.max(0.0)) - ln_1p_unit(exp_nonpositive(-eta.abs()))
 }
 
 impl GlmFamily for LogisticFamily {

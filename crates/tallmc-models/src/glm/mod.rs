@@ -27,6 +27,7 @@
 
 mod bounds;
 mod family;
+mod fast_math;
 mod gaussian;
 mod hessian;
 mod logistic;

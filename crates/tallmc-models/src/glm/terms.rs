@@ -3,8 +3,10 @@
 //!
 //! **Loop shape.** Index batches run in chunks of [`LANE`] indices with two passes: first the
 //! gathers (η_k = x̃_{i_k}ᵀθ and y_{i_k}, independent loads, so many rows are in flight at once),
-//! then the family's scalar functions and the row updates (rows now in cache). Sums accumulate
-//! term by term in index order; quadratic families ([`GlmFamily::quadratic_form`]) accumulate
+//! then the family's scalar functions and the row updates (rows now in cache). Contiguous ranges
+//! compute a chunk's η first too. The family runs over a whole chunk in a loop of its own
+//! ([`family_values`], [`family_values_and_scores`]) so that LLVM vectorizes it (the logistic
+//! family is branch-free, see `fast_math.rs`); sums then accumulate term by term in index order; quadratic families ([`GlmFamily::quadratic_form`]) accumulate
 //! Σ(y − η)² instead and finish with n·log_norm − ½·w·Σ(y − η)². The operation order is part of
 //! the reproducibility contract: the reproduction suites' snapshots pin it.
 
@@ -31,11 +33,40 @@ fn prefetch_ahead<R: Rows>(rows: &R, indices: &[u32], k: usize) {
     }
 }
 
+/// Prefetches the rows of the contiguous chunk after the one starting at `first` (up to `end`),
+/// so that their loads overlap the family's arithmetic on this chunk (which issues none): the
+/// hardware prefetcher alone stops a few lines ahead of the last demand load.
+#[inline(always)]
+fn prefetch_next_chunk<R: Rows>(rows: &R, first: usize, end: usize) {
+    for i in (first + LANE).min(end)..(first + 2 * LANE).min(end) {
+        rows.prefetch(i);
+    }
+}
+
 /// η_k = x̃_{first+k}ᵀθ for every slot k of `etas` (the gathers of a contiguous range chunk).
 #[inline(always)]
 fn consecutive_etas<R: Rows>(rows: &R, theta: &[f64], first: usize, etas: &mut [f64]) {
     for (k, e) in etas.iter_mut().enumerate() {
         *e = rows.dot(first + k, theta);
+    }
+}
+
+/// φ_{y_k}(η_k) in place of each η_k in `etas` (`ys` at least as long). A loop of its own, with
+/// no sum in it, so that LLVM vectorizes the family's branch-free functions over the block; the
+/// caller then adds the values in index order.
+#[inline(always)]
+fn family_values<F: GlmFamily>(f: &F, etas: &mut [f64], ys: &[f64]) {
+    for (e, &yk) in etas.iter_mut().zip(ys) {
+        *e = f.value(yk, *e);
+    }
+}
+
+/// (φ_{y_k}(η_k), φ′_{y_k}(η_k)): the value in place of each η_k in `etas`, the score in
+/// `scores` (both loops as in [`family_values`]).
+#[inline(always)]
+fn family_values_and_scores<F: GlmFamily>(f: &F, etas: &mut [f64], scores: &mut [f64], ys: &[f64]) {
+    for ((e, s), &yk) in etas.iter_mut().zip(scores.iter_mut()).zip(ys) {
+        (*e, *s) = f.value_and_score(yk, *e);
     }
 }
 
@@ -60,10 +91,8 @@ impl<F: GlmFamily> Terms for Glm<F> {
                     *o = r.dot(i as usize, theta);
                     *yk = y[i as usize];
                 }
-                // Pass 2: the family's function (transcendental for most families).
-                for (o, &yk) in out.iter_mut().zip(&ys) {
-                    *o = f.value(yk, *o);
-                }
+                // Pass 2: the family's function (transcendental for most families; vectorized).
+                family_values(f, out, &ys);
             }
         })
     }
@@ -82,15 +111,16 @@ impl<F: GlmFamily> Terms for Glm<F> {
                     *e = r.dot(i as usize, theta);
                     *yk = y[i as usize];
                 }
-                let pairs = etas[..idx.len()].iter().zip(&ys);
                 if quadratic.is_some() {
-                    for (e, &yk) in pairs {
+                    for (e, &yk) in etas[..idx.len()].iter().zip(&ys) {
                         let res = yk - *e;
                         acc += res * res;
                     }
                 } else {
-                    for (e, &yk) in pairs {
-                        acc += f.value(yk, *e);
+                    let etas = &mut etas[..idx.len()];
+                    family_values(f, etas, &ys);
+                    for v in etas.iter() {
+                        acc += v;
                     }
                 }
             }
@@ -110,15 +140,19 @@ impl<F: GlmFamily> Terms for Glm<F> {
             let mut acc = 0.0;
             let mut etas = [0.0; LANE];
             for (c, ys) in y.chunks(LANE).enumerate() {
-                consecutive_etas(&r, theta, start as usize + c * LANE, &mut etas[..ys.len()]);
+                let base = start as usize + c * LANE;
+                consecutive_etas(&r, theta, base, &mut etas[..ys.len()]);
                 if quadratic.is_some() {
                     for (e, &yk) in etas.iter().zip(ys) {
                         let res = yk - *e;
                         acc += res * res;
                     }
                 } else {
-                    for (e, &yk) in etas.iter().zip(ys) {
-                        acc += f.value(yk, *e);
+                    prefetch_next_chunk(&r, base, end as usize);
+                    let etas = &mut etas[..ys.len()];
+                    family_values(f, etas, ys);
+                    for v in etas.iter() {
+                        acc += v;
                     }
                 }
             }
@@ -147,9 +181,9 @@ impl<F: GlmFamily> TermGradients for Glm<F> {
                     *o = r.dot(i as usize, theta);
                     *yk = y[i as usize];
                 }
-                for ((o, &yk), &i) in out.iter_mut().zip(&ys).zip(idx) {
-                    let (ll, score) = f.value_and_score(yk, *o);
-                    *o = ll;
+                let mut scores = [0.0; LANE];
+                family_values_and_scores(f, out, &mut scores, &ys);
+                for ((&ll, &score), &i) in out.iter().zip(&scores).zip(idx) {
                     total += ll;
                     r.add_row(i as usize, score, grad_sum);
                 }
@@ -183,6 +217,7 @@ impl<F: GlmFamily> TermGradients for Glm<F> {
         let acc = with_rows!(self.design, r => {
             let mut acc = 0.0;
             let mut etas = [0.0; LANE];
+            let mut scores = [0.0; LANE];
             for (c, ys) in y.chunks(LANE).enumerate() {
                 let base = start as usize + c * LANE;
                 consecutive_etas(&r, theta, base, &mut etas[..ys.len()]);
@@ -195,8 +230,10 @@ impl<F: GlmFamily> TermGradients for Glm<F> {
                         }
                     }
                     None => {
-                        for (k, (e, &yk)) in etas.iter().zip(ys).enumerate() {
-                            let (ll, score) = f.value_and_score(yk, *e);
+                        prefetch_next_chunk(&r, base, end as usize);
+                        let etas = &mut etas[..ys.len()];
+                        family_values_and_scores(f, etas, &mut scores, ys);
+                        for (k, (&ll, &score)) in etas.iter().zip(&scores).enumerate() {
                             acc += ll;
                             r.add_row(base + k, score, grad_sum);
                         }
