@@ -18,8 +18,10 @@ use std::time::Instant;
 
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use tallmc_core::{FullData, LinearPredictor, Parallelism, TermGradients, Terms};
-use tallmc_models::{Dataset, DesignOptions, LogisticRegression, synthetic};
+use tallmc_core::{FullData, LinearPredictor, Parallelism, TermGradients};
+use tallmc_models::{
+    Dataset, DesignOptions, FastLogisticRegression, LogisticRegression, synthetic,
+};
 
 const N: usize = 100_000;
 const D: usize = 29;
@@ -84,47 +86,22 @@ struct Row {
     baseline_secs_per_eval: f64,
 }
 
-fn main() {
-    let sim = higgs_like_or_exit(N);
-    let theta = sim.theta_true.clone();
-    let x = sim.data.x().to_vec();
-    // The same covariates without the intercept column, standardized on the fly (d = 29 again).
-    let x28: Vec<f64> = x.chunks_exact(D).flat_map(|r| r[1..].iter().copied()).collect();
-    let standardized_data = Dataset::with_default_names(x28, sim.data.y().to_vec(), D - 1)
-        .expect("finite synthetic data");
-    let plain = LogisticRegression::new(sim.data, DesignOptions::default(), 10.0)
-        .expect("valid higgs-like model");
-    let standardized = LogisticRegression::new(
-        standardized_data,
-        DesignOptions { intercept: true, standardize: true },
-        10.0,
-    )
-    .expect("valid standardized model");
+/// What every model's rows are timed with: θ, the random batches and the two baselines.
+struct Timing<'a> {
+    theta: &'a [f64],
+    batches: &'a [Vec<u32>],
+    base_contig: f64,
+    base_random: f64,
+}
 
-    let mut rng = ChaCha8Rng::seed_from_u64(20_240_229);
-    let batches: Vec<Vec<u32>> = (0..EVALS_PER_PASS / BATCH)
-        .map(|_| (0..BATCH).map(|_| rng.random_range(0..N as u32)).collect())
-        .collect();
-    let sweeps = EVALS_PER_PASS / N;
-    let mut out = vec![0.0; BATCH];
-    let mut grad = vec![0.0; D];
-
-    // Baselines, timed in this run.
-    let base_contig = median_secs(|| {
-        let mut t = 0.0;
-        for _ in 0..sweeps {
-            for s in (0..N).step_by(BATCH) {
-                t += dot_rows_contiguous(&x, &theta, s, s + BATCH);
-            }
-        }
-        t
-    }) / EVALS_PER_PASS as f64;
-    let base_random =
-        median_secs(|| batches.iter().map(|b| dot_rows_indexed(&x, &theta, b)).sum::<f64>())
-            / EVALS_PER_PASS as f64;
-
-    let mut rows = Vec::new();
-    for (label, model) in [("plain", &plain), ("standardized", &standardized)] {
+impl Timing<'_> {
+    /// ℓ_i and ℓ_i with Σ∇ℓ_i of `model`, contiguous and random, as rows of the table.
+    fn model_rows<M: TermGradients>(&self, label: &str, model: &M, rows: &mut Vec<Row>) {
+        let (theta, batches) = (self.theta, self.batches);
+        let (base_contig, base_random) = (self.base_contig, self.base_random);
+        let sweeps = EVALS_PER_PASS / N;
+        let mut out = vec![0.0; BATCH];
+        let mut grad = vec![0.0; D];
         let tag = format!("d={D}/n={N}/batch={BATCH}/{label}");
         let t = median_secs(|| {
             let mut t = 0.0;
@@ -142,7 +119,7 @@ fn main() {
         });
         let t = median_secs(|| {
             let mut t = 0.0;
-            for b in &batches {
+            for b in batches {
                 model.log_terms(&theta, b, &mut out);
                 t += out[0];
             }
@@ -170,7 +147,7 @@ fn main() {
         });
         let t = median_secs(|| {
             let mut t = 0.0;
-            for b in &batches {
+            for b in batches {
                 grad.fill(0.0);
                 t += model.log_terms_grad_sum(&theta, b, &mut out, &mut grad);
             }
@@ -182,6 +159,57 @@ fn main() {
             baseline_secs_per_eval: base_random,
         });
     }
+}
+
+fn main() {
+    let sim = higgs_like_or_exit(N);
+    let theta = sim.theta_true.clone();
+    let x = sim.data.x().to_vec();
+    // The same covariates without the intercept column, standardized on the fly (d = 29 again).
+    let x28: Vec<f64> = x.chunks_exact(D).flat_map(|r| r[1..].iter().copied()).collect();
+    let standardized_data = Dataset::with_default_names(x28, sim.data.y().to_vec(), D - 1)
+        .expect("finite synthetic data");
+    let plain = LogisticRegression::new(sim.data, DesignOptions::default(), 10.0)
+        .expect("valid higgs-like model");
+    let standardized = LogisticRegression::new(
+        standardized_data,
+        DesignOptions { intercept: true, standardize: true },
+        10.0,
+    )
+    .expect("valid standardized model");
+    let fast_plain = FastLogisticRegression::from_design(plain.design().clone(), 10.0)
+        .expect("valid higgs-like model");
+    let fast_standardized =
+        FastLogisticRegression::from_design(standardized.design().clone(), 10.0)
+            .expect("valid standardized model");
+
+    let mut rng = ChaCha8Rng::seed_from_u64(20_240_229);
+    let batches: Vec<Vec<u32>> = (0..EVALS_PER_PASS / BATCH)
+        .map(|_| (0..BATCH).map(|_| rng.random_range(0..N as u32)).collect())
+        .collect();
+    let sweeps = EVALS_PER_PASS / N;
+
+    // Baselines, timed in this run.
+    let base_contig = median_secs(|| {
+        let mut t = 0.0;
+        for _ in 0..sweeps {
+            for s in (0..N).step_by(BATCH) {
+                t += dot_rows_contiguous(&x, &theta, s, s + BATCH);
+            }
+        }
+        t
+    }) / EVALS_PER_PASS as f64;
+    let base_random =
+        median_secs(|| batches.iter().map(|b| dot_rows_indexed(&x, &theta, b)).sum::<f64>())
+            / EVALS_PER_PASS as f64;
+
+    let mut rows = Vec::new();
+    let timing = Timing { theta: &theta, batches: &batches, base_contig, base_random };
+    timing.model_rows("plain", &plain, &mut rows);
+    timing.model_rows("standardized", &standardized, &mut rows);
+    timing.model_rows("plain, fast exp/log1p", &fast_plain, &mut rows);
+    timing.model_rows("standardized, fast exp/log1p", &fast_standardized, &mut rows);
+    let mut grad = vec![0.0; D];
 
     // The SG control-variate gradient on random rows: two gradients per row (at θ and θ*).
     let center: Vec<f64> = theta.iter().map(|t| t + 0.01).collect();

@@ -9,7 +9,7 @@ use common::*;
 use proptest::prelude::*;
 use rand::RngExt;
 use tallmc_core::{LinearPredictor, TermGradients, Terms};
-use tallmc_models::{Dataset, DesignOptions, LogisticRegression};
+use tallmc_models::{Dataset, DesignOptions, FastLogisticRegression};
 
 /// Agreement required with the libm reference, relative.
 const REL_TOL: f64 = 1e-12;
@@ -34,15 +34,16 @@ fn check(got: f64, want: f64, scale: f64, what: &str) -> Result<(), TestCaseErro
     Ok(())
 }
 
-fn model(x: &[f64], y: &[f64], p: usize, standardize: bool) -> Option<LogisticRegression> {
+fn model(x: &[f64], y: &[f64], p: usize, standardize: bool) -> Option<FastLogisticRegression> {
     let data = Dataset::with_default_names(x.to_vec(), y.to_vec(), p).ok()?;
     // Standardizing rejects a constant column; such cases just test the plain model.
-    LogisticRegression::new(data, DesignOptions { intercept: standardize, standardize }, 1.0).ok()
+    FastLogisticRegression::new(data, DesignOptions { intercept: standardize, standardize }, 1.0)
+        .ok()
 }
 
 /// Everything the model computes for rows `idx`, checked against the reference.
 fn check_model(
-    m: &LogisticRegression, y: &[f64], theta: &[f64], idx: &[u32],
+    m: &FastLogisticRegression, y: &[f64], theta: &[f64], idx: &[u32],
 ) -> Result<(), TestCaseError> {
     let d = m.dim();
     let n = m.num_terms();
