@@ -107,7 +107,7 @@ impl Timing<'_> {
             let mut t = 0.0;
             for _ in 0..sweeps {
                 for s in (0..N as u32).step_by(BATCH) {
-                    t += model.sum_log_terms_range(&theta, s, s + BATCH as u32);
+                    t += model.sum_log_terms_range(theta, s, s + BATCH as u32);
                 }
             }
             t
@@ -120,7 +120,7 @@ impl Timing<'_> {
         let t = median_secs(|| {
             let mut t = 0.0;
             for b in batches {
-                model.log_terms(&theta, b, &mut out);
+                model.log_terms(theta, b, &mut out);
                 t += out[0];
             }
             t
@@ -135,7 +135,7 @@ impl Timing<'_> {
             for _ in 0..sweeps {
                 for s in (0..N as u32).step_by(BATCH) {
                     grad.fill(0.0);
-                    t += model.sum_log_terms_grad_range(&theta, s, s + BATCH as u32, &mut grad);
+                    t += model.sum_log_terms_grad_range(theta, s, s + BATCH as u32, &mut grad);
                 }
             }
             t + grad[0]
@@ -149,7 +149,7 @@ impl Timing<'_> {
             let mut t = 0.0;
             for b in batches {
                 grad.fill(0.0);
-                t += model.log_terms_grad_sum(&theta, b, &mut out, &mut grad);
+                t += model.log_terms_grad_sum(theta, b, &mut out, &mut grad);
             }
             t + grad[0]
         });
