@@ -15,7 +15,7 @@ use anyhow::{Result, bail};
 use serde::Serialize;
 use tallmc_diagnostics::{SignCorrected, sign_corrected};
 use tallmc_estimators::{CvOrder, DifferenceTerms, HessianProducts, RankOne};
-use tallmc_models::{Gaussian, GaussianMean, LinearRegression, LogisticRegression};
+use tallmc_models::{FastLogisticRegression, Gaussian, GaussianMean, LinearRegression};
 use tallmc_samplers::sink::{ColumnMemorySink, CsvSink, Tee};
 use tallmc_samplers::{
     ChainOutput, Driver, EcsDynamics, HmcEcs, HmcEcsConfig, SignedHmcEcs, SignedHmcEcsConfig,
@@ -194,7 +194,7 @@ macro_rules! hessian_products_engine {
     )*};
 }
 
-rank_one_engine!(LogisticRegression, GaussianMean);
+rank_one_engine!(FastLogisticRegression, GaussianMean);
 hessian_products_engine!(LinearRegression, Gaussian);
 
 /// Runs perturbed or signed HMC-ECS with θ* = `center`.

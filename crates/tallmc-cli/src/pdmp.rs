@@ -23,7 +23,7 @@ use serde::Serialize;
 use tallmc_core::{EventTotals, PdmpKernel};
 use tallmc_diagnostics::continuous::{ContinuousSummary, TimeAverageConfig, summarize_continuous};
 use tallmc_diagnostics::{Draws, Summary, summarize};
-use tallmc_models::{Gaussian, GaussianMean, LinearRegression, LogisticRegression};
+use tallmc_models::{FastLogisticRegression, Gaussian, GaussianMean, LinearRegression};
 use tallmc_samplers::continuous::{
     Budget, ContinuousChainOutput, ContinuousDriver, ContinuousRunConfig, GridDraws, SkeletonSink,
     TimeAverageSink,
@@ -384,7 +384,7 @@ macro_rules! full_data_with_bound {
     }};
 }
 
-impl RunPdmp for LogisticRegression {
+impl RunPdmp for FastLogisticRegression {
     /// Bounded per-datum gradients: lipSBPS and ZZ-SS with the sup bounds; ZZ-CV with the
     /// rank-one engine.
     fn run_pdmp(&self, run: &PdmpRun<'_>) -> Result<PdmpOutputs> {

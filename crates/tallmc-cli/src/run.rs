@@ -17,7 +17,7 @@ use tallmc_core::{
 use tallmc_diagnostics::{Draws, Summary, summarize};
 use tallmc_integrators::{Metric, MetricKind};
 use tallmc_models::{
-    DesignOptions, Gaussian, GaussianMean, LinearRegression, LoadOptions, LogisticRegression,
+    DesignOptions, FastLogisticRegression, Gaussian, GaussianMean, LinearRegression, LoadOptions,
 };
 use tallmc_samplers::sink::{ColumnMemorySink, CsvSink, Tee};
 use tallmc_samplers::{
@@ -240,7 +240,7 @@ macro_rules! confidence_via_bounds {
 }
 
 confidence_via_bounds!(
-    LogisticRegression => "logistic", yes;
+    FastLogisticRegression => "logistic", yes;
     Gaussian => "gaussian", no;
     GaussianMean => "gaussian-mean", yes
 );
@@ -312,7 +312,7 @@ fn sample_model(sampler: &Sampler, stop: &AtomicBool) -> Result<Outcome> {
     let prior_sd = args.prior_sd.unwrap_or(10.0);
     match args.model {
         ModelKind::Logistic => {
-            let model = LogisticRegression::new(data, design, prior_sd)?;
+            let model = FastLogisticRegression::new(data, design, prior_sd)?;
             run_model(&model, sampler, n, (setup_start, spinner), stop)
         }
         ModelKind::Linear => {

@@ -18,8 +18,10 @@ use std::time::Instant;
 
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use tallmc_core::{FullData, LinearPredictor, Parallelism, TermGradients, Terms};
-use tallmc_models::{Dataset, DesignOptions, LogisticRegression, synthetic};
+use tallmc_core::{FullData, LinearPredictor, Parallelism, TermGradients};
+use tallmc_models::{
+    Dataset, DesignOptions, FastLogisticRegression, LogisticRegression, synthetic,
+};
 
 const N: usize = 100_000;
 const D: usize = 29;
@@ -84,6 +86,81 @@ struct Row {
     baseline_secs_per_eval: f64,
 }
 
+/// What every model's rows are timed with: θ, the random batches and the two baselines.
+struct Timing<'a> {
+    theta: &'a [f64],
+    batches: &'a [Vec<u32>],
+    base_contig: f64,
+    base_random: f64,
+}
+
+impl Timing<'_> {
+    /// ℓ_i and ℓ_i with Σ∇ℓ_i of `model`, contiguous and random, as rows of the table.
+    fn model_rows<M: TermGradients>(&self, label: &str, model: &M, rows: &mut Vec<Row>) {
+        let (theta, batches) = (self.theta, self.batches);
+        let (base_contig, base_random) = (self.base_contig, self.base_random);
+        let sweeps = EVALS_PER_PASS / N;
+        let mut out = vec![0.0; BATCH];
+        let mut grad = vec![0.0; D];
+        let tag = format!("d={D}/n={N}/batch={BATCH}/{label}");
+        let t = median_secs(|| {
+            let mut t = 0.0;
+            for _ in 0..sweeps {
+                for s in (0..N as u32).step_by(BATCH) {
+                    t += model.sum_log_terms_range(theta, s, s + BATCH as u32);
+                }
+            }
+            t
+        });
+        rows.push(Row {
+            name: format!("logistic_ll/contiguous/{tag}"),
+            secs_per_eval: t / EVALS_PER_PASS as f64,
+            baseline_secs_per_eval: base_contig,
+        });
+        let t = median_secs(|| {
+            let mut t = 0.0;
+            for b in batches {
+                model.log_terms(theta, b, &mut out);
+                t += out[0];
+            }
+            t
+        });
+        rows.push(Row {
+            name: format!("logistic_ll/random/{tag}"),
+            secs_per_eval: t / EVALS_PER_PASS as f64,
+            baseline_secs_per_eval: base_random,
+        });
+        let t = median_secs(|| {
+            let mut t = 0.0;
+            for _ in 0..sweeps {
+                for s in (0..N as u32).step_by(BATCH) {
+                    grad.fill(0.0);
+                    t += model.sum_log_terms_grad_range(theta, s, s + BATCH as u32, &mut grad);
+                }
+            }
+            t + grad[0]
+        });
+        rows.push(Row {
+            name: format!("logistic_ll_grad_sum/contiguous/{tag}"),
+            secs_per_eval: t / EVALS_PER_PASS as f64,
+            baseline_secs_per_eval: base_contig,
+        });
+        let t = median_secs(|| {
+            let mut t = 0.0;
+            for b in batches {
+                grad.fill(0.0);
+                t += model.log_terms_grad_sum(theta, b, &mut out, &mut grad);
+            }
+            t + grad[0]
+        });
+        rows.push(Row {
+            name: format!("logistic_ll_grad_sum/random/{tag}"),
+            secs_per_eval: t / EVALS_PER_PASS as f64,
+            baseline_secs_per_eval: base_random,
+        });
+    }
+}
+
 fn main() {
     let sim = higgs_like_or_exit(N);
     let theta = sim.theta_true.clone();
@@ -100,14 +177,17 @@ fn main() {
         10.0,
     )
     .expect("valid standardized model");
+    let fast_plain = FastLogisticRegression::from_design(plain.design().clone(), 10.0)
+        .expect("valid higgs-like model");
+    let fast_standardized =
+        FastLogisticRegression::from_design(standardized.design().clone(), 10.0)
+            .expect("valid standardized model");
 
     let mut rng = ChaCha8Rng::seed_from_u64(20_240_229);
     let batches: Vec<Vec<u32>> = (0..EVALS_PER_PASS / BATCH)
         .map(|_| (0..BATCH).map(|_| rng.random_range(0..N as u32)).collect())
         .collect();
     let sweeps = EVALS_PER_PASS / N;
-    let mut out = vec![0.0; BATCH];
-    let mut grad = vec![0.0; D];
 
     // Baselines, timed in this run.
     let base_contig = median_secs(|| {
@@ -124,64 +204,12 @@ fn main() {
             / EVALS_PER_PASS as f64;
 
     let mut rows = Vec::new();
-    for (label, model) in [("plain", &plain), ("standardized", &standardized)] {
-        let tag = format!("d={D}/n={N}/batch={BATCH}/{label}");
-        let t = median_secs(|| {
-            let mut t = 0.0;
-            for _ in 0..sweeps {
-                for s in (0..N as u32).step_by(BATCH) {
-                    t += model.sum_log_terms_range(&theta, s, s + BATCH as u32);
-                }
-            }
-            t
-        });
-        rows.push(Row {
-            name: format!("logistic_ll/contiguous/{tag}"),
-            secs_per_eval: t / EVALS_PER_PASS as f64,
-            baseline_secs_per_eval: base_contig,
-        });
-        let t = median_secs(|| {
-            let mut t = 0.0;
-            for b in &batches {
-                model.log_terms(&theta, b, &mut out);
-                t += out[0];
-            }
-            t
-        });
-        rows.push(Row {
-            name: format!("logistic_ll/random/{tag}"),
-            secs_per_eval: t / EVALS_PER_PASS as f64,
-            baseline_secs_per_eval: base_random,
-        });
-        let t = median_secs(|| {
-            let mut t = 0.0;
-            for _ in 0..sweeps {
-                for s in (0..N as u32).step_by(BATCH) {
-                    grad.fill(0.0);
-                    t += model.sum_log_terms_grad_range(&theta, s, s + BATCH as u32, &mut grad);
-                }
-            }
-            t + grad[0]
-        });
-        rows.push(Row {
-            name: format!("logistic_ll_grad_sum/contiguous/{tag}"),
-            secs_per_eval: t / EVALS_PER_PASS as f64,
-            baseline_secs_per_eval: base_contig,
-        });
-        let t = median_secs(|| {
-            let mut t = 0.0;
-            for b in &batches {
-                grad.fill(0.0);
-                t += model.log_terms_grad_sum(&theta, b, &mut out, &mut grad);
-            }
-            t + grad[0]
-        });
-        rows.push(Row {
-            name: format!("logistic_ll_grad_sum/random/{tag}"),
-            secs_per_eval: t / EVALS_PER_PASS as f64,
-            baseline_secs_per_eval: base_random,
-        });
-    }
+    let timing = Timing { theta: &theta, batches: &batches, base_contig, base_random };
+    timing.model_rows("plain", &plain, &mut rows);
+    timing.model_rows("standardized", &standardized, &mut rows);
+    timing.model_rows("plain, fast exp/log1p", &fast_plain, &mut rows);
+    timing.model_rows("standardized, fast exp/log1p", &fast_standardized, &mut rows);
+    let mut grad = vec![0.0; D];
 
     // The SG control-variate gradient on random rows: two gradients per row (at θ and θ*).
     let center: Vec<f64> = theta.iter().map(|t| t + 0.01).collect();

@@ -71,8 +71,9 @@ pub use error::{Error, Result};
 pub use gaussian::Gaussian;
 pub use gaussian_mean::GaussianMean;
 pub use glm::{
-    BoundedCurvature, BoundedScore, BoundedThirdDerivative, GaussianFamily, GaussianRegression,
-    Glm, GlmFamily, LogisticFamily, LogisticRegression,
+    BoundedCurvature, BoundedScore, BoundedThirdDerivative, FastLogisticFamily,
+    FastLogisticRegression, GaussianFamily, GaussianRegression, Glm, GlmFamily, LogisticFamily,
+    LogisticRegression,
 };
 pub use linear::LinearRegression;
 pub use mlp::{MlpShape, SoftmaxMlp};

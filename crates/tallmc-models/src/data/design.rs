@@ -304,6 +304,15 @@ pub trait Rows: Sync {
     fn dot(&self, i: usize, theta: &[f64]) -> f64;
     /// out += a·x̃_i.
     fn add_row(&self, i: usize, a: f64, out: &mut [f64]);
+    /// out += a₀x̃_{i₀} + a₁x̃_{i₁} + a₂x̃_{i₂} + a₃x̃_{i₃}, with the bits of four
+    /// [`Rows::add_row`] calls in that order (each entry gets its four products added one after
+    /// the other) but each entry of `out` loaded and stored once, not four times.
+    #[inline(always)]
+    fn add_rows4(&self, rows: [usize; 4], a: [f64; 4], out: &mut [f64]) {
+        for (i, a) in rows.into_iter().zip(a) {
+            self.add_row(i, a, out);
+        }
+    }
     /// out = a·x̃_i (overwrites).
     fn set_row(&self, i: usize, a: f64, out: &mut [f64]);
     /// x̃_ij.
@@ -426,6 +435,23 @@ impl Rows for PlainRows<'_> {
         apply_scaled_row(self.offset, a, self.raw(i).iter().copied(), out, |o, v| *o += v);
     }
     #[inline(always)]
+    fn add_rows4(&self, rows: [usize; 4], a: [f64; 4], out: &mut [f64]) {
+        let [r0, r1, r2, r3] = rows.map(|i| self.raw(i));
+        if self.offset == 1 {
+            // add_row adds a itself to the intercept entry (a·1 = a).
+            out[0] = (((out[0] + a[0]) + a[1]) + a[2]) + a[3];
+        }
+        let rows = r0.iter().zip(r1).zip(r2).zip(r3);
+        for (o, (((v0, v1), v2), v3)) in out[self.offset..].iter_mut().zip(rows) {
+            let mut acc = *o;
+            acc += a[0] * v0;
+            acc += a[1] * v1;
+            acc += a[2] * v2;
+            acc += a[3] * v3;
+            *o = acc;
+        }
+    }
+    #[inline(always)]
     fn set_row(&self, i: usize, a: f64, out: &mut [f64]) {
         apply_scaled_row(self.offset, a, self.raw(i).iter().copied(), out, |o, v| *o = v);
     }
@@ -494,6 +520,28 @@ impl Rows for AffineRows<'_> {
     #[inline(always)]
     fn add_row(&self, i: usize, a: f64, out: &mut [f64]) {
         apply_scaled_row(self.plain.offset, a, self.standardized(i), out, |o, v| *o += v);
+    }
+    #[inline(always)]
+    fn add_rows4(&self, rows: [usize; 4], a: [f64; 4], out: &mut [f64]) {
+        let offset = self.plain.offset;
+        let [r0, r1, r2, r3] = rows.map(|i| self.plain.raw(i));
+        if offset == 1 {
+            out[0] = (((out[0] + a[0]) + a[1]) + a[2]) + a[3];
+        }
+        let p = r0.len();
+        let (m, s) = (&self.mean[..p], &self.inv_sd[..p]);
+        let rows = r0.iter().zip(r1).zip(r2).zip(r3);
+        for ((o, (((v0, v1), v2), v3)), (mj, sj)) in
+            out[offset..].iter_mut().zip(rows).zip(m.iter().zip(s))
+        {
+            // The standardized value (v − m)·s, then a·value, as `add_row` computes them.
+            let mut acc = *o;
+            acc += a[0] * ((v0 - mj) * sj);
+            acc += a[1] * ((v1 - mj) * sj);
+            acc += a[2] * ((v2 - mj) * sj);
+            acc += a[3] * ((v3 - mj) * sj);
+            *o = acc;
+        }
     }
     #[inline(always)]
     fn set_row(&self, i: usize, a: f64, out: &mut [f64]) {

@@ -114,7 +114,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::data::{Dataset, DesignMatrix, DesignOptions, with_rows};
+    use crate::data::{Dataset, DesignMatrix, DesignOptions, Rows, with_rows};
 
     /// The row loop, the baseline blocked loop and the dispatched one on the same rows and
     /// weights, from the same non-zero start.
@@ -131,6 +131,23 @@ mod tests {
         [rowwise, blocked, dispatched]
     }
 
+    /// `rows` × `p` covariates uniform on [−4, 4) from an xorshift stream of `seed`.
+    fn random_design(
+        p: usize, rows: usize, intercept: bool, standardize: bool, seed: u64,
+    ) -> DesignMatrix {
+        let mut state = seed | 1;
+        let x: Vec<f64> = (0..rows * p)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                (state >> 11) as f64 / (1u64 << 53) as f64 * 8.0 - 4.0
+            })
+            .collect();
+        let data = Dataset::with_default_names(x, vec![0.0; rows], p).unwrap();
+        DesignMatrix::new(data, DesignOptions { intercept, standardize }).unwrap()
+    }
+
     proptest! {
         /// The blocked loop gives the row loop's bits for every width (including wider than
         /// `MAX_DIM`), every remainder of the index count, repeated indices, with and without
@@ -144,23 +161,38 @@ mod tests {
             seed in any::<u64>(),
             picks in proptest::collection::vec(any::<u32>(), 0..23),
         ) {
-            let mut state = seed | 1;
-            let x: Vec<f64> = (0..rows * p)
-                .map(|_| {
-                    state ^= state << 13;
-                    state ^= state >> 7;
-                    state ^= state << 17;
-                    (state >> 11) as f64 / (1u64 << 53) as f64 * 8.0 - 4.0
-                })
-                .collect();
-            let y = vec![0.0; rows];
-            let data = Dataset::with_default_names(x, y, p).unwrap();
-            let design = DesignMatrix::new(data, DesignOptions { intercept, standardize }).unwrap();
+            let design = random_design(p, rows, intercept, standardize, seed);
             let indices: Vec<u32> = picks.iter().map(|&k| k % rows as u32).collect();
             let [rowwise, blocked, dispatched] = all_three(&design, &indices);
             let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
             prop_assert_eq!(bits(&rowwise), bits(&blocked));
             prop_assert_eq!(bits(&rowwise), bits(&dispatched));
+        }
+
+        /// `Rows::add_rows4` (the blocked gradient update) gives four `add_row` calls' bits.
+        #[test]
+        fn four_row_update_has_four_row_updates_bits(
+            p in prop_oneof![1usize..10, Just(28usize)],
+            rows in 2usize..12,
+            intercept in any::<bool>(),
+            standardize in any::<bool>(),
+            seed in any::<u64>(),
+            picks in proptest::array::uniform4(any::<u32>()),
+            weights in proptest::array::uniform4(-3.0f64..3.0),
+        ) {
+            let design = random_design(p, rows, intercept, standardize, seed);
+            let d = design.dim();
+            let at = picks.map(|k| (k % rows as u32) as usize);
+            let start: Vec<f64> = (0..d).map(|k| (k as f64 * 0.73).cos()).collect();
+            let (mut one_by_one, mut blocked) = (start.clone(), start);
+            with_rows!(design, r => {
+                for (i, a) in at.into_iter().zip(weights) {
+                    r.add_row(i, a, &mut one_by_one);
+                }
+                r.add_rows4(at, weights, &mut blocked);
+            });
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            prop_assert_eq!(bits(&one_by_one), bits(&blocked));
         }
     }
 }

@@ -27,10 +27,12 @@
 
 mod bounds;
 mod family;
+mod fast_math;
 mod gaussian;
 mod hessian;
 mod logistic;
 mod terms;
+mod wide;
 
 use rayon::prelude::*;
 
@@ -42,7 +44,9 @@ pub use family::{
     BoundedCurvature, BoundedScore, BoundedThirdDerivative, GlmFamily, QuadraticForm,
 };
 pub use gaussian::{GaussianFamily, GaussianRegression};
-pub use logistic::{LogisticFamily, LogisticRegression};
+pub use logistic::{
+    FastLogisticFamily, FastLogisticRegression, LogisticFamily, LogisticRegression,
+};
 
 /// A generalized linear model ℓ_i(θ) = φ_{y_i}(x̃_iᵀθ) with family `F` and an independent
 /// N(0, s²) prior on every coefficient (see the [module docs](self)).

@@ -3,8 +3,10 @@
 //!
 //! **Loop shape.** Index batches run in chunks of [`LANE`] indices with two passes: first the
 //! gathers (η_k = x̃_{i_k}ᵀθ and y_{i_k}, independent loads, so many rows are in flight at once),
-//! then the family's scalar functions and the row updates (rows now in cache). Sums accumulate
-//! term by term in index order; quadratic families ([`GlmFamily::quadratic_form`]) accumulate
+//! then the family's scalar functions and the row updates (rows now in cache). Contiguous ranges
+//! compute a chunk's η first too. The family runs over a whole chunk in a loop of its own
+//! ([`family_values`], [`family_values_and_scores`]) so that LLVM vectorizes it (the logistic
+//! family is branch-free, see `fast_math.rs`); sums then accumulate term by term in index order; quadratic families ([`GlmFamily::quadratic_form`]) accumulate
 //! Σ(y − η)² instead and finish with n·log_norm − ½·w·Σ(y − η)². The operation order is part of
 //! the reproducibility contract: the reproduction suites' snapshots pin it.
 
@@ -13,6 +15,7 @@ use tallmc_core::{LinearPredictor, TermGradients, TermHessians, Terms};
 use super::Glm;
 use super::family::GlmFamily;
 use super::hessian;
+use super::wide;
 use crate::data::{Rows, with_rows};
 
 /// Indices per stack-allocated chunk of the two-pass batch loops.
@@ -31,11 +34,132 @@ fn prefetch_ahead<R: Rows>(rows: &R, indices: &[u32], k: usize) {
     }
 }
 
+/// Prefetches the rows of the contiguous chunk after the one starting at `first` (up to `end`),
+/// so that their loads overlap the family's arithmetic on this chunk (which issues none): the
+/// hardware prefetcher alone stops a few lines ahead of the last demand load.
+#[inline(always)]
+fn prefetch_next_chunk<R: Rows>(rows: &R, first: usize, end: usize) {
+    for i in (first + LANE).min(end)..(first + 2 * LANE).min(end) {
+        rows.prefetch(i);
+    }
+}
+
+/// out += Σ_k a_k x̃_{i_k} for the rows `index(k)`, k < `a.len()`, four rows per pass over
+/// `out` ([`Rows::add_rows4`]): the bits of one [`Rows::add_row`] per row, in order.
+#[inline(always)]
+fn add_weighted<R: Rows>(rows: &R, index: impl Fn(usize) -> usize, a: &[f64], out: &mut [f64]) {
+    let mut k = 0;
+    while k + 4 <= a.len() {
+        let at = [index(k), index(k + 1), index(k + 2), index(k + 3)];
+        rows.add_rows4(at, [a[k], a[k + 1], a[k + 2], a[k + 3]], out);
+        k += 4;
+    }
+    for (j, &w) in a.iter().enumerate().skip(k) {
+        rows.add_row(index(j), w, out);
+    }
+}
+
 /// η_k = x̃_{first+k}ᵀθ for every slot k of `etas` (the gathers of a contiguous range chunk).
 #[inline(always)]
 fn consecutive_etas<R: Rows>(rows: &R, theta: &[f64], first: usize, etas: &mut [f64]) {
     for (k, e) in etas.iter_mut().enumerate() {
         *e = rows.dot(first + k, theta);
+    }
+}
+
+/// φ_{y_k}(η_k) in place of each η_k in `etas` (`ys` at least as long). A loop of its own, with
+/// no sum in it, so that LLVM vectorizes the family's branch-free functions over the block; the
+/// caller then adds the values in index order.
+#[inline(always)]
+fn family_values<F: GlmFamily>(f: &F, etas: &mut [f64], ys: &[f64]) {
+    for (e, &yk) in etas.iter_mut().zip(ys) {
+        *e = f.value(yk, *e);
+    }
+}
+
+/// (φ_{y_k}(η_k), φ′_{y_k}(η_k)): the value in place of each η_k in `etas`, the score in
+/// `scores` (both loops as in [`family_values`]).
+#[inline(always)]
+fn family_values_and_scores<F: GlmFamily>(f: &F, etas: &mut [f64], scores: &mut [f64], ys: &[f64]) {
+    for ((e, s), &yk) in etas.iter_mut().zip(scores.iter_mut()).zip(ys) {
+        (*e, *s) = f.value_and_score(yk, *e);
+    }
+}
+
+/// A contiguous range of rows `start..start + y.len()` of a design, the family and θ: what the
+/// full-data range loops work on.
+pub(super) struct RangeValues<'a, F, R> {
+    pub(super) f: &'a F,
+    pub(super) rows: &'a R,
+    pub(super) theta: &'a [f64],
+    /// The responses of the range.
+    pub(super) y: &'a [f64],
+    pub(super) start: usize,
+}
+
+impl<F: GlmFamily, R: Rows> RangeValues<'_, F, R> {
+    /// Σφ over the range (or Σ(y − η)² for quadratic families): 64-row chunks, the gathers,
+    /// then the family's values in a loop of their own, added in index order.
+    #[inline(always)]
+    pub(super) fn sum(&self) -> f64 {
+        let (f, r, theta, y) = (self.f, self.rows, self.theta, self.y);
+        let end = self.start + y.len();
+        let quadratic = f.quadratic_form().is_some();
+        let mut acc = 0.0;
+        let mut etas = [0.0; LANE];
+        for (c, ys) in y.chunks(LANE).enumerate() {
+            let base = self.start + c * LANE;
+            consecutive_etas(r, theta, base, &mut etas[..ys.len()]);
+            if quadratic {
+                for (e, &yk) in etas.iter().zip(ys) {
+                    let res = yk - *e;
+                    acc += res * res;
+                }
+            } else {
+                prefetch_next_chunk(r, base, end);
+                let etas = &mut etas[..ys.len()];
+                family_values(f, etas, ys);
+                for v in etas.iter() {
+                    acc += v;
+                }
+            }
+        }
+        acc
+    }
+
+    /// [`RangeValues::sum`], also adding Σφ′ x̃ (quadratic families: Σ w(y − η) x̃) into
+    /// `grad_sum`.
+    #[inline(always)]
+    pub(super) fn sum_and_gradient(&self, grad_sum: &mut [f64]) -> f64 {
+        let (f, r, theta, y) = (self.f, self.rows, self.theta, self.y);
+        let end = self.start + y.len();
+        let quadratic = f.quadratic_form();
+        let mut acc = 0.0;
+        let mut etas = [0.0; LANE];
+        let mut scores = [0.0; LANE];
+        for (c, ys) in y.chunks(LANE).enumerate() {
+            let base = self.start + c * LANE;
+            consecutive_etas(r, theta, base, &mut etas[..ys.len()]);
+            match quadratic {
+                Some(q) => {
+                    for (k, (e, &yk)) in etas.iter().zip(ys).enumerate() {
+                        let res = yk - *e;
+                        acc += res * res;
+                        r.add_row(base + k, res * q.precision, grad_sum);
+                    }
+                }
+                None => {
+                    prefetch_next_chunk(r, base, end);
+                    let etas = &mut etas[..ys.len()];
+                    family_values_and_scores(f, etas, &mut scores, ys);
+                    for &ll in etas.iter() {
+                        acc += ll;
+                    }
+                    add_weighted(r, |k| base + k, &scores[..etas.len()], grad_sum);
+                }
+            }
+        }
+        acc
     }
 }
 
@@ -60,10 +184,8 @@ impl<F: GlmFamily> Terms for Glm<F> {
                     *o = r.dot(i as usize, theta);
                     *yk = y[i as usize];
                 }
-                // Pass 2: the family's function (transcendental for most families).
-                for (o, &yk) in out.iter_mut().zip(&ys) {
-                    *o = f.value(yk, *o);
-                }
+                // Pass 2: the family's function (transcendental for most families; vectorized).
+                family_values(f, out, &ys);
             }
         })
     }
@@ -82,15 +204,16 @@ impl<F: GlmFamily> Terms for Glm<F> {
                     *e = r.dot(i as usize, theta);
                     *yk = y[i as usize];
                 }
-                let pairs = etas[..idx.len()].iter().zip(&ys);
                 if quadratic.is_some() {
-                    for (e, &yk) in pairs {
+                    for (e, &yk) in etas[..idx.len()].iter().zip(&ys) {
                         let res = yk - *e;
                         acc += res * res;
                     }
                 } else {
-                    for (e, &yk) in pairs {
-                        acc += f.value(yk, *e);
+                    let etas = &mut etas[..idx.len()];
+                    family_values(f, etas, &ys);
+                    for v in etas.iter() {
+                        acc += v;
                     }
                 }
             }
@@ -107,22 +230,7 @@ impl<F: GlmFamily> Terms for Glm<F> {
         let f = &self.family;
         let quadratic = f.quadratic_form();
         let acc = with_rows!(self.design, r => {
-            let mut acc = 0.0;
-            let mut etas = [0.0; LANE];
-            for (c, ys) in y.chunks(LANE).enumerate() {
-                consecutive_etas(&r, theta, start as usize + c * LANE, &mut etas[..ys.len()]);
-                if quadratic.is_some() {
-                    for (e, &yk) in etas.iter().zip(ys) {
-                        let res = yk - *e;
-                        acc += res * res;
-                    }
-                } else {
-                    for (e, &yk) in etas.iter().zip(ys) {
-                        acc += f.value(yk, *e);
-                    }
-                }
-            }
-            acc
+            wide::range_values(&RangeValues { f, rows: &r, theta, y, start: start as usize })
         });
         match quadratic {
             Some(q) => q.total(f64::from(end.saturating_sub(start)), acc),
@@ -147,12 +255,12 @@ impl<F: GlmFamily> TermGradients for Glm<F> {
                     *o = r.dot(i as usize, theta);
                     *yk = y[i as usize];
                 }
-                for ((o, &yk), &i) in out.iter_mut().zip(&ys).zip(idx) {
-                    let (ll, score) = f.value_and_score(yk, *o);
-                    *o = ll;
+                let mut scores = [0.0; LANE];
+                family_values_and_scores(f, out, &mut scores, &ys);
+                for &ll in out.iter() {
                     total += ll;
-                    r.add_row(i as usize, score, grad_sum);
                 }
+                add_weighted(&r, |k| idx[k] as usize, &scores[..idx.len()], grad_sum);
             }
             total
         })
@@ -181,29 +289,8 @@ impl<F: GlmFamily> TermGradients for Glm<F> {
         let f = &self.family;
         let quadratic = f.quadratic_form();
         let acc = with_rows!(self.design, r => {
-            let mut acc = 0.0;
-            let mut etas = [0.0; LANE];
-            for (c, ys) in y.chunks(LANE).enumerate() {
-                let base = start as usize + c * LANE;
-                consecutive_etas(&r, theta, base, &mut etas[..ys.len()]);
-                match quadratic {
-                    Some(q) => {
-                        for (k, (e, &yk)) in etas.iter().zip(ys).enumerate() {
-                            let res = yk - *e;
-                            acc += res * res;
-                            r.add_row(base + k, res * q.precision, grad_sum);
-                        }
-                    }
-                    None => {
-                        for (k, (e, &yk)) in etas.iter().zip(ys).enumerate() {
-                            let (ll, score) = f.value_and_score(yk, *e);
-                            acc += ll;
-                            r.add_row(base + k, score, grad_sum);
-                        }
-                    }
-                }
-            }
-            acc
+            let job = RangeValues { f, rows: &r, theta, y, start: start as usize };
+            wide::range_values_and_gradient(&job, grad_sum)
         });
         match quadratic {
             Some(q) => q.total(f64::from(end.saturating_sub(start)), acc),
@@ -307,10 +394,7 @@ impl<F: GlmFamily> LinearPredictor for Glm<F> {
     }
 
     fn add_weighted_rows(&self, indices: &[u32], weights: &[f64], out: &mut [f64]) {
-        with_rows!(self.design, r => {
-            for (&w, &i) in weights.iter().zip(indices) {
-                r.add_row(i as usize, w, out);
-            }
-        })
+        let n = weights.len().min(indices.len());
+        with_rows!(self.design, r => add_weighted(&r, |k| indices[k] as usize, &weights[..n], out))
     }
 }
