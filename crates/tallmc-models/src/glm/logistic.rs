@@ -27,7 +27,7 @@ use crate::error::Result;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct LogisticFamily;
 
-/// The [`LogisticFamily`] with `exp` and `log1p` from [`super::fast_math`]: branch-free
+/// The [`LogisticFamily`] with `exp` and `log1p` from `glm/fast_math.rs`: branch-free
 /// polynomials within 2⁻⁵² relative of libm over the ranges the family uses (e^x for x ≤ 0,
 /// log(1 + x) for x ∈ [0, 1]), which LLVM vectorizes across the rows of a chunk. Every value,
 /// score and curvature agrees with [`LogisticFamily`]'s to 1e-12 relative (property test
