@@ -261,6 +261,9 @@ fn ctrl_c_ends_the_run_cleanly_with_status_130() {
             data.to_str().unwrap(),
             "--chains",
             "2",
+            // Two worker threads even on a one-CPU machine, so both chains draw at once.
+            "--threads",
+            "2",
             "--warmup",
             "100",
             "--draws",
