@@ -177,13 +177,9 @@ impl ControlVariate {
     pub fn new_on_all_cores<M: TermHessians + ?Sized>(
         model: &M, center: &[f64], order: CvOrder,
     ) -> Result<(Self, EvalCounts)> {
-        let mut cv = Self::empty(model.dim(), model.num_terms(), order)?;
-        cv.check_center(model.dim(), model.num_terms(), center)?;
         let hessians = (order == CvOrder::Two)
             .then_some(|lo, hi, h: &mut [f64]| model.sum_hessian_range(center, lo, hi, h));
-        let (total, grad, hess) = chunked_sums(model, center, order, hessians);
-        let counts = cv.install(center, total, grad, hess)?;
-        Ok((cv, counts))
+        Self::built_on_all_cores(model, center, order, hessians)
     }
 
     /// [`ControlVariate::without_hessians`] with the construction pass on all cores, as
@@ -195,10 +191,21 @@ impl ControlVariate {
         if order == CvOrder::Two {
             return Err(Error::HessiansRequired);
         }
+        let none: Option<fn(u32, u32, &mut [f64])> = None;
+        Self::built_on_all_cores(model, center, order, none)
+    }
+
+    /// The body of both `…_on_all_cores` constructors: checks, [`chunked_sums`], install.
+    fn built_on_all_cores<M, H>(
+        model: &M, center: &[f64], order: CvOrder, hessians: Option<H>,
+    ) -> Result<(Self, EvalCounts)>
+    where
+        M: TermGradients + ?Sized,
+        H: Fn(u32, u32, &mut [f64]) + Sync,
+    {
         let mut cv = Self::empty(model.dim(), model.num_terms(), order)?;
         cv.check_center(model.dim(), model.num_terms(), center)?;
-        let none: Option<fn(u32, u32, &mut [f64])> = None;
-        let (total, grad, hess) = chunked_sums(model, center, order, none);
+        let (total, grad, hess) = chunked_sums(model, center, order, hessians);
         let counts = cv.install(center, total, grad, hess)?;
         Ok((cv, counts))
     }
