@@ -302,6 +302,12 @@ pub trait Rows: Sync {
     fn dim(&self) -> usize;
     /// x̃_iᵀθ, with `theta.len() == dim()`.
     fn dot(&self, i: usize, theta: &[f64]) -> f64;
+    /// [x̃_{i₀}ᵀθ, …, x̃_{i₃}ᵀθ] with the bits of four [`Rows::dot`] calls; implementations
+    /// interleave the four rows so that their sums are independent chains the CPU overlaps.
+    #[inline(always)]
+    fn dots4(&self, rows: [usize; 4], theta: &[f64]) -> [f64; 4] {
+        rows.map(|i| self.dot(i, theta))
+    }
     /// out += a·x̃_i.
     fn add_row(&self, i: usize, a: f64, out: &mut [f64]);
     /// out += a₀x̃_{i₀} + a₁x̃_{i₁} + a₂x̃_{i₂} + a₃x̃_{i₃}, with the bits of four
@@ -400,6 +406,36 @@ impl<'a> PlainRows<'a> {
     }
 }
 
+/// [`dot4`]`(a, b_r)` for four vectors b_r at once, the same operations per vector in the same
+/// order (so the same bits), interleaved: four independent sets of accumulators.
+#[inline(always)]
+fn dot4_rows(a: &[f64], b: [&[f64]; 4]) -> [f64; 4] {
+    let n = b.iter().fold(a.len(), |n, r| n.min(r.len()));
+    let (a, b) = (&a[..n], b.map(|r| &r[..n]));
+    let body = n - n % 4;
+    let mut s = [[0.0_f64; 4]; 4];
+    let mut tail = [0.0_f64; 4];
+    for (r, row) in b.iter().enumerate() {
+        for (x, y) in a[body..].iter().zip(&row[body..]) {
+            tail[r] += x * y;
+        }
+    }
+    let [b0, b1, b2, b3] = b.map(|r| r[..body].chunks_exact(4));
+    for ((((x, y0), y1), y2), y3) in a[..body].chunks_exact(4).zip(b0).zip(b1).zip(b2).zip(b3) {
+        for (acc, y) in s.iter_mut().zip([y0, y1, y2, y3]) {
+            acc[0] += x[0] * y[0];
+            acc[1] += x[1] * y[1];
+            acc[2] += x[2] * y[2];
+            acc[3] += x[3] * y[3];
+        }
+    }
+    let mut out = [0.0; 4];
+    for ((o, acc), t) in out.iter_mut().zip(s).zip(tail) {
+        *o = (acc[0] + acc[1]) + (acc[2] + acc[3]) + t;
+    }
+    out
+}
+
 /// `apply(out[0], a)` when there is an intercept (`offset == 1`), then
 /// `apply(out[offset + j], a·z_j)` for the row values z_j: `apply` adds (`out += a·x̃_i`) or
 /// overwrites (`out = a·x̃_i`).
@@ -429,6 +465,15 @@ impl Rows for PlainRows<'_> {
     fn dot(&self, i: usize, theta: &[f64]) -> f64 {
         let row = self.raw(i);
         if self.offset == 1 { theta[0] + dot4(&theta[1..], row) } else { dot4(theta, row) }
+    }
+    #[inline(always)]
+    fn dots4(&self, rows: [usize; 4], theta: &[f64]) -> [f64; 4] {
+        let rows = rows.map(|i| self.raw(i));
+        if self.offset == 1 {
+            dot4_rows(&theta[1..], rows).map(|s| theta[0] + s)
+        } else {
+            dot4_rows(theta, rows)
+        }
     }
     #[inline(always)]
     fn add_row(&self, i: usize, a: f64, out: &mut [f64]) {

@@ -59,11 +59,100 @@ fn add_weighted<R: Rows>(rows: &R, index: impl Fn(usize) -> usize, a: &[f64], ou
     }
 }
 
-/// η_k = x̃_{first+k}ᵀθ for every slot k of `etas` (the gathers of a contiguous range chunk).
+/// η_k = x̃_{first+k}ᵀθ for every slot k of `etas` (the gathers of a contiguous range chunk),
+/// four rows per [`Rows::dots4`].
 #[inline(always)]
 fn consecutive_etas<R: Rows>(rows: &R, theta: &[f64], first: usize, etas: &mut [f64]) {
-    for (k, e) in etas.iter_mut().enumerate() {
-        *e = rows.dot(first + k, theta);
+    let done = etas.len() - etas.len() % 4;
+    let mut quads = etas.chunks_exact_mut(4);
+    for (q, e) in (&mut quads).enumerate() {
+        let i = first + 4 * q;
+        e.copy_from_slice(&rows.dots4([i, i + 1, i + 2, i + 3], theta));
+    }
+    for (k, e) in quads.into_remainder().iter_mut().enumerate() {
+        *e = rows.dot(first + done + k, theta);
+    }
+}
+
+/// η_k = x̃_{i}ᵀθ for i = `indices[start + k]` and every slot k of `eta` (the gathers of an
+/// index batch), four rows per [`Rows::dots4`], prefetching [`PREFETCH_AHEAD`] indices ahead
+/// in `indices`. With `other = Some((θ′, η′))` also η′_k = x̃_iᵀθ′ from the same read of the row.
+#[inline(always)]
+fn gathered_etas<R: Rows>(
+    rows: &R, theta: &[f64], indices: &[u32], start: usize, eta: &mut [f64],
+    mut other: Option<(&[f64], &mut [f64])>,
+) {
+    let idx = &indices[start..start + eta.len()];
+    let mut k = 0;
+    while k + 4 <= idx.len() {
+        for j in k..k + 4 {
+            prefetch_ahead(rows, indices, start + j);
+        }
+        let at = [idx[k], idx[k + 1], idx[k + 2], idx[k + 3]].map(|i| i as usize);
+        eta[k..k + 4].copy_from_slice(&rows.dots4(at, theta));
+        if let Some((theta_other, eta_other)) = other.as_mut() {
+            eta_other[k..k + 4].copy_from_slice(&rows.dots4(at, theta_other));
+        }
+        k += 4;
+    }
+    for j in k..idx.len() {
+        prefetch_ahead(rows, indices, start + j);
+        let i = idx[j] as usize;
+        eta[j] = rows.dot(i, theta);
+        if let Some((theta_other, eta_other)) = other.as_mut() {
+            eta_other[j] = rows.dot(i, theta_other);
+        }
+    }
+}
+
+/// [`gathered_etas`] over a whole index batch (what [`wide::gathered_etas`] compiles twice).
+#[inline(always)]
+pub(super) fn batch_etas<R: Rows>(
+    rows: &R, theta: &[f64], indices: &[u32], eta: &mut [f64], other: Option<(&[f64], &mut [f64])>,
+) {
+    gathered_etas(rows, theta, indices, 0, eta, other);
+}
+
+/// φ′_{y_i}(η_k) (and φ″ with `d2`) for i = `indices[k]`: chunks of [`LANE`] whose responses
+/// are gathered first, so that the family's loop over a chunk has no indexing in it and
+/// vectorizes.
+#[inline(always)]
+pub(super) fn family_scores<F: GlmFamily>(
+    f: &F, y: &[f64], indices: &[u32], eta: &[f64], d1: &mut [f64], d2: Option<&mut [f64]>,
+) {
+    let mut ys = [0.0; LANE];
+    let chunks = indices.chunks(LANE).zip(eta.chunks(LANE)).zip(d1.chunks_mut(LANE));
+    match d2 {
+        None => {
+            for ((idx, eta), d1) in chunks {
+                gathered_responses(y, idx, &mut ys);
+                for ((g, &e), &yk) in d1.iter_mut().zip(eta).zip(&ys) {
+                    *g = f.score(yk, e);
+                }
+            }
+        }
+        Some(d2) => {
+            for (((idx, eta), d1), d2) in chunks.zip(d2.chunks_mut(LANE)) {
+                gathered_responses(y, idx, &mut ys);
+                for (((g, h), &e), &yk) in d1.iter_mut().zip(d2.iter_mut()).zip(eta).zip(&ys) {
+                    (*g, *h) = f.score_and_curvature(yk, e);
+                }
+            }
+        }
+    }
+}
+
+/// out += Σ_k a_k x̃_{indices[k]} ([`add_weighted`] over an index batch).
+#[inline(always)]
+pub(super) fn add_indexed_rows<R: Rows>(rows: &R, indices: &[u32], a: &[f64], out: &mut [f64]) {
+    add_weighted(rows, |k| indices[k] as usize, a, out);
+}
+
+/// `ys[k] = y[idx[k]]` for every k of `idx`.
+#[inline(always)]
+fn gathered_responses(y: &[f64], idx: &[u32], ys: &mut [f64]) {
+    for (yk, &i) in ys.iter_mut().zip(idx) {
+        *yk = y[i as usize];
     }
 }
 
@@ -179,11 +268,9 @@ impl<F: GlmFamily> Terms for Glm<F> {
             for (c, (idx, out)) in indices.chunks(LANE).zip(out.chunks_mut(LANE)).enumerate() {
                 // Pass 1: the gathers (independent loads, so many rows are in flight at once).
                 let mut ys = [0.0; LANE];
-                for (k, ((o, yk), &i)) in out.iter_mut().zip(ys.iter_mut()).zip(idx).enumerate() {
-                    prefetch_ahead(&r, indices, c * LANE + k);
-                    *o = r.dot(i as usize, theta);
-                    *yk = y[i as usize];
-                }
+                let out = &mut out[..idx.len()];
+                gathered_etas(&r, theta, indices, c * LANE, out, None);
+                gathered_responses(y, idx, &mut ys);
                 // Pass 2: the family's function (transcendental for most families; vectorized).
                 family_values(f, out, &ys);
             }
@@ -199,11 +286,8 @@ impl<F: GlmFamily> Terms for Glm<F> {
             let mut etas = [0.0; LANE];
             let mut ys = [0.0; LANE];
             for (c, idx) in indices.chunks(LANE).enumerate() {
-                for (k, ((e, yk), &i)) in etas.iter_mut().zip(ys.iter_mut()).zip(idx).enumerate() {
-                    prefetch_ahead(&r, indices, c * LANE + k);
-                    *e = r.dot(i as usize, theta);
-                    *yk = y[i as usize];
-                }
+                gathered_etas(&r, theta, indices, c * LANE, &mut etas[..idx.len()], None);
+                gathered_responses(y, idx, &mut ys);
                 if quadratic.is_some() {
                     for (e, &yk) in etas[..idx.len()].iter().zip(&ys) {
                         let res = yk - *e;
@@ -250,11 +334,9 @@ impl<F: GlmFamily> TermGradients for Glm<F> {
             for (c, (idx, out)) in indices.chunks(LANE).zip(out.chunks_mut(LANE)).enumerate() {
                 // Pass 1: the gathers; pass 2: terms and row updates (rows now in cache).
                 let mut ys = [0.0; LANE];
-                for (k, ((o, yk), &i)) in out.iter_mut().zip(ys.iter_mut()).zip(idx).enumerate() {
-                    prefetch_ahead(&r, indices, c * LANE + k);
-                    *o = r.dot(i as usize, theta);
-                    *yk = y[i as usize];
-                }
+                let out = &mut out[..idx.len()];
+                gathered_etas(&r, theta, indices, c * LANE, out, None);
+                gathered_responses(y, idx, &mut ys);
                 let mut scores = [0.0; LANE];
                 family_values_and_scores(f, out, &mut scores, &ys);
                 for &ll in out.iter() {
@@ -338,12 +420,8 @@ impl<F: GlmFamily> TermHessians for Glm<F> {
 /// η_i = x̃_iᵀθ and (φ, φ′, φ″) from the family, evaluated as the terms are.
 impl<F: GlmFamily> LinearPredictor for Glm<F> {
     fn linear_predictors(&self, theta: &[f64], indices: &[u32], eta: &mut [f64]) {
-        with_rows!(self.design, r => {
-            for (k, (e, &i)) in eta.iter_mut().zip(indices).enumerate() {
-                prefetch_ahead(&r, indices, k);
-                *e = r.dot(i as usize, theta);
-            }
-        })
+        let eta = &mut eta[..indices.len()];
+        with_rows!(self.design, r => wide::gathered_etas(&r, theta, indices, eta, None))
     }
 
     fn predictor_derivatives(
@@ -363,12 +441,9 @@ impl<F: GlmFamily> LinearPredictor for Glm<F> {
         &self, theta: &[f64], theta_other: &[f64], indices: &[u32], eta: &mut [f64],
         eta_other: &mut [f64],
     ) {
+        let (eta, eta_other) = (&mut eta[..indices.len()], &mut eta_other[..indices.len()]);
         with_rows!(self.design, r => {
-            for (k, ((e, o), &i)) in eta.iter_mut().zip(eta_other.iter_mut()).zip(indices).enumerate() {
-                prefetch_ahead(&r, indices, k);
-                *e = r.dot(i as usize, theta);
-                *o = r.dot(i as usize, theta_other);
-            }
+            wide::gathered_etas(&r, theta, indices, eta, Some((theta_other, eta_other)))
         })
     }
 
@@ -377,24 +452,11 @@ impl<F: GlmFamily> LinearPredictor for Glm<F> {
     fn predictor_scores(
         &self, indices: &[u32], eta: &[f64], d1: &mut [f64], d2: Option<&mut [f64]>,
     ) {
-        let y = self.design.y();
-        let f = &self.family;
-        match d2 {
-            None => {
-                for ((g, &e), &i) in d1.iter_mut().zip(eta).zip(indices) {
-                    *g = f.score(y[i as usize], e);
-                }
-            }
-            Some(d2) => {
-                for (((g, h), &e), &i) in d1.iter_mut().zip(d2.iter_mut()).zip(eta).zip(indices) {
-                    (*g, *h) = f.score_and_curvature(y[i as usize], e);
-                }
-            }
-        }
+        wide::family_scores(&self.family, self.design.y(), indices, eta, d1, d2);
     }
 
     fn add_weighted_rows(&self, indices: &[u32], weights: &[f64], out: &mut [f64]) {
         let n = weights.len().min(indices.len());
-        with_rows!(self.design, r => add_weighted(&r, |k| indices[k] as usize, &weights[..n], out))
+        with_rows!(self.design, r => wide::add_weighted_rows(&r, &indices[..n], &weights[..n], out))
     }
 }

@@ -1,5 +1,8 @@
-//! The full-data range loops of [`Glm`](super::Glm) compiled twice: for the build's baseline
-//! (SSE2 on x86-64) and with AVX2, picked at run time by what the CPU reports.
+//! The hot loops of [`Glm`](super::Glm) compiled twice: for the build's baseline (SSE2 on
+//! x86-64) and with AVX2, picked at run time by what the CPU reports. They are the full-data
+//! range loops and the index-batch loops of the stochastic-gradient path (the gathered
+//! predictors, the family's scores, the weighted row sums). AVX-512 was tried for the same
+//! loops and was slower (LLVM's 8-lane code for 29-column rows).
 //!
 //! **Same bits either way.** Only AVX2 is enabled, not FMA: every lane still rounds each product
 //! and each sum as the scalar code does, the reductions keep their order (the source fixes it,
@@ -10,49 +13,64 @@
 //! quick reproduction snapshots run whichever path the machine takes.
 
 use super::family::GlmFamily;
-use super::terms::RangeValues;
+use super::terms::{self, RangeValues};
 use crate::data::Rows;
 
-/// [`RangeValues::sum`], with AVX2 if the CPU has it.
-#[inline(always)]
-pub(super) fn range_values<F: GlmFamily, R: Rows>(job: &RangeValues<'_, F, R>) -> f64 {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: `sum_avx2` only needs AVX2, which the CPU has just reported.
-        #[allow(unsafe_code)]
-        unsafe {
-            return sum_avx2(job);
+/// `pub(super) fn $name` calls `$body` with the same arguments, through a copy compiled with
+/// AVX2 (`$avx2`) when the CPU has it.
+macro_rules! avx2_dispatch {
+    ($(#[$doc:meta])* fn $name:ident / $avx2:ident <$($g:ident: $bound:path),*>
+        ($($arg:ident: $ty:ty),*) -> $ret:ty = $body:path) => {
+        $(#[$doc])*
+        #[inline(always)]
+        pub(super) fn $name<$($g: $bound),*>($($arg: $ty),*) -> $ret {
+            #[cfg(target_arch = "x86_64")]
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: the copy only needs AVX2, which the CPU has just reported.
+                #[allow(unsafe_code)]
+                unsafe {
+                    return $avx2($($arg),*);
+                }
+            }
+            $body($($arg),*)
         }
-    }
-    job.sum()
-}
 
-/// [`RangeValues::sum_and_gradient`], with AVX2 if the CPU has it.
-#[inline(always)]
-pub(super) fn range_values_and_gradient<F: GlmFamily, R: Rows>(
-    job: &RangeValues<'_, F, R>, grad_sum: &mut [f64],
-) -> f64 {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: `sum_and_gradient_avx2` only needs AVX2, which the CPU has just reported.
-        #[allow(unsafe_code)]
-        unsafe {
-            return sum_and_gradient_avx2(job, grad_sum);
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx2")]
+        fn $avx2<$($g: $bound),*>($($arg: $ty),*) -> $ret {
+            $body($($arg),*)
         }
-    }
-    job.sum_and_gradient(grad_sum)
+    };
 }
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn sum_avx2<F: GlmFamily, R: Rows>(job: &RangeValues<'_, F, R>) -> f64 {
-    job.sum()
+avx2_dispatch! {
+    /// [`RangeValues::sum`].
+    fn range_values / range_values_avx2 <F: GlmFamily, R: Rows>
+        (job: &RangeValues<'_, F, R>) -> f64 = RangeValues::sum
 }
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn sum_and_gradient_avx2<F: GlmFamily, R: Rows>(
-    job: &RangeValues<'_, F, R>, grad_sum: &mut [f64],
-) -> f64 {
-    job.sum_and_gradient(grad_sum)
+avx2_dispatch! {
+    /// [`RangeValues::sum_and_gradient`].
+    fn range_values_and_gradient / range_values_and_gradient_avx2 <F: GlmFamily, R: Rows>
+        (job: &RangeValues<'_, F, R>, grad_sum: &mut [f64]) -> f64 = RangeValues::sum_and_gradient
+}
+
+avx2_dispatch! {
+    /// [`terms::batch_etas`]: η (and η′) of an index batch.
+    fn gathered_etas / gathered_etas_avx2 <R: Rows>
+        (rows: &R, theta: &[f64], indices: &[u32], eta: &mut [f64],
+         other: Option<(&[f64], &mut [f64])>) -> () = terms::batch_etas
+}
+
+avx2_dispatch! {
+    /// [`terms::family_scores`]: φ′ (and φ″) of an index batch.
+    fn family_scores / family_scores_avx2 <F: GlmFamily>
+        (f: &F, y: &[f64], indices: &[u32], eta: &[f64], d1: &mut [f64],
+         d2: Option<&mut [f64]>) -> () = terms::family_scores
+}
+
+avx2_dispatch! {
+    /// [`terms::add_indexed_rows`]: out += Σ a_k x̃_{i_k}.
+    fn add_weighted_rows / add_weighted_rows_avx2 <R: Rows>
+        (rows: &R, indices: &[u32], a: &[f64], out: &mut [f64]) -> () = terms::add_indexed_rows
 }
