@@ -204,6 +204,31 @@ pub trait LinearPredictor: Terms {
             }
         }
     }
+
+    /// **Adds** w · Σ_k (φ_i′(x_iᵀθ) − c_k) · x_i into `out`, at i = `indices[k]`, with
+    /// w = `weight` and c = `offsets`: the minibatch gradient of a first-order control
+    /// variate's differences, φ_i′(η*) being the offsets (see `tallmc_estimators`).
+    ///
+    /// Provided, on stack chunks of 64 indices, as [`LinearPredictor::linear_predictors`],
+    /// [`LinearPredictor::predictor_scores`], the coefficients a_k = w·(φ_i′ − c_k) and
+    /// [`LinearPredictor::add_weighted_rows`]. Models override it to read each row once (the
+    /// dot product, the score and the row update while the row is in L1); an override must give
+    /// the bits of that sequence run over the whole batch at once.
+    fn add_score_differences(
+        &self, theta: &[f64], indices: &[u32], offsets: &[f64], weight: f64, out: &mut [f64],
+    ) {
+        const ROWS: usize = 64;
+        let (mut eta, mut a) = ([0.0; ROWS], [0.0; ROWS]);
+        for (idx, c) in indices.chunks(ROWS).zip(offsets.chunks(ROWS)) {
+            let k = idx.len();
+            self.linear_predictors(theta, idx, &mut eta[..k]);
+            self.predictor_scores(idx, &eta[..k], &mut a[..k], None);
+            for (a, &c) in a[..k].iter_mut().zip(c) {
+                *a = weight * (*a - c);
+            }
+            self.add_weighted_rows(idx, &a[..k], out);
+        }
+    }
 }
 
 /// A bound on how much any single term can change between two parameter values:

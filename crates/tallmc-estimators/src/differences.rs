@@ -315,6 +315,11 @@ impl<M: LinearPredictor + ?Sized> DifferenceTerms<M> for RankOne {
             model.linear_predictor_pairs(theta, cv.center(), indices, eta, &mut c.eta_star[..m]);
             let d2_star = (order == CvOrder::Two).then(|| &mut c.d2_star[..m]);
             model.predictor_scores(indices, &c.eta_star[..m], &mut c.d1_star[..m], d2_star);
+        } else if order == CvOrder::One {
+            // The same minibatch as the last call (an SG-HMC trajectory): one pass over the rows
+            // with the cached φ′(η*) as the offsets, the same bits as the steps below.
+            model.add_score_differences(theta, indices, &c.d1_star[..m], weight, out);
+            return EvalCounts { terms: 0, gradients: m as u64, hessians: 0 };
         } else {
             model.linear_predictors(theta, indices, eta);
         }

@@ -338,7 +338,7 @@ const CACHE_LINE_BYTES: usize = 64;
 /// A prefetch hint for the cache line holding `value` (x86-64: `prefetcht0`; elsewhere nothing).
 #[inline(always)]
 #[allow(unsafe_code)]
-fn prefetch_line(value: &f64) {
+pub(crate) fn prefetch_line(value: &f64) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: `_mm_prefetch` needs SSE, which every x86-64 CPU has; a prefetch never faults and
     // changes no memory, and the pointer comes from a reference, so it is valid anyway.
@@ -406,6 +406,58 @@ impl<'a> PlainRows<'a> {
     }
 }
 
+/// [`dot4_rows`], with explicit AVX2 vectors when the CPU has them: one 4-lane accumulator
+/// per vector, lane l holding [`dot4`]'s s_l (LLVM's own vectorization of the portable loop
+/// packs the four vectors across lanes instead and shuffles every load).
+#[inline(always)]
+fn dot4_rows_dispatch(a: &[f64], b: [&[f64]; 4]) -> [f64; 4] {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: `dot4_rows_avx2` needs AVX2, which the CPU has just reported.
+        #[allow(unsafe_code)]
+        unsafe {
+            return dot4_rows_avx2(a, b);
+        }
+    }
+    dot4_rows(a, b)
+}
+
+/// [`dot4_rows`] in AVX2 registers: the same products and sums per lane, so the same bits.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[allow(unsafe_code)]
+fn dot4_rows_avx2(a: &[f64], b: [&[f64]; 4]) -> [f64; 4] {
+    use std::arch::x86_64::{__m256d, _mm256_add_pd, _mm256_loadu_pd, _mm256_mul_pd};
+    use std::arch::x86_64::{_mm256_setzero_pd, _mm256_storeu_pd};
+    let n = b.iter().fold(a.len(), |n, r| n.min(r.len()));
+    let body = n - n % 4;
+    let mut acc: [__m256d; 4] = [_mm256_setzero_pd(); 4];
+    let mut j = 0;
+    while j < body {
+        // SAFETY: j + 4 ≤ body ≤ n, and n is at most the length of `a` and of every `b[r]`,
+        // so each unaligned 4-value load reads inside its slice.
+        let t = unsafe { _mm256_loadu_pd(a.as_ptr().add(j)) };
+        for (s, row) in acc.iter_mut().zip(&b) {
+            // SAFETY: as above.
+            let x = unsafe { _mm256_loadu_pd(row.as_ptr().add(j)) };
+            *s = _mm256_add_pd(*s, _mm256_mul_pd(t, x));
+        }
+        j += 4;
+    }
+    let mut out = [0.0; 4];
+    for ((o, s), row) in out.iter_mut().zip(acc).zip(&b) {
+        let mut lanes = [0.0; 4];
+        // SAFETY: `lanes` has room for the 4 values stored.
+        unsafe { _mm256_storeu_pd(lanes.as_mut_ptr(), s) };
+        let mut tail = 0.0;
+        for (x, y) in a[body..n].iter().zip(&row[body..n]) {
+            tail += x * y;
+        }
+        *o = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]) + tail;
+    }
+    out
+}
+
 /// [`dot4`]`(a, b_r)` for four vectors b_r at once, the same operations per vector in the same
 /// order (so the same bits), interleaved: four independent sets of accumulators.
 #[inline(always)]
@@ -420,14 +472,21 @@ fn dot4_rows(a: &[f64], b: [&[f64]; 4]) -> [f64; 4] {
             tail[r] += x * y;
         }
     }
+    /// acc_l += x_l·y_l for the four lanes l: one vector multiply and add.
+    #[inline(always)]
+    fn lanes(acc: &mut [f64; 4], x: &[f64], y: &[f64]) {
+        acc[0] += x[0] * y[0];
+        acc[1] += x[1] * y[1];
+        acc[2] += x[2] * y[2];
+        acc[3] += x[3] * y[3];
+    }
     let [b0, b1, b2, b3] = b.map(|r| r[..body].chunks_exact(4));
+    let [s0, s1, s2, s3] = &mut s;
     for ((((x, y0), y1), y2), y3) in a[..body].chunks_exact(4).zip(b0).zip(b1).zip(b2).zip(b3) {
-        for (acc, y) in s.iter_mut().zip([y0, y1, y2, y3]) {
-            acc[0] += x[0] * y[0];
-            acc[1] += x[1] * y[1];
-            acc[2] += x[2] * y[2];
-            acc[3] += x[3] * y[3];
-        }
+        lanes(s0, x, y0);
+        lanes(s1, x, y1);
+        lanes(s2, x, y2);
+        lanes(s3, x, y3);
     }
     let mut out = [0.0; 4];
     for ((o, acc), t) in out.iter_mut().zip(s).zip(tail) {
@@ -470,9 +529,9 @@ impl Rows for PlainRows<'_> {
     fn dots4(&self, rows: [usize; 4], theta: &[f64]) -> [f64; 4] {
         let rows = rows.map(|i| self.raw(i));
         if self.offset == 1 {
-            dot4_rows(&theta[1..], rows).map(|s| theta[0] + s)
+            dot4_rows_dispatch(&theta[1..], rows).map(|s| theta[0] + s)
         } else {
-            dot4_rows(theta, rows)
+            dot4_rows_dispatch(theta, rows)
         }
     }
     #[inline(always)]

@@ -28,7 +28,7 @@ use crate::error::{Error, Result};
 pub use binary::{read_binary, write_binary};
 pub use csv::{read_csv, write_csv};
 pub use design::{AffineRows, DesignMatrix, DesignOptions, PlainRows, RowView, Rows};
-pub(crate) use design::{dot4, with_rows};
+pub(crate) use design::{dot4, prefetch_line, with_rows};
 pub use design_stats::DesignBounds;
 
 /// Rows per chunk of the deterministic parallel passes over a data set (validation, column

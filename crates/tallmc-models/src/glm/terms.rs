@@ -16,7 +16,7 @@ use super::Glm;
 use super::family::GlmFamily;
 use super::hessian;
 use super::wide;
-use crate::data::{Rows, with_rows};
+use crate::data::{Rows, prefetch_line, with_rows};
 
 /// Indices per stack-allocated chunk of the two-pass batch loops.
 const LANE: usize = 64;
@@ -146,6 +146,41 @@ pub(super) fn family_scores<F: GlmFamily>(
 #[inline(always)]
 pub(super) fn add_indexed_rows<R: Rows>(rows: &R, indices: &[u32], a: &[f64], out: &mut [f64]) {
     add_weighted(rows, |k| indices[k] as usize, a, out);
+}
+
+/// What [`LinearPredictor::add_score_differences`] works with besides the rows and indices.
+pub(super) struct ScoreDifferences<'a, F> {
+    pub(super) f: &'a F,
+    pub(super) y: &'a [f64],
+    pub(super) theta: &'a [f64],
+    pub(super) offsets: &'a [f64],
+    pub(super) weight: f64,
+}
+
+impl<F: GlmFamily> ScoreDifferences<'_, F> {
+    /// out += w Σ_k (φ′(x̃_{i_k}ᵀθ) − c_k) x̃_{i_k}, in chunks of [`LANE`] indices whose rows
+    /// stay in L1 from the dot products to the row updates: the gathers, the family's scores
+    /// in a loop of their own (vectorized), the coefficients, then [`add_weighted`] (four rows
+    /// at a time from the chunk's first index; chunks hold a multiple of four, so the grouping
+    /// is that of one call over the whole batch).
+    #[inline(always)]
+    pub(super) fn add<R: Rows>(&self, rows: &R, indices: &[u32], out: &mut [f64]) {
+        let (f, w) = (self.f, self.weight);
+        let (mut eta, mut ys) = ([0.0; LANE], [0.0; LANE]);
+        for (c, (idx, offsets)) in indices.chunks(LANE).zip(self.offsets.chunks(LANE)).enumerate() {
+            // The responses of this chunk, whose loads then overlap the dot products.
+            for &i in idx {
+                prefetch_line(&self.y[i as usize]);
+            }
+            let eta = &mut eta[..idx.len()];
+            gathered_etas(rows, self.theta, indices, c * LANE, eta, None);
+            gathered_responses(self.y, idx, &mut ys);
+            for ((e, &yk), &c) in eta.iter_mut().zip(&ys).zip(offsets) {
+                *e = w * (f.score(yk, *e) - c);
+            }
+            add_weighted(rows, |k| idx[k] as usize, eta, out);
+        }
+    }
 }
 
 /// `ys[k] = y[idx[k]]` for every k of `idx`.
@@ -453,6 +488,17 @@ impl<F: GlmFamily> LinearPredictor for Glm<F> {
         &self, indices: &[u32], eta: &[f64], d1: &mut [f64], d2: Option<&mut [f64]>,
     ) {
         wide::family_scores(&self.family, self.design.y(), indices, eta, d1, d2);
+    }
+
+    /// Four rows at a time: [`Rows::dots4`], the family's scores and [`Rows::add_rows4`] while
+    /// the rows are in L1 (the bits of the provided sequence, whose row updates also go four
+    /// rows at a time from the first index).
+    fn add_score_differences(
+        &self, theta: &[f64], indices: &[u32], offsets: &[f64], weight: f64, out: &mut [f64],
+    ) {
+        let job = ScoreDifferences { f: &self.family, y: self.design.y(), theta, offsets, weight };
+        let indices = &indices[..indices.len().min(offsets.len())];
+        with_rows!(self.design, r => wide::score_differences(&job, &r, indices, out))
     }
 
     fn add_weighted_rows(&self, indices: &[u32], weights: &[f64], out: &mut [f64]) {

@@ -13,7 +13,7 @@
 //! quick reproduction snapshots run whichever path the machine takes.
 
 use super::family::GlmFamily;
-use super::terms::{self, RangeValues};
+use super::terms::{self, RangeValues, ScoreDifferences};
 use crate::data::Rows;
 
 /// `pub(super) fn $name` calls `$body` with the same arguments, through a copy compiled with
@@ -73,4 +73,11 @@ avx2_dispatch! {
     /// [`terms::add_indexed_rows`]: out += Σ a_k x̃_{i_k}.
     fn add_weighted_rows / add_weighted_rows_avx2 <R: Rows>
         (rows: &R, indices: &[u32], a: &[f64], out: &mut [f64]) -> () = terms::add_indexed_rows
+}
+
+avx2_dispatch! {
+    /// [`ScoreDifferences::add`]: the fused first-order control-variate gradient.
+    fn score_differences / score_differences_avx2 <F: GlmFamily, R: Rows>
+        (job: &ScoreDifferences<'_, F>, rows: &R, indices: &[u32], out: &mut [f64]) -> ()
+        = ScoreDifferences::add
 }
