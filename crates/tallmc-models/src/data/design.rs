@@ -700,6 +700,24 @@ mod tests {
         (0..d.len()).map(|i| (0..d.dim()).map(|j| d.get(i, j)).collect()).collect()
     }
 
+    /// The portable and the AVX2 four-row dot products give [`dot4`]'s bits for every tail
+    /// length (the CPU running the tests may take either path in the model code).
+    #[test]
+    fn four_row_dot_products_give_the_bits_of_dot4() {
+        for n in 0..23 {
+            let v = |k: usize| -> Vec<f64> {
+                (0..n)
+                    .map(|j| ((j * 7 + k * 13) % 11) as f64 / 3.0 - 1.7 + 1e-9 * j as f64)
+                    .collect()
+            };
+            let (a, b) = (v(0), [v(1), v(2), v(3), v(4)]);
+            let rows = [&b[0][..], &b[1][..], &b[2][..], &b[3][..]];
+            let want = rows.map(|r| dot4(&a, r).to_bits());
+            assert_eq!(dot4_rows(&a, rows).map(f64::to_bits), want, "portable, n = {n}");
+            assert_eq!(dot4_rows_dispatch(&a, rows).map(f64::to_bits), want, "dispatch, n = {n}");
+        }
+    }
+
     #[test]
     fn dot_and_axpy_match_the_materialized_matrix() {
         for (intercept, standardize) in [(false, false), (true, false), (false, true), (true, true)]

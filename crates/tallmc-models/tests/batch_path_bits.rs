@@ -1,0 +1,101 @@
+//! The index-batch paths of the GLMs give the bits of their one-row definitions: the four-row
+//! dot products ([`Rows::dots4`], explicit AVX2 on CPUs that have it) against
+//! [`DesignMatrix::dot`], the predictor pairs against two predictor calls, the chunked scores
+//! against [`LinearPredictor::predictor_derivatives`], and the fused
+//! [`LinearPredictor::add_score_differences`] against its defining sequence over the whole
+//! batch (predictors, scores, w·(φ′ − c_k), one [`LinearPredictor::add_weighted_rows`]). Random
+//! batches of 1–300 indices (with repeats) cross the 4-row groups and the 64-row chunks; p from
+//! 1 to 40 covers every tail length of the 4-wide dot products; both row views, both logistic
+//! families. Equality is of the bits, so the reproduction snapshots cannot move.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::*;
+use proptest::prelude::*;
+use rand::RngExt;
+use tallmc_core::{LinearPredictor, Terms};
+use tallmc_models::{
+    Dataset, DesignMatrix, DesignOptions, FastLogisticRegression, LogisticRegression,
+};
+
+fn same_bits(a: &[f64], b: &[f64]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+}
+
+/// Every batch path of `m` on `idx` against its definition.
+fn check<M: LinearPredictor + Terms>(
+    m: &M, design: &DesignMatrix, theta: &[f64], star: &[f64], idx: &[u32], w: f64,
+) -> Result<(), TestCaseError> {
+    let k = idx.len();
+    let mut eta = vec![0.0; k];
+    m.linear_predictors(theta, idx, &mut eta);
+    let one_by_one: Vec<f64> = idx.iter().map(|&i| design.dot(i as usize, theta)).collect();
+    prop_assert!(same_bits(&eta, &one_by_one), "linear_predictors");
+
+    let (mut e1, mut e2) = (vec![0.0; k], vec![0.0; k]);
+    m.linear_predictor_pairs(theta, star, idx, &mut e1, &mut e2);
+    let mut eta_star = vec![0.0; k];
+    m.linear_predictors(star, idx, &mut eta_star);
+    prop_assert!(same_bits(&e1, &eta) && same_bits(&e2, &eta_star), "linear_predictor_pairs");
+
+    let (mut phi, mut d1, mut d2) = (vec![0.0; k], vec![0.0; k], vec![0.0; k]);
+    m.predictor_derivatives(idx, &eta, &mut phi, &mut d1, &mut d2);
+    let (mut s1, mut s2) = (vec![0.0; k], vec![0.0; k]);
+    m.predictor_scores(idx, &eta, &mut s1, Some(&mut s2));
+    prop_assert!(same_bits(&s1, &d1) && same_bits(&s2, &d2), "predictor_scores with φ″");
+    m.predictor_scores(idx, &eta, &mut s1, None);
+    prop_assert!(same_bits(&s1, &d1), "predictor_scores");
+
+    // Offsets: the scores at θ*, as the control variate caches them.
+    let mut offsets = vec![0.0; k];
+    m.predictor_scores(idx, &eta_star, &mut offsets, None);
+    let a: Vec<f64> = d1.iter().zip(&offsets).map(|(&g, &c)| w * (g - c)).collect();
+    let dim = m.dim();
+    let start: Vec<f64> = (0..dim).map(|j| j as f64 * 0.25 - 1.0).collect();
+    let mut want = start.clone();
+    m.add_weighted_rows(idx, &a, &mut want);
+    let mut got = start;
+    m.add_score_differences(theta, idx, &offsets, w, &mut got);
+    prop_assert!(same_bits(&got, &want), "add_score_differences: {:?} vs {:?}", got, want);
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 192,
+        // A fixed seed: the same cases on every run (reproducible CI); no regression files.
+        rng_seed: proptest::test_runner::RngSeed::Fixed(20_261_126),
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn batch_paths_give_the_bits_of_their_definitions(
+        n in 1usize..120,
+        p in 1usize..41,
+        k in 1usize..300,
+        seed in any::<u64>(),
+        standardize in any::<bool>(),
+    ) {
+        let mut r = rng(seed);
+        let x: Vec<f64> = (0..n * p).map(|_| 4.0 * r.random::<f64>() - 2.0).collect();
+        let y: Vec<f64> = (0..n).map(|_| if r.random::<bool>() { 1.0 } else { 0.0 }).collect();
+        let data = Arc::new(Dataset::with_default_names(x, y, p).expect("finite data"));
+        let options = DesignOptions { intercept: true, standardize };
+        // Standardizing rejects a constant column; then the plain design is tested.
+        let libm = LogisticRegression::new(data.clone(), options, 1.0)
+            .or_else(|_| LogisticRegression::new(data, DesignOptions::default(), 1.0))
+            .expect("valid model");
+        let design = libm.design().clone();
+        let fast = FastLogisticRegression::from_design(design.clone(), 1.0).expect("valid model");
+        let d = design.dim();
+        let theta: Vec<f64> = (0..d).map(|_| 2.0 * r.random::<f64>() - 1.0).collect();
+        let star: Vec<f64> = theta.iter().map(|t| t + 0.1 * (r.random::<f64>() - 0.5)).collect();
+        let idx: Vec<u32> = (0..k).map(|_| r.random_range(0..n as u32)).collect();
+        let w = 1.0 + 100.0 * r.random::<f64>();
+        check(&libm, &design, &theta, &star, &idx, w)?;
+        check(&fast, &design, &theta, &star, &idx, w)?;
+    }
+}
