@@ -57,7 +57,7 @@ enum Cmd {
         /// In-repo benchmarks: n of the PDMP benchmark (default 10⁶, or 10⁵ with --quick).
         #[arg(long, value_name = "N", conflicts_with = "peers")]
         pdmp_n: Option<usize>,
-        /// In-repo benchmarks: run only this one (term_throughput or pdmp_throughput).
+        /// In-repo benchmarks: run only this one (term_throughput, sg_gradient or pdmp_throughput).
         #[arg(long, value_name = "NAME", conflicts_with = "peers")]
         only: Option<String>,
         /// Options of --peers.
@@ -86,8 +86,11 @@ fn workspace_root() -> PathBuf {
 }
 
 /// The in-repo benchmarks: `(crate, bench)`.
-const BENCHES: &[(&str, &str)] =
-    &[("tallmc-models", "term_throughput"), ("tallmc-samplers", "pdmp_throughput")];
+const BENCHES: &[(&str, &str)] = &[
+    ("tallmc-models", "term_throughput"),
+    ("tallmc-models", "sg_gradient"),
+    ("tallmc-samplers", "pdmp_throughput"),
+];
 
 /// Runs the in-repo benchmarks (`cargo bench`, release profile); the PDMP report is also
 /// written to `target/bench/pdmp_throughput_n{N}.md`.

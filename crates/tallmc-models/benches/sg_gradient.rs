@@ -1,13 +1,14 @@
 //! The per-step gradient of the stochastic-gradient kernels with a first-order control variate
-//! on one minibatch that stays in cache (an SG-HMC trajectory: b = 1,300 random rows of
+//! on one minibatch reused call after call (an SG-HMC trajectory: b = 1,300 random rows of
 //! n = 10⁶, d = 29, the fast logistic family): w Σ_k (φ′(x_kᵀθ) − φ′(x_kᵀθ*)) x_k with φ′(η*)
 //! cached. Two ways, timed alternately in the same run: the four separate model calls
 //! (predictors, scores, coefficients, weighted rows, each a pass over the 1,300 rows) and the
 //! fused [`LinearPredictor::add_score_differences`] (one pass, 64 rows at a time). Both give
 //! the same bits (checked here).
 //!
-//! Run: `cargo bench -p tallmc-models --bench sg_gradient`. Reports the minimum over ROUNDS of
-//! the mean ns per row over CALLS calls (the minimum: the machine is shared).
+//! Run: `cargo bench -p tallmc-models --bench sg_gradient` (`SG_BATCH=b` for another minibatch
+//! size: the cost per row grows once the b rows outgrow the L2 cache). Reports the minimum over
+//! ROUNDS of the mean ns per row over CALLS calls (the minimum: the machine is shared).
 
 #![allow(clippy::print_stdout, clippy::print_stderr, missing_docs)]
 
