@@ -55,7 +55,7 @@ pub use gradient_bounds::{
 };
 pub use kernel::{Chain, Kernel, NoTuning, StepStats, Tuning};
 pub use model::{
-    BinaryFactors, LinearPredictor, LogPrior, LogPriorHessian, ParameterNames,
+    BinaryFactors, LinearPredictor, LogPrior, LogPriorHessian, ParameterNames, RowBatch,
     TaylorRemainderBound, TermBounds, TermGradients, TermHessians, Terms,
 };
 pub use pdmp::{EventKind, EventTotals, PdmpChain, PdmpKernel, Segment, SegmentStats, Trajectory};

@@ -143,6 +143,22 @@ pub trait TermHessians: TermGradients {
     }
 }
 
+/// A model's own copy of some of its data points (a minibatch), laid out as the model likes:
+/// what [`LinearPredictor::gather_rows`] fills and
+/// [`LinearPredictor::add_score_differences_gathered`] reads. A kernel that reuses one minibatch
+/// for many gradient calls (an SG-HMC trajectory) gathers it once, so that the calls read `len`
+/// contiguous rows instead of scattered ones. Reused across gathers (it only grows).
+#[derive(Debug, Clone, Default)]
+pub struct RowBatch {
+    /// The points' covariate values (for a GLM: the rows of the raw covariates, one after the
+    /// other).
+    pub values: Vec<f64>,
+    /// The points' responses, in order.
+    pub responses: Vec<f64>,
+    /// How many points the batch holds.
+    pub len: usize,
+}
+
 /// Terms that depend on θ through one linear predictor per datum (a generalized linear form):
 ///
 /// ```text
@@ -228,6 +244,36 @@ pub trait LinearPredictor: Terms {
             }
             self.add_weighted_rows(idx, &a[..k], out);
         }
+    }
+
+    /// Copies data points `indices` into `batch` for
+    /// [`LinearPredictor::add_score_differences_gathered`], and returns whether the model
+    /// supports that (the provided method copies nothing and returns `false`; callers then keep
+    /// using the index methods).
+    fn gather_rows(&self, indices: &[u32], batch: &mut RowBatch) -> bool {
+        let _ = (indices, batch);
+        false
+    }
+
+    /// **Overwrites** `eta[k]` with x_kᵀθ and `d1[k]` with φ_k′(x_kᵀθ) for the k-th point of
+    /// `batch` (filled by a [`LinearPredictor::gather_rows`] that returned `true`): the bits of
+    /// [`LinearPredictor::linear_predictors`] and [`LinearPredictor::predictor_scores`] on the
+    /// gathered indices. Provided only as a panic, like
+    /// [`LinearPredictor::add_score_differences_gathered`].
+    fn gathered_scores(&self, batch: &RowBatch, theta: &[f64], eta: &mut [f64], d1: &mut [f64]) {
+        let _ = (batch, theta, eta, d1);
+        unreachable!("gathered_scores on a model whose gather_rows returns false")
+    }
+
+    /// [`LinearPredictor::add_score_differences`] for the points of `batch` (filled by a
+    /// [`LinearPredictor::gather_rows`] that returned `true`), in their order, with the bits of
+    /// that call on the gathered indices. Provided only as a panic: models that gather
+    /// override both methods.
+    fn add_score_differences_gathered(
+        &self, batch: &RowBatch, theta: &[f64], offsets: &[f64], weight: f64, out: &mut [f64],
+    ) {
+        let _ = (batch, theta, offsets, weight, out);
+        unreachable!("add_score_differences_gathered on a model whose gather_rows returns false")
     }
 }
 

@@ -39,7 +39,7 @@
 //! *Lanes.* An engine keeps independent caches in numbered lanes, so an estimator with several
 //! subsamples (block-Poisson: one lane per factor) does not thrash one cache.
 
-use tallmc_core::{EvalCounts, LinearPredictor, TermHessians};
+use tallmc_core::{EvalCounts, LinearPredictor, RowBatch, TermHessians};
 
 use crate::control_variate::{ControlVariate, CvOrder};
 
@@ -177,6 +177,10 @@ struct GradientCache {
     eta_star: Vec<f64>,
     d1_star: Vec<f64>,
     d2_star: Vec<f64>,
+    /// The model's copy of the slots' rows ([`LinearPredictor::gather_rows`]), made on the
+    /// first reuse of a minibatch at order 1, and whether it holds the current slots.
+    batch: RowBatch,
+    gathered: bool,
 }
 
 impl GradientCache {
@@ -311,14 +315,39 @@ impl<M: LinearPredictor + ?Sized> DifferenceTerms<M> for RankOne {
         // At θ* only when a slot's index changed (or θ* moved); then all slots, in one row read
         // with the predictors at θ.
         let refresh = order != CvOrder::Zero && c.slots.update(cv, indices) > 0;
+        if refresh && order == CvOrder::One {
+            // A new minibatch: the model copies its rows into one contiguous buffer (when it
+            // can), then η*, φ′(η*) and the gradient stream from the copy, as every later call
+            // on the same minibatch (an SG-HMC trajectory) does. The bits of the index path.
+            c.gathered = model.gather_rows(indices, &mut c.batch) && c.batch.len == m;
+            if c.gathered {
+                let (eta_star, d1_star) = (&mut c.eta_star[..m], &mut c.d1_star[..m]);
+                model.gathered_scores(&c.batch, cv.center(), eta_star, d1_star);
+                model.add_score_differences_gathered(&c.batch, theta, d1_star, weight, out);
+                let m = m as u64;
+                return EvalCounts { terms: 0, gradients: 2 * m, hessians: 0 };
+            }
+        }
         if refresh {
             model.linear_predictor_pairs(theta, cv.center(), indices, eta, &mut c.eta_star[..m]);
             let d2_star = (order == CvOrder::Two).then(|| &mut c.d2_star[..m]);
             model.predictor_scores(indices, &c.eta_star[..m], &mut c.d1_star[..m], d2_star);
+            c.gathered = false;
         } else if order == CvOrder::One {
             // The same minibatch as the last call (an SG-HMC trajectory): one pass over the rows
-            // with the cached φ′(η*) as the offsets, the same bits as the steps below.
-            model.add_score_differences(theta, indices, &c.d1_star[..m], weight, out);
+            // with the cached φ′(η*) as the offsets, the same bits as the steps below. On its
+            // first reuse the model copies the minibatch's rows into one contiguous buffer
+            // (when it can), so that this and the following calls stream them instead of
+            // gathering scattered rows; a minibatch used once (SGLD) is never copied.
+            if !c.gathered {
+                c.gathered = model.gather_rows(indices, &mut c.batch);
+            }
+            let offsets = &c.d1_star[..m];
+            if c.gathered && c.batch.len == m {
+                model.add_score_differences_gathered(&c.batch, theta, offsets, weight, out);
+            } else {
+                model.add_score_differences(theta, indices, offsets, weight, out);
+            }
             return EvalCounts { terms: 0, gradients: m as u64, hessians: 0 };
         } else {
             model.linear_predictors(theta, indices, eta);

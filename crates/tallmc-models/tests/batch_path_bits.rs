@@ -3,7 +3,9 @@
 //! [`DesignMatrix::dot`], the predictor pairs against two predictor calls, the chunked scores
 //! against [`LinearPredictor::predictor_derivatives`], and the fused
 //! [`LinearPredictor::add_score_differences`] against its defining sequence over the whole
-//! batch (predictors, scores, w·(φ′ − c_k), one [`LinearPredictor::add_weighted_rows`]). Random
+//! batch (predictors, scores, w·(φ′ − c_k), one [`LinearPredictor::add_weighted_rows`]), and
+//! the gathered-minibatch methods ([`LinearPredictor::gather_rows`] and the two that read the
+//! copy) against the index methods. Random
 //! batches of 1–300 indices (with repeats) cross the 4-row groups and the 64-row chunks; p from
 //! 1 to 40 covers every tail length of the 4-wide dot products; both row views, both logistic
 //! families. Equality is of the bits, so the reproduction snapshots cannot move.
@@ -15,7 +17,7 @@ use std::sync::Arc;
 use common::*;
 use proptest::prelude::*;
 use rand::RngExt;
-use tallmc_core::{LinearPredictor, Terms};
+use tallmc_core::{LinearPredictor, RowBatch, Terms};
 use tallmc_models::{
     Dataset, DesignMatrix, DesignOptions, FastLogisticRegression, LogisticRegression,
 };
@@ -59,6 +61,17 @@ fn check<M: LinearPredictor + Terms>(
     let mut got = start;
     m.add_score_differences(theta, idx, &offsets, w, &mut got);
     prop_assert!(same_bits(&got, &want), "add_score_differences: {:?} vs {:?}", got, want);
+
+    // The same minibatch gathered into the model's contiguous copy.
+    let mut batch = RowBatch::default();
+    prop_assert!(m.gather_rows(idx, &mut batch), "a GLM gathers");
+    prop_assert_eq!(batch.len, k);
+    let (mut g_eta, mut g_d1) = (vec![0.0; k], vec![0.0; k]);
+    m.gathered_scores(&batch, star, &mut g_eta, &mut g_d1);
+    prop_assert!(same_bits(&g_eta, &eta_star) && same_bits(&g_d1, &offsets), "gathered_scores");
+    let mut gathered = (0..dim).map(|j| j as f64 * 0.25 - 1.0).collect::<Vec<f64>>();
+    m.add_score_differences_gathered(&batch, theta, &offsets, w, &mut gathered);
+    prop_assert!(same_bits(&gathered, &want), "add_score_differences_gathered");
     Ok(())
 }
 

@@ -163,6 +163,44 @@ impl DesignMatrix {
         }
     }
 
+    /// Overwrites `out` with the raw covariate rows `indices` (p values each, before the
+    /// intercept and standardization), one after the other: a gathered minibatch for
+    /// [`DesignMatrix::gathered_rows`]. Returns `false` (and gathers nothing) when the data have
+    /// no covariate columns, whose rows a buffer cannot count.
+    pub fn gather_raw_rows(&self, indices: &[u32], out: &mut Vec<f64>) -> bool {
+        let (x, p) = (self.data.x(), self.data.num_covariates());
+        out.clear();
+        if p == 0 {
+            return false;
+        }
+        let rows = self.rows();
+        for (k, &i) in indices.iter().enumerate() {
+            // Rows a few indices ahead start loading while this one is copied.
+            if let Some(&ahead) = indices.get(k + GATHER_PREFETCH_AHEAD) {
+                match &rows {
+                    RowView::Plain(r) => r.prefetch(ahead as usize),
+                    RowView::Affine(r) => r.prefetch(ahead as usize),
+                }
+            }
+            let i = i as usize;
+            out.extend_from_slice(&x[i * p..(i + 1) * p]);
+        }
+        true
+    }
+
+    /// A view of rows gathered by [`DesignMatrix::gather_raw_rows`] (`raw` holds whole rows):
+    /// row k of the view is x̃ of the k-th gathered index, with this design's intercept and
+    /// standardization, so the [`Rows`] methods give the bits they give on the original rows.
+    pub fn gathered_rows<'a>(&'a self, raw: &'a [f64]) -> RowView<'a> {
+        let p = self.data.num_covariates();
+        let n = raw.len().checked_div(p).unwrap_or(0);
+        let plain = PlainRows { x: raw, n, p, offset: self.offset };
+        match &self.affine {
+            None => RowView::Plain(plain),
+            Some(a) => RowView::Affine(AffineRows { plain, mean: &a.mean, inv_sd: &a.inv_sd }),
+        }
+    }
+
     /// x̃_iᵀθ (convenience; batch code should use [`DesignMatrix::rows`]).
     pub fn dot(&self, i: usize, theta: &[f64]) -> f64 {
         match self.rows() {
@@ -332,6 +370,9 @@ pub trait Rows: Sync {
     fn prefetch(&self, _i: usize) {}
 }
 
+/// How many rows ahead [`DesignMatrix::gather_raw_rows`] prefetches.
+const GATHER_PREFETCH_AHEAD: usize = 8;
+
 /// Cache lines are at most this many bytes on the targets we build for.
 const CACHE_LINE_BYTES: usize = 64;
 
@@ -425,6 +466,7 @@ fn dot4_rows_dispatch(a: &[f64], b: [&[f64]; 4]) -> [f64; 4] {
 /// [`dot4_rows`] in AVX2 registers: the same products and sums per lane, so the same bits.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
+#[inline]
 #[allow(unsafe_code)]
 fn dot4_rows_avx2(a: &[f64], b: [&[f64]; 4]) -> [f64; 4] {
     use std::arch::x86_64::{__m256d, _mm256_add_pd, _mm256_loadu_pd, _mm256_mul_pd};
@@ -675,13 +717,17 @@ impl Rows for AffineRows<'_> {
     }
 }
 
-/// Runs `$body` with `$r` bound to the concrete row view of `$design` (monomorphized loops).
+/// Runs `$body` with `$r` bound to the concrete row view of `$design` (monomorphized loops);
+/// `with_rows!(view $v, r => …)` does the same for a [`RowView`] `$v`.
 macro_rules! with_rows {
-    ($design:expr, $r:ident => $body:expr) => {
-        match $design.rows() {
+    (view $view:expr, $r:ident => $body:expr) => {
+        match $view {
             $crate::data::RowView::Plain($r) => $body,
             $crate::data::RowView::Affine($r) => $body,
         }
+    };
+    ($design:expr, $r:ident => $body:expr) => {
+        with_rows!(view $design.rows(), $r => $body)
     };
 }
 pub(crate) use with_rows;

@@ -10,7 +10,7 @@
 //! Σ(y − η)² instead and finish with n·log_norm − ½·w·Σ(y − η)². The operation order is part of
 //! the reproducibility contract: the reproduction suites' snapshots pin it.
 
-use tallmc_core::{LinearPredictor, TermGradients, TermHessians, Terms};
+use tallmc_core::{LinearPredictor, RowBatch, TermGradients, TermHessians, Terms};
 
 use super::Glm;
 use super::family::GlmFamily;
@@ -180,6 +180,41 @@ impl<F: GlmFamily> ScoreDifferences<'_, F> {
             }
             add_weighted(rows, |k| idx[k] as usize, eta, out);
         }
+    }
+}
+
+impl<F: GlmFamily> ScoreDifferences<'_, F> {
+    /// [`ScoreDifferences::add`] for rows 0, 1, …, `y.len()` − 1 of `rows` (a gathered batch,
+    /// whose responses are `y`): the same chunks and operations, contiguous loads.
+    #[inline(always)]
+    pub(super) fn add_in_order<R: Rows>(&self, rows: &R, out: &mut [f64]) {
+        let (f, w) = (self.f, self.weight);
+        let n = self.y.len().min(self.offsets.len()).min(rows.len());
+        let mut eta = [0.0; LANE];
+        for (c, (ys, offsets)) in
+            self.y[..n].chunks(LANE).zip(self.offsets.chunks(LANE)).enumerate()
+        {
+            let base = c * LANE;
+            let eta = &mut eta[..ys.len()];
+            consecutive_etas(rows, self.theta, base, eta);
+            prefetch_next_chunk(rows, base, n);
+            for ((e, &yk), &c) in eta.iter_mut().zip(ys).zip(offsets) {
+                *e = w * (f.score(yk, *e) - c);
+            }
+            add_weighted(rows, |k| base + k, eta, out);
+        }
+    }
+}
+
+/// η_k = x̃_kᵀθ for the rows 0..`eta.len()` of `rows` and φ′_{y_k}(η_k) into `d1` (the family's
+/// loop on its own, vectorized).
+#[inline(always)]
+pub(super) fn batch_scores<F: GlmFamily, R: Rows>(
+    f: &F, rows: &R, theta: &[f64], y: &[f64], eta: &mut [f64], d1: &mut [f64],
+) {
+    consecutive_etas(rows, theta, 0, eta);
+    for ((g, &e), &yk) in d1.iter_mut().zip(eta.iter()).zip(y) {
+        *g = f.score(yk, e);
     }
 }
 
@@ -499,6 +534,38 @@ impl<F: GlmFamily> LinearPredictor for Glm<F> {
         let job = ScoreDifferences { f: &self.family, y: self.design.y(), theta, offsets, weight };
         let indices = &indices[..indices.len().min(offsets.len())];
         with_rows!(self.design, r => wide::score_differences(&job, &r, indices, out))
+    }
+
+    /// The raw covariate rows and the responses of `indices`, one after the other.
+    fn gather_rows(&self, indices: &[u32], batch: &mut RowBatch) -> bool {
+        if !self.design.gather_raw_rows(indices, &mut batch.values) {
+            return false;
+        }
+        let y = self.design.y();
+        batch.responses.clear();
+        batch.responses.extend(indices.iter().map(|&i| y[i as usize]));
+        batch.len = indices.len();
+        true
+    }
+
+    /// The predictors four rows at a time over the gathered rows, then the scores.
+    fn gathered_scores(&self, batch: &RowBatch, theta: &[f64], eta: &mut [f64], d1: &mut [f64]) {
+        let len = batch.len.min(eta.len()).min(d1.len()).min(batch.responses.len());
+        let (eta, d1) = (&mut eta[..len], &mut d1[..len]);
+        let view = self.design.gathered_rows(&batch.values);
+        with_rows!(view view, r => wide::gathered_batch_scores(&self.family, &r, theta, &batch.responses[..len], eta, d1))
+    }
+
+    /// [`LinearPredictor::add_score_differences`]'s chunks over the gathered rows, read in
+    /// order (the hardware prefetcher streams them; no index, no scattered loads).
+    fn add_score_differences_gathered(
+        &self, batch: &RowBatch, theta: &[f64], offsets: &[f64], weight: f64, out: &mut [f64],
+    ) {
+        let len = batch.len.min(offsets.len()).min(batch.responses.len());
+        let y = &batch.responses[..len];
+        let job = ScoreDifferences { f: &self.family, y, theta, offsets, weight };
+        let view = self.design.gathered_rows(&batch.values);
+        with_rows!(view view, r => wide::score_differences_in_order(&job, &r, out))
     }
 
     fn add_weighted_rows(&self, indices: &[u32], weights: &[f64], out: &mut [f64]) {

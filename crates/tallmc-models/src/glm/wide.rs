@@ -81,3 +81,17 @@ avx2_dispatch! {
         (job: &ScoreDifferences<'_, F>, rows: &R, indices: &[u32], out: &mut [f64]) -> ()
         = ScoreDifferences::add
 }
+
+avx2_dispatch! {
+    /// [`ScoreDifferences::add_in_order`]: the same over a gathered batch.
+    fn score_differences_in_order / score_differences_in_order_avx2 <F: GlmFamily, R: Rows>
+        (job: &ScoreDifferences<'_, F>, rows: &R, out: &mut [f64]) -> ()
+        = ScoreDifferences::add_in_order
+}
+
+avx2_dispatch! {
+    /// [`terms::batch_scores`]: η and φ′ over a gathered batch.
+    fn gathered_batch_scores / gathered_batch_scores_avx2 <F: GlmFamily, R: Rows>
+        (f: &F, rows: &R, theta: &[f64], y: &[f64], eta: &mut [f64], d1: &mut [f64]) -> ()
+        = terms::batch_scores
+}
