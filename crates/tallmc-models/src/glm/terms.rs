@@ -197,7 +197,6 @@ impl<F: GlmFamily> ScoreDifferences<'_, F> {
             let base = c * LANE;
             let eta = &mut eta[..ys.len()];
             consecutive_etas(rows, self.theta, base, eta);
-            prefetch_next_chunk(rows, base, n);
             for ((e, &yk), &c) in eta.iter_mut().zip(ys).zip(offsets) {
                 *e = w * (f.score(yk, *e) - c);
             }
