@@ -1,10 +1,13 @@
 //! The per-step gradient of the stochastic-gradient kernels with a first-order control variate
 //! on one minibatch reused call after call (an SG-HMC trajectory: b = 1,300 random rows of
 //! n = 10⁶, d = 29, the fast logistic family): w Σ_k (φ′(x_kᵀθ) − φ′(x_kᵀθ*)) x_k with φ′(η*)
-//! cached. Two ways, timed alternately in the same run: the four separate model calls
-//! (predictors, scores, coefficients, weighted rows, each a pass over the 1,300 rows) and the
-//! fused [`LinearPredictor::add_score_differences`] (one pass, 64 rows at a time). Both give
-//! the same bits (checked here).
+//! cached. Three ways, timed alternately in the same run: the four separate model calls
+//! (predictors, scores, coefficients, weighted rows, each a pass over the 1,300 rows), the
+//! fused [`LinearPredictor::add_score_differences`] (one pass, 64 rows at a time), and the same
+//! on the model's contiguous copy of the minibatch
+//! ([`LinearPredictor::add_score_differences_gathered`] after one
+//! [`LinearPredictor::gather_rows`], what the SG kernels run). All give the same bits (checked
+//! here).
 //!
 //! Run: `cargo bench -p tallmc-models --bench sg_gradient` (`SG_BATCH=b` for another minibatch
 //! size: the cost per row grows once the b rows outgrow the L2 cache). Reports the minimum over
@@ -17,7 +20,7 @@ use std::time::Instant;
 
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use tallmc_core::LinearPredictor;
+use tallmc_core::{LinearPredictor, RowBatch};
 use tallmc_models::{DesignOptions, FastLogisticRegression, synthetic};
 
 const N: usize = 1_000_000;
@@ -60,8 +63,14 @@ fn main() {
     unfused(&model, &theta, &idx, &d1_star, w, &mut eta, &mut d1, &mut a);
     model.add_score_differences(&theta, &idx, &d1_star, w, &mut b);
     assert!(a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()), "fused bits differ");
+    let mut batch = RowBatch::default();
+    assert!(model.gather_rows(&idx, &mut batch), "a GLM gathers");
+    let mut g = vec![0.0; d];
+    model.add_score_differences_gathered(&batch, &theta, &d1_star, w, &mut g);
+    assert!(a.iter().zip(&g).all(|(x, y)| x.to_bits() == y.to_bits()), "gathered bits differ");
 
-    let (mut best_unfused, mut best_fused) = (f64::INFINITY, f64::INFINITY);
+    let (mut best_unfused, mut best_fused, mut best_gathered) =
+        (f64::INFINITY, f64::INFINITY, f64::INFINITY);
     for _ in 0..ROUNDS {
         let t = Instant::now();
         for _ in 0..CALLS {
@@ -73,11 +82,18 @@ fn main() {
             model.add_score_differences(&theta, &idx, &d1_star, w, &mut b);
         }
         best_fused = best_fused.min(t.elapsed().as_secs_f64());
-        black_box((&a, &b));
+        let t = Instant::now();
+        for _ in 0..CALLS {
+            model.add_score_differences_gathered(&batch, &theta, &d1_star, w, &mut g);
+        }
+        best_gathered = best_gathered.min(t.elapsed().as_secs_f64());
+        black_box((&a, &b, &g));
     }
     let per_row = |s: f64| s / (CALLS * batch_size) as f64 * 1e9;
     println!("cached minibatch, b = {batch_size}, n = {N}, d = {d}:");
     println!("  four calls  {:7.2} ns per row", per_row(best_unfused));
     println!("  fused       {:7.2} ns per row", per_row(best_fused));
+    println!("  gathered    {:7.2} ns per row", per_row(best_gathered));
     println!("  fused / four calls = {:.2}", best_fused / best_unfused);
+    println!("  gathered / four calls = {:.2}", best_gathered / best_unfused);
 }
