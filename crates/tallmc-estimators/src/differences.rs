@@ -177,8 +177,8 @@ struct GradientCache {
     eta_star: Vec<f64>,
     d1_star: Vec<f64>,
     d2_star: Vec<f64>,
-    /// The model's copy of the slots' rows ([`LinearPredictor::gather_rows`]), made on the
-    /// first reuse of a minibatch at order 1, and whether it holds the current slots.
+    /// The model's copy of the slots' rows ([`LinearPredictor::gather_rows`]), made when a new
+    /// minibatch arrives at order 1, and whether it holds the current slots.
     batch: RowBatch,
     gathered: bool,
 }
@@ -335,15 +335,10 @@ impl<M: LinearPredictor + ?Sized> DifferenceTerms<M> for RankOne {
             c.gathered = false;
         } else if order == CvOrder::One {
             // The same minibatch as the last call (an SG-HMC trajectory): one pass over the rows
-            // with the cached φ′(η*) as the offsets, the same bits as the steps below. On its
-            // first reuse the model copies the minibatch's rows into one contiguous buffer
-            // (when it can), so that this and the following calls stream them instead of
-            // gathering scattered rows; a minibatch used once (SGLD) is never copied.
-            if !c.gathered {
-                c.gathered = model.gather_rows(indices, &mut c.batch);
-            }
+            // with the cached φ′(η*) as the offsets, the same bits as the steps below, on the
+            // copy gathered at the refresh when the model made one.
             let offsets = &c.d1_star[..m];
-            if c.gathered && c.batch.len == m {
+            if c.gathered {
                 model.add_score_differences_gathered(&c.batch, theta, offsets, weight, out);
             } else {
                 model.add_score_differences(theta, indices, offsets, weight, out);

@@ -181,9 +181,7 @@ impl<F: GlmFamily> ScoreDifferences<'_, F> {
             add_weighted(rows, |k| idx[k] as usize, eta, out);
         }
     }
-}
 
-impl<F: GlmFamily> ScoreDifferences<'_, F> {
     /// [`ScoreDifferences::add`] for rows 0, 1, …, `y.len()` − 1 of `rows` (a gathered batch,
     /// whose responses are `y`): the same chunks and operations, contiguous loads.
     #[inline(always)]
