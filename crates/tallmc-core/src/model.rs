@@ -143,20 +143,62 @@ pub trait TermHessians: TermGradients {
     }
 }
 
-/// A model's own copy of some of its data points (a minibatch), laid out as the model likes:
-/// what [`LinearPredictor::gather_rows`] fills and
-/// [`LinearPredictor::add_score_differences_gathered`] reads. A kernel that reuses one minibatch
-/// for many gradient calls (an SG-HMC trajectory) gathers it once, so that the calls read `len`
-/// contiguous rows instead of scattered ones. Reused across gathers (it only grows).
+/// A minibatch of data points gathered for repeated use: its indices, in order, and — when the
+/// model makes one ([`LinearPredictor::gather_rows`]) — the model's own copy of the points,
+/// laid out as the model likes. A kernel that reuses one minibatch for many calls (an SG-HMC
+/// trajectory on one minibatch, an HMC-ECS trajectory on one subsample u) gathers it once, so
+/// that the calls read `len` contiguous rows instead of scattered ones; when only a few points
+/// change (HMC-ECS refreshes one block of u per iteration),
+/// [`LinearPredictor::regather_rows`] replaces just those. Reused across gathers (it only
+/// grows).
+///
+/// The gathered methods of [`LinearPredictor`] read a batch; their provided versions read
+/// only `indices` (through the index methods), so a model that gathers nothing is still
+/// correct, only not faster.
 #[derive(Debug, Clone, Default)]
 pub struct RowBatch {
-    /// The points' covariate values (for a GLM: the rows of the raw covariates, one after the
-    /// other).
+    /// The data points' indices, in order (always filled).
+    pub indices: Vec<u32>,
+    /// The points' covariate values when `copied` (for a GLM: the rows of the raw covariates,
+    /// one after the other).
     pub values: Vec<f64>,
-    /// The points' responses, in order.
+    /// The points' responses, in order, when `copied`.
     pub responses: Vec<f64>,
+    /// Whether `values` and `responses` hold the model's copy of the points at `indices`.
+    pub copied: bool,
+}
+
+impl RowBatch {
     /// How many points the batch holds.
-    pub len: usize,
+    pub fn len(&self) -> usize {
+        self.indices.len()
+    }
+
+    /// Whether the batch holds no point.
+    pub fn is_empty(&self) -> bool {
+        self.indices.is_empty()
+    }
+
+    /// Makes room for batches of up to `points` points without allocating: the indices here,
+    /// and the copy of a model that sizes its buffers by [`RowBatch::capacity`] (as the GLMs
+    /// do), at its next gather.
+    pub fn reserve(&mut self, points: usize) {
+        self.indices.reserve(points.saturating_sub(self.indices.len()));
+    }
+
+    /// How many points the batch holds without allocating its indices.
+    pub fn capacity(&self) -> usize {
+        self.indices.capacity()
+    }
+
+    /// Sets the batch's indices to `indices` and marks it as holding no copy (what the
+    /// provided [`LinearPredictor::gather_rows`] does; a model that copies sets
+    /// [`RowBatch::copied`] after filling its copy).
+    pub fn set_indices(&mut self, indices: &[u32]) {
+        self.indices.clear();
+        self.indices.extend_from_slice(indices);
+        self.copied = false;
+    }
 }
 
 /// Terms that depend on θ through one linear predictor per datum (a generalized linear form):
@@ -246,34 +288,71 @@ pub trait LinearPredictor: Terms {
         }
     }
 
-    /// Copies data points `indices` into `batch` for
-    /// [`LinearPredictor::add_score_differences_gathered`], and returns whether the model
-    /// supports that (the provided method copies nothing and returns `false`; callers then keep
-    /// using the index methods).
-    fn gather_rows(&self, indices: &[u32], batch: &mut RowBatch) -> bool {
-        let _ = (indices, batch);
-        false
+    /// Fills `batch` with the data points `indices`: their indices and, in models that
+    /// override this, the model's own copy of the points (contiguous, so that the gathered
+    /// methods below stream it). The provided method records the indices only, and the
+    /// provided gathered methods read the points through the index methods.
+    ///
+    /// An override must set `batch.indices` (e.g. by [`RowBatch::set_indices`]) and
+    /// `batch.copied`, and override every gathered method that reads its copy, each with the
+    /// bits of its index counterpart on `batch.indices`. It should size its buffers for
+    /// [`RowBatch::capacity`] points: callers gather no index to allocate a batch up front.
+    fn gather_rows(&self, indices: &[u32], batch: &mut RowBatch) {
+        batch.set_indices(indices);
+    }
+
+    /// Replaces point `positions[j]` of `batch` (a [`LinearPredictor::gather_rows`] result)
+    /// with data point `indices[j]`, for every j: a few new points in a batch that is
+    /// otherwise reused. Positions must be below `batch.len()`.
+    ///
+    /// Provided: the indices in place when the batch holds no copy, else a whole
+    /// [`LinearPredictor::gather_rows`] of the new indices (correct for any model; models that
+    /// copy override it to copy only the new points).
+    fn regather_rows(&self, positions: &[usize], indices: &[u32], batch: &mut RowBatch) {
+        for (&k, &i) in positions.iter().zip(indices) {
+            batch.indices[k] = i;
+        }
+        if batch.copied {
+            let all = std::mem::take(&mut batch.indices);
+            self.gather_rows(&all, batch);
+        }
+    }
+
+    /// **Overwrites** `eta[k]` with x_kᵀθ for the k-th point of `batch`: the bits of
+    /// [`LinearPredictor::linear_predictors`] on `batch.indices`.
+    fn gathered_predictors(&self, batch: &RowBatch, theta: &[f64], eta: &mut [f64]) {
+        self.linear_predictors(theta, &batch.indices, eta);
+    }
+
+    /// **Overwrites** `phi[k]`, `d1[k]`, `d2[k]` with φ_k(η), φ_k′(η), φ_k″(η) at η = `eta[k]`
+    /// for the k-th point of `batch`: the bits of
+    /// [`LinearPredictor::predictor_derivatives`] on `batch.indices`.
+    fn gathered_derivatives(
+        &self, batch: &RowBatch, eta: &[f64], phi: &mut [f64], d1: &mut [f64], d2: &mut [f64],
+    ) {
+        self.predictor_derivatives(&batch.indices, eta, phi, d1, d2);
     }
 
     /// **Overwrites** `eta[k]` with x_kᵀθ and `d1[k]` with φ_k′(x_kᵀθ) for the k-th point of
-    /// `batch` (filled by a [`LinearPredictor::gather_rows`] that returned `true`): the bits of
-    /// [`LinearPredictor::linear_predictors`] and [`LinearPredictor::predictor_scores`] on the
-    /// gathered indices. Provided only as a panic, like
-    /// [`LinearPredictor::add_score_differences_gathered`].
+    /// `batch`: the bits of [`LinearPredictor::linear_predictors`] and
+    /// [`LinearPredictor::predictor_scores`] on `batch.indices`.
     fn gathered_scores(&self, batch: &RowBatch, theta: &[f64], eta: &mut [f64], d1: &mut [f64]) {
-        let _ = (batch, theta, eta, d1);
-        unreachable!("gathered_scores on a model whose gather_rows returns false")
+        self.linear_predictors(theta, &batch.indices, eta);
+        self.predictor_scores(&batch.indices, eta, d1, None);
     }
 
-    /// [`LinearPredictor::add_score_differences`] for the points of `batch` (filled by a
-    /// [`LinearPredictor::gather_rows`] that returned `true`), in their order, with the bits of
-    /// that call on the gathered indices. Provided only as a panic: models that gather
-    /// override both methods.
+    /// [`LinearPredictor::add_score_differences`] for the points of `batch`, in their order,
+    /// with the bits of that call on `batch.indices`.
     fn add_score_differences_gathered(
         &self, batch: &RowBatch, theta: &[f64], offsets: &[f64], weight: f64, out: &mut [f64],
     ) {
-        let _ = (batch, theta, offsets, weight, out);
-        unreachable!("add_score_differences_gathered on a model whose gather_rows returns false")
+        self.add_score_differences(theta, &batch.indices, offsets, weight, out);
+    }
+
+    /// **Adds** Σ_k `weights[k]` · x_k over the points of `batch` into `out`: the bits of
+    /// [`LinearPredictor::add_weighted_rows`] on `batch.indices`.
+    fn add_weighted_gathered_rows(&self, batch: &RowBatch, weights: &[f64], out: &mut [f64]) {
+        self.add_weighted_rows(&batch.indices, weights, out);
     }
 }
 

@@ -156,6 +156,10 @@ struct RankOneLane {
     d2_star: Vec<f64>,
     /// r_k with ∇d_k = r_k x_k, from the last call with gradients.
     r: Vec<f64>,
+    /// The slots' points ([`LinearPredictor::gather_rows`]), kept while calls reuse them.
+    batch: RowBatch,
+    /// Whether `batch` holds the slots of the last call.
+    gathered: bool,
 }
 
 /// The rank-one engine for [`LinearPredictor`] models (see the module docs).
@@ -164,6 +168,9 @@ struct RankOneLane {
 #[derive(Debug, Clone, Default)]
 pub struct RankOne {
     lanes: Vec<RankOneLane>,
+    /// How many lanes have had their gathered copy sized for their reserved subsample (at the
+    /// first call that sees them, so that no later first gather allocates).
+    sized_lanes: usize,
     scratch: PredictorScratch,
     gradient_cache: GradientCache,
 }
@@ -177,8 +184,8 @@ struct GradientCache {
     eta_star: Vec<f64>,
     d1_star: Vec<f64>,
     d2_star: Vec<f64>,
-    /// The model's copy of the slots' rows ([`LinearPredictor::gather_rows`]), made when a new
-    /// minibatch arrives at order 1, and whether it holds the current slots.
+    /// The slots' points ([`LinearPredictor::gather_rows`]), gathered when a new minibatch
+    /// arrives at order 1, and whether it holds the current slots.
     batch: RowBatch,
     gathered: bool,
 }
@@ -189,6 +196,7 @@ impl GradientCache {
         for v in [&mut self.eta_star, &mut self.d1_star, &mut self.d2_star] {
             grow(v, m);
         }
+        self.batch.reserve(m);
     }
 }
 
@@ -245,6 +253,7 @@ impl RankOne {
         grow(&mut l.d1_star, m);
         grow(&mut l.d2_star, m);
         grow(&mut l.r, m);
+        l.batch.reserve(m);
         self.scratch.grow(m);
         self.gradient_cache.grow(m);
     }
@@ -257,10 +266,29 @@ impl<M: LinearPredictor + ?Sized> DifferenceTerms<M> for RankOne {
     ) -> EvalCounts {
         let m = indices.len();
         self.prepare(lane, m);
+        // An empty gather sizes a lane's copy for the subsample size it was prepared for.
+        for l in &mut self.lanes[self.sized_lanes..] {
+            model.gather_rows(&[], &mut l.batch);
+        }
+        self.sized_lanes = self.lanes.len();
         let order = cv.order();
         let l = &mut self.lanes[lane];
         // Cache misses: the slots whose index changed.
         let misses = l.slots.update(cv, indices);
+        // A subsample that this call reuses (in part: HMC-ECS refreshes one block of u per
+        // iteration and keeps u through a trajectory) is read from the model's gathered copy,
+        // updated at the missed slots only; an all-new one is read in place, as a fresh
+        // subsample drawn for one call would gain nothing from a copy.
+        if misses == m {
+            l.gathered = false;
+        } else if !l.gathered || l.batch.len() != m {
+            model.gather_rows(indices, &mut l.batch);
+            l.gathered = true;
+        } else if misses > 0 {
+            let (pos, idx) = (&l.slots.miss_pos[..misses], &l.slots.miss_idx[..misses]);
+            model.regather_rows(pos, idx, &mut l.batch);
+        }
+        debug_assert!(!l.gathered || l.batch.indices == indices, "the batch mirrors the slots");
         let s = &mut self.scratch;
         if misses > 0 {
             s.evaluate(model, cv.center(), &l.slots.miss_idx[..misses]);
@@ -272,7 +300,13 @@ impl<M: LinearPredictor + ?Sized> DifferenceTerms<M> for RankOne {
             }
         }
         // At θ.
-        s.evaluate(model, theta, indices);
+        if l.gathered {
+            model.gathered_predictors(&l.batch, theta, &mut s.eta[..m]);
+            let (phi, d1, d2) = (&mut s.phi[..m], &mut s.d1[..m], &mut s.d2[..m]);
+            model.gathered_derivatives(&l.batch, &s.eta[..m], phi, d1, d2);
+        } else {
+            s.evaluate(model, theta, indices);
+        }
         let (c1, c2) = match order {
             CvOrder::Zero => (0.0, 0.0),
             CvOrder::One => (1.0, 0.0),
@@ -299,7 +333,11 @@ impl<M: LinearPredictor + ?Sized> DifferenceTerms<M> for RankOne {
         for k in 0..m {
             phi[k] = weights[k] * l.r[k];
         }
-        model.add_weighted_rows(indices, &phi[..m], out);
+        if l.gathered {
+            model.add_weighted_gathered_rows(&l.batch, &phi[..m], out);
+        } else {
+            model.add_weighted_rows(indices, &phi[..m], out);
+        }
     }
 
     fn add_gradient_differences(
@@ -319,14 +357,13 @@ impl<M: LinearPredictor + ?Sized> DifferenceTerms<M> for RankOne {
             // A new minibatch: the model copies its rows into one contiguous buffer (when it
             // can), then η*, φ′(η*) and the gradient stream from the copy, as every later call
             // on the same minibatch (an SG-HMC trajectory) does. The bits of the index path.
-            c.gathered = model.gather_rows(indices, &mut c.batch) && c.batch.len == m;
-            if c.gathered {
-                let (eta_star, d1_star) = (&mut c.eta_star[..m], &mut c.d1_star[..m]);
-                model.gathered_scores(&c.batch, cv.center(), eta_star, d1_star);
-                model.add_score_differences_gathered(&c.batch, theta, d1_star, weight, out);
-                let m = m as u64;
-                return EvalCounts { terms: 0, gradients: 2 * m, hessians: 0 };
-            }
+            model.gather_rows(indices, &mut c.batch);
+            c.gathered = true;
+            let (eta_star, d1_star) = (&mut c.eta_star[..m], &mut c.d1_star[..m]);
+            model.gathered_scores(&c.batch, cv.center(), eta_star, d1_star);
+            model.add_score_differences_gathered(&c.batch, theta, d1_star, weight, out);
+            let m = m as u64;
+            return EvalCounts { terms: 0, gradients: 2 * m, hessians: 0 };
         }
         if refresh {
             model.linear_predictor_pairs(theta, cv.center(), indices, eta, &mut c.eta_star[..m]);
@@ -336,7 +373,7 @@ impl<M: LinearPredictor + ?Sized> DifferenceTerms<M> for RankOne {
         } else if order == CvOrder::One {
             // The same minibatch as the last call (an SG-HMC trajectory): one pass over the rows
             // with the cached φ′(η*) as the offsets, the same bits as the steps below, on the
-            // copy gathered at the refresh when the model made one.
+            // batch gathered at the refresh.
             let offsets = &c.d1_star[..m];
             if c.gathered {
                 model.add_score_differences_gathered(&c.batch, theta, offsets, weight, out);

@@ -201,6 +201,62 @@ fn gradient_only_path_matches_the_difference_path_bit_for_bit() {
     }
 }
 
+/// The rank-one engine reads a reused subsample from the model's gathered copy (HMC-ECS keeps
+/// u through a trajectory and refreshes one block per iteration): d_k and Σ w_k ∇d_k must be
+/// the bits of a fresh engine, which reads the rows in place, along a sequence of calls that
+/// reuse the subsample, refresh a block, revert it, change the subsample's size and re-centre.
+#[test]
+fn gathered_subsample_gives_the_bits_of_the_index_path() {
+    let model = logistic(700, 3);
+    let center = [0.2, 0.4, 0.0, -0.5];
+    let thetas = [[0.3, 0.3, 0.1, -0.4], [0.25, 0.45, -0.05, -0.55]];
+    let base = indices(700, 40, 7);
+    let mut refreshed = base.clone();
+    refreshed[8..16].copy_from_slice(&indices(700, 8, 8));
+    let shorter = base[..24].to_vec();
+    let calls = [&base, &base, &refreshed, &refreshed, &base, &shorter, &base, &base];
+    let weights: Vec<f64> = (0..40).map(|k| 1.0 + k as f64 / 8.0).collect();
+    for order in ORDERS {
+        let (mut cv, _) = ControlVariate::new(&model, &center, order).unwrap();
+        let mut engine = RankOne::new(40);
+        let mut slots = [None; 40];
+        for (step, idx) in calls.into_iter().enumerate() {
+            if step == 7 {
+                cv.recenter(&model, &[0.25, 0.35, 0.05, -0.45]).unwrap();
+            }
+            let (m, theta) = (idx.len(), &thetas[step % 2]);
+            let (mut d, mut g) = (vec![0.0; m], [0.5; 4]);
+            let c = engine.differences(&model, &cv, theta, 0, idx, &mut d, true);
+            engine.add_weighted_gradients(&model, 0, idx, &weights[..m], &mut g);
+            let mut fresh = RankOne::new(40);
+            let (mut want_d, mut want_g) = (vec![0.0; m], [0.5; 4]);
+            fresh.differences(&model, &cv, theta, 0, idx, &mut want_d, true);
+            fresh.add_weighted_gradients(&model, 0, idx, &weights[..m], &mut want_g);
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&d), bits(&want_d), "d_k, {order:?}, call {step}");
+            assert_eq!(bits(&g), bits(&want_g), "Σ w_k ∇d_k, {order:?}, call {step}");
+            // Counts: m at θ, plus the control variates of the slots whose index changed (all
+            // of them after the re-centring).
+            if step == 7 {
+                slots.fill(None);
+            }
+            let mut misses = 0;
+            for (slot, &i) in slots.iter_mut().zip(idx.iter()) {
+                misses += u64::from(*slot != Some(i));
+                *slot = Some(i);
+            }
+            let per = order.counts_per_datum();
+            let m = m as u64;
+            let want = EvalCounts {
+                terms: m + misses * per.terms,
+                gradients: m + misses * per.gradients,
+                hessians: misses * per.hessians,
+            };
+            assert_eq!(c, want, "{order:?}, call {step}");
+        }
+    }
+}
+
 #[test]
 fn exact_when_the_subsample_is_the_whole_data() {
     let model = logistic(300, 2);

@@ -4,8 +4,9 @@
 //! against [`LinearPredictor::predictor_derivatives`], and the fused
 //! [`LinearPredictor::add_score_differences`] against its defining sequence over the whole
 //! batch (predictors, scores, w·(φ′ − c_k), one [`LinearPredictor::add_weighted_rows`]), and
-//! the gathered-minibatch methods ([`LinearPredictor::gather_rows`] and the two that read the
-//! copy) against the index methods. Random
+//! the gathered-minibatch methods ([`LinearPredictor::gather_rows`], the partial
+//! [`LinearPredictor::regather_rows`] and the methods that read the copy) against the index
+//! methods. Random
 //! batches of 1–300 indices (with repeats) cross the 4-row groups and the 64-row chunks; p from
 //! 1 to 40 covers every tail length of the 4-wide dot products; both row views, both logistic
 //! families. Equality is of the bits, so the reproduction snapshots cannot move.
@@ -64,14 +65,56 @@ fn check<M: LinearPredictor + Terms>(
 
     // The same minibatch gathered into the model's contiguous copy.
     let mut batch = RowBatch::default();
-    prop_assert!(m.gather_rows(idx, &mut batch), "a GLM gathers");
-    prop_assert_eq!(batch.len, k);
+    m.gather_rows(idx, &mut batch);
+    prop_assert!(batch.copied, "a GLM gathers");
+    prop_assert_eq!(batch.len(), k);
     let (mut g_eta, mut g_d1) = (vec![0.0; k], vec![0.0; k]);
     m.gathered_scores(&batch, star, &mut g_eta, &mut g_d1);
     prop_assert!(same_bits(&g_eta, &eta_star) && same_bits(&g_d1, &offsets), "gathered_scores");
     let mut gathered = (0..dim).map(|j| j as f64 * 0.25 - 1.0).collect::<Vec<f64>>();
     m.add_score_differences_gathered(&batch, theta, &offsets, w, &mut gathered);
     prop_assert!(same_bits(&gathered, &want), "add_score_differences_gathered");
+    check_gathered(m, &batch, theta, idx, &eta, (&phi, &d1, &d2), &a, dim)?;
+
+    // A batch whose points change in part (HMC-ECS's block refresh): every second position
+    // gets the index of the position after it, then the batch must read as one gathered anew.
+    let (positions, new): (Vec<usize>, Vec<u32>) =
+        (0..k).step_by(2).map(|j| (j, idx[(j + 1) % k])).unzip();
+    let mut changed = idx.to_vec();
+    for (&j, &i) in positions.iter().zip(&new) {
+        changed[j] = i;
+    }
+    m.regather_rows(&positions, &new, &mut batch);
+    let mut fresh = RowBatch::default();
+    m.gather_rows(&changed, &mut fresh);
+    prop_assert_eq!(&batch.indices, &fresh.indices);
+    prop_assert!(same_bits(&batch.values, &fresh.values), "regather_rows: the rows");
+    prop_assert!(same_bits(&batch.responses, &fresh.responses), "regather_rows: the responses");
+    Ok(())
+}
+
+/// The gathered predictors, derivatives and row sums of `batch` (gathered from `idx`) against
+/// the index methods' `eta`, (φ, φ′, φ″) and Σ a_k x_k.
+#[allow(clippy::too_many_arguments)]
+fn check_gathered<M: LinearPredictor + Terms>(
+    m: &M, batch: &RowBatch, theta: &[f64], idx: &[u32], eta: &[f64],
+    (phi, d1, d2): (&[f64], &[f64], &[f64]), a: &[f64], dim: usize,
+) -> Result<(), TestCaseError> {
+    let k = idx.len();
+    let mut g_eta = vec![0.0; k];
+    m.gathered_predictors(batch, theta, &mut g_eta);
+    prop_assert!(same_bits(&g_eta, eta), "gathered_predictors");
+    let (mut g_phi, mut g_d1, mut g_d2) = (vec![0.0; k], vec![0.0; k], vec![0.0; k]);
+    m.gathered_derivatives(batch, eta, &mut g_phi, &mut g_d1, &mut g_d2);
+    prop_assert!(
+        same_bits(&g_phi, phi) && same_bits(&g_d1, d1) && same_bits(&g_d2, d2),
+        "gathered_derivatives"
+    );
+    let start: Vec<f64> = (0..dim).map(|j| j as f64 * 0.5 + 0.125).collect();
+    let (mut want, mut got) = (start.clone(), start);
+    m.add_weighted_rows(idx, a, &mut want);
+    m.add_weighted_gathered_rows(batch, a, &mut got);
+    prop_assert!(same_bits(&got, &want), "add_weighted_gathered_rows");
     Ok(())
 }
 

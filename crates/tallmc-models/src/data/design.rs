@@ -188,6 +188,22 @@ impl DesignMatrix {
         true
     }
 
+    /// Overwrites row `positions[j]` of `out` (rows gathered by
+    /// [`DesignMatrix::gather_raw_rows`]) with the raw covariate row `indices[j]`, for every j:
+    /// the few new points of a gathered batch that is otherwise reused. Returns `false` (and
+    /// copies nothing) when the data have no covariate columns or a position is outside `out`.
+    pub fn regather_raw_rows(&self, positions: &[usize], indices: &[u32], out: &mut [f64]) -> bool {
+        let (x, p) = (self.data.x(), self.data.num_covariates());
+        if p == 0 || positions.iter().any(|&k| (k + 1) * p > out.len()) {
+            return false;
+        }
+        for (&k, &i) in positions.iter().zip(indices) {
+            let i = i as usize;
+            out[k * p..(k + 1) * p].copy_from_slice(&x[i * p..(i + 1) * p]);
+        }
+        true
+    }
+
     /// A view of rows gathered by [`DesignMatrix::gather_raw_rows`] (`raw` holds whole rows):
     /// row k of the view is x̃ of the k-th gathered index, with this design's intercept and
     /// standardization, so the [`Rows`] methods give the bits they give on the original rows.

@@ -215,6 +215,20 @@ pub(super) fn batch_scores<F: GlmFamily, R: Rows>(
     }
 }
 
+/// η_k = x̃_kᵀθ for the rows 0..`eta.len()` of `rows` (a gathered batch): the grouping of
+/// [`batch_etas`] over an index batch, contiguous loads.
+#[inline(always)]
+pub(super) fn batch_etas_in_order<R: Rows>(rows: &R, theta: &[f64], eta: &mut [f64]) {
+    consecutive_etas(rows, theta, 0, eta);
+}
+
+/// out += Σ_k a_k x̃_k over the rows 0..`a.len()` of `rows` (a gathered batch): the grouping of
+/// [`add_indexed_rows`], contiguous loads.
+#[inline(always)]
+pub(super) fn add_rows_in_order<R: Rows>(rows: &R, a: &[f64], out: &mut [f64]) {
+    add_weighted(rows, |k| k, a, out);
+}
+
 /// `ys[k] = y[idx[k]]` for every k of `idx`.
 #[inline(always)]
 fn gathered_responses(y: &[f64], idx: &[u32], ys: &mut [f64]) {
@@ -533,21 +547,69 @@ impl<F: GlmFamily> LinearPredictor for Glm<F> {
         with_rows!(self.design, r => wide::score_differences(&job, &r, indices, out))
     }
 
-    /// The raw covariate rows and the responses of `indices`, one after the other.
-    fn gather_rows(&self, indices: &[u32], batch: &mut RowBatch) -> bool {
-        if !self.design.gather_raw_rows(indices, &mut batch.values) {
-            return false;
+    /// The raw covariate rows and the responses of `indices`, one after the other (no copy
+    /// for data without covariate columns: the intercept-only design).
+    fn gather_rows(&self, indices: &[u32], batch: &mut RowBatch) {
+        batch.set_indices(indices);
+        // Room for the batch's reserved size, so that a caller's later, larger batch does not
+        // allocate.
+        let points = batch.capacity();
+        batch.values.clear();
+        batch.values.reserve(points * self.design.data().num_covariates());
+        if self.design.gather_raw_rows(indices, &mut batch.values) {
+            let y = self.design.y();
+            batch.responses.clear();
+            batch.responses.reserve(points);
+            batch.responses.extend(indices.iter().map(|&i| y[i as usize]));
+            batch.copied = true;
         }
+    }
+
+    /// Copies only the new rows and responses into their positions.
+    fn regather_rows(&self, positions: &[usize], indices: &[u32], batch: &mut RowBatch) {
         let y = self.design.y();
-        batch.responses.clear();
-        batch.responses.extend(indices.iter().map(|&i| y[i as usize]));
-        batch.len = indices.len();
-        true
+        for (&k, &i) in positions.iter().zip(indices) {
+            batch.indices[k] = i;
+            if batch.copied {
+                batch.responses[k] = y[i as usize];
+            }
+        }
+        if batch.copied && !self.design.regather_raw_rows(positions, indices, &mut batch.values) {
+            let all = std::mem::take(&mut batch.indices);
+            self.gather_rows(&all, batch);
+        }
+    }
+
+    /// The predictors four rows at a time over the gathered rows.
+    fn gathered_predictors(&self, batch: &RowBatch, theta: &[f64], eta: &mut [f64]) {
+        if !batch.copied {
+            return self.linear_predictors(theta, &batch.indices, eta);
+        }
+        let eta = &mut eta[..batch.len().min(batch.responses.len())];
+        let view = self.design.gathered_rows(&batch.values);
+        with_rows!(view view, r => wide::gathered_etas_in_order(&r, theta, eta))
+    }
+
+    /// The family's derivatives with the gathered responses.
+    fn gathered_derivatives(
+        &self, batch: &RowBatch, eta: &[f64], phi: &mut [f64], d1: &mut [f64], d2: &mut [f64],
+    ) {
+        if !batch.copied {
+            return self.predictor_derivatives(&batch.indices, eta, phi, d1, d2);
+        }
+        let rows = batch.responses.iter().zip(eta).zip(phi.iter_mut().zip(d1).zip(d2));
+        for ((&y, &e), ((v, g), h)) in rows {
+            (*v, *g, *h) = self.family.derivatives(y, e);
+        }
     }
 
     /// The predictors four rows at a time over the gathered rows, then the scores.
     fn gathered_scores(&self, batch: &RowBatch, theta: &[f64], eta: &mut [f64], d1: &mut [f64]) {
-        let len = batch.len.min(eta.len()).min(d1.len()).min(batch.responses.len());
+        if !batch.copied {
+            self.linear_predictors(theta, &batch.indices, eta);
+            return self.predictor_scores(&batch.indices, eta, d1, None);
+        }
+        let len = batch.len().min(eta.len()).min(d1.len()).min(batch.responses.len());
         let (eta, d1) = (&mut eta[..len], &mut d1[..len]);
         let view = self.design.gathered_rows(&batch.values);
         with_rows!(view view, r => wide::gathered_batch_scores(&self.family, &r, theta, &batch.responses[..len], eta, d1))
@@ -558,11 +620,24 @@ impl<F: GlmFamily> LinearPredictor for Glm<F> {
     fn add_score_differences_gathered(
         &self, batch: &RowBatch, theta: &[f64], offsets: &[f64], weight: f64, out: &mut [f64],
     ) {
-        let len = batch.len.min(offsets.len()).min(batch.responses.len());
+        if !batch.copied {
+            return self.add_score_differences(theta, &batch.indices, offsets, weight, out);
+        }
+        let len = batch.len().min(offsets.len()).min(batch.responses.len());
         let y = &batch.responses[..len];
         let job = ScoreDifferences { f: &self.family, y, theta, offsets, weight };
         let view = self.design.gathered_rows(&batch.values);
         with_rows!(view view, r => wide::score_differences_in_order(&job, &r, out))
+    }
+
+    /// The row updates four rows at a time over the gathered rows.
+    fn add_weighted_gathered_rows(&self, batch: &RowBatch, weights: &[f64], out: &mut [f64]) {
+        if !batch.copied {
+            return self.add_weighted_rows(&batch.indices, weights, out);
+        }
+        let n = weights.len().min(batch.len());
+        let view = self.design.gathered_rows(&batch.values);
+        with_rows!(view view, r => wide::add_weighted_rows_in_order(&r, &weights[..n], out))
     }
 
     fn add_weighted_rows(&self, indices: &[u32], weights: &[f64], out: &mut [f64]) {

@@ -122,3 +122,15 @@ avx2_dispatch! {
         (f: &F, rows: &R, theta: &[f64], y: &[f64], eta: &mut [f64], d1: &mut [f64]) -> ()
         = terms::batch_scores
 }
+
+avx2_dispatch! {
+    /// [`terms::batch_etas_in_order`]: η over a gathered batch.
+    fn gathered_etas_in_order / gathered_etas_in_order_avx2 <R: Rows>
+        (rows: &R, theta: &[f64], eta: &mut [f64]) -> () = terms::batch_etas_in_order
+}
+
+avx2_dispatch! {
+    /// [`terms::add_rows_in_order`]: out += Σ a_k x̃_k over a gathered batch.
+    fn add_weighted_rows_in_order / add_weighted_rows_in_order_avx2 <R: Rows>
+        (rows: &R, a: &[f64], out: &mut [f64]) -> () = terms::add_rows_in_order
+}
