@@ -4,8 +4,11 @@
 # resident memory (anonymous and file-backed, polled every 0.2 s from /proc/PID/status), then
 # the table (table.py). Linux only.
 #
-#   bench/scale/run.sh [--sizes "100000 1000000 10000000 100000000"] [--old BIN]
+#   bench/scale/run.sh [--sizes "100000 1000000 10000000 100000000"] [--old BIN] [--repeat K]
 #
+# --repeat K runs HMC-ECS K times at each n, the sizes alternating (10^5, 10^6, …, 10^5, …), and
+# the table keeps each n's fastest sampling phase and lists every run's per-iteration time: the
+# machine is shared, and a neighbour's burst can slow one run by half.
 # Data: target/peers/work/data/higgs_like_n{N}_seed1.bin, written by
 # `python bench/peers/gen_data.py --n N --seed 1 --outdir target/peers/work/data` (streamed above
 # 2e6 rows). --old BIN adds the whole-run comparison at n = 1e7 against another tallmc binary on
@@ -14,11 +17,13 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 sizes="100000 1000000 10000000 100000000"
 old=""
+repeat=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --sizes) sizes=$2; shift 2 ;;
     --old) old=$2; shift 2 ;;
-    *) echo "unknown argument $1 (expected --sizes \"N …\" or --old BIN)" >&2; exit 2 ;;
+    --repeat) repeat=$2; shift 2 ;;
+    *) echo "unknown argument $1 (expected --sizes \"N …\", --old BIN or --repeat K)" >&2; exit 2 ;;
   esac
 done
 data=$root/target/peers/work/data
@@ -52,10 +57,14 @@ warm() { cat "$1" > /dev/null; }
 ecs() { echo sample hmc-ecs --model logistic --data "$1" --subsample 1300 --blocks 100 --chains 1 --warmup 500 --draws 3000 --seed 1; }
 
 warm "$bin"
-for n in $sizes; do
-  f=$data/higgs_like_n${n}_seed1.bin
-  [ "$n" -lt 100000000 ] && warm "$f"
-  measure "ecs_$n" "$bin" $(ecs "$f") --out "$out/ecs_$n" --threads 2
+case $repeat in ''|*[!0-9]*|0) echo "--repeat expects a positive integer, got '$repeat'" >&2; exit 2 ;; esac
+for r in $(seq "$repeat"); do
+  for n in $sizes; do
+    f=$data/higgs_like_n${n}_seed1.bin
+    [ "$n" -lt 100000000 ] && warm "$f"
+    tag="ecs_$n"; [ "$r" -gt 1 ] && tag="ecs_${n}_r$r"
+    measure "$tag" "$bin" $(ecs "$f") --out "$out/$tag" --threads 2
+  done
 done
 if [ -n "$old" ]; then
   f=$data/higgs_like_n10000000_seed1.bin
