@@ -353,10 +353,16 @@ pub struct Common {
     #[arg(long, value_enum)]
     pub model: ModelKind,
 
-    /// Data file: .csv (header; column y is the response, the other columns covariates) or the
-    /// tall-data binary format (.bin with its .json header beside it; either path works).
+    /// Data file: .csv (header; column y is the response, the other columns covariates), the
+    /// tall-data binary format (.bin with its .json header beside it; either path works), or a
+    /// NumPy .npy file of the covariates X (n × p float64, C order; give y with --y-npy). Binary
+    /// and .npy files are memory-mapped, never copied.
     #[arg(long, value_name = "FILE")]
     pub data: PathBuf,
+
+    /// With a .npy --data file: the .npy file of the responses y (n float64 values).
+    #[arg(long, value_name = "FILE")]
+    pub y_npy: Option<PathBuf>,
 
     /// Prepend an intercept column (logistic and linear only).
     #[arg(long)]

@@ -92,6 +92,14 @@ fn check_common(a: &Common) -> Result<()> {
     if a.threads == Some(0) {
         bail!("--threads 0: expected at least 1 thread");
     }
+    let npy = a.data.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy"));
+    if let (false, Some(y)) = (npy, &a.y_npy) {
+        bail!(
+            "--y-npy {} applies only to a .npy --data file (the covariates X); {} carries its own responses",
+            y.display(),
+            a.data.display()
+        );
+    }
     Ok(())
 }
 
@@ -306,7 +314,8 @@ fn sample_model(sampler: &Sampler, stop: &AtomicBool) -> Result<Outcome> {
     }
     let setup_start = Instant::now();
     let spinner = SetupSpinner::on_terminal("reading and checking the data");
-    let data = tallmc_models::load(&args.data, &LoadOptions::default())?;
+    let options = LoadOptions { npy_response: args.y_npy.clone(), ..LoadOptions::default() };
+    let data = tallmc_models::load(&args.data, &options)?;
     let n = data.len();
     let design = DesignOptions { intercept: args.intercept, standardize: args.standardize };
     let prior_sd = args.prior_sd.unwrap_or(10.0);

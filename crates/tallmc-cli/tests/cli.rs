@@ -77,6 +77,35 @@ fn same_seed_same_draws() {
     assert_eq!(run("a"), run("b"));
 }
 
+/// NumPy's `.npy` files (X and y, as `np.save` writes them; fixtures of tallmc-models) give the
+/// draws of the same numbers as CSV, bit for bit; a `.npy` X without `--y-npy`, and `--y-npy`
+/// with another format, are one-line errors.
+#[test]
+fn npy_files_give_the_draws_of_the_same_csv() {
+    let fixtures =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tallmc-models/tests/fixtures/npy");
+    let (x, y, csv) =
+        (fixtures.join("x_37x3.npy"), fixtures.join("y_37.npy"), fixtures.join("xy_37x3.csv"));
+    let dir = tempfile::tempdir().unwrap();
+    let run = |data: &Path, extra: &[&str], out: &str| {
+        let out = dir.path().join(out);
+        let mut args = vec!["sample", "hmc", "--model", "logistic", "--intercept"];
+        args.extend(["--data", data.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+        args.extend(["--chains", "1", "--warmup", "100", "--draws", "100", "--seed", "4"]);
+        args.extend(extra);
+        let o = tallmc(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        draws_of(&std::fs::read_to_string(out.join("chain_1.csv")).unwrap())
+    };
+    let from_npy = run(&x, &["--y-npy", y.to_str().unwrap()], "npy");
+    assert_eq!(from_npy, run(&csv, &[], "csv"));
+    let out = dir.path().join("bad");
+    let base = ["sample", "hmc", "--model", "logistic", "--out", out.to_str().unwrap()];
+    fails_with(&[&base[..], &["--data", x.to_str().unwrap()]].concat(), "--y-npy");
+    let with_csv = [&base[..], &["--data", csv.to_str().unwrap(), "--y-npy", y.to_str().unwrap()]];
+    fails_with(&with_csv.concat(), "applies only to a .npy --data file");
+}
+
 #[test]
 fn bad_inputs_are_one_line_errors() {
     let (dir, data, _) = temp_gaussian_csv(50);

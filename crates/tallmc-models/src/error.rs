@@ -103,8 +103,8 @@ pub enum Error {
     /// tallmc's one vocabulary ([`tallmc_core::Error`]; e.g. `InvalidParameter`).
     #[error(transparent)]
     Core(#[from] tallmc_core::Error),
-    /// The file's extension is not one of `.csv`, `.bin`, `.json`.
-    #[error("{}: unknown data file extension; expected .csv, .bin or .json", path.display())]
+    /// The file's extension is not one of `.csv`, `.bin`, `.json`, `.npy`.
+    #[error("{}: unknown data file extension; expected .csv, .bin or .json (tallmc's binary format) or .npy", path.display())]
     UnknownFormat {
         /// The file.
         path: PathBuf,

@@ -5,12 +5,13 @@
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use memmap2::Mmap;
 use serde_json::{Map, Value};
 
 use super::csv::same_file;
-use super::{Dataset, default_names};
+use super::{Dataset, SharedF64, default_names};
 use crate::error::{Error, Result};
 
 /// Header fields the reader interprets and the writer recomputes; every other field is kept
@@ -41,7 +42,7 @@ fn paths(path: &Path) -> (PathBuf, PathBuf) {
 /// documents that contract to its users, and tallmc itself never writes to a mapped file
 /// ([`write_binary`] and [`super::write_csv`] refuse to overwrite the source of a mapped data set).
 #[allow(unsafe_code)]
-fn map_read_only(file: &File) -> std::io::Result<Mmap> {
+pub(super) fn map_read_only(file: &File) -> std::io::Result<Mmap> {
     // SAFETY: `Mmap::map` is unsafe because the mapped bytes can change (or the mapping can
     // become invalid, raising SIGBUS) if the underlying file is modified or truncated while
     // mapped. We only ever read through the map, and the public API (`Dataset`,
@@ -218,11 +219,10 @@ pub fn read_binary(path: impl AsRef<Path>, check_finite: bool) -> Result<Dataset
     }
     let metadata: Map<String, Value> =
         json.into_iter().filter(|(k, _)| !CANONICAL_FIELDS.contains(&k.as_str())).collect();
-    let ds = Dataset::from_map(map, n, d, x_off, y_off, names, bin_path, metadata);
-    if check_finite {
-        ds.check_finite()?;
-    }
-    Ok(ds)
+    let map = Arc::new(map);
+    let x = SharedF64::from_map(map.clone(), x_off, n * d, "X")?;
+    let y = SharedF64::from_map(map, y_off, n, "y")?;
+    Ok(Dataset::from_shared(x, y, names, Some(bin_path), check_finite)?.with_metadata(metadata))
 }
 
 /// Writes `data` in the binary format: `name.bin` (X row-major then y, little-endian f64, no

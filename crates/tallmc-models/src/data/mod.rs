@@ -10,16 +10,20 @@
 //!   `endianness`, `x_offset_bytes`, `y_offset_bytes` and optional extra fields. The `.bin` file
 //!   is memory-mapped, never copied.
 //!
+//! * **NumPy** ([`read_npy`]): X (n × p) and y (n) as two `.npy` files of float64 in C order,
+//!   as `np.save` writes them; both are memory-mapped.
+//!
 //! [`load`] dispatches on the extension.
 
 mod binary;
 mod csv;
 mod design;
 mod design_stats;
+mod npy;
+mod shared;
 
 use std::path::{Path, PathBuf};
 
-use memmap2::Mmap;
 use rayon::prelude::*;
 use serde_json::{Map, Value};
 
@@ -30,6 +34,8 @@ pub use csv::{read_csv, write_csv};
 pub use design::{AffineRows, DesignMatrix, DesignOptions, PlainRows, RowView, Rows};
 pub(crate) use design::{dot4, prefetch_line, with_rows};
 pub use design_stats::DesignBounds;
+pub use npy::read_npy;
+pub use shared::SharedF64;
 
 /// Rows per chunk of the deterministic parallel passes over a data set (validation, column
 /// statistics): the chunking depends only on n, so results never depend on the thread count.
@@ -39,9 +45,9 @@ pub(crate) const PASS_CHUNK_ROWS: usize = 8192;
 enum Storage {
     /// Owned vectors: X row-major (n × p), y (n).
     Owned { x: Vec<f64>, y: Vec<f64> },
-    /// A read-only memory map of a binary file; X and y are byte ranges of it, checked at load
-    /// time to be 8-byte aligned and in bounds.
-    Mapped { map: Mmap, x_start: usize, y_start: usize },
+    /// Read-only numbers owned elsewhere: a memory-mapped file (binary format, `.npy`) or a
+    /// caller's buffer (a NumPy array), checked at construction to be aligned and in bounds.
+    Shared { x: SharedF64, y: SharedF64 },
 }
 
 /// n observations: a response y_i and p covariates x_i (row-major f64), with column names.
@@ -115,18 +121,33 @@ impl Dataset {
         Self::new(Vec::new(), y, Vec::new())
     }
 
-    pub(crate) fn from_map(
-        map: Mmap, n: usize, p: usize, x_start: usize, y_start: usize, names: Vec<String>,
-        source: PathBuf, metadata: Map<String, Value>,
-    ) -> Self {
-        Self {
-            n,
-            p,
-            names,
-            storage: Storage::Mapped { map, x_start, y_start },
-            source: Some(source),
-            metadata,
+    /// A data set read in place from numbers it does not own: row-major covariates `x`
+    /// (n × p, p = `names.len()`) and responses `y` (n), e.g. memory maps or NumPy arrays
+    /// ([`SharedF64`]); `source` names the file for error messages. Nothing is copied. Errors
+    /// as [`Dataset::new`]; the finiteness pass (one parallel pass over the numbers) runs only
+    /// with `check_finite`.
+    pub fn from_shared(
+        x: SharedF64, y: SharedF64, names: Vec<String>, source: Option<PathBuf>, check_finite: bool,
+    ) -> Result<Self> {
+        let (n, p) = (y.len(), names.len());
+        if n == 0 {
+            return Err(Error::invalid("number of observations", 0, "at least one row"));
         }
+        if x.len() != n * p {
+            return Err(tallmc_core::Error::DimensionMismatch {
+                what: format!("covariates (n × p = {n} × {p}, row-major)"),
+                expected: n * p,
+                found: x.len(),
+            }
+            .into());
+        }
+        check_names(&names)?;
+        let storage = Storage::Shared { x, y };
+        let ds = Self { n, p, names, storage, source, metadata: Map::new() };
+        if check_finite {
+            ds.check_finite()?;
+        }
+        Ok(ds)
     }
 
     /// Number of observations n.
@@ -148,10 +169,7 @@ impl Dataset {
     pub fn x(&self) -> &[f64] {
         match &self.storage {
             Storage::Owned { x, .. } => x,
-            Storage::Mapped { map, x_start, .. } => {
-                let bytes = &map[*x_start..*x_start + 8 * self.n * self.p];
-                bytemuck::cast_slice(bytes)
-            }
+            Storage::Shared { x, .. } => x.as_slice(),
         }
     }
 
@@ -159,10 +177,7 @@ impl Dataset {
     pub fn y(&self) -> &[f64] {
         match &self.storage {
             Storage::Owned { y, .. } => y,
-            Storage::Mapped { map, y_start, .. } => {
-                let bytes = &map[*y_start..*y_start + 8 * self.n];
-                bytemuck::cast_slice(bytes)
-            }
+            Storage::Shared { y, .. } => y.as_slice(),
         }
     }
 
@@ -176,9 +191,16 @@ impl Dataset {
         &self.names
     }
 
-    /// Whether the numbers are a memory map of a file (rather than owned vectors).
+    /// Whether the numbers are a memory map of a file (rather than owned vectors or a
+    /// caller's buffer).
     pub fn is_memory_mapped(&self) -> bool {
-        matches!(self.storage, Storage::Mapped { .. })
+        matches!(&self.storage, Storage::Shared { y, .. } if y.is_memory_mapped())
+    }
+
+    /// Sets the extra metadata fields (the binary reader keeps its header's extras here).
+    pub(crate) fn with_metadata(mut self, metadata: Map<String, Value>) -> Self {
+        self.metadata = metadata;
+        self
     }
 
     /// The file the data came from, if any.
@@ -284,11 +306,14 @@ pub struct LoadOptions {
     /// Whether to check a binary file for NaN / infinite values (one parallel pass over the
     /// map; default `true`). CSV values are always checked while parsing.
     pub check_finite: bool,
+    /// The `.npy` file of the responses y, when the data file is a `.npy` covariate matrix X
+    /// (required then; ignored for other formats).
+    pub npy_response: Option<PathBuf>,
 }
 
 impl Default for LoadOptions {
     fn default() -> Self {
-        Self { response: "y".to_string(), check_finite: true }
+        Self { response: "y".to_string(), check_finite: true, npy_response: None }
     }
 }
 
@@ -296,6 +321,12 @@ impl LoadOptions {
     /// Sets the response column name of CSV files.
     pub fn with_response(mut self, response: impl Into<String>) -> Self {
         self.response = response.into();
+        self
+    }
+
+    /// Sets the `.npy` file of the responses, for a `.npy` covariate file.
+    pub fn with_npy_response(mut self, path: impl Into<PathBuf>) -> Self {
+        self.npy_response = Some(path.into());
         self
     }
 
@@ -307,13 +338,21 @@ impl LoadOptions {
 }
 
 /// Loads a data set, choosing the reader by extension: `.csv` → [`read_csv`]; `.bin` or
-/// `.json` → [`read_binary`] (memory-mapped).
+/// `.json` → [`read_binary`] (memory-mapped); `.npy` → [`read_npy`] with the responses' file
+/// [`LoadOptions::npy_response`] (both memory-mapped).
 pub fn load(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Dataset> {
     let path = path.as_ref();
     let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
     match ext.as_deref() {
         Some("csv") => read_csv(path, &options.response),
         Some("bin") | Some("json") => read_binary(path, options.check_finite),
+        Some("npy") => match &options.npy_response {
+            Some(y) => read_npy(path, y, options.check_finite),
+            None => Err(Error::binary(
+                path,
+                "a .npy file holds the covariates X only; the responses y need their own .npy file (--y-npy FILE on the command line, LoadOptions::with_npy_response in Rust)",
+            )),
+        },
         _ => Err(Error::UnknownFormat { path: path.to_path_buf() }),
     }
 }
