@@ -413,6 +413,26 @@ pub struct Common {
     /// Worker threads for the chains and the full-data sums. [default: all cores]
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
+
+    /// Draw no progress bar (one is drawn only when stderr is a terminal).
+    #[arg(long)]
+    pub no_progress: bool,
+
+    /// Print no report on stderr at the end (summary.json is written either way).
+    #[arg(long)]
+    pub no_report: bool,
+}
+
+impl Common {
+    /// Whether to draw progress bars (`--no-progress` not given).
+    pub fn progress(&self) -> bool {
+        !self.no_progress
+    }
+
+    /// Whether to print the end-of-run report (`--no-report` not given).
+    pub fn report(&self) -> bool {
+        !self.no_report
+    }
 }
 
 /// The dual-averaging target of HMC and HMC-ECS.

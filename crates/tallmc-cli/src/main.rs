@@ -22,20 +22,11 @@
 //! each chain after its current trajectory segment (grid draws, skeleton and summary.json stay
 //! readable).
 
-mod args;
-mod ecs;
-mod outputs;
-mod pdmp;
-mod progress;
-mod report;
-mod run;
-mod sg;
-
 use std::io::Write;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use clap::Parser;
+use tallmc_cli::{Invocation, Outcome};
 
 fn main() -> ExitCode {
     // Internal errors should still be one line, without a backtrace.
@@ -48,30 +39,14 @@ fn main() -> ExitCode {
             .unwrap_or_else(|| "unknown panic".into());
         let _ = writeln!(std::io::stderr(), "tallmc: internal error: {}", msg.replace('\n', " "));
     }));
-    let cli = args::Cli::parse();
-    let result = match &cli.command {
-        args::Command::Sample(sampler) => {
-            install_stop_handler();
-            run::sample(sampler, &STOP)
-        }
-    };
-    match result {
-        Ok(run::Outcome::Finished) => ExitCode::SUCCESS,
+    let invocation = Invocation::parse_from_env();
+    install_stop_handler();
+    match invocation.run(None, &STOP) {
+        Ok(Outcome::Finished) => ExitCode::SUCCESS,
         // 128 + SIGINT, as a shell reports a process ended by Ctrl-C.
-        Ok(run::Outcome::Interrupted) => ExitCode::from(130),
+        Ok(Outcome::Interrupted) => ExitCode::from(130),
         Err(e) => {
-            // The error and the causes that add something (many messages already quote theirs).
-            let mut msg = String::new();
-            for cause in e.chain() {
-                let text = cause.to_string();
-                if !msg.contains(&text) {
-                    if !msg.is_empty() {
-                        msg.push_str(": ");
-                    }
-                    msg.push_str(&text);
-                }
-            }
-            let msg = msg.replace('\n', " ");
+            let msg = tallmc_cli::error_message(&e);
             let _ = writeln!(std::io::stderr(), "tallmc: error: {msg}");
             ExitCode::FAILURE
         }

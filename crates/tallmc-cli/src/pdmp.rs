@@ -243,6 +243,8 @@ pub(crate) struct PdmpRun<'a> {
     pub(crate) seed: u64,
     /// Once raised (Ctrl-C), every chain ends after its current segment.
     pub(crate) stop: &'a AtomicBool,
+    /// Whether to draw the progress bar (on a terminal).
+    pub(crate) progress: bool,
     grid: f64,
 }
 
@@ -269,6 +271,7 @@ impl<'a> PdmpRun<'a> {
             chains,
             seed,
             stop,
+            progress: true,
             grid,
         })
     }
@@ -313,7 +316,7 @@ impl<'a> PdmpRun<'a> {
         K: PdmpKernel<M>,
     {
         let kernel = kernel?;
-        let progress = crate::progress::Bar::on_terminal(self.chains, 0);
+        let progress = crate::progress::Bar::on_terminal(self.chains, 0, self.progress);
         let driver = ContinuousDriver::new(self.config())
             .parameter_names(self.names.to_vec())
             .comments(self.comments.clone())
@@ -611,6 +614,8 @@ pub(crate) fn write_summary(
         tuning: outputs.iter().map(|o| o.report.tuning.value.clone()).collect(),
     };
     write_json(&args.out.join("summary.json"), &file)?;
-    report::print(&facts, &warnings);
+    if args.report() {
+        report::print(&facts, &warnings);
+    }
     Ok(if interrupted { Outcome::Interrupted } else { Outcome::Finished })
 }

@@ -78,8 +78,8 @@ pub(crate) struct SetupSpinner {
 
 impl SetupSpinner {
     /// A spinner starting in phase `what` (before the data, and so N, are known).
-    pub(crate) fn on_terminal(what: &str) -> Self {
-        if !std::io::stderr().is_terminal() {
+    pub(crate) fn on_terminal(what: &str, enabled: bool) -> Self {
+        if !enabled || !std::io::stderr().is_terminal() {
             return Self { bar: None, ticker: None };
         }
         let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
@@ -121,8 +121,8 @@ pub(crate) struct Bar {
 impl Bar {
     /// A bar for `chains` chains on data with `n` rows if stderr is a terminal, otherwise one
     /// that draws nothing.
-    pub(crate) fn on_terminal(chains: usize, n: usize) -> Self {
-        let bar = std::io::stderr().is_terminal().then(|| {
+    pub(crate) fn on_terminal(chains: usize, n: usize, enabled: bool) -> Self {
+        let bar = (enabled && std::io::stderr().is_terminal()).then(|| {
             let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
             let style = ProgressStyle::with_template(
                 "{spinner} [{elapsed_precise}] {wide_bar} {percent:>3}% (eta {eta}) {msg}",

@@ -17,7 +17,8 @@ use tallmc_core::{
 use tallmc_diagnostics::{Draws, Summary, summarize};
 use tallmc_integrators::{Metric, MetricKind};
 use tallmc_models::{
-    DesignOptions, FastLogisticRegression, Gaussian, GaussianMean, LinearRegression, LoadOptions,
+    Dataset, DesignOptions, FastLogisticRegression, Gaussian, GaussianMean, LinearRegression,
+    LoadOptions,
 };
 use tallmc_samplers::sink::{ColumnMemorySink, CsvSink, Tee};
 use tallmc_samplers::{
@@ -274,10 +275,22 @@ pub enum Outcome {
     Interrupted,
 }
 
-/// Runs `tallmc sample <SAMPLER>`; `stop`, once raised, ends the chains after their current
-/// iteration.
-pub fn sample(sampler: &Sampler, stop: &AtomicBool) -> Result<Outcome> {
-    sample_model(sampler, stop).map_err(|e| explain_non_finite(e, sampler))
+/// Runs `tallmc sample <SAMPLER>` on `data`, or on the `--data` file when `None`, on
+/// `--threads` worker threads (a pool of the run's own); `stop`, once raised, ends the chains
+/// after their current iteration.
+pub(crate) fn sample(
+    sampler: &Sampler, data: Option<Dataset>, stop: &AtomicBool,
+) -> Result<Outcome> {
+    let run = || sample_model(sampler, data, stop).map_err(|e| explain_non_finite(e, sampler));
+    match sampler.common().threads {
+        Some(0) => bail!("--threads 0: expected at least 1 thread"),
+        Some(t) => rayon::ThreadPoolBuilder::new()
+            .num_threads(t)
+            .build()
+            .with_context(|| format!("cannot start {t} worker threads"))?
+            .install(run),
+        None => run(),
+    }
 }
 
 /// A chain that left the finite numbers, told in the CLI's terms: 1-based chain and its file,
@@ -305,17 +318,20 @@ fn explain_non_finite(e: anyhow::Error, sampler: &Sampler) -> anyhow::Error {
     )
 }
 
-fn sample_model(sampler: &Sampler, stop: &AtomicBool) -> Result<Outcome> {
+fn sample_model(sampler: &Sampler, data: Option<Dataset>, stop: &AtomicBool) -> Result<Outcome> {
     let args = sampler.common();
     check_common(args)?;
     check_sampler(sampler)?;
-    if let Some(t) = args.threads {
-        rayon_pool(t)?;
-    }
     let setup_start = Instant::now();
-    let spinner = SetupSpinner::on_terminal("reading and checking the data");
-    let options = LoadOptions { npy_response: args.y_npy.clone(), ..LoadOptions::default() };
-    let data = tallmc_models::load(&args.data, &options)?;
+    let spinner = SetupSpinner::on_terminal("reading and checking the data", args.progress());
+    let data = match data {
+        Some(data) => data,
+        None => {
+            let options =
+                LoadOptions { npy_response: args.y_npy.clone(), ..LoadOptions::default() };
+            tallmc_models::load(&args.data, &options)?
+        }
+    };
     let n = data.len();
     let design = DesignOptions { intercept: args.intercept, standardize: args.standardize };
     let prior_sd = args.prior_sd.unwrap_or(10.0);
@@ -339,14 +355,6 @@ fn sample_model(sampler: &Sampler, stop: &AtomicBool) -> Result<Outcome> {
             run_model(&model, sampler, n, (setup_start, spinner), stop)
         }
     }
-}
-
-fn rayon_pool(threads: usize) -> Result<()> {
-    // The global pool can be built once per process; the CLI does it before any parallel work.
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build_global()
-        .with_context(|| format!("cannot start {threads} worker threads"))
 }
 
 /// What to run, with its settings checked against N (before any work).
@@ -448,7 +456,7 @@ fn run_model<M: RunConfidence + WithEngine + RunPdmp>(
         .with_context(|| format!("cannot create output directory {}", args.out.display()))?;
     if let Plan::Pdmp(settings) = plan {
         let comments = config_comments(sampler, n, d);
-        let run = PdmpRun::new(
+        let mut run = PdmpRun::new(
             settings,
             &laplace,
             &names,
@@ -459,6 +467,7 @@ fn run_model<M: RunConfidence + WithEngine + RunPdmp>(
             args.seed,
             stop,
         )?;
+        run.progress = args.progress();
         let outputs = model.run_pdmp(&run)?;
         let setup = Setup { evals: laplace.evals, seconds: setup_seconds, started: setup_start };
         return crate::pdmp::write_summary(sampler, n, &run, &setup, &outputs);
@@ -476,7 +485,7 @@ fn run_model<M: RunConfidence + WithEngine + RunPdmp>(
     comments.extend(plan.comments());
     let mut setup_evals = laplace.evals;
     let walk = minibatch_walk(&laplace.covariance, d);
-    let progress = crate::progress::Bar::on_terminal(args.chains, n);
+    let progress = crate::progress::Bar::on_terminal(args.chains, n, args.progress());
     let driver = Driver::new(run)
         .parameter_names(names.clone())
         .comments(comments)
@@ -872,7 +881,9 @@ fn write_summary<M: CliModel>(
     };
     let path = args.out.join("summary.json");
     write_json(&path, &file)?;
-    report::print(&facts, &warnings);
+    if args.report() {
+        report::print(&facts, &warnings);
+    }
     Ok(if interrupted { Outcome::Interrupted } else { Outcome::Finished })
 }
 

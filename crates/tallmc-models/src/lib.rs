@@ -64,8 +64,8 @@ mod prior;
 pub mod synthetic;
 
 pub use data::{
-    Dataset, DesignBounds, DesignMatrix, DesignOptions, LoadOptions, SharedF64, load, read_binary,
-    read_csv, read_npy, write_binary, write_csv,
+    Dataset, DesignBounds, DesignMatrix, DesignOptions, LoadOptions, SharedF64, default_names,
+    load, read_binary, read_csv, read_npy, write_binary, write_csv,
 };
 pub use error::{Error, Result};
 pub use gaussian::Gaussian;

@@ -1,0 +1,137 @@
+//! The `tallmc` command as a library: the binary (`src/main.rs`) and the Python package
+//! (`crates/tallmc-py`) both run sampling through [`Invocation`], so that they share the
+//! command's flags, defaults, validation, outputs and draws (same seed, same bits).
+//!
+//! ```no_run
+//! use std::sync::atomic::AtomicBool;
+//!
+//! let stop = AtomicBool::new(false);
+//! let run = tallmc_cli::Invocation::try_parse_from([
+//!     "tallmc", "sample", "nuts", "--model", "logistic", "--data", "higgs.bin", "--out", "runs/h",
+//! ])?;
+//! run.run(None, &stop)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod args;
+mod ecs;
+mod outputs;
+mod pdmp;
+mod progress;
+mod report;
+mod run;
+mod sg;
+
+use std::ffi::OsString;
+use std::sync::atomic::AtomicBool;
+
+use clap::Parser;
+use tallmc_models::Dataset;
+
+pub use run::Outcome;
+
+/// A usage error of the command line (clap's): `to_string()` is what the command prints.
+pub type UsageError = clap::Error;
+
+/// One line for an error and the causes that add something (many messages already quote
+/// theirs): what the command prints after `tallmc: error: `, and the Python package's message.
+pub fn error_message(e: &anyhow::Error) -> String {
+    let mut msg = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if !msg.contains(&text) {
+            if !msg.is_empty() {
+                msg.push_str(": ");
+            }
+            msg.push_str(&text);
+        }
+    }
+    msg.replace('\n', " ")
+}
+
+/// A flag of one sampler subcommand, as `tallmc sample <SAMPLER> --help` lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Flag {
+    /// The long name, without the dashes (`subsample`, `step-size`).
+    pub name: String,
+    /// Its help text.
+    pub help: String,
+    /// Its default value, if it has one.
+    pub default: Option<String>,
+    /// Whether it takes a value (else it is a switch).
+    pub takes_value: bool,
+    /// The values it accepts, when they are a fixed list.
+    pub choices: Vec<String>,
+}
+
+/// The samplers' subcommand names (`nuts`, `hmc-ecs`, …), in `tallmc sample --help`'s order.
+pub fn sampler_names() -> Vec<String> {
+    use clap::CommandFactory;
+    let cli = args::Cli::command();
+    cli.find_subcommand("sample")
+        .map(|s| s.get_subcommands().map(|c| c.get_name().to_string()).collect())
+        .unwrap_or_default()
+}
+
+/// Every flag of `tallmc sample <sampler>` (common ones included), or `None` for an unknown
+/// sampler: what the Python package builds its sampler settings from, so that they have the
+/// command's names and defaults.
+pub fn sampler_flags(sampler: &str) -> Option<Vec<Flag>> {
+    use clap::CommandFactory;
+    let cli = args::Cli::command();
+    let sub = cli.find_subcommand("sample")?.find_subcommand(sampler)?;
+    let flags = sub
+        .get_arguments()
+        .filter_map(|a| {
+            let name = a.get_long()?.to_string();
+            let takes_value = a.get_action().takes_values();
+            Some(Flag {
+                name,
+                help: a.get_help().map(|h| h.to_string()).unwrap_or_default(),
+                default: a.get_default_values().first().map(|v| v.to_string_lossy().into_owned()),
+                takes_value,
+                choices: a
+                    .get_possible_values()
+                    .iter()
+                    .filter(|v| !v.is_hide_set())
+                    .map(|v| v.get_name().to_string())
+                    .collect(),
+            })
+        })
+        .collect();
+    Some(flags)
+}
+
+/// A parsed `tallmc` command line, ready to run.
+#[derive(Debug)]
+pub struct Invocation {
+    cli: args::Cli,
+}
+
+impl Invocation {
+    /// Parses the process's arguments; on a usage error prints clap's message and exits with
+    /// status 2 (`--help` and `--version` print and exit 0).
+    pub fn parse_from_env() -> Self {
+        Self { cli: args::Cli::parse() }
+    }
+
+    /// Parses `argv` (its first item is the program name), returning clap's error — whose
+    /// `to_string()` is the message the command would print — on a usage error.
+    pub fn try_parse_from<I, T>(argv: I) -> Result<Self, UsageError>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<OsString> + Clone,
+    {
+        args::Cli::try_parse_from(argv).map(|cli| Self { cli })
+    }
+
+    /// Runs the command. With `data`, the model is built on it instead of the `--data` file
+    /// (whose text then only labels the outputs): how the Python package passes NumPy arrays
+    /// without copying them. `stop`, once raised, ends every chain after its current
+    /// iteration ([`Outcome::Interrupted`]).
+    pub fn run(self, data: Option<Dataset>, stop: &AtomicBool) -> anyhow::Result<Outcome> {
+        match &self.cli.command {
+            args::Command::Sample(sampler) => run::sample(sampler, data, stop),
+        }
+    }
+}

@@ -1,0 +1,31 @@
+"""tallmc: MCMC for Bayesian inference on tall data, from NumPy arrays to ArviZ.
+
+    import numpy as np, arviz as az, tallmc
+
+    X = np.load("X.npy", mmap_mode="r")          # 10⁶ rows, never copied
+    y = np.load("y.npy", mmap_mode="r")
+    model = tallmc.LogisticRegression(X, y)
+    idata = tallmc.sample(model, tallmc.HmcEcs(subsample=1300), chains=4, seed=1)
+    print(az.summary(idata))
+
+Models: :class:`LogisticRegression`, :class:`LinearRegression`, :class:`Gaussian`,
+:class:`GaussianMean`. Samplers: one class per ``tallmc sample`` subcommand, with its flags as
+keyword arguments (``Nuts``, ``Hmc``, ``HmcEcs``, ``HmcEcsSigned``, ``Sgld``, ``Sghmc``,
+``Sgnht``, ``Austerity``, ``Confidence``, ``Sbps``, ``Zigzag``, ``ZigzagCv``, …; ``SAMPLERS``
+lists them). :func:`sample` runs one; :func:`read_run` reads a command's output directory.
+
+This package is a thin layer over the Rust library: the sampling is the ``tallmc`` command's
+code, so the same seed gives the same draws in Python, on the command line and in Rust.
+"""
+
+from . import _tallmc
+from ._models import Gaussian, GaussianMean, LinearRegression, LogisticRegression, Model
+from ._sample import read_run, sample
+from ._samplers import SAMPLERS, Sampler
+
+globals().update(SAMPLERS)
+
+__all__ = [
+    "Model", "LogisticRegression", "LinearRegression", "Gaussian", "GaussianMean",
+    "Sampler", "SAMPLERS", "sample", "read_run", *SAMPLERS,
+]

@@ -1,0 +1,237 @@
+//! `tallmc._tallmc`, the Python package's extension module: a thin layer over the `tallmc`
+//! command's library ([`tallmc_cli::Invocation`]), so that Python runs the command's code with
+//! its flags, defaults, validation, outputs and draws. The Python side
+//! (`python/tallmc/`) turns model and sampler objects into the command's arguments and reads
+//! the outputs into ArviZ; nothing here or there is sampler logic.
+//!
+//! **Zero copy.** NumPy arrays that are float64 and C-contiguous (including `np.memmap` and
+//! `np.load(..., mmap_mode="r")` arrays) are read in place: the data set holds a reference to
+//! each array ([`SharedF64`] over the array's buffer), so sampling a 10⁸-row memory-mapped
+//! array allocates nothing of its size. Any other dtype or layout is a `TypeError` that says
+//! how to convert; tallmc never copies silently.
+//!
+//! **A good citizen.** The GIL is released while the chains run (they run on all cores, or
+//! `--threads`); the calling thread wakes every 100 ms to let Python handle signals, so Ctrl-C
+//! raises the run's stop flag (each chain ends after its current iteration) and then
+//! `KeyboardInterrupt`. Library errors are `ValueError` with the library's message; a panic in
+//! Rust is caught and becomes a `RuntimeError`, never a crash.
+
+use std::any::Any;
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{RecvTimeoutError, channel};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use tallmc_cli::{Invocation, Outcome};
+use tallmc_models::{Dataset, SharedF64, default_names};
+
+/// How often the waiting thread takes the GIL back to let Python run its signal handlers.
+const SIGNAL_CHECK: Duration = Duration::from_millis(100);
+
+/// A NumPy array kept alive while the data set reads its buffer.
+struct ArrayOwner(#[allow(dead_code)] Py<PyAny>);
+
+/// The buffer of `array` as a [`SharedF64`], if it is float64, aligned, C-contiguous and has
+/// `ndim` dimensions; else a `TypeError` naming `what` and how to convert.
+fn shared(
+    array: &Bound<'_, PyAny>, what: &str, ndims: &[usize],
+) -> PyResult<(SharedF64, Vec<usize>)> {
+    let Ok(a) = array.cast::<PyUntypedArray>() else {
+        let kind = array.get_type().name().map(|n| n.to_string()).unwrap_or_default();
+        return Err(PyTypeError::new_err(format!(
+            "{what} is a {kind}; expected a NumPy array (np.asarray({what}, dtype=np.float64))"
+        )));
+    };
+    let dtype = a.dtype();
+    if !dtype.is_equiv_to(&numpy::dtype::<f64>(array.py())) {
+        return Err(PyTypeError::new_err(format!(
+            "{what} has dtype {}; expected float64 (tallmc reads arrays in place and does not \
+             convert them: pass {what}.astype(np.float64))",
+            dtype.str().map(|s| s.to_string()).unwrap_or_default()
+        )));
+    }
+    if !ndims.contains(&a.ndim()) {
+        return Err(PyValueError::new_err(format!(
+            "{what} has {} dimensions (shape {:?}); expected {}",
+            a.ndim(),
+            a.shape(),
+            ndims.iter().map(|d| format!("{d}-D")).collect::<Vec<_>>().join(" or ")
+        )));
+    }
+    if !a.is_c_contiguous() {
+        return Err(PyTypeError::new_err(format!(
+            "{what} is not C-contiguous (a view, a transpose or Fortran order); tallmc reads \
+             arrays in place and does not copy them: pass np.ascontiguousarray({what})"
+        )));
+    }
+    let shape = a.shape().to_vec();
+    let len: usize = shape.iter().product();
+    // SAFETY: `as_array_ptr` is the live array object (we hold a reference to it); reading its
+    // `data` field is how NumPy's C API reads the buffer's address.
+    #[allow(unsafe_code)]
+    let data = unsafe { (*a.as_array_ptr()).fields.data };
+    let ptr =
+        if len == 0 { std::ptr::NonNull::<f64>::dangling().as_ptr() } else { data as *const f64 };
+    if !(ptr as usize).is_multiple_of(align_of::<f64>()) {
+        return Err(PyTypeError::new_err(format!(
+            "{what}'s buffer is not aligned for float64; pass np.ascontiguousarray({what}) (an aligned copy)"
+        )));
+    }
+    let owner: Arc<dyn Any + Send + Sync> = Arc::new(ArrayOwner(array.clone().unbind()));
+    // SAFETY: `ptr` is the array's own buffer: float64 (checked), aligned (checked), C-contiguous
+    // (checked) with `len` elements, and `owner` holds a reference to the array, so the buffer
+    // lives as long as the data set does. The data set only reads it; the Python package
+    // documents that arrays must not be written while a run uses them.
+    #[allow(unsafe_code)]
+    let numbers = unsafe { SharedF64::from_raw_parts(owner, ptr, len, false) };
+    Ok((numbers, shape))
+}
+
+/// The data set of covariates `x` (n × p, or `None` for the response-only models) and
+/// responses `y` (n), read in place.
+fn dataset(x: Option<&Bound<'_, PyAny>>, y: &Bound<'_, PyAny>) -> PyResult<Dataset> {
+    let (y, y_shape) = shared(y, "y", &[1])?;
+    let (x, p) = match x {
+        Some(x) => {
+            let (x, shape) = shared(x, "X", &[2])?;
+            if shape[0] != y_shape[0] {
+                return Err(PyValueError::new_err(format!(
+                    "X has {} rows but y has {} values; expected one response per row",
+                    shape[0], y_shape[0]
+                )));
+            }
+            (x, shape[1])
+        }
+        None => {
+            let owner: Arc<dyn Any + Send + Sync> = Arc::new(());
+            // SAFETY: an empty slice (length 0) reads no memory.
+            #[allow(unsafe_code)]
+            let empty = unsafe {
+                SharedF64::from_raw_parts(owner, std::ptr::NonNull::dangling().as_ptr(), 0, false)
+            };
+            (empty, 0)
+        }
+    };
+    Dataset::from_shared(x, y, default_names(p), Some("NumPy arrays".into()), true)
+        .map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// A `ValueError` with the first line of the command's usage error (the usage text after it
+/// is the command's, not the package's).
+fn usage_error(e: &tallmc_cli::UsageError) -> PyErr {
+    let text = e.to_string();
+    let first = text.lines().next().unwrap_or("invalid settings").trim_start_matches("error: ");
+    PyValueError::new_err(first.to_string())
+}
+
+/// Checks `argv` (the command line after the program name) as `tallmc` parses it: a bad flag
+/// or value is a `ValueError`.
+#[pyfunction]
+fn check_arguments(argv: Vec<String>) -> PyResult<()> {
+    let argv = std::iter::once("tallmc".to_string()).chain(argv);
+    Invocation::try_parse_from(argv).map(|_| ()).map_err(|e| usage_error(&e))
+}
+
+/// Runs `tallmc <argv>` with the model built on `x` and `y` (read in place) instead of the
+/// `--data` file, or on the `--data` file when `y` is `None`. Returns `True` if Ctrl-C ended
+/// it early (it then raises `KeyboardInterrupt` instead).
+#[pyfunction]
+#[pyo3(signature = (argv, x=None, y=None))]
+fn run(
+    py: Python<'_>, argv: Vec<String>, x: Option<Bound<'_, PyAny>>, y: Option<Bound<'_, PyAny>>,
+) -> PyResult<bool> {
+    let argv = std::iter::once("tallmc".to_string()).chain(argv);
+    let invocation = Invocation::try_parse_from(argv).map_err(|e| usage_error(&e))?;
+    let data = match &y {
+        Some(y) => Some(dataset(x.as_ref(), y)?),
+        None => None,
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let (done_tx, done_rx) = channel::<()>();
+    // Locked only by this thread; the mutex makes the receiver shareable with `detach`.
+    let done_rx = Mutex::new(done_rx);
+    let worker_stop = stop.clone();
+    let worker = std::thread::Builder::new()
+        .name("tallmc".into())
+        .spawn(move || {
+            let result =
+                std::panic::catch_unwind(AssertUnwindSafe(|| invocation.run(data, &worker_stop)));
+            let _ = done_tx.send(());
+            result
+        })
+        .map_err(|e| PyRuntimeError::new_err(format!("cannot start the sampling thread: {e}")))?;
+    let mut interrupt = None;
+    loop {
+        let waited = py.detach(|| match done_rx.lock() {
+            Ok(rx) => rx.recv_timeout(SIGNAL_CHECK),
+            Err(_) => Err(RecvTimeoutError::Disconnected),
+        });
+        match waited {
+            Ok(()) | Err(RecvTimeoutError::Disconnected) => break,
+            Err(RecvTimeoutError::Timeout) => {}
+        }
+        if let Err(e) = py.check_signals() {
+            // Ctrl-C (or another signal handler's exception): every chain ends after its
+            // current iteration; the exception is raised once the worker has stopped.
+            stop.store(true, Ordering::SeqCst);
+            interrupt = Some(e);
+        }
+    }
+    let joined = py.detach(|| worker.join());
+    if let Some(e) = interrupt {
+        return Err(e);
+    }
+    match joined {
+        Ok(Ok(Ok(outcome))) => Ok(outcome == Outcome::Interrupted),
+        Ok(Ok(Err(e))) => Err(PyValueError::new_err(tallmc_cli::error_message(&e))),
+        Ok(Err(panic)) | Err(panic) => {
+            let msg = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            Err(PyRuntimeError::new_err(format!("tallmc: internal error: {msg}")))
+        }
+    }
+}
+
+/// The samplers' names, in the command's order.
+#[pyfunction]
+fn sampler_names() -> Vec<String> {
+    tallmc_cli::sampler_names()
+}
+
+/// Every flag of `tallmc sample <sampler>`: a list of dicts with `name`, `help`, `default`
+/// (or None), `takes_value` and `choices`.
+#[pyfunction]
+fn sampler_flags<'py>(py: Python<'py>, sampler: &str) -> PyResult<Vec<Bound<'py, PyDict>>> {
+    let flags = tallmc_cli::sampler_flags(sampler)
+        .ok_or_else(|| PyValueError::new_err(format!("unknown sampler `{sampler}`")))?;
+    flags
+        .into_iter()
+        .map(|f| {
+            let d = PyDict::new(py);
+            d.set_item("name", f.name)?;
+            d.set_item("help", f.help)?;
+            d.set_item("default", f.default)?;
+            d.set_item("takes_value", f.takes_value)?;
+            d.set_item("choices", f.choices)?;
+            Ok(d)
+        })
+        .collect()
+}
+
+/// The extension module.
+#[pymodule]
+fn _tallmc(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(check_arguments, m)?)?;
+    m.add_function(wrap_pyfunction!(sampler_names, m)?)?;
+    m.add_function(wrap_pyfunction!(sampler_flags, m)?)?;
+    Ok(())
+}
