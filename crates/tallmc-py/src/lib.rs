@@ -121,12 +121,17 @@ fn dataset(x: Option<&Bound<'_, PyAny>>, y: &Bound<'_, PyAny>) -> PyResult<Datas
         .map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
-/// A `ValueError` with the first line of the command's usage error (the usage text after it
-/// is the command's, not the package's).
+/// A `ValueError` with the command's usage error on one line, without its usage text and tips
+/// (those are the command's, not the package's).
 fn usage_error(e: &tallmc_cli::UsageError) -> PyErr {
     let text = e.to_string();
-    let first = text.lines().next().unwrap_or("invalid settings").trim_start_matches("error: ");
-    PyValueError::new_err(first.to_string())
+    let lines: Vec<&str> = text
+        .lines()
+        .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+        .map(|l| l.trim().trim_start_matches("error: "))
+        .filter(|l| !l.is_empty() && !l.starts_with("tip:"))
+        .collect();
+    PyValueError::new_err(if lines.is_empty() { "invalid settings".into() } else { lines.join(" ") })
 }
 
 /// Checks `argv` (the command line after the program name) as `tallmc` parses it: a bad flag

@@ -34,6 +34,16 @@ _STAT_NAMES = {
     "energy__": "energy",
 }
 _INDEXED = re.compile(r"^(.*)\.(\d+)$")
+# HMC-ECS's estimate of the log-likelihood is a per-draw statistic, not ArviZ's pointwise
+# log_likelihood group: it keeps a name of its own.
+_STAT_NAMES["log_likelihood__"] = "log_likelihood_estimate"
+_FLAG = re.compile(r"--([a-z][a-z0-9]*(?:-[a-z0-9]+)*)")
+
+
+def pythonic(message: str) -> str:
+    """The command's message with its flags as the keyword arguments that set them
+    (``--step-size`` → ``step_size``)."""
+    return _FLAG.sub(lambda m: m.group(1).replace("-", "_"), message)
 
 
 def _count(name: str, value, least: int) -> str:
@@ -90,7 +100,10 @@ def sample(model: Model, sampler: Sampler, chains: int = 4, warmup: int = 1000,
             + ["--data", "NumPy arrays", "--out", out, "--no-report"]
             + run_flags + sampler.flags())
     try:
-        _tallmc.run(argv, model.X, model.y)
+        try:
+            _tallmc.run(argv, model.X, model.y)
+        except ValueError as e:
+            raise ValueError(pythonic(str(e))) from None
         idata = read_run(out)
     finally:
         if temporary is not None:

@@ -35,9 +35,13 @@ class Sampler:
                 f"its settings are: {known}")
         self.settings = {k: v for k, v in settings.items() if v is not None}
         # Parse the flags as the command would, now: a bad value fails here, not at sampling.
-        _tallmc.check_arguments(
-            ["sample", self.command, "--model", "logistic", "--data", "-", "--out", "-"]
-            + self.flags())
+        try:
+            _tallmc.check_arguments(
+                ["sample", self.command, "--model", "logistic", "--data", "-", "--out", "-"]
+                + self.flags())
+        except ValueError as e:
+            from ._sample import pythonic
+            raise ValueError(f"{type(self).__name__}: {pythonic(str(e))}") from None
 
     def flags(self) -> list[str]:
         """The command-line flags of these settings."""

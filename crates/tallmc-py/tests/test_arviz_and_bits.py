@@ -1,0 +1,88 @@
+"""ArviZ reads what `tallmc.sample` returns as any sampler's output (summary, ESS, R-hat, trace
+plots, a netCDF round trip), and the draws are the `tallmc` command's, bit for bit, on the same
+data saved as .npy files (the binary's run reads the files; Python's reads the arrays)."""
+
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+
+import arviz as az
+import numpy as np
+
+import tallmc
+from tallmc import _tallmc
+
+REPO = pathlib.Path(__file__).resolve().parents[3]
+
+
+def draw_lines(path):
+    return [l for l in pathlib.Path(path).read_text().splitlines() if l and not l.startswith("#")]
+
+
+def test_arviz_functions_work_and_a_netcdf_round_trip_keeps_everything(tmp_path, logistic_npy):
+    X, y, _ = logistic_npy
+    idata = tallmc.sample(tallmc.LogisticRegression(X, y), tallmc.HmcEcs(subsample=400),
+                          chains=2, warmup=200, draws=300, seed=4, progress=False)
+    assert idata.posterior["theta"].shape == (2, 300, 6)  # intercept + 5 covariates
+    for name in ["lp", "acceptance_rate", "diverging", "step_size", "n_steps", "tree_depth",
+                 "n_terms", "n_gradients", "batch_size"]:
+        assert name in idata.sample_stats, name
+    assert idata.sample_stats["diverging"].dtype == bool
+    assert (idata.sample_stats["batch_size"] == 400).all()
+    summary = az.summary(idata)
+    assert list(summary.index[:2]) == ["theta[0]", "theta[1]"]
+    assert float(az.rhat(idata)["theta"].max()) < 1.05
+    assert float(az.ess(idata)["theta"].min()) > 50
+    import matplotlib
+    matplotlib.use("Agg")
+    assert az.plot_trace(idata, var_names=["theta"]).shape[0] == 1
+    path = tmp_path / "run.nc"
+    idata.to_netcdf(path)
+    back = az.from_netcdf(path)
+    np.testing.assert_array_equal(back.posterior["theta"].values, idata.posterior["theta"].values)
+    for key in ["sampler", "data_fraction_per_iteration", "evaluations_total", "tallmc_summary"]:
+        assert back.attrs[key] == idata.attrs[key], key
+    tuned = json.loads(idata.attrs["tallmc_summary"])["tuning"]
+    assert len(tuned) == 2 and all("step_size" in json.dumps(t) for t in tuned)
+
+
+def tallmc_binary():
+    """The command built by cargo (CI's `cargo test` builds target/debug/tallmc), if any."""
+    found = os.environ.get("TALLMC_BIN")
+    if found:
+        return found
+    for profile in ["release", "debug"]:
+        candidate = REPO / "target" / profile / "tallmc"
+        if candidate.exists():
+            return str(candidate)
+    return None
+
+
+def test_same_seed_same_draws_as_the_command(tmp_path, logistic_npy):
+    X, y, folder = logistic_npy
+    settings = dict(chains=2, warmup=100, draws=100, seed=9)
+    for sampler, flags in [(tallmc.HmcEcs(subsample=300, blocks=30),
+                            ["hmc-ecs", "--subsample", "300", "--blocks", "30"]),
+                           (tallmc.Sghmc(cv=True, batch=200, step_size=0.02),
+                            ["sghmc", "--cv", "--batch", "200", "--step-size", "0.02"])]:
+        py_out = tmp_path / f"py-{sampler.command}"
+        tallmc.sample(tallmc.LogisticRegression(X, y), sampler, progress=False,
+                      output_dir=py_out, **settings)
+        cli_out = tmp_path / f"cli-{sampler.command}"
+        argv = (["sample"] + flags
+                + ["--model", "logistic", "--intercept", "--prior-sd", "10.0",
+                   "--data", str(folder / "X.npy"), "--y-npy", str(folder / "y.npy"),
+                   "--out", str(cli_out), "--chains", "2", "--warmup", "100", "--draws", "100",
+                   "--seed", "9", "--no-report", "--no-progress"])
+        binary = tallmc_binary()
+        if binary:
+            subprocess.run([binary] + argv, check=True, capture_output=True)
+        else:  # the command's library, as the binary runs it
+            _tallmc.run(argv)
+        for k in (1, 2):
+            assert draw_lines(py_out / f"chain_{k}.csv") == draw_lines(cli_out / f"chain_{k}.csv")
+        read = tallmc.read_run(cli_out)
+        mine = tallmc.read_run(py_out)
+        np.testing.assert_array_equal(read.posterior["theta"].values, mine.posterior["theta"].values)
