@@ -99,6 +99,14 @@ fn npy_files_give_the_draws_of_the_same_csv() {
     };
     let from_npy = run(&x, &["--y-npy", y.to_str().unwrap()], "npy");
     assert_eq!(from_npy, run(&csv, &[], "csv"));
+    // --no-report: no report on stderr (summary.json is still written).
+    let out = dir.path().join("quiet");
+    let mut args = vec!["sample", "hmc", "--model", "logistic", "--no-report", "--no-progress"];
+    args.extend(["--data", csv.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    args.extend(["--warmup", "50", "--draws", "50"]);
+    let o = tallmc(&args);
+    assert!(o.status.success() && stderr(&o).is_empty(), "{}", stderr(&o));
+    assert!(out.join("summary.json").exists());
     let out = dir.path().join("bad");
     let base = ["sample", "hmc", "--model", "logistic", "--out", out.to_str().unwrap()];
     fails_with(&[&base[..], &["--data", x.to_str().unwrap()]].concat(), "--y-npy");
@@ -167,9 +175,10 @@ const SAMPLERS: [&str; 18] = [
 ];
 
 /// The flags every sampler takes.
-const COMMON_FLAGS: [&str; 14] = [
+const COMMON_FLAGS: [&str; 17] = [
     "--model",
     "--data",
+    "--y-npy",
     "--intercept",
     "--standardize",
     "--prior-sd",
@@ -182,6 +191,8 @@ const COMMON_FLAGS: [&str; 14] = [
     "--out",
     "--init",
     "--threads",
+    "--no-progress",
+    "--no-report",
 ];
 
 fn help(args: &[&str]) -> String {

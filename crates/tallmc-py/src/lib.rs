@@ -131,7 +131,11 @@ fn usage_error(e: &tallmc_cli::UsageError) -> PyErr {
         .map(|l| l.trim().trim_start_matches("error: "))
         .filter(|l| !l.is_empty() && !l.starts_with("tip:"))
         .collect();
-    PyValueError::new_err(if lines.is_empty() { "invalid settings".into() } else { lines.join(" ") })
+    PyValueError::new_err(if lines.is_empty() {
+        "invalid settings".into()
+    } else {
+        lines.join(" ")
+    })
 }
 
 /// Checks `argv` (the command line after the program name) as `tallmc` parses it: a bad flag
