@@ -87,18 +87,7 @@ impl Dataset {
     pub fn new(x: Vec<f64>, y: Vec<f64>, names: Vec<String>) -> Result<Self> {
         let n = y.len();
         let p = names.len();
-        if n == 0 {
-            return Err(Error::invalid("number of observations", 0, "at least one row"));
-        }
-        if x.len() != n * p {
-            return Err(tallmc_core::Error::DimensionMismatch {
-                what: format!("covariates (n × p = {n} × {p}, row-major)"),
-                expected: n * p,
-                found: x.len(),
-            }
-            .into());
-        }
-        check_names(&names)?;
+        check_shape(n, x.len(), &names)?;
         let ds = Self {
             n,
             p,
@@ -130,18 +119,7 @@ impl Dataset {
         x: SharedF64, y: SharedF64, names: Vec<String>, source: Option<PathBuf>, check_finite: bool,
     ) -> Result<Self> {
         let (n, p) = (y.len(), names.len());
-        if n == 0 {
-            return Err(Error::invalid("number of observations", 0, "at least one row"));
-        }
-        if x.len() != n * p {
-            return Err(tallmc_core::Error::DimensionMismatch {
-                what: format!("covariates (n × p = {n} × {p}, row-major)"),
-                expected: n * p,
-                found: x.len(),
-            }
-            .into());
-        }
-        check_names(&names)?;
+        check_shape(n, x.len(), &names)?;
         let storage = Storage::Shared { x, y };
         let ds = Self { n, p, names, storage, source, metadata: Map::new() };
         if check_finite {
@@ -273,6 +251,24 @@ impl Dataset {
         }
         Ok(())
     }
+}
+
+/// The checks every constructor makes: n ≥ 1 rows, `x_len` = n × p numbers (p =
+/// `names.len()`), and valid, unique covariate names.
+fn check_shape(n: usize, x_len: usize, names: &[String]) -> Result<()> {
+    let p = names.len();
+    if n == 0 {
+        return Err(Error::invalid("number of observations", 0, "at least one row"));
+    }
+    if x_len != n * p {
+        return Err(tallmc_core::Error::DimensionMismatch {
+            what: format!("covariates (n × p = {n} × {p}, row-major)"),
+            expected: n * p,
+            found: x_len,
+        }
+        .into());
+    }
+    check_names(names)
 }
 
 /// `x0`, …, `x{p−1}`: the covariate names of a binary file whose header names none (the
