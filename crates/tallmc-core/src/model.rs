@@ -155,7 +155,7 @@ pub trait TermHessians: TermGradients {
 /// The gathered methods of [`LinearPredictor`] read a batch; their provided versions read
 /// only `indices` (through the index methods), so a model that gathers nothing is still
 /// correct, only not faster.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub struct RowBatch {
     /// The data points' indices, in order (always filled).
     pub indices: Vec<u32>,
@@ -166,6 +166,24 @@ pub struct RowBatch {
     pub responses: Vec<f64>,
     /// Whether `values` and `responses` hold the model's copy of the points at `indices`.
     pub copied: bool,
+}
+
+/// A clone keeps the reserved room of each buffer (a derived clone would keep only the lengths),
+/// so that a cloned engine's batches do not allocate at their first gather.
+impl Clone for RowBatch {
+    fn clone(&self) -> Self {
+        fn with_room<T: Clone>(v: &[T], room: usize) -> Vec<T> {
+            let mut copy = Vec::with_capacity(room.max(v.len()));
+            copy.extend_from_slice(v);
+            copy
+        }
+        Self {
+            indices: with_room(&self.indices, self.indices.capacity()),
+            values: with_room(&self.values, self.values.capacity()),
+            responses: with_room(&self.responses, self.responses.capacity()),
+            copied: self.copied,
+        }
+    }
 }
 
 impl RowBatch {
