@@ -20,7 +20,9 @@ CHILD = textwrap.dedent("""
     import sys, time
     import numpy as np, tallmc
     rng = np.random.default_rng(1)
-    y = rng.normal(size=2000)
+    # 200,000 rows: an iteration takes ~0.1 ms, so the draws made before Ctrl-C (whose summary
+    # the run still writes) stay few; with 2,000 rows millions pile up in two seconds.
+    y = rng.normal(size=200_000)
     model = tallmc.GaussianMean(y, sigma=1.0)
     print("sampling", flush=True)
     start = time.time()
@@ -43,9 +45,10 @@ def test_ctrl_c_stops_sampling_within_a_second_and_raises_keyboard_interrupt():
     child.send_signal(signal.SIGINT)
     out, _ = child.communicate(timeout=30)
     elapsed = time.time() - sent
+    print(f"{elapsed:.2f} s from SIGINT to the end of the process")
     assert child.returncode == 0, out
     assert out.strip() == "KeyboardInterrupt"
-    assert elapsed < 1.5, f"{elapsed:.2f} s from SIGINT to exit"
+    assert elapsed < 1.0, f"{elapsed:.2f} s from SIGINT to exit"
 
 
 def rss_anon_kb():
