@@ -23,11 +23,13 @@ mod run;
 mod sg;
 
 use std::ffi::OsString;
+use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use clap::Parser;
 use tallmc_models::Dataset;
 
+pub use progress::RunProgress;
 pub use run::Outcome;
 
 /// A usage error of the command line (clap's): `to_string()` is what the command prints.
@@ -106,13 +108,14 @@ pub fn sampler_flags(sampler: &str) -> Option<Vec<Flag>> {
 #[derive(Debug)]
 pub struct Invocation {
     cli: args::Cli,
+    observer: Option<Arc<RunProgress>>,
 }
 
 impl Invocation {
     /// Parses the process's arguments; on a usage error prints clap's message and exits with
     /// status 2 (`--help` and `--version` print and exit 0).
     pub fn parse_from_env() -> Self {
-        Self { cli: args::Cli::parse() }
+        Self { cli: args::Cli::parse(), observer: None }
     }
 
     /// Parses `argv` (its first item is the program name), returning clap's error — whose
@@ -122,7 +125,15 @@ impl Invocation {
         I: IntoIterator<Item = T>,
         T: Into<OsString> + Clone,
     {
-        args::Cli::try_parse_from(argv).map(|cli| Self { cli })
+        args::Cli::try_parse_from(argv).map(|cli| Self { cli, observer: None })
+    }
+
+    /// Also publishes the run's progress (setup message, iterations done and their total) to
+    /// `progress`, which another thread may read while the run goes on; the terminal bar is
+    /// drawn or not as `--no-progress` says.
+    pub fn observe(mut self, progress: Arc<RunProgress>) -> Self {
+        self.observer = Some(progress);
+        self
     }
 
     /// Runs the command. With `data`, the model is built on it instead of the `--data` file
@@ -131,7 +142,7 @@ impl Invocation {
     /// iteration ([`Outcome::Interrupted`]).
     pub fn run(self, data: Option<Dataset>, stop: &AtomicBool) -> anyhow::Result<Outcome> {
         match &self.cli.command {
-            args::Command::Sample(sampler) => run::sample(sampler, data, stop),
+            args::Command::Sample(sampler) => run::sample(sampler, data, stop, self.observer),
         }
     }
 }

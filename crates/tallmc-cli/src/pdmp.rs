@@ -243,8 +243,8 @@ pub(crate) struct PdmpRun<'a> {
     pub(crate) seed: u64,
     /// Once raised (Ctrl-C), every chain ends after its current segment.
     pub(crate) stop: &'a AtomicBool,
-    /// Whether to draw the progress bar (on a terminal).
-    pub(crate) progress: bool,
+    /// Where progress goes (a terminal bar, an observer).
+    pub(crate) progress: crate::progress::ProgressTo,
     grid: f64,
 }
 
@@ -271,7 +271,7 @@ impl<'a> PdmpRun<'a> {
             chains,
             seed,
             stop,
-            progress: true,
+            progress: crate::progress::ProgressTo::default(),
             grid,
         })
     }
@@ -316,7 +316,7 @@ impl<'a> PdmpRun<'a> {
         K: PdmpKernel<M>,
     {
         let kernel = kernel?;
-        let progress = crate::progress::Bar::on_terminal(self.chains, 0, self.progress);
+        let progress = crate::progress::Bar::new(self.chains, 0, &self.progress);
         let driver = ContinuousDriver::new(self.config())
             .parameter_names(self.names.to_vec())
             .comments(self.comments.clone())

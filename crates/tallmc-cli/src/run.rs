@@ -2,6 +2,7 @@
 //! outputs.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
@@ -35,7 +36,7 @@ use crate::args::{
 use crate::ecs::{EcsSettings, WithEngine, run_ecs, sign_corrected_summary};
 use crate::outputs::{AnyTuning, Outputs, Sinks, run_kernel};
 use crate::pdmp::{PdmpRun, PdmpSettings, RunPdmp};
-use crate::progress::SetupSpinner;
+use crate::progress::{ProgressTo, RunProgress, SetupSpinner};
 use crate::report::{self, RunFacts};
 use crate::sg::{SgSettings, run_stochastic_gradient};
 
@@ -277,11 +278,14 @@ pub enum Outcome {
 
 /// Runs `tallmc sample <SAMPLER>` on `data`, or on the `--data` file when `None`, on
 /// `--threads` worker threads (a pool of the run's own); `stop`, once raised, ends the chains
-/// after their current iteration.
+/// after their current iteration; progress goes to a terminal bar (unless `--no-progress`) and
+/// to `observer`.
 pub(crate) fn sample(
-    sampler: &Sampler, data: Option<Dataset>, stop: &AtomicBool,
+    sampler: &Sampler, data: Option<Dataset>, stop: &AtomicBool, observer: Option<Arc<RunProgress>>,
 ) -> Result<Outcome> {
-    let run = || sample_model(sampler, data, stop).map_err(|e| explain_non_finite(e, sampler));
+    let progress = ProgressTo { terminal: sampler.common().progress(), observer };
+    let run =
+        || sample_model(sampler, data, stop, &progress).map_err(|e| explain_non_finite(e, sampler));
     match sampler.common().threads {
         Some(0) => bail!("--threads 0: expected at least 1 thread"),
         Some(t) => rayon::ThreadPoolBuilder::new()
@@ -318,12 +322,14 @@ fn explain_non_finite(e: anyhow::Error, sampler: &Sampler) -> anyhow::Error {
     )
 }
 
-fn sample_model(sampler: &Sampler, data: Option<Dataset>, stop: &AtomicBool) -> Result<Outcome> {
+fn sample_model(
+    sampler: &Sampler, data: Option<Dataset>, stop: &AtomicBool, progress: &ProgressTo,
+) -> Result<Outcome> {
     let args = sampler.common();
     check_common(args)?;
     check_sampler(sampler)?;
     let setup_start = Instant::now();
-    let spinner = SetupSpinner::on_terminal("reading and checking the data", args.progress());
+    let spinner = SetupSpinner::new("reading and checking the data", progress);
     let data = match data {
         Some(data) => data,
         None => {
@@ -338,21 +344,21 @@ fn sample_model(sampler: &Sampler, data: Option<Dataset>, stop: &AtomicBool) -> 
     match args.model {
         ModelKind::Logistic => {
             let model = FastLogisticRegression::new(data, design, prior_sd)?;
-            run_model(&model, sampler, n, (setup_start, spinner), stop)
+            run_model(&model, sampler, n, (setup_start, spinner), stop, progress)
         }
         ModelKind::Linear => {
             let model = LinearRegression::new(data, design, prior_sd)?;
-            run_model(&model, sampler, n, (setup_start, spinner), stop)
+            run_model(&model, sampler, n, (setup_start, spinner), stop, progress)
         }
         ModelKind::Gaussian => {
-            run_model(&Gaussian::new(data)?, sampler, n, (setup_start, spinner), stop)
+            run_model(&Gaussian::new(data)?, sampler, n, (setup_start, spinner), stop, progress)
         }
         ModelKind::GaussianMean => {
             let Some(sigma) = args.sigma else {
                 bail!("--model gaussian-mean needs --sigma S, the known noise sd");
             };
             let model = GaussianMean::new(data, sigma, args.prior_mean.unwrap_or(0.0), prior_sd)?;
-            run_model(&model, sampler, n, (setup_start, spinner), stop)
+            run_model(&model, sampler, n, (setup_start, spinner), stop, progress)
         }
     }
 }
@@ -429,6 +435,7 @@ impl<'a> Plan<'a> {
 
 fn run_model<M: RunConfidence + WithEngine + RunPdmp>(
     model: &M, sampler: &Sampler, n: usize, setup: (Instant, SetupSpinner), stop: &AtomicBool,
+    progress: &ProgressTo,
 ) -> Result<Outcome> {
     let (setup_start, spinner) = setup;
     let args = sampler.common();
@@ -467,7 +474,7 @@ fn run_model<M: RunConfidence + WithEngine + RunPdmp>(
             args.seed,
             stop,
         )?;
-        run.progress = args.progress();
+        run.progress = progress.clone();
         let outputs = model.run_pdmp(&run)?;
         let setup = Setup { evals: laplace.evals, seconds: setup_seconds, started: setup_start };
         return crate::pdmp::write_summary(sampler, n, &run, &setup, &outputs);
@@ -485,7 +492,7 @@ fn run_model<M: RunConfidence + WithEngine + RunPdmp>(
     comments.extend(plan.comments());
     let mut setup_evals = laplace.evals;
     let walk = minibatch_walk(&laplace.covariance, d);
-    let progress = crate::progress::Bar::on_terminal(args.chains, n, args.progress());
+    let progress = crate::progress::Bar::new(args.chains, n, progress);
     let driver = Driver::new(run)
         .parameter_names(names.clone())
         .comments(comments)

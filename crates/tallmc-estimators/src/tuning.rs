@@ -157,11 +157,17 @@ pub fn block_poisson_moments(
     }
     let rate = (mu - a) * (mu - a) / (2.0 * sd * sd);
     // E over J ~ Poisson(rate) of ψ₀(½ + J), ψ₀², ψ₁, summing ±(12 sd + 30) around the mean.
+    // A wide window (rate ≳ 1,000) is summed at every `stride`-th J: the summand is smooth on the
+    // scale of the Poisson sd √rate, and the ratios below are then exact up to aliasing of
+    // order exp(−2π²(√rate/stride)²) < e⁻⁶⁰⁰ (Poisson summation), while a tuning's grid of
+    // a far from μ (rates of 10⁹ and more) stays at most MAX_TERMS terms per call.
+    const MAX_TERMS: u64 = 400;
     let spread = 12.0 * rate.sqrt() + 30.0;
     let lo = (rate - spread).max(0.0).floor() as u64;
     let hi = (rate + spread).ceil() as u64;
+    let stride = ((hi - lo) / MAX_TERMS).max(1);
     let (mut e0, mut e00, mut e1, mut mass) = (0.0, 0.0, 0.0, 0.0);
-    for j in lo..=hi {
+    for j in (lo..=hi).step_by(stride as usize) {
         let jf = j as f64;
         let logp = if rate > 0.0 {
             -rate + jf * rate.ln() - ln_gamma(jf + 1.0)

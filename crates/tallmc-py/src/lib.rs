@@ -18,16 +18,16 @@
 
 use std::any::Any;
 use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{RecvTimeoutError, channel};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use tallmc_cli::{Invocation, Outcome};
+use tallmc_cli::{Invocation, Outcome, RunProgress};
 use tallmc_models::{Dataset, SharedF64, default_names};
 
 /// How often the waiting thread takes the GIL back to let Python run its signal handlers.
@@ -107,15 +107,7 @@ fn dataset(x: Option<&Bound<'_, PyAny>>, y: &Bound<'_, PyAny>) -> PyResult<Datas
             }
             (x, shape[1])
         }
-        None => {
-            let owner: Arc<dyn Any + Send + Sync> = Arc::new(());
-            // SAFETY: an empty slice (length 0) reads no memory.
-            #[allow(unsafe_code)]
-            let empty = unsafe {
-                SharedF64::from_raw_parts(owner, std::ptr::NonNull::dangling().as_ptr(), 0, false)
-            };
-            (empty, 0)
-        }
+        None => (SharedF64::empty(), 0),
     };
     Dataset::from_shared(x, y, default_names(p), Some("NumPy arrays".into()), true)
         .map_err(|e| PyValueError::new_err(e.to_string()))
@@ -147,48 +139,81 @@ fn check_arguments(argv: Vec<String>) -> PyResult<()> {
 }
 
 /// Runs `tallmc <argv>` with the model built on `x` and `y` (read in place) instead of the
-/// `--data` file, or on the `--data` file when `y` is `None`. Returns `True` if Ctrl-C ended
-/// it early (it then raises `KeyboardInterrupt` instead).
+/// `--data` file, or on the `--data` file when `y` is `None`. Returns `True` if the run was
+/// interrupted by its stop flag (Ctrl-C raises `KeyboardInterrupt` instead). `on_progress`, if
+/// given, is called about every 100 ms with `(message, done, total)`: the setup phase's message
+/// (empty once the chains run), the iterations done over every chain, and their total (0 until
+/// the first iteration).
 #[pyfunction]
-#[pyo3(signature = (argv, x=None, y=None))]
+#[pyo3(signature = (argv, x=None, y=None, on_progress=None))]
 fn run(
     py: Python<'_>, argv: Vec<String>, x: Option<Bound<'_, PyAny>>, y: Option<Bound<'_, PyAny>>,
+    on_progress: Option<Bound<'_, PyAny>>,
 ) -> PyResult<bool> {
     let argv = std::iter::once("tallmc".to_string()).chain(argv);
-    let invocation = Invocation::try_parse_from(argv).map_err(|e| usage_error(&e))?;
+    let mut invocation = Invocation::try_parse_from(argv).map_err(|e| usage_error(&e))?;
     let data = match &y {
         Some(y) => Some(dataset(x.as_ref(), y)?),
         None => None,
     };
+    let progress = on_progress.map(|callback| (callback, Arc::new(RunProgress::new())));
+    if let Some((_, observer)) = &progress {
+        invocation = invocation.observe(observer.clone());
+    }
+    run_on_worker(py, move |stop| invocation.run(data, stop), progress)
+}
+
+/// A test hook: runs a job that panics on the sampling thread, through the same path as
+/// [`run`], to show that a Rust panic reaches Python as a `RuntimeError`.
+#[pyfunction]
+fn _panic_on_the_sampling_thread(py: Python<'_>) -> PyResult<bool> {
+    run_on_worker(py, |_| panic!("a panic raised on purpose by the test hook"), None)
+}
+
+/// Runs `job` on a thread of its own with the GIL released, waking every [`SIGNAL_CHECK`] to
+/// let Python handle signals (Ctrl-C raises the job's stop flag, then `KeyboardInterrupt` once
+/// the job has returned) and to report progress. Errors become `ValueError`, panics
+/// `RuntimeError`.
+fn run_on_worker<F>(
+    py: Python<'_>, job: F, progress: Option<(Bound<'_, PyAny>, Arc<RunProgress>)>,
+) -> PyResult<bool>
+where
+    F: FnOnce(&AtomicBool) -> anyhow::Result<Outcome> + Send + 'static,
+{
     let stop = Arc::new(AtomicBool::new(false));
-    let (done_tx, done_rx) = channel::<()>();
-    // Locked only by this thread; the mutex makes the receiver shareable with `detach`.
-    let done_rx = Mutex::new(done_rx);
+    let (done_tx, mut done_rx) = channel::<()>();
     let worker_stop = stop.clone();
     let worker = std::thread::Builder::new()
         .name("tallmc".into())
         .spawn(move || {
-            let result =
-                std::panic::catch_unwind(AssertUnwindSafe(|| invocation.run(data, &worker_stop)));
+            let result = std::panic::catch_unwind(AssertUnwindSafe(|| job(&worker_stop)));
             let _ = done_tx.send(());
             result
         })
         .map_err(|e| PyRuntimeError::new_err(format!("cannot start the sampling thread: {e}")))?;
     let mut interrupt = None;
     loop {
-        let waited = py.detach(|| match done_rx.lock() {
-            Ok(rx) => rx.recv_timeout(SIGNAL_CHECK),
-            Err(_) => Err(RecvTimeoutError::Disconnected),
+        // The receiver goes into the GIL-free closure and comes back out with its answer.
+        let (rx, waited) = py.detach(move || {
+            let waited = done_rx.recv_timeout(SIGNAL_CHECK);
+            (done_rx, waited)
         });
-        match waited {
-            Ok(()) | Err(RecvTimeoutError::Disconnected) => break,
-            Err(RecvTimeoutError::Timeout) => {}
+        done_rx = rx;
+        if !matches!(waited, Err(RecvTimeoutError::Timeout)) {
+            break;
         }
-        if let Err(e) = py.check_signals() {
-            // Ctrl-C (or another signal handler's exception): every chain ends after its
-            // current iteration; the exception is raised once the worker has stopped.
+        let reported = match &progress {
+            Some((callback, observer)) if interrupt.is_none() => {
+                callback.call1(observer.snapshot()).map(|_| ())
+            }
+            _ => Ok(()),
+        };
+        if let Err(e) = py.check_signals().and(reported) {
+            // Ctrl-C (or an exception of a signal handler or the progress callback): every
+            // chain ends after its current iteration; the exception is raised once the worker
+            // has stopped.
             stop.store(true, Ordering::SeqCst);
-            interrupt = Some(e);
+            interrupt.get_or_insert(e);
         }
     }
     let joined = py.detach(|| worker.join());
@@ -196,7 +221,12 @@ fn run(
         return Err(e);
     }
     match joined {
-        Ok(Ok(Ok(outcome))) => Ok(outcome == Outcome::Interrupted),
+        Ok(Ok(Ok(outcome))) => {
+            if let Some((callback, observer)) = &progress {
+                callback.call1(observer.snapshot())?; // the finished count
+            }
+            Ok(outcome == Outcome::Interrupted)
+        }
         Ok(Ok(Err(e))) => Err(PyValueError::new_err(tallmc_cli::error_message(&e))),
         Ok(Err(panic)) | Err(panic) => {
             let msg = panic
@@ -242,5 +272,6 @@ fn _tallmc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_arguments, m)?)?;
     m.add_function(wrap_pyfunction!(sampler_names, m)?)?;
     m.add_function(wrap_pyfunction!(sampler_flags, m)?)?;
+    m.add_function(wrap_pyfunction!(_panic_on_the_sampling_thread, m)?)?;
     Ok(())
 }

@@ -64,6 +64,16 @@ impl SharedF64 {
         Ok(Self { ptr, len, memory_mapped: true, _owner: map })
     }
 
+    /// No numbers (the covariates of a model without any, such as the Gaussian mean's).
+    pub fn empty() -> Self {
+        Self {
+            ptr: std::ptr::NonNull::<f64>::dangling().as_ptr(),
+            len: 0,
+            memory_mapped: false,
+            _owner: Arc::new(()),
+        }
+    }
+
     /// `len` numbers at `ptr`, kept alive by `owner`.
     ///
     /// # Safety

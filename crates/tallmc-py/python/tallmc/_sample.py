@@ -17,7 +17,7 @@ import tempfile
 
 import numpy as np
 
-from . import _tallmc
+from . import _progress, _tallmc
 from ._models import Model
 from ._samplers import Sampler
 
@@ -62,8 +62,10 @@ def sample(model: Model, sampler: Sampler, chains: int = 4, warmup: int = 1000,
     Same settings, same seed → the same draws as ``tallmc sample`` on the same data, bit for
     bit. Chains run in parallel on all cores (``threads`` limits them) with the GIL released;
     Ctrl-C stops every chain after its current iteration and raises ``KeyboardInterrupt``. A
-    progress bar is drawn on a terminal unless ``progress=False``. The command's CSV files and
-    ``summary.json`` go to ``output_dir`` if given (kept), else to a temporary directory.
+    progress bar is drawn (on a terminal, the command's; in a Jupyter notebook, a text bar once
+    the run has taken 2 s; none when output goes to a log) unless ``progress=False``. The
+    command's CSV files and ``summary.json`` go to ``output_dir`` if given (kept), else to a
+    temporary directory.
 
     Returns InferenceData with groups ``posterior`` (parameters ``theta`` for the regressions,
     ``mu`` …; continuous-time samplers: their draws on the time grid), ``sample_stats`` (ArviZ's
@@ -71,7 +73,9 @@ def sample(model: Model, sampler: Sampler, chains: int = 4, warmup: int = 1000,
     per-iteration counts n_terms, n_gradients, n_hessians, batch_size, …) and attrs: the
     sampler and its settings, the command line, per-datum evaluations, the data fraction per
     iteration, and ``tallmc_summary`` (summary.json as JSON text: adapted tuning, evaluation
-    totals, wall times, warnings; a signed HMC-ECS run's sign-corrected summary).
+    totals, wall times, warnings; a signed HMC-ECS run's sign-corrected summary). A signed
+    HMC-ECS run's per-draw sign is ``sample_stats["sign"]`` (±1). A continuous-time sampler
+    with ``skeleton=True`` adds a ``skeleton`` group (see :func:`read_run`).
     """
     if not isinstance(model, Model):
         raise TypeError(f"model is a {type(model).__name__}; expected a tallmc model "
@@ -88,8 +92,12 @@ def sample(model: Model, sampler: Sampler, chains: int = 4, warmup: int = 1000,
     ]
     if threads is not None:
         run_flags += ["--threads", _count("threads", threads, 1)]
-    if not progress:
+    draw = _progress.where_to_draw(progress)
+    bar = None
+    if draw != "terminal":
         run_flags.append("--no-progress")
+    if draw == "python":
+        bar = _progress.TextBar(f"tallmc {sampler.command}")
     temporary = None
     if output_dir is None:
         temporary = tempfile.TemporaryDirectory(prefix="tallmc-")
@@ -101,9 +109,12 @@ def sample(model: Model, sampler: Sampler, chains: int = 4, warmup: int = 1000,
             + run_flags + sampler.flags())
     try:
         try:
-            _tallmc.run(argv, model.X, model.y)
+            _tallmc.run(argv, model.X, model.y, bar)
         except ValueError as e:
             raise ValueError(pythonic(str(e))) from None
+        finally:
+            if bar is not None:
+                bar.close()
         idata = read_run(out)
     finally:
         if temporary is not None:
@@ -122,9 +133,69 @@ def _read_chain(path: str):
     return header, values.reshape(-1, len(header))
 
 
+def _group_columns(header, table, skip):
+    """Columns `name` and `name.1`, `name.2`, … of ``table`` (…, column) as arrays named
+    `name` (indexed ones stacked on a last axis), leaving out the names in ``skip``."""
+    plain, indexed = {}, {}
+    for j, name in enumerate(header):
+        if name in skip:
+            continue
+        m = _INDEXED.match(name)
+        if m:
+            indexed.setdefault(m.group(1), []).append((int(m.group(2)), table[..., j]))
+        else:
+            plain[name] = table[..., j]
+    for name, parts in indexed.items():
+        parts.sort(key=lambda p: p[0])
+        plain[name] = np.stack([c for _, c in parts], axis=-1)
+    return plain
+
+
+def _read_skeletons(directory: str, chains: int):
+    """The ``skeleton`` group (an xarray Dataset) of skeleton_1.csv …, or None without them."""
+    paths = [os.path.join(directory, f"skeleton_{k}.csv") for k in range(1, chains + 1)]
+    if not all(os.path.exists(p) for p in paths):
+        return None
+    import xarray as xr
+
+    header, rows = None, []
+    for path in paths:
+        with open(path, newline="") as f:
+            reader = csv.reader(line for line in f if line.strip() and not line.startswith("#"))
+            header = next(reader)
+            rows.append(list(reader))
+    longest = max(len(r) for r in rows)
+    kind = header.index("event")
+    numbers = np.full((chains, longest, len(header)), np.nan)
+    events = np.full((chains, longest), "", dtype=object)
+    for c, chain_rows in enumerate(rows):
+        for i, row in enumerate(chain_rows):
+            events[c, i] = row[kind]
+            numbers[c, i] = [np.nan if j == kind else float(v) for j, v in enumerate(row)]
+    columns = _group_columns(header, numbers, skip={"event"})
+    data = {"kind": (("chain", "event"), events.astype(str)),
+            "num_events": (("chain",), np.array([len(r) for r in rows]))}
+    for name, values in columns.items():
+        key = "v_" + name[2:] if name.startswith("v.") else name
+        dims = ["chain", "event"] + [f"{key.removeprefix('v_')}_dim_{i}"
+                                     for i in range(values.ndim - 2)]
+        if name == "coordinate":
+            values = np.nan_to_num(values, nan=-1).astype(np.int64)
+        data[key] = (dims, values)
+    return xr.Dataset(data, coords={"chain": np.arange(chains), "event": np.arange(longest)})
+
+
 def read_run(directory):
     """InferenceData of a `tallmc sample` output directory (chain_1.csv …, summary.json): what
-    :func:`sample` returns, also for runs of the command."""
+    :func:`sample` returns, also for runs of the command.
+
+    If the directory holds skeleton_1.csv … (a continuous-time run with ``--skeleton``), they
+    become the group ``skeleton``, dims ``(chain, event)``: ``time``, ``kind`` (start, bounce,
+    flip, refresh, divergence, end…), ``coordinate`` (the flipped coordinate + 1 for Zig-Zag,
+    else 0), the position at the event (``theta``…) and the velocity after it (``v_theta``…).
+    Chains have different numbers of events: ``num_events`` has each chain's, and the rows past
+    it are padded (NaN, kind "").
+    """
     import arviz as az
 
     directory = os.fspath(directory)
@@ -140,22 +211,16 @@ def read_run(directory):
     header = chains[0][0]
     draws = min(v.shape[0] for _, v in chains)  # an interrupted run's chains may differ
     table = np.stack([v[:draws] for _, v in chains])  # (chain, draw, column)
-    posterior, stats, shapes = {}, {}, {}
+    stats = {}
     for j, name in enumerate(header):
-        column = table[:, :, j]
         if name.endswith("__"):
             key = _STAT_NAMES.get(name, name[:-2])
-            stats[key] = column.astype(bool) if key == "diverging" else column
-            continue
-        m = _INDEXED.match(name)
-        if m:
-            shapes.setdefault(m.group(1), []).append((int(m.group(2)), column))
-        else:
-            posterior[name] = column
-    for name, parts in shapes.items():
-        parts.sort(key=lambda p: p[0])
-        posterior[name] = np.stack([c for _, c in parts], axis=-1)
+            stats[key] = table[:, :, j].astype(bool) if key == "diverging" else table[:, :, j]
+    posterior = _group_columns(header, table, skip={n for n in header if n.endswith("__")})
     idata = az.from_dict(posterior=posterior, sample_stats=stats)
+    skeleton = _read_skeletons(directory, len(chains))
+    if skeleton is not None:
+        idata.add_groups(skeleton=skeleton, warn_on_custom_groups=False)
     totals = summary.get("totals", {})
     attrs = {
         "inference_library": "tallmc",
