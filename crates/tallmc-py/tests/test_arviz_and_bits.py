@@ -86,3 +86,10 @@ def test_same_seed_same_draws_as_the_command(tmp_path, logistic_npy):
         read = tallmc.read_run(cli_out)
         mine = tallmc.read_run(py_out)
         np.testing.assert_array_equal(read.posterior["theta"].values, mine.posterior["theta"].values)
+        # read_run's numbers are the CSV's, each parsed by Python's correctly rounded float().
+        lines = draw_lines(py_out / "chain_2.csv")
+        header = lines[0].split(",")
+        first = [header.index(f"theta.{j}") for j in range(1, 7)]
+        by_float = np.array([[float(l.split(",")[j]) for j in first] for l in lines[1:]])
+        assert by_float.shape == (100, 6)
+        assert by_float.tobytes() == mine.posterior["theta"].values[1].tobytes()

@@ -75,3 +75,20 @@ def test_bad_settings_are_named():
         tallmc.LogisticRegression(X, y, prior_sd="big")
     with pytest.raises(ValueError, match=r"prior_sd -1: expected a finite number > 0"):
         run(tallmc.LogisticRegression(X, y, prior_sd=-1.0))
+
+
+def test_sampler_settings_have_signatures_and_keywords_get_a_trailing_underscore():
+    import inspect
+
+    params = inspect.signature(tallmc.HmcEcs).parameters
+    assert {"subsample", "blocks", "trajectory_length", "target_accept"} <= set(params)
+    assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in params.values())
+    # --lambda is a Python keyword: the setting is lambda_.
+    assert "lambda_" in inspect.signature(tallmc.HmcEcsSigned).parameters
+    assert tallmc.HmcEcsSigned(lambda_=50).flags() == ["--lambda", "50"]
+    with pytest.raises(TypeError, match="lambda_"):
+        tallmc.HmcEcsSigned(**{"lambda": 50})
+    X, y = logistic_data(200, 2, 3)
+    with pytest.raises(ValueError, match="lambda_ 0: expected at least 1"):
+        tallmc.sample(tallmc.LogisticRegression(X, y), tallmc.HmcEcsSigned(lambda_=0),
+                      progress=False)

@@ -14,12 +14,13 @@ import json
 import os
 import re
 import tempfile
+import warnings
 
 import numpy as np
 
 from . import _progress, _tallmc
 from ._models import Model
-from ._samplers import Sampler
+from ._samplers import Sampler, keyword_name
 
 __all__ = ["sample", "read_run"]
 
@@ -42,8 +43,8 @@ _FLAG = re.compile(r"--([a-z][a-z0-9]*(?:-[a-z0-9]+)*)")
 
 def pythonic(message: str) -> str:
     """The command's message with its flags as the keyword arguments that set them
-    (``--step-size`` → ``step_size``)."""
-    return _FLAG.sub(lambda m: m.group(1).replace("-", "_"), message)
+    (``--step-size`` → ``step_size``, ``--lambda`` → ``lambda_``)."""
+    return _FLAG.sub(lambda m: keyword_name(m.group(1)), message)
 
 
 def _count(name: str, value, least: int) -> str:
@@ -125,11 +126,22 @@ def sample(model: Model, sampler: Sampler, chains: int = 4, warmup: int = 1000,
 
 
 def _read_chain(path: str):
-    """Column names and the numbers (rows × columns) of one CmdStan-layout CSV file."""
+    """Column names and the numbers (rows × columns) of one CmdStan-layout CSV file.
+
+    NumPy's text reader converts each field with Python's correctly rounded string-to-double,
+    so the numbers (written in Rust's shortest round-trip form) are the run's bits."""
+    header, header_line = None, 0
     with open(path, newline="") as f:
-        rows = csv.reader(line for line in f if line.strip() and not line.startswith("#"))
-        header = next(rows)
-        values = np.array([[float(v) for v in row] for row in rows], dtype=np.float64)
+        for header_line, line in enumerate(f):
+            if line.strip() and not line.startswith("#"):
+                header = next(csv.reader([line]))
+                break
+    if header is None:
+        raise ValueError(f"{path}: no header line")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # a chain interrupted before its first draw
+        values = np.loadtxt(path, delimiter=",", comments="#", skiprows=header_line + 1,
+                            dtype=np.float64, ndmin=2)
     return header, values.reshape(-1, len(header))
 
 

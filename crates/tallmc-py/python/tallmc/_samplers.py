@@ -8,6 +8,9 @@ setting is a ``TypeError`` and a bad value a ``ValueError`` with the command's m
 
 from __future__ import annotations
 
+import inspect
+import keyword
+
 from . import _tallmc
 
 # Flags that belong to the model, the data, the run or the output, set by the model objects and
@@ -16,6 +19,21 @@ _RUN_FLAGS = {
     "model", "data", "y-npy", "intercept", "standardize", "prior-sd", "prior-mean", "sigma",
     "chains", "warmup", "draws", "seed", "out", "init", "threads", "no-progress", "no-report",
 }
+
+
+def keyword_name(flag: str) -> str:
+    """The keyword argument that sets ``--flag``: dashes become underscores, and a Python
+    keyword gets a trailing underscore (``--step-size`` → ``step_size``, ``--lambda`` →
+    ``lambda_``)."""
+    name = flag.replace("-", "_")
+    return name + "_" if keyword.iskeyword(name) else name
+
+
+def _flag_name(key: str) -> str:
+    """The flag a keyword argument sets (the inverse of :func:`keyword_name`)."""
+    if key.endswith("_") and keyword.iskeyword(key[:-1]):
+        key = key[:-1]
+    return key.replace("_", "-")
 
 
 class Sampler:
@@ -27,9 +45,10 @@ class Sampler:
     flag_info: dict = {}
 
     def __init__(self, **settings):
-        unknown = [k for k in settings if k.replace("_", "-") not in self.flag_info]
+        unknown = [k for k in settings
+                   if _flag_name(k) not in self.flag_info or keyword_name(_flag_name(k)) != k]
         if unknown:
-            known = ", ".join(f.replace("-", "_") for f in self.flag_info) or "none"
+            known = ", ".join(keyword_name(f) for f in self.flag_info) or "none"
             raise TypeError(
                 f"{type(self).__name__}() got unexpected setting(s) {', '.join(unknown)}; "
                 f"its settings are: {known}")
@@ -47,8 +66,8 @@ class Sampler:
         """The command-line flags of these settings."""
         out = []
         for key, value in self.settings.items():
-            flag = "--" + key.replace("_", "-")
-            info = self.flag_info[key.replace("_", "-")]
+            flag = "--" + _flag_name(key)
+            info = self.flag_info[_flag_name(key)]
             if not info["takes_value"]:
                 if not isinstance(value, bool):
                     raise TypeError(f"{key} = {value!r}: expected True or False (a switch)")
@@ -77,8 +96,18 @@ def _doc(command: str, flags: dict) -> str:
         kind = "switch (bool)" if not info["takes_value"] else (
             "one of " + ", ".join(info["choices"]) if info["choices"] else "value")
         shown = f" [default: {default}]" if default is not None else ""
-        lines.append(f"* ``{name.replace('-', '_')}``: {kind}{shown}. {info['help']}")
+        lines.append(f"* ``{keyword_name(name)}``: {kind}{shown}. {info['help']}")
     return "\n".join(lines)
+
+
+def _signature(flags: dict) -> inspect.Signature:
+    """Keyword-only parameters named after the flags, defaulting to None (the command's
+    default), so that ``inspect.signature``, ``help`` and notebooks' completion show them."""
+    return inspect.Signature([
+        inspect.Parameter(keyword_name(name), inspect.Parameter.KEYWORD_ONLY, default=None,
+                          annotation=bool if not info["takes_value"] else inspect.Parameter.empty)
+        for name, info in flags.items()
+    ])
 
 
 def _make_classes() -> dict:
@@ -92,6 +121,7 @@ def _make_classes() -> dict:
             "flag_info": flags,
             "__doc__": _doc(command, flags),
             "__module__": "tallmc",
+            "__signature__": _signature(flags),
         })
     return classes
 
