@@ -453,6 +453,10 @@ fn run_model<M: RunConfidence + WithEngine + RunPdmp>(
     let laplace = laplace_approximation(model, &vec![0.0; d], newton)
         .context("cannot find the posterior mode to start from (Newton's method)")?;
     drop(spinner);
+    if stop.load(std::sync::atomic::Ordering::SeqCst) {
+        // Interrupted during the setup: no chain starts and nothing is written.
+        return Ok(Outcome::Interrupted);
+    }
     let inits = match args.init {
         InitKind::Dispersed => laplace.dispersed_positions(args.chains, 2.0, args.seed)?,
         InitKind::Mode => laplace.dispersed_positions(args.chains, 0.0, args.seed)?,

@@ -21,7 +21,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{RecvTimeoutError, channel};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
@@ -32,6 +32,10 @@ use tallmc_models::{Dataset, SharedF64, default_names};
 
 /// How often the waiting thread takes the GIL back to let Python run its signal handlers.
 const SIGNAL_CHECK: Duration = Duration::from_millis(100);
+
+/// How long after Ctrl-C the waiting thread waits for the job to stop before it returns to
+/// Python without it.
+const DETACH_AFTER: Duration = Duration::from_millis(300);
 
 /// A NumPy array kept alive while the data set reads its buffer.
 struct ArrayOwner(#[allow(dead_code)] Py<PyAny>);
@@ -163,17 +167,38 @@ fn run(
     run_on_worker(py, move |stop| invocation.run(data, stop), progress)
 }
 
-/// A test hook: runs a job that panics on the sampling thread, through the same path as
-/// [`run`], to show that a Rust panic reaches Python as a `RuntimeError`.
+/// A test hook: runs a job on the sampling thread through the same path as [`run`]. `"panic"`
+/// panics (a Rust panic must reach Python as a `RuntimeError`); `"busy"` works for `seconds`
+/// without looking at the stop flag, as a pass of the setup over all rows does (Ctrl-C must
+/// still return to Python within a second).
 #[pyfunction]
-fn _panic_on_the_sampling_thread(py: Python<'_>) -> PyResult<bool> {
-    run_on_worker(py, |_| panic!("a panic raised on purpose by the test hook"), None)
+#[pyo3(signature = (kind, seconds=0.0))]
+fn _test_job(py: Python<'_>, kind: &str, seconds: f64) -> PyResult<bool> {
+    match kind {
+        "panic" => {
+            run_on_worker(py, |_| panic!("a panic raised on purpose by the test hook"), None)
+        }
+        "busy" => {
+            let busy = Duration::from_secs_f64(seconds.max(0.0));
+            run_on_worker(
+                py,
+                move |_| {
+                    std::thread::sleep(busy);
+                    Ok(Outcome::Finished)
+                },
+                None,
+            )
+        }
+        other => Err(PyValueError::new_err(format!("unknown test job `{other}`"))),
+    }
 }
 
 /// Runs `job` on a thread of its own with the GIL released, waking every [`SIGNAL_CHECK`] to
-/// let Python handle signals (Ctrl-C raises the job's stop flag, then `KeyboardInterrupt` once
-/// the job has returned) and to report progress. Errors become `ValueError`, panics
-/// `RuntimeError`.
+/// let Python handle signals and to report progress. Ctrl-C raises the job's stop flag, then
+/// `KeyboardInterrupt` once the job has returned (the chains stop within an iteration), or
+/// after [`DETACH_AFTER`] if it has not: a pass of the setup over 10⁸ rows does not look at the
+/// flag, so the thread is left to finish it in the background (no chain starts after it, and
+/// nothing more is written). Errors become `ValueError`, panics `RuntimeError`.
 fn run_on_worker<F>(
     py: Python<'_>, job: F, progress: Option<(Bound<'_, PyAny>, Arc<RunProgress>)>,
 ) -> PyResult<bool>
@@ -191,7 +216,7 @@ where
             result
         })
         .map_err(|e| PyRuntimeError::new_err(format!("cannot start the sampling thread: {e}")))?;
-    let mut interrupt = None;
+    let mut interrupt: Option<(PyErr, Instant)> = None;
     loop {
         // The receiver goes into the GIL-free closure and comes back out with its answer.
         let (rx, waited) = py.detach(move || {
@@ -201,6 +226,14 @@ where
         done_rx = rx;
         if !matches!(waited, Err(RecvTimeoutError::Timeout)) {
             break;
+        }
+        if let Some((e, at)) = interrupt.take() {
+            if at.elapsed() >= DETACH_AFTER {
+                // Dropping the handle detaches the thread; it ends when its current pass does.
+                drop(worker);
+                return Err(e);
+            }
+            interrupt = Some((e, at));
         }
         let reported = match &progress {
             Some((callback, observer)) if interrupt.is_none() => {
@@ -213,11 +246,11 @@ where
             // chain ends after its current iteration; the exception is raised once the worker
             // has stopped.
             stop.store(true, Ordering::SeqCst);
-            interrupt.get_or_insert(e);
+            interrupt.get_or_insert((e, Instant::now()));
         }
     }
     let joined = py.detach(|| worker.join());
-    if let Some(e) = interrupt {
+    if let Some((e, _)) = interrupt {
         return Err(e);
     }
     match joined {
@@ -272,6 +305,6 @@ fn _tallmc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_arguments, m)?)?;
     m.add_function(wrap_pyfunction!(sampler_names, m)?)?;
     m.add_function(wrap_pyfunction!(sampler_flags, m)?)?;
-    m.add_function(wrap_pyfunction!(_panic_on_the_sampling_thread, m)?)?;
+    m.add_function(wrap_pyfunction!(_test_job, m)?)?;
     Ok(())
 }

@@ -81,7 +81,7 @@ def test_zigzag_grid_draws_match_the_closed_form_and_the_skeleton_is_one_linear_
 
 def test_a_panic_in_rust_is_a_runtime_error_not_a_crash():
     with pytest.raises(RuntimeError, match="internal error: a panic raised on purpose"):
-        _tallmc._panic_on_the_sampling_thread()
+        _tallmc._test_job("panic")
     # The interpreter goes on, and so does the library.
     y = np.random.default_rng(1).normal(size=100)
     idata = tallmc.sample(tallmc.GaussianMean(y, sigma=1.0), tallmc.Rwm(), chains=1,
