@@ -13,6 +13,7 @@ import csv
 import json
 import os
 import re
+import shutil
 import tempfile
 import warnings
 
@@ -101,8 +102,7 @@ def sample(model: Model, sampler: Sampler, chains: int = 4, warmup: int = 1000,
         bar = _progress.TextBar(f"tallmc {sampler.command}")
     temporary = None
     if output_dir is None:
-        temporary = tempfile.TemporaryDirectory(prefix="tallmc-")
-        out = temporary.name
+        temporary = out = tempfile.mkdtemp(prefix="tallmc-")
     else:
         out = os.fspath(output_dir)
     argv = (["sample", sampler.command] + model.flags()
@@ -119,7 +119,8 @@ def sample(model: Model, sampler: Sampler, chains: int = 4, warmup: int = 1000,
         idata = read_run(out)
     finally:
         if temporary is not None:
-            temporary.cleanup()
+            # Errors ignored: after Ctrl-C in the setup, the sampling thread may still be ending.
+            shutil.rmtree(temporary, ignore_errors=True)
     idata.attrs["tallmc_command"] = "tallmc " + " ".join(argv)
     idata.attrs["sampler_settings"] = json.dumps(sampler.settings)
     return idata
