@@ -17,8 +17,12 @@ import numpy as np
 
 import tallmc
 
+# Each child sets Python's Ctrl-C handler itself: a process started in the background by a
+# non-interactive shell (as CI may start this suite) inherits SIGINT ignored, and Python then
+# leaves it ignored.
 CHILD = textwrap.dedent("""
-    import sys, time
+    import signal, sys, time
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     import numpy as np, tallmc
     rng = np.random.default_rng(1)
     # 200,000 rows: an iteration takes ~0.1 ms, so the draws made before Ctrl-C (whose summary
@@ -41,7 +45,8 @@ CHILD = textwrap.dedent("""
 # A job on the sampling thread that does not look at the stop flag for 30 s, as a pass of the
 # setup (Newton's method) over 10⁸ rows does not.
 BUSY_CHILD = textwrap.dedent("""
-    import sys
+    import signal, sys
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     from tallmc import _tallmc
     print("sampling", flush=True)
     try:
