@@ -51,6 +51,16 @@ pub fn error_message(e: &anyhow::Error) -> String {
     msg.replace('\n', " ")
 }
 
+/// The text of a panic's payload (what `panic!` was given), or "unknown panic": the command's
+/// panic hook and the Python package's `RuntimeError` both report it.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
+}
+
 /// A flag of one sampler subcommand, as `tallmc sample <SAMPLER> --help` lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Flag {

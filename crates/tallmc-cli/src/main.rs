@@ -31,12 +31,7 @@ use tallmc_cli::{Invocation, Outcome};
 fn main() -> ExitCode {
     // Internal errors should still be one line, without a backtrace.
     std::panic::set_hook(Box::new(|info| {
-        let msg = info
-            .payload()
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| info.payload().downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "unknown panic".into());
+        let msg = tallmc_cli::panic_message(info.payload());
         let _ = writeln!(std::io::stderr(), "tallmc: internal error: {}", msg.replace('\n', " "));
     }));
     let invocation = Invocation::parse_from_env();

@@ -261,14 +261,10 @@ where
             Ok(outcome == Outcome::Interrupted)
         }
         Ok(Ok(Err(e))) => Err(PyValueError::new_err(tallmc_cli::error_message(&e))),
-        Ok(Err(panic)) | Err(panic) => {
-            let msg = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
-            Err(PyRuntimeError::new_err(format!("tallmc: internal error: {msg}")))
-        }
+        Ok(Err(panic)) | Err(panic) => Err(PyRuntimeError::new_err(format!(
+            "tallmc: internal error: {}",
+            tallmc_cli::panic_message(&*panic)
+        ))),
     }
 }
 

@@ -126,8 +126,10 @@ def sample(model: Model, sampler: Sampler, chains: int = 4, warmup: int = 1000,
     return idata
 
 
-def _read_chain(path: str):
-    """Column names and the numbers (rows × columns) of one CmdStan-layout CSV file.
+def _read_csv(path: str, text_column=None):
+    """Column names and the numbers (rows × columns) of one tallmc CSV file (comment lines
+    start with ``#``); with ``text_column``, that column is read as strings, returned third,
+    and left out of the numbers (``NaN`` there).
 
     NumPy's text reader converts each field with Python's correctly rounded string-to-double,
     so the numbers (written in Rust's shortest round-trip form) are the run's bits."""
@@ -139,11 +141,19 @@ def _read_chain(path: str):
                 break
     if header is None:
         raise ValueError(f"{path}: no header line")
+    text_at = None if text_column is None else header.index(text_column)
+    numeric = [j for j in range(len(header)) if j != text_at]
+    read = dict(delimiter=",", comments="#", skiprows=header_line + 1, ndmin=2)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # a chain interrupted before its first draw
-        values = np.loadtxt(path, delimiter=",", comments="#", skiprows=header_line + 1,
-                            dtype=np.float64, ndmin=2)
-    return header, values.reshape(-1, len(header))
+        numbers = np.loadtxt(path, dtype=np.float64, usecols=numeric, **read)
+        rows = numbers.shape[0] if numbers.size else 0
+        values = np.full((rows, len(header)), np.nan)
+        values[:, numeric] = numbers.reshape(rows, len(numeric))
+        if text_at is None:
+            return header, values
+        text = np.loadtxt(path, dtype=str, usecols=[text_at], **read).reshape(rows)
+    return header, values, text
 
 
 def _group_columns(header, table, skip):
@@ -171,23 +181,18 @@ def _read_skeletons(directory: str, chains: int):
         return None
     import xarray as xr
 
-    header, rows = None, []
-    for path in paths:
-        with open(path, newline="") as f:
-            reader = csv.reader(line for line in f if line.strip() and not line.startswith("#"))
-            header = next(reader)
-            rows.append(list(reader))
-    longest = max(len(r) for r in rows)
-    kind = header.index("event")
+    tables = [_read_csv(path, text_column="event") for path in paths]
+    header = tables[0][0]
+    counts = [len(values) for _, values, _ in tables]
+    longest = max(counts)
     numbers = np.full((chains, longest, len(header)), np.nan)
     events = np.full((chains, longest), "", dtype=object)
-    for c, chain_rows in enumerate(rows):
-        for i, row in enumerate(chain_rows):
-            events[c, i] = row[kind]
-            numbers[c, i] = [np.nan if j == kind else float(v) for j, v in enumerate(row)]
+    for c, (_, values, kinds) in enumerate(tables):
+        numbers[c, :len(values)] = values
+        events[c, :len(kinds)] = kinds
     columns = _group_columns(header, numbers, skip={"event"})
     data = {"kind": (("chain", "event"), events.astype(str)),
-            "num_events": (("chain",), np.array([len(r) for r in rows]))}
+            "num_events": (("chain",), np.array(counts))}
     for name, values in columns.items():
         key = "v_" + name[2:] if name.startswith("v.") else name
         dims = ["chain", "event"] + [f"{key.removeprefix('v_')}_dim_{i}"
@@ -217,7 +222,7 @@ def read_run(directory):
     chains = []
     k = 1
     while os.path.exists(os.path.join(directory, f"chain_{k}.csv")):
-        chains.append(_read_chain(os.path.join(directory, f"chain_{k}.csv")))
+        chains.append(_read_csv(os.path.join(directory, f"chain_{k}.csv")))
         k += 1
     if not chains:
         raise ValueError(f"{directory}: no chain_1.csv")
