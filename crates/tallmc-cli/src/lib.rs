@@ -14,13 +14,6 @@
 //! ```
 
 mod args;
-mod ecs;
-mod outputs;
-mod pdmp;
-mod progress;
-mod report;
-mod run;
-mod sg;
 
 use std::ffi::OsString;
 use std::sync::Arc;
@@ -28,38 +21,10 @@ use std::sync::atomic::AtomicBool;
 
 use clap::Parser;
 use tallmc_models::Dataset;
-
-pub use progress::RunProgress;
-pub use run::Outcome;
+pub use tallmc_run::{Outcome, RunProgress, RunSpec, error_message, panic_message};
 
 /// A usage error of the command line (clap's): `to_string()` is what the command prints.
 pub type UsageError = clap::Error;
-
-/// One line for an error and the causes that add something (many messages already quote
-/// theirs): what the command prints after `tallmc: error: `, and the Python package's message.
-pub fn error_message(e: &anyhow::Error) -> String {
-    let mut msg = String::new();
-    for cause in e.chain() {
-        let text = cause.to_string();
-        if !msg.contains(&text) {
-            if !msg.is_empty() {
-                msg.push_str(": ");
-            }
-            msg.push_str(&text);
-        }
-    }
-    msg.replace('\n', " ")
-}
-
-/// The text of a panic's payload (what `panic!` was given), or "unknown panic": the command's
-/// panic hook and the Python package's `RuntimeError` both report it.
-pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".into())
-}
 
 /// A flag of one sampler subcommand, as `tallmc sample <SAMPLER> --help` lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -121,6 +86,26 @@ pub struct Invocation {
     observer: Option<Arc<RunProgress>>,
 }
 
+/// Why a command line does not make a run.
+#[derive(Debug)]
+pub enum InvocationError {
+    /// A usage error (a missing or unknown flag): clap's message, exit status 2.
+    Usage(UsageError),
+    /// A value that is wrong or does not apply: one line, exit status 1.
+    Invalid(String),
+}
+
+impl std::fmt::Display for InvocationError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Usage(e) => e.fmt(f),
+            Self::Invalid(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for InvocationError {}
+
 impl Invocation {
     /// Parses the process's arguments; on a usage error prints clap's message and exits with
     /// status 2 (`--help` and `--version` print and exit 0).
@@ -146,13 +131,33 @@ impl Invocation {
         self
     }
 
+    /// The run the command line describes: `tallmc sample`'s flags, or the run recorded in
+    /// `tallmc repeat`'s summary.json with the new output directory.
+    pub fn spec(self) -> Result<(RunSpec, Option<Arc<RunProgress>>), InvocationError> {
+        let spec = match self.cli.command {
+            args::Command::Sample(a) => a.spec(),
+            args::Command::Repeat(a) => a.spec(),
+        };
+        match spec {
+            Ok(spec) => Ok((spec, self.observer)),
+            Err(args::SpecError::Usage(e)) => Err(InvocationError::Usage(e)),
+            Err(args::SpecError::Invalid(m)) => Err(InvocationError::Invalid(m)),
+        }
+    }
+
     /// Runs the command. With `data`, the model is built on it instead of the `--data` file
     /// (whose text then only labels the outputs): how the Python package passes NumPy arrays
     /// without copying them. `stop`, once raised, ends every chain after its current
     /// iteration ([`Outcome::Interrupted`]).
     pub fn run(self, data: Option<Dataset>, stop: &AtomicBool) -> anyhow::Result<Outcome> {
-        match &self.cli.command {
-            args::Command::Sample(sampler) => run::sample(sampler, data, stop, self.observer),
-        }
+        let (mut spec, observer) = self.spec().map_err(|e| match e {
+            InvocationError::Usage(e) => anyhow::anyhow!(e.to_string()),
+            InvocationError::Invalid(m) => anyhow::anyhow!(m),
+        })?;
+        spec.data = match data {
+            Some(_) => tallmc_run::DataSpec::Arrays { label: spec.data.label() },
+            None => spec.data.absolute(),
+        };
+        Ok(tallmc_run::run(&spec, data, stop, observer)?.outcome)
     }
 }

@@ -16,17 +16,20 @@
 //! divergences, data use, cost, wall time and warnings. Every bad value is a one-line error on
 //! stderr and exit status 1.
 //!
-//! Ctrl-C (SIGINT) ends every chain after its current iteration: the CSV files stay complete,
-//! summary.json is written (marked `"interrupted": true`), the report is printed and the exit
-//! status is 130. A second Ctrl-C exits at once. The continuous-time samplers stop the same way,
-//! each chain after its current trajectory segment (grid draws, skeleton and summary.json stay
-//! readable).
+//! Ctrl-C (SIGINT), SIGTERM (what a batch scheduler sends) and SIGHUP (a closed terminal) end
+//! every chain after its current iteration: the CSV files stay complete, summary.json is
+//! written (marked `"interrupted": true`), the report is printed and the exit status is 130. A
+//! second signal exits at once. The continuous-time samplers stop the same way, each chain
+//! after its current trajectory segment (grid draws, skeleton and summary.json stay readable).
+//!
+//! `tallmc repeat runs/a/summary.json --out runs/b` runs the run recorded in a summary.json
+//! again: the same draws, bit for bit, on the same data file and platform.
 
 use std::io::Write;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use tallmc_cli::{Invocation, Outcome};
+use tallmc_cli::{Invocation, InvocationError, Outcome};
 
 fn main() -> ExitCode {
     // Internal errors should still be one line, without a backtrace.
@@ -34,9 +37,18 @@ fn main() -> ExitCode {
         let msg = tallmc_cli::panic_message(info.payload());
         let _ = writeln!(std::io::stderr(), "tallmc: internal error: {}", msg.replace('\n', " "));
     }));
-    let invocation = Invocation::parse_from_env();
+    let (mut spec, _) = match Invocation::parse_from_env().spec() {
+        Ok(spec) => spec,
+        Err(InvocationError::Usage(e)) => e.exit(),
+        Err(InvocationError::Invalid(msg)) => {
+            let _ = writeln!(std::io::stderr(), "tallmc: error: {msg}");
+            return ExitCode::FAILURE;
+        }
+    };
+    // Recorded with an absolute path, so that `tallmc repeat` works from any directory.
+    spec.data = spec.data.absolute();
     install_stop_handler();
-    match invocation.run(None, &STOP) {
+    match tallmc_run::run(&spec, None, &STOP, None).map(|r| r.outcome) {
         Ok(Outcome::Finished) => ExitCode::SUCCESS,
         // 128 + SIGINT, as a shell reports a process ended by Ctrl-C.
         Ok(Outcome::Interrupted) => ExitCode::from(130),
@@ -52,7 +64,7 @@ fn main() -> ExitCode {
 /// trajectory segment).
 static STOP: AtomicBool = AtomicBool::new(false);
 
-/// Ctrl-C raises [`STOP`]; a second one exits at once (status 130).
+/// Ctrl-C, SIGTERM and SIGHUP raise [`STOP`]; a second one exits at once (status 130).
 fn install_stop_handler() {
     let installed = ctrlc::set_handler(|| {
         if STOP.swap(true, Ordering::SeqCst) {

@@ -441,7 +441,8 @@ where
 /// Settings of [`HmcEcs`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct HmcEcsConfig {
-    /// Subsample size m ≥ 1; tuned at θ* for V[ℓ̂] ≈ `target_variance` if `None`.
+    /// Subsample size m ≥ 1; tuned at θ* for V[ℓ̂] ≈ `target_variance` if `None` (then at
+    /// least `min_subsample_size` and at most N).
     pub subsample_size: Option<usize>,
     /// Number of blocks G of u, 1 ≤ G ≤ m (one block is refreshed per iteration; the paper uses
     /// G = 100, correlation ≈ 0.99). Capped at a tuned m.
@@ -647,8 +648,11 @@ where
         let fixed = cfg.subsample_size.map(|m| (m, cfg.blocks));
         let tune = |_mean: f64, var: f64| -> Result<(usize, usize)> {
             let gamma = (n as f64) * (n as f64) * var;
+            // At least the floor, at most N: a tuned m never exceeds the data (an explicit
+            // m > N is an error of the settings).
             let m = subsample_size_for_variance(gamma, cfg.target_variance)?
-                .max(cfg.min_subsample_size);
+                .max(cfg.min_subsample_size)
+                .min(n);
             Ok((m, cfg.blocks.min(m)))
         };
         let TunedStart { cv, covariance, evals, engine, tuned: (m, blocks) } = tuned_start(

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use tallmc_diagnostics::Summary;
 
-use crate::args::SamplerKind;
+use crate::spec::SamplerKind;
 
 /// R-hat above this means the chains have not mixed (Vehtari et al. 2021).
 pub(crate) const RHAT_LIMIT: f64 = 1.01;
@@ -28,6 +28,8 @@ const MAX_ROWS: usize = 8;
 /// What the report and the warnings need to know about a finished (or interrupted) run.
 pub(crate) struct RunFacts<'a> {
     pub(crate) sampler: SamplerKind,
+    /// The sampler's name (`hmc-ecs`).
+    pub(crate) sampler_name: String,
     pub(crate) n: usize,
     pub(crate) chains: usize,
     /// Draws asked for per chain.
@@ -48,30 +50,10 @@ pub(crate) struct RunFacts<'a> {
     pub(crate) wall_seconds: f64,
     pub(crate) interrupted: bool,
     /// The output directory (chain_k.csv and summary.json).
-    pub(crate) out_dir: &'a std::path::Path,
+    pub(crate) out_dir: Option<&'a std::path::Path>,
 }
 
 impl SamplerKind {
-    /// Decides (or moves) on subsamples of the data, so it is meant to look at less than all
-    /// of it per iteration.
-    pub(crate) fn subsamples(self) -> bool {
-        matches!(
-            self,
-            Self::Austerity
-                | Self::Confidence
-                | Self::Sgld
-                | Self::Sghmc
-                | Self::Sgnht
-                | Self::HmcEcs
-                | Self::HmcEcsSigned
-                | Self::Sbps
-                | Self::Psbps
-                | Self::Lipsbps
-                | Self::ZigzagSs
-                | Self::ZigzagCv
-        )
-    }
-
     /// What to change so that the sampler looks at less data per iteration.
     fn smaller_subsample_hint(self) -> &'static str {
         match self {
@@ -102,10 +84,11 @@ pub(crate) fn warnings(f: &RunFacts<'_>) -> Vec<String> {
     let high_rhat: Vec<&Summary> = f.parameters.iter().filter(|p| p.rhat > RHAT_LIMIT).collect();
     if let Some(worst) = high_rhat.iter().map(|p| p.rhat).reduce(f64::max) {
         w.push(format!(
-            "The largest R-hat is {worst:.3}, indicating chains have not mixed (R-hat greater \
+            "The largest R-hat is {}, indicating chains have not mixed (R-hat greater \
              than {RHAT_LIMIT} for {}). Running the chains for more iterations may help. See \
              https://mc-stan.org/misc/warnings.html#r-hat",
-            name_list(&high_rhat, |p| format!("{:.3}", p.rhat))
+            rhat_text(worst),
+            name_list(&high_rhat, |p| rhat_text(p.rhat))
         ));
     }
     let ess_limit = ESS_PER_CHAIN * f.chains as f64;
@@ -159,7 +142,7 @@ pub(crate) fn warnings(f: &RunFacts<'_>) -> Vec<String> {
         w.push(format!(
             "tallmc sample {} looked at {:.0}% of the N = {} data points per {}: no saving over \
              exact MH (rwm or hmc cost about as much and are exact). Try {}.",
-            f.sampler.name(),
+            f.sampler_name,
             100.0 * fraction,
             f.n,
             f.step_word,
@@ -251,6 +234,16 @@ fn worst_rows(ps: &[Summary]) -> Vec<usize> {
     rows
 }
 
+/// An R-hat for a sentence: three decimals near 1, scientific notation for the huge values of
+/// chains that never met (`2.4e14`, not `240000000000000.000`).
+pub(crate) fn rhat_text(rhat: f64) -> String {
+    if rhat.is_finite() && rhat.abs() >= 100.0 {
+        format!("{rhat:.2e}")
+    } else {
+        format!("{rhat:.3}")
+    }
+}
+
 /// `x` with about four significant digits, in a column of width 10.
 fn num(x: f64) -> String {
     let a = x.abs();
@@ -272,7 +265,7 @@ pub(crate) fn render(f: &RunFacts<'_>, warnings: &[String]) -> String {
     let _ = writeln!(
         s,
         "tallmc: {} on {} chains, {made} draws{}",
-        f.sampler.name(),
+        f.sampler_name,
         f.chains,
         if f.interrupted { " (interrupted)" } else { "" }
     );
@@ -298,12 +291,12 @@ pub(crate) fn render(f: &RunFacts<'_>, warnings: &[String]) -> String {
             let p = &f.parameters[i];
             let _ = writeln!(
                 s,
-                "  {:<width$} {} {} {:>10.0} {:>10.3}",
+                "  {:<width$} {} {} {:>10.0} {:>10}",
                 p.name,
                 num(p.mean),
                 num(p.sd),
                 p.ess_bulk,
-                p.rhat
+                rhat_text(p.rhat)
             );
         }
     }
@@ -322,7 +315,9 @@ pub(crate) fn render(f: &RunFacts<'_>, warnings: &[String]) -> String {
         1 => String::new(),
         k => format!(" … chain_{k}.csv"),
     };
-    let _ = writeln!(s, "  output: {}: chain_1.csv{last}, summary.json", f.out_dir.display());
+    if let Some(dir) = f.out_dir {
+        let _ = writeln!(s, "  output: {}: chain_1.csv{last}, summary.json", dir.display());
+    }
     for w in warnings {
         let _ = writeln!(s, "warning: {w}");
     }
@@ -358,6 +353,7 @@ mod tests {
     fn facts(ps: &[Summary]) -> RunFacts<'_> {
         RunFacts {
             sampler: SamplerKind::Austerity,
+            sampler_name: "austerity".into(),
             n: 1000,
             chains: 4,
             draws_asked: 1000,
@@ -371,7 +367,7 @@ mod tests {
             evals_per_draw: 1.0,
             wall_seconds: 1.0,
             interrupted: false,
-            out_dir: std::path::Path::new("out"),
+            out_dir: Some(std::path::Path::new("out")),
         }
     }
 

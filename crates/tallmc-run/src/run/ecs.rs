@@ -11,161 +11,138 @@
 //! The θ-step is fixed-length HMC (`--inner hmc`, the paper's) or NUTS (`--inner nuts`,
 //! `--max-depth`), see [`ThetaIntegrator`].
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 use serde::Serialize;
 use tallmc_diagnostics::{SignCorrected, sign_corrected};
 use tallmc_estimators::{CvOrder, DifferenceTerms, HessianProducts, RankOne};
 use tallmc_models::{FastLogisticRegression, Gaussian, GaussianMean, LinearRegression};
-use tallmc_samplers::sink::{ColumnMemorySink, CsvSink, Tee};
 use tallmc_samplers::{
     ChainOutput, Driver, EcsDynamics, HmcEcs, HmcEcsConfig, SignedHmcEcs, SignedHmcEcsConfig,
     ThetaIntegrator,
 };
 
-use crate::args::{InnerArg, Sampler};
-use crate::outputs::{AnyTuning, Outputs, Sinks, run_kernel};
-use crate::run::CliModel;
+use super::context::RunModel;
+use super::outputs::{AnyTuning, Outputs, Sinks, run_kernel};
+use crate::spec::{EcsCommon, HmcEcsSettings, HmcEcsSignedSettings};
 
-/// The validated settings of an HMC-ECS run.
+/// The settings of an HMC-ECS run: perturbed or signed.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct EcsSettings {
-    signed: bool,
-    /// Perturbed: m (tuned if `None`); signed: the block size m.
-    subsample: Option<usize>,
-    /// Perturbed: G (default min(100, m)).
-    blocks: Option<usize>,
-    /// Signed: λ.
-    lambda: Option<usize>,
-    cv_order: CvOrder,
-    trajectory_length: f64,
-    target_accept: f64,
-    /// The θ-step.
-    integrator: ThetaIntegrator,
+pub(crate) enum EcsSettings<'a> {
+    /// Perturbed HMC-ECS.
+    Perturbed(&'a HmcEcsSettings),
+    /// Signed HMC-ECS.
+    Signed(&'a HmcEcsSignedSettings),
 }
 
-impl EcsSettings {
-    /// Settings of perturbed or signed HMC-ECS, checked against N.
-    pub(crate) fn new(sampler: &Sampler, n: usize) -> Result<Self> {
-        let (a, signed, subsample, blocks, lambda) = match sampler {
-            Sampler::HmcEcs(a) => (&a.ecs, false, a.subsample, a.blocks, None),
-            Sampler::HmcEcsSigned(a) => (&a.ecs, true, Some(a.subsample), None, Some(a.lambda)),
-            other => bail!("{} is not an HMC-ECS sampler", other.kind().name()),
-        };
-        if let Some(m) = subsample
-            && (m == 0 || m > n)
-        {
-            bail!("--subsample {m}: expected 1 ≤ m ≤ N = {n}");
+impl EcsSettings<'_> {
+    fn common(&self) -> &EcsCommon {
+        match self {
+            Self::Perturbed(s) => &s.ecs,
+            Self::Signed(s) => &s.ecs,
         }
-        if let Some(g) = blocks {
-            let m = subsample.map_or("the tuned m".to_string(), |m| m.to_string());
-            if g == 0 || subsample.is_some_and(|m| g > m) {
-                bail!("--blocks {g}: expected 1 ≤ G ≤ m = {m}");
+    }
+
+    /// Checks the settings against N and builds the kernel's settings once (before the mode
+    /// search), so that a bad setting is an error before any work.
+    pub(crate) fn check(&self, n: usize) -> Result<()> {
+        match self {
+            Self::Perturbed(s) => {
+                s.check_against(n)?;
+                self.perturbed_config(s, None).validate()?;
+            }
+            Self::Signed(s) => {
+                s.check_against(n)?;
+                self.signed_config(s, None).validate()?;
             }
         }
-        if lambda == Some(0) {
-            bail!("--lambda 0: expected at least 1 factor λ");
-        }
-        let s = Self {
-            signed,
-            subsample,
-            blocks,
-            lambda,
-            cv_order: CvOrder::from_number(a.cv_order)?,
-            trajectory_length: a.trajectory_length,
-            target_accept: a.target.target_accept,
-            integrator: match a.inner {
-                InnerArg::Hmc => ThetaIntegrator::Hmc,
-                InnerArg::Nuts => ThetaIntegrator::Nuts { max_depth: a.max_depth.value() },
-            },
-        };
-        // Validate the kernel settings now, before the mode search.
-        if signed {
-            s.signed_config(None).validate()?;
-        } else {
-            s.perturbed_config(None).validate()?;
-        }
-        Ok(s)
+        Ok(())
     }
 
     fn dynamics(&self) -> EcsDynamics {
+        let c = self.common();
         let mut d = EcsDynamics {
-            trajectory_length: self.trajectory_length,
+            trajectory_length: c.hmc_trajectory_length(),
             recenter: None,
             parallel_control_variates: true,
             ..EcsDynamics::default()
         }
-        .with_integrator(self.integrator);
-        d.dual_averaging.target_accept = self.target_accept;
+        .with_integrator(c.integrator());
+        d.dual_averaging.target_accept = c.target_accept;
         d
     }
 
-    fn perturbed_config(&self, center: Option<&[f64]>) -> HmcEcsConfig {
+    fn perturbed_config(&self, s: &HmcEcsSettings, center: Option<&[f64]>) -> HmcEcsConfig {
         let base = HmcEcsConfig::default();
-        let blocks = self.blocks.unwrap_or(match self.subsample {
+        let blocks = s.blocks.unwrap_or(match s.subsample {
             Some(m) => base.blocks.min(m),
             None => base.blocks,
         });
         HmcEcsConfig {
-            subsample_size: self.subsample,
+            subsample_size: s.subsample,
             blocks,
-            cv_order: self.cv_order,
+            cv_order: s.ecs.order().unwrap_or(CvOrder::Two),
             center: center.map(<[f64]>::to_vec),
             dynamics: self.dynamics(),
             ..base
         }
     }
 
-    fn signed_config(&self, center: Option<&[f64]>) -> SignedHmcEcsConfig {
-        let base = SignedHmcEcsConfig::default();
+    fn signed_config(
+        &self, s: &HmcEcsSignedSettings, center: Option<&[f64]>,
+    ) -> SignedHmcEcsConfig {
         SignedHmcEcsConfig {
-            block_size: self.subsample.unwrap_or(base.block_size),
-            lambda: self.lambda.unwrap_or(base.lambda),
-            cv_order: self.cv_order,
+            block_size: s.subsample,
+            lambda: s.lambda,
+            cv_order: s.ecs.order().unwrap_or(CvOrder::Two),
             center: center.map(<[f64]>::to_vec),
             dynamics: self.dynamics(),
-            ..base
+            ..SignedHmcEcsConfig::default()
         }
     }
 
     /// Whether this is signed HMC-ECS (its summary is sign-corrected).
     pub(crate) fn is_signed(&self) -> bool {
-        self.signed
+        matches!(self, Self::Signed(_))
     }
 
     /// Lines for the CSV comments (the tuned values are in the adaptation report).
     pub(crate) fn comments(&self) -> Vec<(String, String)> {
-        let tuned = |v: Option<usize>| v.map_or("tuned at θ*".to_string(), |v| v.to_string());
-        let length = match self.integrator {
+        let c = self.common();
+        let length = match c.integrator() {
             ThetaIntegrator::Hmc => {
                 ("trajectory_length".to_string(), self.dynamics().trajectory_length.to_string())
             }
             ThetaIntegrator::Nuts { max_depth } => ("max_depth".to_string(), max_depth.to_string()),
         };
-        let mut c = vec![(
-            "control_variates".to_string(),
-            format!("Taylor order {}", self.cv_order.number()),
-        )];
-        if self.integrator != ThetaIntegrator::Hmc {
-            c.push(("inner".to_string(), "nuts".to_string()));
+        let mut lines =
+            vec![("control_variates".to_string(), format!("Taylor order {}", c.cv_order))];
+        if c.integrator() != ThetaIntegrator::Hmc {
+            lines.push(("inner".to_string(), "nuts".to_string()));
         }
-        c.push(length);
-        c.push(("target_accept".to_string(), self.target_accept.to_string()));
-        if self.signed {
-            let cfg = self.signed_config(None);
-            c.push(("block_size".to_string(), cfg.block_size.to_string()));
-            c.push(("lambda".to_string(), cfg.lambda.to_string()));
-        } else {
-            c.push(("subsample".to_string(), tuned(self.subsample)));
-            c.push(("blocks".to_string(), self.perturbed_config(None).blocks.to_string()));
+        lines.push(length);
+        lines.push(("target_accept".to_string(), c.target_accept.to_string()));
+        match self {
+            Self::Signed(s) => {
+                lines.push(("block_size".to_string(), s.subsample.to_string()));
+                lines.push(("lambda".to_string(), s.lambda.to_string()));
+            }
+            Self::Perturbed(s) => {
+                let tuned = s.subsample.map_or("tuned at θ*".to_string(), |v| v.to_string());
+                lines.push(("subsample".to_string(), tuned));
+                lines.push((
+                    "blocks".to_string(),
+                    self.perturbed_config(s, None).blocks.to_string(),
+                ));
+            }
         }
-        c
+        lines
     }
 }
 
 /// The difference engine of a model: rank-one for models with a linear predictor (logistic,
 /// gaussian-mean), Hessian-vector products otherwise. HMC-ECS and the stochastic-gradient
 /// kernels' control variates use it.
-pub trait WithEngine: CliModel + Sized {
+pub trait WithEngine: RunModel + Sized {
     /// The engine type.
     type Engine: DifferenceTerms<Self> + Clone + Send + Sync;
     /// An engine with `lanes` lanes sized for `m` indices each (it grows if needed).
@@ -199,17 +176,20 @@ hessian_products_engine!(LinearRegression, Gaussian);
 
 /// Runs perturbed or signed HMC-ECS with θ* = `center`.
 pub(crate) fn run_ecs<M: WithEngine>(
-    model: &M, s: &EcsSettings, center: &[f64], driver: &Driver<'_>, inits: &[Vec<f64>],
-    sinks: Vec<Tee<ColumnMemorySink, CsvSink>>,
+    model: &M, s: EcsSettings<'_>, center: &[f64], driver: &Driver<'_>, inits: &[Vec<f64>],
+    sinks: Vec<Sinks>,
 ) -> Result<Outputs> {
-    Ok(if s.signed {
-        let cfg = s.signed_config(Some(center));
-        let engine = model.engine(cfg.lambda, 8 * cfg.block_size);
-        run_kernel(driver, model, inits, &SignedHmcEcs::with_engine(cfg, engine)?, sinks)?
-    } else {
-        let cfg = s.perturbed_config(Some(center));
-        let engine = model.engine(1, cfg.subsample_size.unwrap_or(1));
-        run_kernel(driver, model, inits, &HmcEcs::with_engine(cfg, engine)?, sinks)?
+    Ok(match s {
+        EcsSettings::Signed(signed) => {
+            let cfg = s.signed_config(signed, Some(center));
+            let engine = model.engine(cfg.lambda, 8 * cfg.block_size);
+            run_kernel(driver, model, inits, &SignedHmcEcs::with_engine(cfg, engine)?, sinks)?
+        }
+        EcsSettings::Perturbed(perturbed) => {
+            let cfg = s.perturbed_config(perturbed, Some(center));
+            let engine = model.engine(1, cfg.subsample_size.unwrap_or(1));
+            run_kernel(driver, model, inits, &HmcEcs::with_engine(cfg, engine)?, sinks)?
+        }
     })
 }
 

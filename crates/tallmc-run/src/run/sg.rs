@@ -5,17 +5,14 @@ use anyhow::{Context, Result, bail};
 use tallmc_core::EvalCounts;
 use tallmc_estimators::{ControlVariate, ControlVariateGradient, CvOrder};
 use tallmc_integrators::Metric;
-use tallmc_samplers::sink::{ColumnMemorySink, CsvSink, Tee};
+use tallmc_samplers::{ChainOutput, Laplace};
 use tallmc_samplers::{
     Driver, MinibatchScope, SgHmc, SgHmcConfig, Sgld, SgldConfig, Sgnht, SgnhtConfig, Thermostat,
 };
 
-use crate::args::{MinibatchArg, Sampler, SamplerKind, ThermostatArg};
-use crate::ecs::WithEngine;
-use crate::outputs::{Outputs, run_kernel};
-
-/// Default minibatch size: min(500, N).
-pub(crate) const DEFAULT_BATCH: usize = 500;
+use super::ecs::WithEngine;
+use super::outputs::{AnyTuning, Outputs, Sinks, run_kernel};
+use crate::spec::{MinibatchChoice, SamplerKind, SamplerSettings, ThermostatChoice};
 
 /// The validated settings of a stochastic-gradient run.
 #[derive(Debug, Clone, Copy)]
@@ -32,35 +29,35 @@ pub(crate) struct SgSettings {
 
 impl SgSettings {
     /// Settings of a stochastic-gradient sampler, checked against N.
-    pub(crate) fn new(sampler: &Sampler, n: usize) -> Result<Self> {
-        let (a, num_steps, thermostat, precondition) = match sampler {
-            Sampler::Sgld(a) => (&a.sg, 1, ThermostatArg::Scalar, a.precondition),
-            Sampler::Sghmc(a) => (&a.sg, a.num_steps, ThermostatArg::Scalar, a.precondition),
-            Sampler::Sgnht(a) => (&a.sg, a.num_steps, a.thermostat, false),
-            other => bail!("{} is not a stochastic-gradient sampler", other.kind().name()),
-        };
-        let minibatch = match sampler {
-            Sampler::Sghmc(a) if a.minibatch == MinibatchArg::PerTrajectory => {
-                MinibatchScope::PerStep
+    pub(crate) fn new(sampler: &SamplerSettings, n: usize) -> Result<Self> {
+        let (sg, num_steps, thermostat, precondition, minibatch) = match sampler {
+            SamplerSettings::Sgld(s) => {
+                (&s.sg, 1, ThermostatChoice::Scalar, s.precondition, MinibatchChoice::PerStep)
             }
-            _ => MinibatchScope::PerGradient,
+            SamplerSettings::Sghmc(s) => {
+                (&s.sg, s.num_steps, ThermostatChoice::Scalar, s.precondition, s.minibatch)
+            }
+            SamplerSettings::Sgnht(s) => {
+                (&s.sg, s.num_steps, s.thermostat, false, MinibatchChoice::PerStep)
+            }
+            other => bail!("{} is not a stochastic-gradient sampler", other.name()),
         };
-        let batch = a.batch.unwrap_or(n.min(DEFAULT_BATCH));
-        if batch == 0 || batch > n {
-            bail!("--batch {batch}: expected 1 ≤ m ≤ N = {n}");
-        }
-        let cv = if a.cv { Some(CvOrder::from_number(a.cv_order)?) } else { None };
-        let thermostat = match thermostat {
-            ThermostatArg::Scalar => Thermostat::Scalar,
-            ThermostatArg::ElementWise => Thermostat::ElementWise,
+        // SG-HMC's "per trajectory" minibatch is the library's per-step scope (one minibatch
+        // per kernel step, i.e. per trajectory); "per step" is a fresh one per gradient.
+        let minibatch = match minibatch {
+            MinibatchChoice::PerTrajectory => MinibatchScope::PerStep,
+            MinibatchChoice::PerStep => MinibatchScope::PerGradient,
         };
         let s = Self {
             kind: sampler.kind(),
-            step_size: a.step_size,
-            batch,
+            step_size: sg.step_size,
+            batch: sg.batch_for(n)?,
             num_steps,
-            cv,
-            thermostat,
+            cv: sg.control_variates(),
+            thermostat: match thermostat {
+                ThermostatChoice::Scalar => Thermostat::Scalar,
+                ThermostatChoice::ElementWise => Thermostat::ElementWise,
+            },
             precondition,
             minibatch,
         };
@@ -140,7 +137,7 @@ impl SgSettings {
 /// building the control variates (one full pass at the mode), which count as setup.
 pub(crate) fn run_stochastic_gradient<M: WithEngine>(
     model: &M, s: &SgSettings, mode: &[f64], laplace_covariance: &[f64], driver: &Driver<'_>,
-    inits: &[Vec<f64>], sinks: Vec<Tee<ColumnMemorySink, CsvSink>>,
+    inits: &[Vec<f64>], sinks: Vec<Sinks>,
 ) -> Result<(Outputs, EvalCounts)> {
     let metric = if s.precondition {
         Some(Metric::dense(laplace_covariance.to_vec(), mode.len())?)
@@ -172,4 +169,44 @@ pub(crate) fn run_stochastic_gradient<M: WithEngine>(
         }
     };
     Ok((outputs, setup))
+}
+
+/// A stochastic-gradient step whose θ leaves the finite numbers stops the run with
+/// `SamplerError::NonFiniteDraw` (told by `explain_non_finite`). A divergence that left θ
+/// finite (a non-finite gradient or momentum inside an SG-HMC trajectory, a thermostat
+/// overflow) also means the step size `h` is far too large for the posterior's curvature: the
+/// run is an error, naming the coordinate that ran away (the one farthest from the mode in
+/// Laplace sds at the chain's last draw) and the flag to change. The CSV files are complete up
+/// to there.
+pub(crate) fn check_sg_stayed_finite(
+    h: f64, names: &[String], laplace: &Laplace, inits: &[Vec<f64>],
+    outputs: &[ChainOutput<Sinks, AnyTuning>],
+) -> Result<()> {
+    let d = names.len();
+    let Some(o) = outputs.iter().find(|o| o.report.divergences + o.report.warmup_divergences > 0)
+    else {
+        return Ok(());
+    };
+    let k = o.report.chain + 1;
+    let draws = &o.sink.0.draws;
+    let last = if draws.len() >= d { &draws[draws.len() - d..] } else { &inits[k - 1][..] };
+    let distance = |j: usize| {
+        let sd = laplace.covariance[j * d + j].sqrt();
+        if last[j].is_finite() { ((last[j] - laplace.mode[j]) / sd).abs() } else { f64::INFINITY }
+    };
+    let j = (0..d).max_by(|&a, &b| distance(a).total_cmp(&distance(b))).unwrap_or(0);
+    let far = distance(j);
+    let far = if far.is_finite() {
+        format!(", {far:.1e} posterior sds from the mode")
+    } else {
+        String::new()
+    };
+    bail!(
+        "chain {k} left the finite numbers: {} of its steps made θ or its gradient non-finite \
+         ({} = {:.4e} at its last draw{far}); try a smaller --step-size than {h} (chain_{k}.csv \
+         keeps the draws; no summary.json was written)",
+        o.report.divergences + o.report.warmup_divergences,
+        names[j],
+        last[j],
+    )
 }

@@ -15,7 +15,7 @@
 //! moves at speed ~1, as in Zig-Zag); the SBPS paper's unit-sphere velocities move each
 //! coordinate at speed ~1/√d, so the same trajectory time would mix √d times less.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
 use anyhow::{Context as _, Result, bail};
@@ -32,72 +32,27 @@ use tallmc_samplers::piecewise::{
     AutoBoundConfig, BandConfig, Bps, BpsConfig, ControlVariates, LipSbps, LipSbpsConfig, Sbps,
     SbpsConfig, ZigZag, ZigZagConfig, ZigZagSubsampling,
 };
-use tallmc_samplers::sink::{ColumnMemorySink, CsvSink, Tee};
+use tallmc_samplers::sink::{ColumnMemorySink, Tee};
 use tallmc_samplers::{Laplace, VelocityDistribution};
 
-use crate::args::{ContinuousArgs, RateBoundArg, Sampler, SamplerKind};
-use crate::outputs::AnyTuning;
-use crate::report::{self, RunFacts};
-use crate::run::{
-    CliModel, EvalTotals, Outcome, RunHeader, Setup, WallSeconds, check_positive, write_json,
-};
+use super::context::{EvalTotals, Outcome, RunHeader, RunModel, Setup, WallSeconds, write_json};
+use super::outputs::{AnyTuning, MaybeCsv};
+use super::report::{self, RunFacts};
+use crate::spec::{RateBoundChoice, RunSpec, SamplerKind, SamplerSettings};
 
 /// The sinks of one chain: time averages, grid draws (memory + CSV), optional skeleton.
 pub(crate) type PdmpSink =
-    Tee<TimeAverageSink, Tee<GridDraws<Tee<ColumnMemorySink, CsvSink>>, Option<SkeletonSink>>>;
+    Tee<TimeAverageSink, Tee<GridDraws<Tee<ColumnMemorySink, MaybeCsv>>, Option<SkeletonSink>>>;
 /// The chains of a continuous-time run, with each kernel's typed tuning as lines and JSON.
 pub(crate) type PdmpOutputs = Vec<ContinuousChainOutput<PdmpSink, AnyTuning>>;
 
 /// Default minibatch size of SBPS: min(100, N) (the paper's n).
 const DEFAULT_SBPS_BATCH: usize = 100;
-/// Default band multiple k of SBPS (the paper's).
-pub(crate) const DEFAULT_K: f64 = 3.0;
 /// Default refresh rate of BPS and lipSBPS, per Δ.
 const BPS_REFRESH_PER_GRID: f64 = 1.0;
 /// Default refresh rate of SBPS and pSBPS, per Δ (the authors' 0.05 per unit time, with time
 /// measured in posterior widths).
 const SBPS_REFRESH_PER_GRID: f64 = 0.05;
-
-/// Checks the ranges of the continuous-time flags that do not depend on the data.
-pub(crate) fn check_flags(sampler: &Sampler) -> Result<()> {
-    let Some((c, refresh_rate, k)) = continuous_flags(sampler) else {
-        return Ok(());
-    };
-    if let Some(g) = c.grid {
-        check_positive("--grid", g, "a finite trajectory time > 0")?;
-    }
-    if let Some(t) = c.budget.time {
-        check_positive("--time", t, "a finite trajectory time > 0")?;
-    }
-    if c.budget.events == Some(0) {
-        bail!("--events 0: expected at least 1 event");
-    }
-    if c.budget.evaluations == Some(0) {
-        bail!("--evaluations 0: expected at least 1 per-datum evaluation");
-    }
-    if let Some(r) = refresh_rate
-        && !(r.is_finite() && r >= 0.0)
-    {
-        bail!("--refresh-rate {r}: expected a finite rate >= 0");
-    }
-    if let Some(k) = k {
-        check_positive("--k", k, "a finite band multiple > 0")?;
-    }
-    Ok(())
-}
-
-/// The continuous-time flags of `sampler`, its refresh rate and its band multiple k (where it
-/// has them); `None` for a discrete-time sampler.
-fn continuous_flags(sampler: &Sampler) -> Option<(&ContinuousArgs, Option<f64>, Option<f64>)> {
-    Some(match sampler {
-        Sampler::Bps(a) => (&a.continuous, a.refresh_rate, None),
-        Sampler::Sbps(a) | Sampler::Psbps(a) => (&a.continuous, a.refresh_rate, Some(a.k)),
-        Sampler::Lipsbps(a) => (&a.continuous, a.refresh_rate, None),
-        Sampler::Zigzag(a) => (&a.continuous, None, None),
-        Sampler::ZigzagSs(a) | Sampler::ZigzagCv(a) => (&a.continuous, None, None),
-        _ => return None,
-    })
-}
 
 /// The validated settings of a continuous-time run.
 #[derive(Debug, Clone, Copy)]
@@ -112,21 +67,25 @@ pub(crate) struct PdmpSettings {
     refresh_rate: Option<f64>,
     k: f64,
     batch: usize,
-    rate_bound: Option<RateBoundArg>,
+    rate_bound: Option<RateBoundChoice>,
     skeleton: bool,
 }
 
 impl PdmpSettings {
     /// Settings of a continuous-time sampler, checked against N.
-    pub(crate) fn new(sampler: &Sampler, n: usize) -> Result<Self> {
-        let Some((c, refresh_rate, k)) = continuous_flags(sampler) else {
-            bail!("{} is not a continuous-time sampler", sampler.kind().name());
+    pub(crate) fn new(spec: &RunSpec, n: usize) -> Result<Self> {
+        let sampler = &spec.sampler;
+        let Some(c) = sampler.continuous() else {
+            bail!("{} is not a continuous-time sampler", sampler.name());
         };
-        let (batch, rate_bound) = match sampler {
-            Sampler::Sbps(a) | Sampler::Psbps(a) => (a.batch, None),
-            Sampler::Bps(a) => (None, a.bound.rate_bound),
-            Sampler::Zigzag(a) => (None, a.bound.rate_bound),
-            _ => (None, None),
+        let (refresh_rate, k, batch, rate_bound) = match sampler {
+            SamplerSettings::Bps(s) => (s.refresh_rate, None, None, s.rate_bound),
+            SamplerSettings::Sbps(s) | SamplerSettings::Psbps(s) => {
+                (s.refresh_rate, Some(s.k), s.batch, None)
+            }
+            SamplerSettings::Lipsbps(s) => (s.refresh_rate, None, None, None),
+            SamplerSettings::Zigzag(s) => (None, None, None, s.rate_bound),
+            _ => (None, None, None, None),
         };
         let batch = batch.unwrap_or(n.min(DEFAULT_SBPS_BATCH));
         if batch == 0 || batch > n {
@@ -138,10 +97,10 @@ impl PdmpSettings {
             time: c.budget.time,
             events: c.budget.events,
             evaluations: c.budget.evaluations,
-            warmup: sampler.common().warmup,
-            draws: sampler.common().draws,
+            warmup: spec.warmup,
+            draws: spec.draws,
             refresh_rate,
-            k: k.unwrap_or(DEFAULT_K),
+            k: k.unwrap_or(crate::spec::pdmp::DEFAULT_K),
             batch,
             rate_bound,
             skeleton: c.skeleton,
@@ -221,11 +180,11 @@ impl PdmpSettings {
     /// Whether BPS / Zig-Zag use the model's bound (`has_bound`: the model has one).
     fn model_bound(&self, has_bound: bool, model: &str) -> Result<bool> {
         match self.rate_bound {
-            Some(RateBoundArg::Model) if !has_bound => bail!(
+            Some(RateBoundChoice::Model) if !has_bound => bail!(
                 "--rate-bound model: --model {model} has no curvature bound; use --rate-bound \
                  envelope (the automatic piecewise bound)"
             ),
-            Some(RateBoundArg::Envelope) => Ok(false),
+            Some(RateBoundChoice::Envelope) => Ok(false),
             _ => Ok(has_bound),
         }
     }
@@ -238,23 +197,20 @@ pub(crate) struct PdmpRun<'a> {
     pub(crate) comments: Vec<(String, String)>,
     pub(crate) inits: &'a [Vec<f64>],
     pub(crate) mode: &'a [f64],
-    pub(crate) out: &'a Path,
-    pub(crate) chains: usize,
-    pub(crate) seed: u64,
+    /// The run (chains, seed, output directory).
+    pub(crate) spec: &'a RunSpec,
     /// Once raised (Ctrl-C), every chain ends after its current segment.
     pub(crate) stop: &'a AtomicBool,
     /// Where progress goes (a terminal bar, an observer).
-    pub(crate) progress: crate::progress::ProgressTo,
+    pub(crate) progress: super::progress::ProgressTo,
     grid: f64,
 }
 
 impl<'a> PdmpRun<'a> {
     /// A run of `settings` with the grid step resolved against the Laplace approximation.
-    #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
-        settings: PdmpSettings, laplace: &'a Laplace, names: &'a [String],
-        mut comments: Vec<(String, String)>, inits: &'a [Vec<f64>], out: &'a Path, chains: usize,
-        seed: u64, stop: &'a AtomicBool,
+        spec: &'a RunSpec, settings: PdmpSettings, laplace: &'a Laplace, names: &'a [String],
+        mut comments: Vec<(String, String)>, inits: &'a [Vec<f64>], stop: &'a AtomicBool,
     ) -> Result<Self> {
         let grid = settings.grid_step(laplace)?;
         let (warmup, sampling) = settings.budgets(grid);
@@ -267,11 +223,9 @@ impl<'a> PdmpRun<'a> {
             comments,
             inits,
             mode: &laplace.mode,
-            out,
-            chains,
-            seed,
+            spec,
             stop,
-            progress: crate::progress::ProgressTo::default(),
+            progress: super::progress::ProgressTo::default(),
             grid,
         })
     }
@@ -281,21 +235,20 @@ impl<'a> PdmpRun<'a> {
         ContinuousRunConfig {
             warmup,
             sampling,
-            num_chains: self.chains,
-            seed: self.seed,
+            num_chains: self.spec.chains,
+            seed: self.spec.seed,
             ..ContinuousRunConfig::default()
         }
     }
 
     fn sinks(&self) -> Result<Vec<PdmpSink>> {
-        (0..self.chains)
+        let dir = self.spec.output.dir.as_deref();
+        (0..self.spec.chains)
             .map(|c| {
-                let path = self.out.join(format!("chain_{}.csv", c + 1));
-                let csv = CsvSink::create(&path)
-                    .with_context(|| format!("cannot create {}", path.display()))?;
+                let csv = MaybeCsv::for_chain(dir, c)?;
                 let grid = GridDraws::new(Tee(ColumnMemorySink::new(), csv), self.grid)?;
-                let skeleton = if self.settings.skeleton {
-                    let path = self.out.join(format!("skeleton_{}.csv", c + 1));
+                let skeleton = if let (true, Some(dir)) = (self.settings.skeleton, dir) {
+                    let path = skeleton_path(dir, c);
                     Some(
                         SkeletonSink::create(&path)
                             .with_context(|| format!("cannot create {}", path.display()))?,
@@ -316,7 +269,7 @@ impl<'a> PdmpRun<'a> {
         K: PdmpKernel<M>,
     {
         let kernel = kernel?;
-        let progress = crate::progress::Bar::new(self.chains, 0, &self.progress);
+        let progress = super::progress::Bar::new(self.spec.chains, 0, &self.progress);
         let driver = ContinuousDriver::new(self.config())
             .parameter_names(self.names.to_vec())
             .comments(self.comments.clone())
@@ -326,6 +279,11 @@ impl<'a> PdmpRun<'a> {
         progress.finish();
         Ok(outputs.into_iter().map(|o| o.map(|s| s, |t| AnyTuning::of(&t))).collect())
     }
+}
+
+/// `skeleton_{chain + 1}.csv` in `dir`.
+pub(crate) fn skeleton_path(dir: &Path, chain: usize) -> PathBuf {
+    dir.join(format!("skeleton_{}.csv", chain + 1))
 }
 
 fn describe(b: &Budget) -> String {
@@ -339,13 +297,13 @@ fn describe(b: &Budget) -> String {
 
 /// Running the continuous-time samplers: what every model can run (SBPS, pSBPS, BPS and
 /// Zig-Zag with the automatic bound), plus what the model's bounds allow.
-pub(crate) trait RunPdmp: CliModel {
+pub(crate) trait RunPdmp: RunModel {
     /// Runs the sampler of `run`, or explains why the model cannot.
     fn run_pdmp(&self, run: &PdmpRun<'_>) -> Result<PdmpOutputs>;
 }
 
 /// The samplers every model can run; the bounded ones are an error naming what is missing.
-fn run_without_bounds<M: CliModel>(
+fn run_without_bounds<M: RunModel>(
     model: &M, name: &str, run: &PdmpRun<'_>,
 ) -> Result<PdmpOutputs> {
     let s = &run.settings;
@@ -364,9 +322,9 @@ fn run_without_bounds<M: CliModel>(
             "tallmc sample {} is exact only with bounds on the per-datum gradients or their \
              Lipschitz constants, and --model {name} has neither (its terms are unbounded in \
              log σ); use sbps, or bps / zigzag",
-            s.kind.name()
+            run.spec.sampler.name()
         ),
-        other => bail!("{} is not a continuous-time sampler", other.name()),
+        _ => bail!("{} is not a continuous-time sampler", run.spec.sampler.name()),
     }
 }
 
@@ -477,7 +435,7 @@ struct PdmpTotals {
 #[derive(Serialize)]
 struct PdmpSummaryFile<'a> {
     #[serde(flatten)]
-    run: RunHeader,
+    run: RunHeader<'a>,
     seed: u64,
     grid_step: f64,
     warmup_budget: String,
@@ -503,9 +461,9 @@ struct PdmpSummaryFile<'a> {
 /// Writes summary.json of a continuous-time run and prints the report; the outcome says
 /// whether the stop flag ended the chains early.
 pub(crate) fn write_summary(
-    sampler: &Sampler, n: usize, run: &PdmpRun<'_>, setup: &Setup, outputs: &PdmpOutputs,
-) -> Result<Outcome> {
-    let args = sampler.common();
+    n: usize, run: &PdmpRun<'_>, setup: &Setup, outputs: &PdmpOutputs,
+) -> Result<(Outcome, serde_json::Value)> {
+    let spec = run.spec;
     let d = run.names.len();
     let draws: Vec<&ColumnMemorySink> = outputs.iter().map(|o| &o.sink.1.0.inner().0).collect();
     let counts: Vec<usize> = draws.iter().map(|m| m.num_draws()).collect();
@@ -554,9 +512,10 @@ pub(crate) fn write_summary(
     // Per thinning proposal, the continuous-time analogue of an iteration.
     let data_fraction = sampling_total / samp.proposals.max(1) as f64 / n as f64;
     let facts = RunFacts {
-        sampler: sampler.kind(),
+        sampler: spec.sampler.kind(),
+        sampler_name: spec.sampler.name(),
         n,
-        chains: args.chains,
+        chains: spec.chains,
         draws_asked: common,
         draws_made: counts.clone(),
         parameters: &parameters,
@@ -568,12 +527,12 @@ pub(crate) fn write_summary(
         evals_per_draw: sampling_total / total_draws as f64,
         wall_seconds: wall_total,
         interrupted,
-        out_dir: &args.out,
+        out_dir: spec.output.dir.as_deref(),
     };
     let warnings = report::warnings(&facts);
     let file = PdmpSummaryFile {
-        run: RunHeader::new(sampler, n, d),
-        seed: args.seed,
+        run: RunHeader::new(spec, n, run.names),
+        seed: spec.seed,
         grid_step: run.grid,
         warmup_budget: describe(&warmup_budget),
         sampling_budget: describe(&sampling_budget),
@@ -613,9 +572,12 @@ pub(crate) fn write_summary(
         adaptation: outputs.iter().map(|o| o.report.tuning.lines.clone()).collect(),
         tuning: outputs.iter().map(|o| o.report.tuning.value.clone()).collect(),
     };
-    write_json(&args.out.join("summary.json"), &file)?;
-    if args.report() {
+    if let Some(dir) = &spec.output.dir {
+        write_json(&dir.join("summary.json"), &file)?;
+    }
+    if spec.execution.report {
         report::print(&facts, &warnings);
     }
-    Ok(if interrupted { Outcome::Interrupted } else { Outcome::Finished })
+    let outcome = if interrupted { Outcome::Interrupted } else { Outcome::Finished };
+    Ok((outcome, serde_json::to_value(&file)?))
 }

@@ -4,7 +4,7 @@
 //! variates at θ*) until the first iteration is done.
 //!
 //! The same progress is also published to a [`RunProgress`] when the caller gives one
-//! ([`crate::Invocation::observe`]): how the Python package draws its own bar where stderr is
+//! (`tallmc_run::run`'s `observer`): how the Python package draws its own bar where stderr is
 //! not a terminal (a Jupyter notebook).
 //!
 //! The setup is passes over all N rows, so its progress is counted in passes:

@@ -1,0 +1,383 @@
+//! Running a [`RunSpec`]: read the data, build the model, find the posterior mode and the
+//! Laplace approximation, start the chains, run the sampler, summarize. The draws stay in
+//! memory ([`RunResult`]); the files (CmdStan CSV per chain, summary.json) are written only
+//! when the run has an output directory.
+
+mod confidence;
+mod context;
+mod discrete;
+mod ecs;
+mod outputs;
+mod pdmp;
+mod progress;
+mod report;
+mod sg;
+mod summary;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use anyhow::{Context as _, Result, bail};
+use tallmc_models::{
+    Dataset, DesignOptions, FastLogisticRegression, Gaussian, GaussianMean, LinearRegression,
+    LoadOptions,
+};
+use tallmc_samplers::sink::ColumnMemorySink;
+use tallmc_samplers::{NewtonOptions, SamplerError, laplace_approximation, uniform_positions};
+
+pub use context::{Outcome, RunModel};
+pub use outputs::{AnyTuning, MaybeCsv, Sinks};
+pub use progress::RunProgress;
+
+use self::confidence::RunConfidence;
+use self::context::Setup;
+use self::discrete::{DiscreteRun, Plan, run_discrete};
+use self::ecs::WithEngine;
+use self::pdmp::{PdmpRun, PdmpSettings, RunPdmp};
+use self::progress::{ProgressTo, SetupSpinner};
+use crate::spec::{DataSpec, InitChoice, ModelSpec, RunSpec};
+
+/// What a run made, in memory: every chain's draws and stats (for a continuous-time sampler,
+/// its draws on the time grid), and the summary (what summary.json holds).
+#[derive(Debug)]
+pub struct RunResult {
+    /// How the run ended.
+    pub outcome: Outcome,
+    /// The parameters' names, in θ's order.
+    pub parameter_names: Vec<String>,
+    /// Each chain's post-warmup draws (row-major, one row of d per draw), `lp__`, stat columns
+    /// and adapted tuning. After an interrupt the chains may hold different numbers of draws.
+    pub chains: Vec<ColumnMemorySink>,
+    /// The summary: per-parameter summaries, evaluation totals, warnings, tuning, and the run
+    /// itself under `spec`.
+    pub summary: serde_json::Value,
+}
+
+/// Runs `spec`. With `data`, the model is built on it instead of reading the spec's data file
+/// (how the Python package hands over NumPy arrays without copying them). `stop`, once raised,
+/// ends every chain after its current iteration ([`Outcome::Interrupted`]). Progress goes to a
+/// terminal bar (when the spec asks for one and stderr is a terminal) and to `observer`.
+///
+/// Runs on the spec's number of threads (a pool of the run's own), else on all cores.
+pub fn run(
+    spec: &RunSpec, data: Option<Dataset>, stop: &AtomicBool, observer: Option<Arc<RunProgress>>,
+) -> Result<RunResult> {
+    spec.validate()?;
+    let progress = ProgressTo { terminal: spec.execution.progress, observer };
+    let go = || sample(spec, data, stop, &progress).map_err(|e| explain_non_finite(e, spec));
+    match spec.execution.threads {
+        Some(t) => rayon::ThreadPoolBuilder::new()
+            .num_threads(t)
+            .build()
+            .with_context(|| format!("cannot start {t} worker threads"))?
+            .install(go),
+        None => go(),
+    }
+}
+
+/// A chain that left the finite numbers, told in the command's terms: 1-based chain and its
+/// file, the parameter, and the setting to change.
+fn explain_non_finite(e: anyhow::Error, spec: &RunSpec) -> anyhow::Error {
+    let Some(SamplerError::NonFiniteDraw { chain, iteration, parameter, value }) =
+        e.downcast_ref::<SamplerError>()
+    else {
+        return e;
+    };
+    let k = chain + 1;
+    let when = if *iteration < spec.warmup {
+        format!("warmup iteration {}", iteration + 1)
+    } else {
+        format!("draw {}", iteration - spec.warmup + 1)
+    };
+    let cure = match spec.sampler.stochastic_gradient() {
+        Some(sg) => format!("try a smaller --step-size than {}", sg.step_size),
+        None => "a smaller step size usually cures this".to_string(),
+    };
+    let kept = match &spec.output.dir {
+        Some(_) => {
+            format!(" (chain_{k}.csv keeps the draws made before it; no summary.json was written)")
+        }
+        None => String::new(),
+    };
+    anyhow::anyhow!("chain {k} diverged to {parameter} = {value} at {when}; {cure}{kept}")
+}
+
+/// Files a run writes into its output directory: what `overwrite` removes.
+fn is_run_file(name: &str) -> bool {
+    let numbered = |prefix: &str| {
+        name.strip_prefix(prefix)
+            .and_then(|rest| rest.strip_suffix(".csv").or_else(|| rest.strip_suffix(".csv.tmp")))
+            .is_some_and(|k| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()))
+    };
+    name == "summary.json"
+        || name == "summary.json.tmp"
+        || numbered("chain_")
+        || numbered("skeleton_")
+}
+
+/// Makes the output directory ready: created if missing; refused if it already holds files,
+/// unless `overwrite`, which first removes the files of the run there (chain_*.csv,
+/// skeleton_*.csv, summary.json), so that two runs are never mixed.
+fn prepare_output_dir(dir: &Path, overwrite: bool) -> Result<()> {
+    if dir.exists() && !dir.is_dir() {
+        bail!("--out {}: expected a directory, and it is a file", dir.display());
+    }
+    if dir.is_dir() {
+        let entries: Vec<_> = std::fs::read_dir(dir)
+            .with_context(|| format!("cannot read the output directory {}", dir.display()))?
+            .filter_map(|e| e.ok())
+            .collect();
+        if !entries.is_empty() && !overwrite {
+            bail!(
+                "--out {}: the directory exists and is not empty ({} entries); give --overwrite \
+                 to replace the run there, or choose another directory (runs are never mixed)",
+                dir.display(),
+                entries.len()
+            );
+        }
+        for entry in entries {
+            let name = entry.file_name();
+            if name.to_str().is_some_and(is_run_file) {
+                std::fs::remove_file(entry.path())
+                    .with_context(|| format!("cannot remove {}", entry.path().display()))?;
+            }
+        }
+    }
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("cannot create output directory {}", dir.display()))
+}
+
+/// Bytes of memory available to this process for new allocations, if the system says
+/// (`MemAvailable` of /proc/meminfo on Linux).
+fn available_memory() -> Option<u128> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u128 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// A run keeps every chain's draws in memory (for its summary and its caller): refused before
+/// any work if they cannot fit. Continuous-time budgets in time, events or evaluations make an
+/// unknown number of draws, and are not checked.
+fn check_memory(spec: &RunSpec, d: usize) -> Result<()> {
+    // θ, lp__ and about a dozen stat columns per draw, 8 bytes each.
+    const STAT_COLUMNS: u128 = 16;
+    let per_draw = (d as u128 + STAT_COLUMNS) * 8;
+    let need = spec.chains as u128 * spec.draws as u128 * per_draw;
+    let Some(have) = available_memory() else { return Ok(()) };
+    if need > have {
+        bail!(
+            "--draws {}: {} chains × {} draws × {} numbers per draw need {} of memory, and {} is \
+             available; ask for fewer draws or chains",
+            spec.draws,
+            spec.chains,
+            spec.draws,
+            d as u128 + STAT_COLUMNS,
+            bytes(need),
+            bytes(have)
+        );
+    }
+    Ok(())
+}
+
+/// `b` bytes in GB or TB, for a message.
+fn bytes(b: u128) -> String {
+    let gb = b as f64 / 1e9;
+    if gb >= 1000.0 { format!("{:.1} TB", gb / 1000.0) } else { format!("{gb:.1} GB") }
+}
+
+fn sample(
+    spec: &RunSpec, data: Option<Dataset>, stop: &AtomicBool, progress: &ProgressTo,
+) -> Result<RunResult> {
+    if spec.sampler.continuous().is_none() {
+        // The dimension is not known yet: a first check with d = 1 refuses absurd draw counts
+        // before the data are read; `run_model` checks again with the real d.
+        check_memory(spec, 1)?;
+    }
+    if let Some(dir) = &spec.output.dir {
+        prepare_output_dir(dir, spec.output.overwrite)?;
+    }
+    let setup_start = Instant::now();
+    let spinner = SetupSpinner::new("reading and checking the data", progress);
+    let data = match (data, &spec.data) {
+        (Some(data), _) => data,
+        (None, DataSpec::File { path, y_npy }) => {
+            let options = LoadOptions { npy_response: y_npy.clone(), ..LoadOptions::default() };
+            tallmc_models::load(path, &options)?
+        }
+        (None, DataSpec::Arrays { label }) => bail!(
+            "the run's data were arrays in memory ({label}): hand them over again to repeat it"
+        ),
+    };
+    let n = data.len();
+    let start = (setup_start, spinner);
+    match spec.model {
+        ModelSpec::Logistic(r) => {
+            let design = DesignOptions { intercept: r.intercept, standardize: r.standardize };
+            let model = FastLogisticRegression::new(data, design, r.prior_sd)?;
+            run_model(&model, spec, n, start, stop, progress)
+        }
+        ModelSpec::Linear(r) => {
+            let design = DesignOptions { intercept: r.intercept, standardize: r.standardize };
+            let model = LinearRegression::new(data, design, r.prior_sd)?;
+            run_model(&model, spec, n, start, stop, progress)
+        }
+        ModelSpec::Gaussian {} => run_model(&Gaussian::new(data)?, spec, n, start, stop, progress),
+        ModelSpec::GaussianMean { sigma, prior_mean, prior_sd } => {
+            let model = GaussianMean::new(data, sigma, prior_mean, prior_sd)?;
+            run_model(&model, spec, n, start, stop, progress)
+        }
+    }
+}
+
+fn run_model<M: RunConfidence + WithEngine + RunPdmp>(
+    model: &M, spec: &RunSpec, n: usize, start: (Instant, SetupSpinner), stop: &AtomicBool,
+    progress: &ProgressTo,
+) -> Result<RunResult> {
+    let (setup_start, spinner) = start;
+    let d = model.dim();
+    let names = model.parameter_names();
+    // The sampler's settings first: a bad setting is an error before any work.
+    let plan = Plan::new(&spec.sampler, n)?;
+    let pdmp = match plan {
+        Some(_) => {
+            check_memory(spec, d)?;
+            None
+        }
+        None => Some(PdmpSettings::new(spec, n)?),
+    };
+    // Warm-started on 100,000 evenly spaced rows: on tall data this saves most of Newton's
+    // passes over the full data (the mode is still the full-data one, to Newton's tolerance).
+    let newton = NewtonOptions {
+        warm_start_rows: Some(NewtonOptions::WARM_START_ROWS),
+        ..Default::default()
+    };
+    spinner.phase("finding the posterior mode (Newton's method)", n);
+    let laplace = laplace_approximation(model, &vec![0.0; d], newton)
+        .context("cannot find the posterior mode to start from (Newton's method)")?;
+    drop(spinner);
+    if stop.load(Ordering::SeqCst) {
+        // Interrupted during the setup: no chain starts and nothing is written.
+        return Ok(RunResult {
+            outcome: Outcome::Interrupted,
+            parameter_names: names,
+            chains: Vec::new(),
+            summary: serde_json::Value::Null,
+        });
+    }
+    let inits = match spec.init {
+        InitChoice::Dispersed => laplace.dispersed_positions(spec.chains, 2.0, spec.seed)?,
+        InitChoice::Mode => laplace.dispersed_positions(spec.chains, 0.0, spec.seed)?,
+        InitChoice::Uniform => uniform_positions(d, spec.chains, 2.0, spec.seed)?,
+    };
+    let setup = Setup {
+        evals: laplace.evals,
+        seconds: setup_start.elapsed().as_secs_f64(),
+        started: setup_start,
+    };
+    let comments = config_comments(spec, n, d);
+    if let Some(settings) = pdmp {
+        let mut run = PdmpRun::new(spec, settings, &laplace, &names, comments, &inits, stop)?;
+        run.progress = progress.clone();
+        let outputs = model.run_pdmp(&run)?;
+        let (outcome, summary) = pdmp::write_summary(n, &run, &setup, &outputs)?;
+        let chains = outputs.into_iter().map(|o| o.sink.1.0.into_inner().0).collect();
+        return Ok(RunResult { outcome, parameter_names: names, chains, summary });
+    }
+    let Some(plan) = plan else { unreachable!("a sampler is discrete or continuous") };
+    let run = DiscreteRun {
+        spec,
+        n,
+        names: &names,
+        laplace: &laplace,
+        inits: &inits,
+        comments,
+        setup,
+        stop,
+        progress,
+    };
+    let (outputs, outcome, summary) = run_discrete(model, &plan, run)?;
+    let chains = outputs.into_iter().map(|o| o.sink.0).collect();
+    Ok(RunResult { outcome, parameter_names: names, chains, summary })
+}
+
+/// The CSV comments every sampler writes: the model, the data and the sampler.
+fn config_comments(spec: &RunSpec, n: usize, d: usize) -> Vec<(String, String)> {
+    let init = match spec.init {
+        InitChoice::Dispersed => "dispersed",
+        InitChoice::Mode => "mode",
+        InitChoice::Uniform => "uniform",
+    };
+    let mut c = vec![
+        ("model".to_string(), spec.model.family().to_string()),
+        ("data".to_string(), spec.data.label()),
+        ("n".to_string(), n.to_string()),
+        ("dim".to_string(), d.to_string()),
+        ("sampler".to_string(), spec.sampler.name()),
+        ("init".to_string(), init.to_string()),
+    ];
+    match spec.model {
+        ModelSpec::Logistic(r) | ModelSpec::Linear(r) => {
+            c.push(("intercept".into(), r.intercept.to_string()));
+            c.push(("standardize".into(), r.standardize.to_string()));
+            c.push(("prior_sd".into(), r.prior_sd.to_string()));
+        }
+        ModelSpec::Gaussian {} => {}
+        ModelSpec::GaussianMean { sigma, prior_mean, prior_sd } => {
+            c.push(("sigma".into(), sigma.to_string()));
+            c.push(("prior_mean".into(), prior_mean.to_string()));
+            c.push(("prior_sd".into(), prior_sd.to_string()));
+        }
+    }
+    c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_files_are_recognized_and_nothing_else() {
+        for name in
+            ["summary.json", "chain_1.csv", "chain_12.csv", "skeleton_3.csv", "chain_2.csv.tmp"]
+        {
+            assert!(is_run_file(name), "{name}");
+        }
+        for name in ["notes.txt", "chain_.csv", "chain_a.csv", "summary.json.bak", "chain_1.csvx"] {
+            assert!(!is_run_file(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn a_non_empty_directory_is_refused_and_kept_unless_overwrite() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("run");
+        std::fs::create_dir(&out).unwrap();
+        std::fs::write(out.join("chain_1.csv"), "old").unwrap();
+        std::fs::write(out.join("notes.txt"), "mine").unwrap();
+        let e = prepare_output_dir(&out, false).unwrap_err().to_string();
+        assert!(e.contains("not empty") && e.contains("--overwrite"), "{e}");
+        assert_eq!(std::fs::read_to_string(out.join("chain_1.csv")).unwrap(), "old");
+        prepare_output_dir(&out, true).unwrap();
+        assert!(!out.join("chain_1.csv").exists(), "the old run's files are removed");
+        assert!(out.join("notes.txt").exists(), "other files are not the run's");
+    }
+
+    #[test]
+    fn huge_draw_counts_are_refused_before_any_work() {
+        let mut spec = RunSpec::new(
+            ModelSpec::logistic(),
+            DataSpec::file("x.csv"),
+            crate::SamplerSettings::Nuts(Default::default()),
+        );
+        spec.draws = 1_000_000_000_000;
+        if available_memory().is_some() {
+            let e = check_memory(&spec, 3).unwrap_err().to_string();
+            assert!(e.starts_with("--draws 1000000000000: ") && e.contains("TB"), "{e}");
+        }
+        spec.draws = 1000;
+        check_memory(&spec, 3).unwrap();
+    }
+}

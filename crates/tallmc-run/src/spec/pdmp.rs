@@ -1,0 +1,222 @@
+//! Settings of the piecewise-deterministic (continuous-time) samplers: BPS, SBPS, pSBPS,
+//! lipSBPS, Zig-Zag, Zig-Zag with subsampling and with control variates.
+
+use serde::{Deserialize, Serialize};
+
+use super::{Invalid, check_positive};
+
+/// The sampling budget of a continuous-time sampler, instead of the draws: at most one.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[cfg_attr(feature = "clap", group(multiple = false))]
+pub struct BudgetSettings {
+    /// Sampling budget in trajectory time (instead of --draws; draws every --grid).
+    #[cfg_attr(feature = "clap", arg(long, value_name = "T"))]
+    #[serde(default)]
+    pub time: Option<f64>,
+
+    /// Sampling budget in events (velocity changes) instead of --draws.
+    #[cfg_attr(feature = "clap", arg(long, value_name = "E"))]
+    #[serde(default)]
+    pub events: Option<u64>,
+
+    /// Sampling budget in per-datum evaluations instead of --draws.
+    #[cfg_attr(feature = "clap", arg(long, value_name = "V"))]
+    #[serde(default)]
+    pub evaluations: Option<u64>,
+}
+
+/// The settings every continuous-time sampler has.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+pub struct ContinuousSettings {
+    /// Grid step Δ of the draws written to the CSV files, in trajectory time; --warmup W and
+    /// --draws D then mean W·Δ and D·Δ of trajectory time. [default: the median Laplace
+    /// posterior sd, about the time to cross the posterior]
+    #[cfg_attr(feature = "clap", arg(long, value_name = "DELTA"))]
+    #[serde(default)]
+    pub grid: Option<f64>,
+
+    #[cfg_attr(feature = "clap", command(flatten))]
+    #[serde(flatten)]
+    #[allow(missing_docs)]
+    // clap takes no doc comment on a flattened group: see the type's docs
+    pub budget: BudgetSettings,
+
+    /// Also write each chain's skeleton (event times, kinds, positions, velocities) to
+    /// skeleton_C.csv.
+    #[cfg_attr(feature = "clap", arg(long))]
+    #[serde(default)]
+    pub skeleton: bool,
+}
+
+impl ContinuousSettings {
+    /// Checks the ranges.
+    pub fn validate(&self) -> Result<(), Invalid> {
+        if let Some(g) = self.grid {
+            check_positive("grid", g, "a finite trajectory time > 0")?;
+        }
+        let b = &self.budget;
+        let given = [b.time.is_some(), b.events.is_some(), b.evaluations.is_some()];
+        if given.iter().filter(|&&g| g).count() > 1 {
+            return Err(Invalid::message(
+                "time, events and evaluations are alternative budgets: give at most one",
+            ));
+        }
+        if let Some(t) = b.time {
+            check_positive("time", t, "a finite trajectory time > 0")?;
+        }
+        if b.events == Some(0) {
+            return Err(Invalid::new("events", 0, "at least 1 event"));
+        }
+        if b.evaluations == Some(0) {
+            return Err(Invalid::new("evaluations", 0, "at least 1 per-datum evaluation"));
+        }
+        Ok(())
+    }
+}
+
+/// How the full-data BPS and Zig-Zag bound their event rates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[serde(rename_all = "kebab-case")]
+pub enum RateBoundChoice {
+    /// The model's curvature bound (logistic, gaussian-mean): thinning, or exact inversion
+    /// when the potential is quadratic.
+    Model,
+    /// The automatic piecewise bound on a time grid (any model; its violations are counted).
+    Envelope,
+}
+
+pub(crate) fn check_refresh(rate: Option<f64>) -> Result<(), Invalid> {
+    if let Some(r) = rate
+        && !(r.is_finite() && r >= 0.0)
+    {
+        return Err(Invalid::new("refresh_rate", r, "a finite rate >= 0"));
+    }
+    Ok(())
+}
+
+/// `tallmc sample bps`.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+pub struct BpsSettings {
+    #[cfg_attr(feature = "clap", command(flatten))]
+    #[serde(flatten)]
+    #[allow(missing_docs)]
+    // clap takes no doc comment on a flattened group: see the type's docs
+    pub continuous: ContinuousSettings,
+
+    /// Velocity refreshment rate ≥ 0 per unit of trajectory time. [default: 1/Δ]
+    #[cfg_attr(feature = "clap", arg(long, value_name = "R"))]
+    #[serde(default)]
+    pub refresh_rate: Option<f64>,
+
+    /// How the event rate is bounded. [default: model when the model has a curvature bound,
+    /// envelope otherwise]
+    #[cfg_attr(feature = "clap", arg(long, value_enum))]
+    #[serde(default)]
+    pub rate_bound: Option<RateBoundChoice>,
+}
+
+/// Default band multiple k of SBPS (the paper's).
+pub const DEFAULT_K: f64 = 3.0;
+
+fn default_k() -> f64 {
+    DEFAULT_K
+}
+
+/// `tallmc sample sbps` and `psbps`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+pub struct SbpsSettings {
+    #[cfg_attr(feature = "clap", command(flatten))]
+    #[serde(flatten)]
+    #[allow(missing_docs)]
+    // clap takes no doc comment on a flattened group: see the type's docs
+    pub continuous: ContinuousSettings,
+
+    /// Velocity refreshment rate ≥ 0 per unit of trajectory time. [default: 0.05/Δ]
+    #[cfg_attr(feature = "clap", arg(long, value_name = "R"))]
+    #[serde(default)]
+    pub refresh_rate: Option<f64>,
+
+    /// Band multiple k > 0 of the proposal intensity (larger: fewer bound violations, more
+    /// proposals).
+    #[cfg_attr(feature = "clap", arg(long, value_name = "K", default_value_t = default_k()))]
+    #[serde(default = "default_k")]
+    pub k: f64,
+
+    /// Minibatch size n per gradient, 1 ≤ n ≤ N. [default: min(100, N)]
+    #[cfg_attr(feature = "clap", arg(long, value_name = "M"))]
+    #[serde(default)]
+    pub batch: Option<usize>,
+}
+
+impl Default for SbpsSettings {
+    fn default() -> Self {
+        Self {
+            continuous: ContinuousSettings::default(),
+            refresh_rate: None,
+            k: DEFAULT_K,
+            batch: None,
+        }
+    }
+}
+
+/// `tallmc sample lipsbps`.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+pub struct LipsbpsSettings {
+    #[cfg_attr(feature = "clap", command(flatten))]
+    #[serde(flatten)]
+    #[allow(missing_docs)]
+    // clap takes no doc comment on a flattened group: see the type's docs
+    pub continuous: ContinuousSettings,
+
+    /// Velocity refreshment rate ≥ 0 per unit of trajectory time. [default: 1/Δ]
+    #[cfg_attr(feature = "clap", arg(long, value_name = "R"))]
+    #[serde(default)]
+    pub refresh_rate: Option<f64>,
+}
+
+/// `tallmc sample zigzag`.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+pub struct ZigzagSettings {
+    #[cfg_attr(feature = "clap", command(flatten))]
+    #[serde(flatten)]
+    #[allow(missing_docs)]
+    // clap takes no doc comment on a flattened group: see the type's docs
+    pub continuous: ContinuousSettings,
+
+    /// How the event rate is bounded. [default: model when the model has a curvature bound,
+    /// envelope otherwise]
+    #[cfg_attr(feature = "clap", arg(long, value_enum))]
+    #[serde(default)]
+    pub rate_bound: Option<RateBoundChoice>,
+}
+
+/// `tallmc sample zigzag-ss` and `zigzag-cv`: the continuous-time settings only.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+pub struct ZigzagSubsamplingSettings {
+    #[cfg_attr(feature = "clap", command(flatten))]
+    #[serde(flatten)]
+    #[allow(missing_docs)]
+    // clap takes no doc comment on a flattened group: see the type's docs
+    pub continuous: ContinuousSettings,
+}
+
+impl SbpsSettings {
+    /// Checks the ranges that do not depend on the data.
+    pub fn validate(&self) -> Result<(), Invalid> {
+        self.continuous.validate()?;
+        check_refresh(self.refresh_rate)?;
+        check_positive("k", self.k, "a finite band multiple > 0")?;
+        if self.batch == Some(0) {
+            return Err(Invalid::new("batch", 0, "1 ≤ n ≤ N"));
+        }
+        Ok(())
+    }
+}
