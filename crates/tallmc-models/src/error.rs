@@ -67,11 +67,12 @@ pub enum Error {
         value: f64,
     },
     /// The response of a row is not allowed by the model (e.g. not 0 or 1 for logistic
-    /// regression).
-    #[error("invalid response y = {value} at row {row} (0-based): expected {expected}")]
+    /// regression). The message starts with where the row is ([`RowLocation`]: the file and,
+    /// for CSV, its line).
+    #[error("{at}: invalid response y = {value}; expected {expected}")]
     InvalidResponse {
-        /// 0-based row index.
-        row: usize,
+        /// Where the row is: file (or in-memory data), 0-based row, and line of a CSV file.
+        at: RowLocation,
         /// The value.
         value: f64,
         /// What the model accepts.
@@ -79,15 +80,45 @@ pub enum Error {
     },
     /// A class label is not an integer in 0..K (classification models).
     #[error(
-        "invalid class label y = {value} at row {row} (0-based): expected an integer in 0..{classes} (K = {classes} classes)"
+        "{at}: invalid class label y = {value}; expected an integer in 0..{classes} (K = {classes} classes)"
     )]
     InvalidLabel {
-        /// 0-based row index.
-        row: usize,
+        /// Where the row is: file (or in-memory data), 0-based row, and line of a CSV file.
+        at: RowLocation,
         /// The value.
         value: f64,
         /// The number of classes K.
         classes: usize,
+    },
+    /// A row of the design is so large that its squared Euclidean norm ‖x̃_i‖₂² overflows to
+    /// infinity (the GLM bounds need it finite).
+    #[error(
+        "{at}: covariates too large: ‖x̃_i‖² = {norm_sq} overflows (largest entry |x̃_ij| = {max_abs:e}, column `{column}`); expected rows whose squared Euclidean norm is finite (rescale the covariates, e.g. standardize them)"
+    )]
+    RowNormOverflow {
+        /// The first row whose squared norm is not finite.
+        at: RowLocation,
+        /// Its squared norm (+∞).
+        norm_sq: f64,
+        /// The design column of its largest entry in absolute value.
+        column: String,
+        /// That entry's absolute value.
+        max_abs: f64,
+    },
+    /// A covariate has a name the model gives another parameter (`intercept` when the design
+    /// adds an intercept, `log_sigma` in linear regression): the parameter names would repeat.
+    #[error(
+        "{source_name}: covariate `{name}` has the name of {reserved_for}; expected another name ({remedy})"
+    )]
+    ReservedName {
+        /// The file, or `in-memory data`.
+        source_name: String,
+        /// The covariate's name.
+        name: String,
+        /// What the name is reserved for (e.g. `the intercept the design adds`).
+        reserved_for: &'static str,
+        /// What to do about it.
+        remedy: &'static str,
     },
     /// A covariate column is constant, so it cannot be standardized.
     #[error(
@@ -121,6 +152,36 @@ fn column_suffix(column: &Option<(usize, String)>) -> String {
     match column {
         Some((c, name)) => format!(":{c} (column `{name}`)"),
         None => String::new(),
+    }
+}
+
+/// Where a row of a data set is, for messages: the file (or `in-memory data`), the 0-based row,
+/// and, for data read from CSV, the 1-based physical line of the file (the header is line 1;
+/// skipped blank lines counted).
+///
+/// Displayed as `data.csv line 7 (row 5, 0-based)` for CSV data, `data.bin row 5 (0-based)` for
+/// binary and `.npy` data, and `in-memory data, row 5 (0-based)` for data built in memory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RowLocation {
+    /// The file the data came from, if any.
+    pub source: Option<PathBuf>,
+    /// The 0-based row (observation) index.
+    pub row: usize,
+    /// The 1-based line of a text file holding the row, when known.
+    pub line: Option<usize>,
+}
+
+impl std::fmt::Display for RowLocation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let row = self.row;
+        match (&self.source, self.line) {
+            (Some(path), Some(line)) => {
+                write!(f, "{} line {line} (row {row}, 0-based)", path.display())
+            }
+            (Some(path), None) => write!(f, "{} row {row} (0-based)", path.display()),
+            (None, Some(line)) => write!(f, "in-memory data, line {line} (row {row}, 0-based)"),
+            (None, None) => write!(f, "in-memory data, row {row} (0-based)"),
+        }
     }
 }
 
@@ -182,5 +243,26 @@ mod tests {
             message: "no column named `y`".into(),
         };
         assert_eq!(e.to_string(), "data.csv:1: no column named `y`");
+    }
+
+    #[test]
+    fn row_locations_name_file_line_and_row() {
+        let at = |source: Option<&str>, line| RowLocation {
+            source: source.map(PathBuf::from),
+            row: 5,
+            line,
+        };
+        assert_eq!(at(Some("data.csv"), Some(7)).to_string(), "data.csv line 7 (row 5, 0-based)");
+        assert_eq!(at(Some("X.npy"), None).to_string(), "X.npy row 5 (0-based)");
+        assert_eq!(at(None, None).to_string(), "in-memory data, row 5 (0-based)");
+        let e = Error::InvalidResponse {
+            at: at(Some("data.csv"), Some(7)),
+            value: 2.0,
+            expected: "0 or 1",
+        };
+        assert_eq!(
+            e.to_string(),
+            "data.csv line 7 (row 5, 0-based): invalid response y = 2; expected 0 or 1"
+        );
     }
 }

@@ -64,10 +64,10 @@ mod prior;
 pub mod synthetic;
 
 pub use data::{
-    Dataset, DesignBounds, DesignMatrix, DesignOptions, LoadOptions, SharedF64, default_names,
-    load, read_binary, read_csv, read_npy, write_binary, write_csv,
+    Dataset, DesignBounds, DesignMatrix, DesignOptions, INTERCEPT_NAME, LoadOptions, SharedF64,
+    default_names, load, read_binary, read_csv, read_npy, write_binary, write_csv,
 };
-pub use error::{Error, Result};
+pub use error::{Error, Result, RowLocation};
 pub use gaussian::Gaussian;
 pub use gaussian_mean::GaussianMean;
 pub use glm::{

@@ -8,7 +8,10 @@ use tallmc_core::{
 };
 
 use crate::data::{Dataset, DesignMatrix, DesignOptions, Rows, with_rows};
-use crate::error::Result;
+use crate::error::{Error, Result};
+
+/// The name of the noise parameter τ = log σ.
+const LOG_SIGMA_NAME: &str = "log_sigma";
 use crate::gaussian::HALF_LN_2PI;
 use crate::prior::NormalPrior;
 
@@ -31,7 +34,8 @@ use crate::prior::NormalPrior;
 /// The prior is log p(θ) = −‖θ‖²/(2s²) − ((p+1)/2) log(2πs²).
 ///
 /// No term bound: ℓ_i is unbounded in θ. **Cost**: O(p) per term, gradient or Hessian-vector
-/// product. Names: `beta.1`, …, `beta.p`, `log_sigma`.
+/// product. Parameter names: the design's column names (`intercept` when it adds one, then the
+/// covariates' names as the data give them), then `log_sigma`.
 #[derive(Debug, Clone)]
 pub struct LinearRegression {
     design: DesignMatrix,
@@ -48,9 +52,21 @@ impl LinearRegression {
     }
 
     /// Like [`LinearRegression::new`] from an existing design.
+    ///
+    /// Errors: `prior_sd` not finite and > 0; more than u32::MAX rows; a design with no
+    /// columns; a covariate named `log_sigma` ([`Error::ReservedName`]: the name of the last
+    /// parameter).
     pub fn from_design(design: DesignMatrix, prior_sd: f64) -> Result<Self> {
         let prior = NormalPrior::new(prior_sd)?;
         design.check_regression_shape()?;
+        if design.data().covariate_names().iter().any(|n| n == LOG_SIGMA_NAME) {
+            return Err(Error::ReservedName {
+                source_name: design.data().source_name(),
+                name: LOG_SIGMA_NAME.to_string(),
+                reserved_for: "linear regression's noise parameter log σ",
+                remedy: "rename the covariate",
+            });
+        }
         Ok(Self { design, prior })
     }
 
@@ -246,10 +262,11 @@ impl LogPriorCurvature for LinearRegression {
     }
 }
 
+/// The design's column names, then `log_sigma`.
 impl ParameterNames for LinearRegression {
     fn parameter_names(&self) -> Vec<String> {
-        let mut names: Vec<String> = (1..=self.design.dim()).map(|j| format!("beta.{j}")).collect();
-        names.push("log_sigma".to_string());
+        let mut names = self.design.column_names();
+        names.push(LOG_SIGMA_NAME.to_string());
         names
     }
 }

@@ -430,3 +430,53 @@ fn response_only_binary_files_work() {
     assert!(lo < hi);
     let _ = normal; // the shared helpers are used by other test files
 }
+
+#[test]
+fn csv_rfc4180_quotes_crlf_and_bom() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "\u{feff}\"y\",\"age\", \"in come\" \r\n\"1\",\"1.5\",2\r\n0, \"-2e-3\" ,\"3\"\r\n\r\n1,4,5\r\n";
+    let p = write(dir.path(), "rfc.csv", text);
+    let ds = read_csv(&p, "y").unwrap();
+    assert_eq!(ds.covariate_names(), ["age", "in come"]);
+    assert_eq!(ds.y(), [1.0, 0.0, 1.0]);
+    assert_eq!(ds.x(), [1.5, 2.0, -2e-3, 3.0, 4.0, 5.0]);
+    // The blank CRLF line 4 is counted: the last row is on line 5.
+    assert_eq!(ds.line_of_row(2), Some(5));
+    assert_eq!(ds.location(1).to_string(), format!("{} line 3 (row 1, 0-based)", p.display()));
+}
+
+#[test]
+fn csv_malformed_quotes_name_file_line_and_column() {
+    let (msg, p) = csv_err("y,a\n1,2\n0,\"3\n1,4\n");
+    assert_eq!(
+        msg,
+        format!(
+            "{}:3:2 (column `a`): unterminated quoted field: the quote at character 3 is not closed before the end of the line; expected a closing `\"` (a field cannot span lines)",
+            p.display()
+        )
+    );
+    let (msg, p) = csv_err("y,\"a\n1,2\n");
+    assert!(
+        msg.starts_with(&format!("{}:1: field 2: unterminated quoted field", p.display())),
+        "{msg}"
+    );
+    let (msg, _) = csv_err("y,a\n1,2\"\n");
+    assert!(msg.contains(":2:2 (column `a`): a quote inside an unquoted field"), "{msg}");
+    let (msg, _) = csv_err("y,a\n1,\"2\"x\n");
+    assert!(msg.contains(":2:2 (column `a`): `x` after the closing quote"), "{msg}");
+    // A syntax error past the header's width names the field number.
+    let (msg, _) = csv_err("y,a\n1,2,\"3\n");
+    assert!(msg.contains(":2: field 3: unterminated quoted field"), "{msg}");
+}
+
+#[test]
+fn csv_quoted_values_must_still_be_numbers() {
+    let (msg, p) = csv_err("y,a\n1,\"1,5\"\n");
+    assert_eq!(
+        msg,
+        format!(
+            "{}:2:2 (column `a`): `1,5` is not a number; expected a decimal floating-point value",
+            p.display()
+        )
+    );
+}

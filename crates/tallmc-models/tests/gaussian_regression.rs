@@ -19,7 +19,8 @@ fn derivatives_for_every_design() {
         let theta: Vec<f64> = (0..d).map(|j| 0.4 * ((j as f64 * 0.7).sin() + 0.1)).collect();
         let v: Vec<f64> = (0..d).map(|j| 1.0 - 0.3 * j as f64).collect();
         check_model(&m, &theta, &[0, 5, 17, 3, 17, 42, 99, 63], &v);
-        assert_eq!(m.parameter_names()[0], "beta.1");
+        assert_eq!(m.parameter_names()[0], if intercept { "intercept" } else { "x0" });
+        assert_eq!(m.parameter_names()[d - 1], "x2");
     }
 }
 

@@ -41,10 +41,6 @@ impl GlmFamily for PoissonLog {
     fn response_domain(&self) -> &'static str {
         "a non-negative integer below 10^6"
     }
-
-    fn parameter_prefix(&self) -> &'static str {
-        "beta"
-    }
 }
 
 // ---- Tests -------------------------------------------------------------------------------
@@ -72,7 +68,9 @@ fn poisson_family_derivatives_and_batches() {
         let theta: Vec<f64> = (0..d).map(|j| 0.2 * ((j as f64 * 0.9).sin() + 0.1)).collect();
         let v: Vec<f64> = (0..d).map(|j| 1.0 - 0.4 * j as f64).collect();
         check_model(&m, &theta, &[0, 5, 17, 3, 17, 42, 99, 63], &v);
-        assert_eq!(m.parameter_names()[d - 1], format!("beta.{d}"));
+        assert_eq!(m.parameter_names(), m.design().column_names());
+        assert_eq!(m.parameter_names()[d - 1], "x2");
+        assert_eq!(m.parameter_names()[0], if intercept { "intercept" } else { "x0" });
         // ℓ_i at θ = 0 is −1 − log y_i! (η = 0).
         let y = m.design().y()[5];
         assert_close(m.log_term(&vec![0.0; d], 5), -1.0 - ln_factorial(y), 1e-14, "ℓ(0)");
@@ -87,6 +85,6 @@ fn poisson_family_rejects_bad_counts_by_row() {
     let err = Glm::with_family(PoissonLog, design, 1.0).unwrap_err().to_string();
     assert_eq!(
         err,
-        "invalid response y = 1.5 at row 2 (0-based): expected a non-negative integer below 10^6"
+        "in-memory data, row 2 (0-based): invalid response y = 1.5; expected a non-negative integer below 10^6"
     );
 }

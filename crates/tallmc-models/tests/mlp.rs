@@ -198,12 +198,12 @@ fn bad_inputs_are_named() {
     let err = SoftmaxMlp::new(labels(vec![0.0, 3.0, 4.0]), 2, 4, 0.01).unwrap_err().to_string();
     assert_eq!(
         err,
-        "invalid class label y = 4 at row 2 (0-based): expected an integer in 0..4 (K = 4 classes)"
+        "in-memory data, row 2 (0-based): invalid class label y = 4; expected an integer in 0..4 (K = 4 classes)"
     );
     let err = SoftmaxMlp::new(labels(vec![0.0, 1.5, 1.0]), 2, 4, 0.01).unwrap_err().to_string();
-    assert!(err.contains("y = 1.5 at row 1"), "{err}");
+    assert!(err.contains("row 1 (0-based): invalid class label y = 1.5"), "{err}");
     let err = SoftmaxMlp::new(labels(vec![-1.0, 1.0, 1.0]), 2, 4, 0.01).unwrap_err().to_string();
-    assert!(err.contains("y = -1 at row 0"), "{err}");
+    assert!(err.contains("row 0 (0-based): invalid class label y = -1;"), "{err}");
     let ok = labels(vec![0.0, 1.0, 1.0]);
     for (h, k, c, what) in
         [(0, 2, 0.1, "hidden"), (65, 2, 0.1, "hidden"), (2, 1, 0.1, "classes"), (2, 2, 0.0, "l2")]

@@ -48,6 +48,9 @@ impl DesignOptions {
     }
 }
 
+/// The name of the intercept column a design adds ([`DesignMatrix::column_names`]).
+pub const INTERCEPT_NAME: &str = "intercept";
+
 /// Column means and inverse standard deviations of a standardized design.
 #[derive(Debug, Clone)]
 struct Affine {
@@ -72,8 +75,19 @@ impl DesignMatrix {
     /// A design over `data` with the given options. With standardization this makes two
     /// deterministic parallel passes over the covariates (means, then sums of squared
     /// deviations) and fails with [`Error::ConstantColumn`] naming a constant column.
+    ///
+    /// With an intercept, a covariate named `intercept` is an error ([`Error::ReservedName`]):
+    /// the design's first column has that name ([`DesignMatrix::column_names`]).
     pub fn new(data: impl Into<Arc<Dataset>>, options: DesignOptions) -> Result<Self> {
         let data = data.into();
+        if options.intercept && data.covariate_names().iter().any(|n| n == INTERCEPT_NAME) {
+            return Err(Error::ReservedName {
+                source_name: data.source_name(),
+                name: INTERCEPT_NAME.to_string(),
+                reserved_for: "the intercept column the design adds",
+                remedy: "rename the covariate; or, if it is a column of ones, drop it and keep the added intercept, or turn the added intercept off",
+            });
+        }
         let affine = if options.standardize && data.num_covariates() > 0 {
             Some(column_stats(&data)?)
         } else {
@@ -107,12 +121,15 @@ impl DesignMatrix {
         self.offset + self.data.num_covariates()
     }
 
-    /// Names of the columns of X̃: `(intercept)` first when there is one, then the covariate
-    /// names.
+    /// Names of the columns of X̃: `intercept` first when the design adds one, then the
+    /// covariate names exactly as the data name them (a CSV header `y,age,income` gives
+    /// `intercept, age, income`; data without names, `x0, x1, …`). The names are unique
+    /// ([`DesignMatrix::new`] rejects a covariate named `intercept` when it adds one) and valid
+    /// CSV column names. The regression models use them as parameter names.
     pub fn column_names(&self) -> Vec<String> {
         let mut names = Vec::with_capacity(self.dim());
         if self.options.intercept {
-            names.push("(intercept)".to_string());
+            names.push(INTERCEPT_NAME.to_string());
         }
         names.extend(self.data.covariate_names().iter().cloned());
         names

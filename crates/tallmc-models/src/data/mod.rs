@@ -27,11 +27,13 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use serde_json::{Map, Value};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, RowLocation};
 
 pub use binary::{read_binary, write_binary};
 pub use csv::{read_csv, write_csv};
-pub use design::{AffineRows, DesignMatrix, DesignOptions, PlainRows, RowView, Rows};
+pub use design::{
+    AffineRows, DesignMatrix, DesignOptions, INTERCEPT_NAME, PlainRows, RowView, Rows,
+};
 pub(crate) use design::{dot4, prefetch_line, with_rows};
 pub use design_stats::DesignBounds;
 pub use npy::read_npy;
@@ -65,7 +67,34 @@ pub struct Dataset {
     names: Vec<String>,
     storage: Storage,
     source: Option<PathBuf>,
+    /// The lines of a text file the rows were read from (CSV), for messages.
+    lines: Option<RowLines>,
     metadata: Map<String, Value>,
+}
+
+/// The 1-based line of every row of a data set read from a text file, stored sparsely: one
+/// `(first row, its line)` pair per run of rows on consecutive lines, so a file without blank
+/// lines costs one pair and the map never grows with n unless the file has that many gaps.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct RowLines {
+    runs: Vec<(usize, usize)>,
+}
+
+impl RowLines {
+    /// Records that row `row` is on line `line` (rows are pushed in order, lines increasing).
+    pub(crate) fn push(&mut self, row: usize, line: usize) {
+        match self.runs.last() {
+            Some(&(r, l)) if line - l == row - r => {}
+            _ => self.runs.push((row, line)),
+        }
+    }
+
+    /// The line of `row`, if a row at or before it was recorded.
+    fn line(&self, row: usize) -> Option<usize> {
+        let k = self.runs.partition_point(|&(r, _)| r <= row);
+        let (r, l) = *self.runs.get(k.checked_sub(1)?)?;
+        Some(l + (row - r))
+    }
 }
 
 impl std::fmt::Debug for Dataset {
@@ -82,8 +111,10 @@ impl std::fmt::Debug for Dataset {
 
 impl Dataset {
     /// A data set from row-major covariates `x` (n × p, p = `names.len()`) and responses `y`
-    /// (n). Errors when n = 0, when the lengths disagree, when a name is empty, repeated or
-    /// equal to `y` (reserved for the response), or when a value is NaN or infinite.
+    /// (n). Errors when n = 0, when the lengths disagree, when a name is repeated or not a
+    /// valid column name of a CSV header (empty, `y`, with a comma, quote, control character
+    /// or surrounding spaces, or ending in `__`: the rules of `docs/data-format.md`), or when a
+    /// value is NaN or infinite.
     pub fn new(x: Vec<f64>, y: Vec<f64>, names: Vec<String>) -> Result<Self> {
         let n = y.len();
         let p = names.len();
@@ -94,6 +125,7 @@ impl Dataset {
             names,
             storage: Storage::Owned { x, y },
             source: None,
+            lines: None,
             metadata: Map::new(),
         };
         ds.check_finite()?;
@@ -121,7 +153,7 @@ impl Dataset {
         let (n, p) = (y.len(), names.len());
         check_shape(n, x.len(), &names)?;
         let storage = Storage::Shared { x, y };
-        let ds = Self { n, p, names, storage, source, metadata: Map::new() };
+        let ds = Self { n, p, names, storage, source, lines: None, metadata: Map::new() };
         if check_finite {
             ds.check_finite()?;
         }
@@ -184,6 +216,22 @@ impl Dataset {
     /// The file the data came from, if any.
     pub fn source(&self) -> Option<&Path> {
         self.source.as_deref()
+    }
+
+    /// The 1-based line of the file that holds row `row` (0-based), for data read from CSV
+    /// (the header is line 1; blank lines the reader skipped are counted); `None` for binary,
+    /// `.npy` and in-memory data, and for a row ≥ n.
+    pub fn line_of_row(&self, row: usize) -> Option<usize> {
+        if row >= self.n {
+            return None;
+        }
+        self.lines.as_ref().and_then(|l| l.line(row))
+    }
+
+    /// Where row `row` (0-based) is, for messages: the file, the row and, for CSV data, the
+    /// line (see [`RowLocation`]).
+    pub fn location(&self, row: usize) -> RowLocation {
+        RowLocation { source: self.source.clone(), row, line: self.line_of_row(row) }
     }
 
     /// Extra fields kept from a binary header (e.g. `theta_true`, `seed`) or set by a
@@ -277,14 +325,48 @@ pub fn default_names(p: usize) -> Vec<String> {
     (0..p).map(|j| format!("x{j}")).collect()
 }
 
+/// What a covariate name must be, for messages.
+pub(crate) const NAME_RULES: &str = "a non-empty name other than `y`, without commas, quotes, control characters (line breaks, tabs) or surrounding spaces, not ending in `__`";
+
+/// Why `name` cannot be a covariate name, or `None` when it can.
+///
+/// Covariate names become parameter names and so column names of the CmdStan-style CSV files
+/// of draws (`lp__,accept_stat__,…,intercept,age,…`) and of data (`y,age,…`), written without
+/// quoting. So a name must not contain a comma or a double quote (they would split or quote
+/// the header), nor a control character such as a line break or tab (it would end or garble
+/// the line); it must not start or end with spaces (the CSV reader trims them, so the name
+/// would not survive a round trip); it must not be `y` (the response's column in the data
+/// files tallmc writes), and it must not end in `__` (CmdStan's suffix of the sampler's own
+/// columns, `lp__`, `treedepth__`, …).
+pub(crate) fn name_problem(name: &str) -> Option<&'static str> {
+    if name.is_empty() {
+        Some("the name is empty")
+    } else if name == "y" {
+        Some("`y` is the response's column in the data files tallmc writes")
+    } else if name.contains(',') {
+        Some("a comma would split the CSV header")
+    } else if name.contains('"') {
+        Some("a quote would garble the CSV header")
+    } else if name.chars().any(char::is_control) {
+        Some("a control character (line break, tab, …) would garble the CSV header")
+    } else if name.trim() != name {
+        Some("surrounding spaces are trimmed when a CSV header is read")
+    } else if name.ends_with("__") {
+        Some("names ending in `__` are the sampler's columns in CmdStan-style output (`lp__`, …)")
+    } else {
+        None
+    }
+}
+
+/// Checks that covariate names are valid ([`name_problem`]) and unique.
 fn check_names(names: &[String]) -> Result<()> {
     let mut seen = std::collections::HashSet::new();
     for name in names {
-        if name.is_empty() || name == "y" || name.contains(['\n', '\r', ',', '"']) {
+        if let Some(why) = name_problem(name) {
             return Err(Error::invalid(
                 "covariate name",
-                format!("`{name}`"),
-                "a non-empty name other than `y`, without commas, quotes or line breaks",
+                format!("`{}` ({why})", name.escape_debug()),
+                NAME_RULES,
             ));
         }
         if !seen.insert(name.as_str()) {
@@ -369,4 +451,44 @@ pub(crate) fn check_indexable(n: usize) -> Result<()> {
 pub(crate) fn deterministic_sum(values: &[f64]) -> f64 {
     let partials: Vec<f64> = values.par_chunks(PASS_CHUNK_ROWS).map(|c| c.iter().sum()).collect();
     partials.iter().sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn row_lines_map_rows_across_gaps() {
+        let mut l = RowLines::default();
+        // Rows 0-2 on lines 2-4, a blank line 5, rows 3-4 on lines 6-7, two blanks, row 5 on 10.
+        for (row, line) in [(0, 2), (1, 3), (2, 4), (3, 6), (4, 7), (5, 10)] {
+            l.push(row, line);
+        }
+        assert_eq!(l.runs, [(0, 2), (3, 6), (5, 10)]);
+        let lines: Vec<_> = (0..6).map(|r| l.line(r)).collect();
+        assert_eq!(lines, [2, 3, 4, 6, 7, 10].map(Some));
+        assert_eq!(RowLines::default().line(0), None);
+    }
+
+    #[test]
+    fn names_that_would_break_a_csv_header_are_rejected() {
+        for bad in ["", "y", "a,b", "a\"b", "a\nb", "a\tb", " a", "a ", "lp__", "x__"] {
+            let why = name_problem(bad);
+            assert!(why.is_some(), "{bad:?}");
+            let err = check_names(&[bad.to_string()]).unwrap_err().to_string();
+            assert!(err.contains("covariate name") && err.contains(why.unwrap()), "{err}");
+        }
+        for good in ["x0", "age", "income (USD)", "âge", "a b", "_x", "x_", "intercept"] {
+            assert_eq!(name_problem(good), None, "{good:?}");
+        }
+        let err = check_names(&["a".into(), "a".into()]).unwrap_err().to_string();
+        assert!(err.contains("unique"), "{err}");
+    }
+
+    #[test]
+    fn locations_of_in_memory_data_have_no_line() {
+        let ds = Dataset::with_default_names(vec![1.0, 2.0], vec![0.0, 1.0], 1).unwrap();
+        assert_eq!(ds.line_of_row(1), None);
+        assert_eq!(ds.location(1).to_string(), "in-memory data, row 1 (0-based)");
+    }
 }

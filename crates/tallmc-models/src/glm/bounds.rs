@@ -174,9 +174,10 @@ impl<F: GlmFamily> LogPriorCurvature for Glm<F> {
     }
 }
 
+/// The design's column names ([`DesignMatrix::column_names`](crate::DesignMatrix::column_names)):
+/// `intercept` first when the design adds one, then the covariate names as the data name them.
 impl<F: GlmFamily> ParameterNames for Glm<F> {
     fn parameter_names(&self) -> Vec<String> {
-        let prefix = self.family.parameter_prefix();
-        (1..=self.design.dim()).map(|j| format!("{prefix}.{j}")).collect()
+        self.design.column_names()
     }
 }

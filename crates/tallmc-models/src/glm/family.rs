@@ -103,11 +103,6 @@ pub trait GlmFamily: Clone + fmt::Debug + Send + Sync {
     fn quadratic_form(&self) -> Option<QuadraticForm> {
         None
     }
-
-    /// Prefix of the parameter names `prefix.1`, …, `prefix.d` (default `theta`).
-    fn parameter_prefix(&self) -> &'static str {
-        "theta"
-    }
 }
 
 /// A family whose score is bounded: c₁ ≥ sup_{y, η} |φ′_y(η)| (logistic: 1).

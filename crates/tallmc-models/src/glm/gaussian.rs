@@ -87,10 +87,6 @@ impl GlmFamily for GaussianFamily {
     fn quadratic_form(&self) -> Option<QuadraticForm> {
         Some(self.form)
     }
-
-    fn parameter_prefix(&self) -> &'static str {
-        "beta"
-    }
 }
 
 impl BoundedCurvature for GaussianFamily {
@@ -138,7 +134,8 @@ impl BoundedThirdDerivative for GaussianFamily {
 /// C = max_i ‖x̃_i‖₂²/σ², and K = X̃ᵀX̃/σ² = −∇²ℓ exactly (`exact = true`); M₃ = 0
 /// (`TaylorRemainderBound`: second-order proxies are exact); prior curvature κ = 1/s²
 /// (`docs/methods/gradient-bounds.md`). **Cost**: O(d) per term, gradient or Hessian-vector
-/// product; O(d²) per datum for `sum_hessian`. Names: `beta.1`, …, `beta.d`.
+/// product; O(d²) per datum for `sum_hessian`. Parameter names: the design's column names
+/// (`intercept`, then the covariates' names as the data give them).
 ///
 /// ```
 /// use tallmc_core::{TermGradients, Terms};

@@ -211,8 +211,8 @@ logistic_family!(FastLogisticFamily, Fast);
 /// (not exact); prior curvature κ = 1/s² (`docs/methods/gradient-bounds.md`).
 ///
 /// **Cost**: one term, gradient or Hessian-vector product is O(d) (one dot product, plus one
-/// row update for gradients); `sum_hessian` is O(d²) per datum. Parameter names: `theta.1`, …,
-/// `theta.d`.
+/// row update for gradients); `sum_hessian` is O(d²) per datum. Parameter names: the design's
+/// column names (`intercept`, then the covariates' names as the data give them).
 ///
 /// ```
 /// use tallmc_core::{Terms, TermGradients};

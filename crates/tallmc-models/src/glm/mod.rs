@@ -36,7 +36,7 @@ mod wide;
 
 use rayon::prelude::*;
 
-use crate::data::{Dataset, DesignBounds, DesignMatrix, PASS_CHUNK_ROWS};
+use crate::data::{Dataset, DesignBounds, DesignMatrix, PASS_CHUNK_ROWS, Rows, with_rows};
 use crate::error::{Error, Result};
 use crate::prior::NormalPrior;
 
@@ -83,10 +83,12 @@ impl<F: GlmFamily> Glm<F> {
     /// The model of `design.y()` on `design` with family `family` and prior sd `prior_sd`.
     ///
     /// Errors: `prior_sd` not finite and > 0; more than u32::MAX rows; a design with no
-    /// columns; a response the family does not accept (naming the row and the value:
-    /// [`Error::NonFinite`] for NaN or ±∞, [`Error::InvalidResponse`] otherwise); a NaN or
-    /// infinite covariate (naming its row and column — memory-mapped data may skip the loader's
-    /// check); rows whose squared norm overflows. Cost: one pass over y and one over X̃ (the
+    /// columns; a response the family does not accept (naming the file, the row and, for CSV
+    /// data, the line, and the value: [`Error::NonFinite`] for NaN or ±∞,
+    /// [`Error::InvalidResponse`] otherwise); a NaN or infinite covariate (naming its row and
+    /// column — memory-mapped data may skip the loader's check); a row whose squared norm
+    /// overflows ([`Error::RowNormOverflow`], naming the first such row, its file and line, and
+    /// its largest entry's column). Cost: one pass over y and one over X̃ (the
     /// [`DesignBounds`] pass).
     pub fn with_family(family: F, design: DesignMatrix, prior_sd: f64) -> Result<Self> {
         let prior = NormalPrior::new(prior_sd)?;
@@ -95,11 +97,7 @@ impl<F: GlmFamily> Glm<F> {
         let bounds = design.bound_statistics();
         if !bounds.finite {
             design.data().check_finite()?;
-            return Err(Error::invalid(
-                "covariates",
-                format!("max_i |x_i|^2 = {}", bounds.max_row_norm_sq),
-                "rows whose squared Euclidean norm is finite (rescale the covariates)",
-            ));
+            return Err(row_norm_overflow(&design));
         }
         Ok(Self { family, design, prior, bounds })
     }
@@ -164,9 +162,38 @@ fn check_responses<F: GlmFamily>(family: &F, data: &Dataset) -> Result<()> {
             column: "y".to_string(),
             value,
         }),
-        Some((row, value)) => {
-            Err(Error::InvalidResponse { row, value, expected: family.response_domain() })
-        }
+        Some((row, value)) => Err(Error::InvalidResponse {
+            at: data.location(row),
+            value,
+            expected: family.response_domain(),
+        }),
         None => Ok(()),
+    }
+}
+
+/// The error for a design whose [`DesignBounds`] pass found a row with ‖x̃_i‖₂² = ∞ (all
+/// entries finite): names the first such row (its file and line), and its largest entry. One
+/// parallel pass over the rows, stopping at the first.
+fn row_norm_overflow(design: &DesignMatrix) -> Error {
+    fn first_row<R: Rows>(r: &R) -> Option<usize> {
+        let n = r.len();
+        (0..n.div_ceil(PASS_CHUNK_ROWS)).into_par_iter().find_map_first(|c| {
+            let lo = c * PASS_CHUNK_ROWS;
+            (lo..(lo + PASS_CHUNK_ROWS).min(n)).find(|&i| !r.row_norm_sq(i).is_finite())
+        })
+    }
+    let row = with_rows!(design, r => first_row(&r)).unwrap_or(0);
+    let (mut column, mut max_abs) = (0, 0.0_f64);
+    for j in 0..design.dim() {
+        let a = design.get(row, j).abs();
+        if a > max_abs {
+            (column, max_abs) = (j, a);
+        }
+    }
+    Error::RowNormOverflow {
+        at: design.data().location(row),
+        norm_sq: with_rows!(design, r => r.row_norm_sq(row)),
+        column: design.column_names().swap_remove(column),
+        max_abs,
     }
 }

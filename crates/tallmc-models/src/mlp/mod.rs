@@ -142,7 +142,7 @@ impl SoftmaxMlp {
         let prior = NormalPrior::new((0.5 / l2).sqrt())?;
         crate::data::check_indexable(data.len())?;
         data.check_finite()?;
-        check_labels(data.y(), classes)?;
+        check_labels(&data, classes)?;
         let shape = MlpShape { inputs: data.num_covariates(), hidden, classes };
         Ok(Self { data, shape, prior, l2 })
     }
@@ -191,13 +191,14 @@ impl SoftmaxMlp {
 }
 
 /// Errors on the first label that is not an integer in 0..K (one parallel pass).
-fn check_labels(y: &[f64], classes: usize) -> Result<()> {
+fn check_labels(data: &Dataset, classes: usize) -> Result<()> {
+    let y = data.y();
     let ok = |v: f64| v >= 0.0 && v < classes as f64 && v.fract() == 0.0;
     let bad = y.par_chunks(PASS_CHUNK_ROWS).enumerate().find_map_first(|(c, chunk)| {
         chunk.iter().position(|&v| !ok(v)).map(|k| (c * PASS_CHUNK_ROWS + k, chunk[k]))
     });
     match bad {
-        Some((row, value)) => Err(Error::InvalidLabel { row, value, classes }),
+        Some((row, value)) => Err(Error::InvalidLabel { at: data.location(row), value, classes }),
         None => Ok(()),
     }
 }
