@@ -34,7 +34,10 @@
 //! memory-mapped 10⁹-row file is never copied).
 //!
 //! Data come from CSV or from the memory-mapped binary format ([`data`], specified in
-//! `docs/data-format.md`), or from the generators of [`synthetic`].
+//! `docs/data-format.md`), or from the generators of [`synthetic`]. Parameters are named after
+//! the design's columns (`intercept`, then the data's covariate names). [`diagnose_design`]
+//! finds the columns whose coefficients the data cannot identify (constant, collinear,
+//! separating), and [`separates`] checks a θ for perfect separation.
 //!
 //! ```
 //! use tallmc_core::{FullData, Parallelism, Terms};
@@ -64,8 +67,9 @@ mod prior;
 pub mod synthetic;
 
 pub use data::{
-    Dataset, DesignBounds, DesignMatrix, DesignOptions, INTERCEPT_NAME, LoadOptions, SharedF64,
-    default_names, load, read_binary, read_csv, read_npy, write_binary, write_csv,
+    DEFAULT_COLLINEARITY_TOLERANCE, Dataset, DesignBounds, DesignFinding, DesignMatrix,
+    DesignOptions, INTERCEPT_NAME, LoadOptions, SharedF64, default_names, diagnose_design, load,
+    read_binary, read_csv, read_npy, separates, write_binary, write_csv,
 };
 pub use error::{Error, Result, RowLocation};
 pub use gaussian::Gaussian;

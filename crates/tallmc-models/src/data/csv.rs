@@ -185,11 +185,18 @@ impl Record {
         &self.buf[a..b]
     }
 }
-/// Reads a CSV file with a header line (the format of the [module docs](self) and
-/// `docs/data-format.md`). The column named `response` (usually `"y"`) is the response; every
-/// other column is a covariate, in file order, named by its header. The data set remembers the
-/// file and the line of every row, so models name both in their errors
-/// ([`Dataset::location`]).
+
+/// Reads a CSV file with a header line. The column named `response` (usually `"y"`) is the
+/// response; every other column is a covariate, in file order, named by its header.
+///
+/// The format (`docs/data-format.md`): UTF-8, a header line of names, then one line of
+/// numbers per observation, comma-separated. Fields may be quoted as in RFC 4180 (`"age"`,
+/// `"1.5"`, a comma inside quotes, `""` for a quote), spaces around fields are ignored, lines
+/// may end in `\r\n`, a byte-order mark before the header is skipped, and blank lines are
+/// skipped; a quoted field cannot span lines.
+///
+/// The data set remembers the file and the line of every row, so models name both in their
+/// errors ([`Dataset::location`]).
 ///
 /// Errors (each naming the file, the 1-based line and, for a cell, the 1-based column and its
 /// name): unreadable file or non-UTF-8 line, no header, a malformed line (a quote inside an

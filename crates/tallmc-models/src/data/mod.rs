@@ -14,11 +14,16 @@
 //!   as `np.save` writes them; both are memory-mapped.
 //!
 //! [`load`] dispatches on the extension.
+//!
+//! [`diagnose_design`] finds the columns of a design whose coefficients the data cannot
+//! identify (constant, collinear, separating columns), and [`separates`] checks a θ for
+//! perfect separation.
 
 mod binary;
 mod csv;
 mod design;
 mod design_stats;
+pub mod diagnostics;
 mod npy;
 mod shared;
 
@@ -36,6 +41,7 @@ pub use design::{
 };
 pub(crate) use design::{dot4, prefetch_line, with_rows};
 pub use design_stats::DesignBounds;
+pub use diagnostics::{DEFAULT_COLLINEARITY_TOLERANCE, DesignFinding, diagnose_design, separates};
 pub use npy::read_npy;
 pub use shared::SharedF64;
 
