@@ -4,9 +4,15 @@ use std::io;
 
 use tallmc_core::StatColumns;
 
+use super::columns::initial_capacity;
 use super::{ChainFooter, ChainHeader, DrawRecord, DrawSink};
 
 /// Keeps a chain's draws, log densities and typed stats in memory.
+///
+/// A bounded amount is reserved when a chain begins (at most 4096 draws' worth), the vectors
+/// growing as draws arrive: a run asking for more draws than memory holds fails when memory
+/// runs out, not up front. [`memory_sink_bytes`](super::memory_sink_bytes) says beforehand
+/// how much a run will hold.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MemorySink<S> {
     /// Dimension d of θ.
@@ -106,9 +112,10 @@ impl<S: Clone + Send> DrawSink<S> for MemorySink<S> {
         self.dim = header.parameter_names.len();
         self.parameter_names = header.parameter_names.to_vec();
         self.stat_columns = header.stat_columns.to_vec();
-        self.draws.reserve(header.num_draws * self.dim);
-        self.log_density.reserve(header.num_draws);
-        self.stats.reserve(header.num_draws);
+        let n = header.num_draws;
+        self.draws.reserve(initial_capacity(n, self.dim));
+        self.log_density.reserve(initial_capacity(n, 1));
+        self.stats.reserve(initial_capacity(n, 1));
         Ok(())
     }
     fn end_warmup(&mut self, tuning: &[String]) -> io::Result<()> {

@@ -5,15 +5,27 @@
 //!   code that handles runs of any kernel alike;
 //! * [`CsvSink`] writes CmdStan's CSV layout (readable by `arviz.from_cmdstan`);
 //! * [`Tee`] sends the same stream to two sinks.
+//!
+//! The CSV sinks write through a [`RowFile`]: a file that only ever holds whole lines, cut back
+//! to its last whole row on a write error, and that another thread can [abandon] with a footer
+//! (see [`row_file`] for the guarantees). The in-memory sinks reserve a bounded
+//! amount when a chain begins and grow as draws arrive; [`memory_sink_bytes`] says beforehand
+//! how much a run will hold.
+//!
+//! [abandon]: RowFileHandle::abandon
 
 mod columns;
 mod csv;
 mod memory;
+pub mod row_file;
 
-pub use columns::ColumnMemorySink;
+pub use columns::{ColumnMemorySink, memory_sink_bytes};
 pub use csv::CsvSink;
 pub(crate) use csv::{csv_header, push_number};
 pub use memory::MemorySink;
+pub use row_file::{
+    ABANDONED_FOOTER, BUFFER_BYTES, RowFile, RowFileHandle, RowTarget, WRITE_INTERVAL,
+};
 
 use std::io;
 
