@@ -128,7 +128,10 @@ fn bad_inputs_are_one_line_errors() {
         (vec!["--model", "logistic", "--data", "/nonexistent/file.csv"], "/nonexistent/file.csv"),
         (vec!["--model", "logistic", "--data", ragged.to_str().unwrap()], "ragged.csv:3"),
         (vec!["--model", "logistic", "--data", nan.to_str().unwrap()], "nan.csv:3:2 (column `x1`)"),
-        (vec!["--model", "logistic", "--data", d], "add covariates or an intercept"),
+        (
+            vec!["--model", "logistic", "--data", d, "--no-intercept"],
+            "add covariates or an intercept",
+        ),
         (vec!["--model", "logistic", "--data", d, "--intercept"], "0 or 1"),
         (vec!["--model", "gaussian", "--data", d, "--prior-sd", "1"], "--prior-sd"),
         (vec!["--model", "gaussian-mean", "--data", d], "--sigma"),
@@ -175,11 +178,13 @@ const SAMPLERS: [&str; 18] = [
 ];
 
 /// The flags every sampler takes.
-const COMMON_FLAGS: [&str; 17] = [
+const COMMON_FLAGS: [&str; 19] = [
     "--model",
     "--data",
     "--y-npy",
     "--intercept",
+    "--no-intercept",
+    "--overwrite",
     "--standardize",
     "--prior-sd",
     "--prior-mean",

@@ -125,7 +125,9 @@ fn rate_bounds_and_models_without_bounds() {
     let out = dir.path().join("run");
     let (d, o) = (data.to_str().unwrap(), out.to_str().unwrap());
     // `sample SAMPLER --model MODEL --data … --out …`, then the run's flags.
-    let base = |sampler, model| vec!["sample", sampler, "--model", model, "--data", d, "--out", o];
+    let base = |sampler, model| {
+        vec!["sample", sampler, "--model", model, "--data", d, "--out", o, "--overwrite"]
+    };
     for (sampler, bound) in [("bps", "model"), ("bps", "envelope"), ("zigzag", "envelope")] {
         let mut args = base(sampler, "logistic");
         args.extend(["--intercept", "--rate-bound", bound, "--chains", "2"]);

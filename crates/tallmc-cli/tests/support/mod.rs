@@ -171,6 +171,7 @@ pub fn gaussian_mean_args<'a>(sampler: &'a str, data: &'a str, out: &'a str) -> 
     let model = ["--model", "gaussian-mean", "--sigma", "2", "--prior-sd", "10"];
     let mut args = vec!["sample", sampler];
     args.extend(model);
-    args.extend(["--data", data, "--out", out]);
+    // The tests reuse an output directory as scratch: each run replaces the last.
+    args.extend(["--data", data, "--out", out, "--overwrite"]);
     args
 }

@@ -162,8 +162,10 @@ fn available_memory() -> Option<u128> {
 /// any work if they cannot fit. Continuous-time budgets in time, events or evaluations make an
 /// unknown number of draws, and are not checked.
 fn check_memory(spec: &RunSpec, d: usize) -> Result<()> {
-    // θ, lp__ and about a dozen stat columns per draw, 8 bytes each.
-    const STAT_COLUMNS: u128 = 16;
+    // θ, lp__ and the kernel's stat columns (from 4 for random-walk MH to about a dozen for
+    // HMC-ECS) per draw, 8 bytes each: a lower estimate, so that only runs that surely cannot
+    // fit are refused.
+    const STAT_COLUMNS: u128 = 6;
     let per_draw = (d as u128 + STAT_COLUMNS) * 8;
     let need = spec.chains as u128 * spec.draws as u128 * per_draw;
     let Some(have) = available_memory() else { return Ok(()) };

@@ -78,12 +78,10 @@ impl EcsCommon {
         match self.inner {
             InnerChoice::Hmc => {
                 if let Some(d) = self.max_depth {
-                    return Err(Invalid::new(
-                        "max_depth",
-                        d,
-                        "no tree depth with --inner hmc (the fixed-length HMC θ-step has no \
-                         tree; its length is --trajectory-length)",
-                    ));
+                    return Err(Invalid::message(format!(
+                        "--max-depth {d}: only meaningful with --inner nuts (the fixed-length \
+                         HMC θ-step has no tree; its length is --trajectory-length)"
+                    )));
                 }
                 if let Some(t) = self.trajectory_length {
                     check_positive("trajectory_length", t, "a finite number > 0")?;
@@ -91,12 +89,10 @@ impl EcsCommon {
             }
             InnerChoice::Nuts => {
                 if let Some(t) = self.trajectory_length {
-                    return Err(Invalid::new(
-                        "trajectory_length",
-                        t,
-                        "no trajectory length with --inner nuts (NUTS chooses the length at \
-                         every iteration; its limit is --max-depth)",
-                    ));
+                    return Err(Invalid::message(format!(
+                        "--trajectory-length {t}: only meaningful with --inner hmc (NUTS \
+                         chooses the length at every iteration; its limit is --max-depth)"
+                    )));
                 }
                 check_max_depth(self.max_depth.unwrap_or_else(default_max_depth))?;
             }

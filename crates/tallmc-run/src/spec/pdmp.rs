@@ -213,10 +213,7 @@ impl SbpsSettings {
     pub fn validate(&self) -> Result<(), Invalid> {
         self.continuous.validate()?;
         check_refresh(self.refresh_rate)?;
-        check_positive("k", self.k, "a finite band multiple > 0")?;
-        if self.batch == Some(0) {
-            return Err(Invalid::new("batch", 0, "1 ≤ n ≤ N"));
-        }
-        Ok(())
+        // The batch is checked against N when the data are read.
+        check_positive("k", self.k, "a finite band multiple > 0")
     }
 }
