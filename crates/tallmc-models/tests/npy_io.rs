@@ -129,3 +129,33 @@ fn non_finite_values_are_found_and_the_response_file_is_required() {
     let msg = load(&x, &LoadOptions::default()).unwrap_err().to_string();
     assert!(msg.contains("x.npy") && msg.contains("--y-npy"), "{msg}");
 }
+
+#[test]
+fn response_errors_name_the_response_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let x = npy(
+        dir.path(),
+        "x.npy",
+        "{'descr': '<f8', 'fortran_order': False, 'shape': (3, 1), }",
+        &[0.1, 0.2, 0.3],
+    );
+    let yh = "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }";
+    let y = npy(dir.path(), "y.npy", yh, &[0.0, 2.0, 1.0]);
+    let data = read_npy(&x, &y, true).unwrap();
+    assert_eq!(data.source(), Some(x.as_path()));
+    assert_eq!(data.response_source(), Some(y.as_path()));
+    let err = LogisticRegression::new(data, DesignOptions::default(), 1.0).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!("{} row 1 (0-based): invalid response y = 2; expected 0 or 1", y.display())
+    );
+    let y = npy(dir.path(), "y_nan.npy", yh, &[0.0, 1.0, f64::NAN]);
+    let msg = read_npy(&x, &y, true).unwrap_err().to_string();
+    assert_eq!(
+        msg,
+        format!(
+            "{}: non-finite value NaN at row 2 (0-based), column `y`; expected a finite number",
+            y.display()
+        )
+    );
+}

@@ -621,7 +621,7 @@ pub fn separates(design: &DesignMatrix, y: &[f64], theta: &[f64]) -> Result<bool
     }
     if let Some(i) = y.iter().position(|&v| v != 0.0 && v != 1.0) {
         return Err(Error::InvalidResponse {
-            at: design.data().location(i),
+            at: design.data().response_location(i),
             value: y[i],
             expected: "0 or 1",
         });

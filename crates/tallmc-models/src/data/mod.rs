@@ -73,6 +73,8 @@ pub struct Dataset {
     names: Vec<String>,
     storage: Storage,
     source: Option<PathBuf>,
+    /// The file of the responses, when it is not `source` (`.npy` data: X and y in two files).
+    response_source: Option<PathBuf>,
     /// The lines of a text file the rows were read from (CSV), for messages.
     lines: Option<RowLines>,
     metadata: Map<String, Value>,
@@ -131,6 +133,7 @@ impl Dataset {
             names,
             storage: Storage::Owned { x, y },
             source: None,
+            response_source: None,
             lines: None,
             metadata: Map::new(),
         };
@@ -159,7 +162,16 @@ impl Dataset {
         let (n, p) = (y.len(), names.len());
         check_shape(n, x.len(), &names)?;
         let storage = Storage::Shared { x, y };
-        let ds = Self { n, p, names, storage, source, lines: None, metadata: Map::new() };
+        let ds = Self {
+            n,
+            p,
+            names,
+            storage,
+            source,
+            response_source: None,
+            lines: None,
+            metadata: Map::new(),
+        };
         if check_finite {
             ds.check_finite()?;
         }
@@ -240,6 +252,28 @@ impl Dataset {
         RowLocation { source: self.source.clone(), row, line: self.line_of_row(row) }
     }
 
+    /// The file of the responses: [`Dataset::source`], except for `.npy` data, whose responses
+    /// have their own file.
+    pub fn response_source(&self) -> Option<&Path> {
+        self.response_source.as_deref().or(self.source())
+    }
+
+    /// Where the response of row `row` is, for messages: like [`Dataset::location`], with the
+    /// responses' file ([`Dataset::response_source`]).
+    pub fn response_location(&self, row: usize) -> RowLocation {
+        RowLocation {
+            source: self.response_source().map(Path::to_path_buf),
+            row,
+            line: self.line_of_row(row),
+        }
+    }
+
+    /// Sets the responses' file (for `.npy` data).
+    pub(crate) fn with_response_source(mut self, path: PathBuf) -> Self {
+        self.response_source = Some(path);
+        self
+    }
+
     /// Extra fields kept from a binary header (e.g. `theta_true`, `seed`) or set by a
     /// synthetic generator; written back by [`write_binary`].
     pub fn metadata(&self) -> &Map<String, Value> {
@@ -264,10 +298,12 @@ impl Dataset {
 
     /// A name for error messages: the file, or `in-memory data`.
     pub(crate) fn source_name(&self) -> String {
-        match &self.source {
-            Some(p) => p.display().to_string(),
-            None => "in-memory data".to_string(),
-        }
+        display_source(self.source())
+    }
+
+    /// A name for error messages about responses: their file, or `in-memory data`.
+    pub(crate) fn response_source_name(&self) -> String {
+        display_source(self.response_source())
     }
 
     /// Checks that every value is finite; the error names the first bad row and its column.
@@ -297,7 +333,7 @@ impl Dataset {
         });
         if let Some((row, value)) = bad {
             return Err(Error::NonFinite {
-                source_name: self.source_name(),
+                source_name: self.response_source_name(),
                 row,
                 column: "y".to_string(),
                 value,
@@ -305,6 +341,11 @@ impl Dataset {
         }
         Ok(())
     }
+}
+
+/// `path`, or `in-memory data`.
+fn display_source(path: Option<&Path>) -> String {
+    path.map_or_else(|| "in-memory data".to_string(), |p| p.display().to_string())
 }
 
 /// The checks every constructor makes: n ≥ 1 rows, `x_len` = n × p numbers (p =

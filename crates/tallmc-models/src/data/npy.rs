@@ -75,7 +75,12 @@ pub fn read_npy(
     }
     let x = SharedF64::from_map(x_map, x_header.data_offset, n * p, "X")?;
     let y = SharedF64::from_map(y_map, y_header.data_offset, n, "y")?;
-    Dataset::from_shared(x, y, default_names(p), Some(x_path.to_path_buf()), check_finite)
+    let ds = Dataset::from_shared(x, y, default_names(p), Some(x_path.to_path_buf()), false)?
+        .with_response_source(y_path.to_path_buf());
+    if check_finite {
+        ds.check_finite()?;
+    }
+    Ok(ds)
 }
 
 /// Memory-maps `path` and checks its header: float64, C order, data in bounds.

@@ -157,13 +157,13 @@ fn check_responses<F: GlmFamily>(family: &F, data: &Dataset) -> Result<()> {
     });
     match bad {
         Some((row, value)) if !value.is_finite() => Err(Error::NonFinite {
-            source_name: data.source_name(),
+            source_name: data.response_source_name(),
             row,
             column: "y".to_string(),
             value,
         }),
         Some((row, value)) => Err(Error::InvalidResponse {
-            at: data.location(row),
+            at: data.response_location(row),
             value,
             expected: family.response_domain(),
         }),

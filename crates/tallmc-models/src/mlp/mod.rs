@@ -198,7 +198,9 @@ fn check_labels(data: &Dataset, classes: usize) -> Result<()> {
         chunk.iter().position(|&v| !ok(v)).map(|k| (c * PASS_CHUNK_ROWS + k, chunk[k]))
     });
     match bad {
-        Some((row, value)) => Err(Error::InvalidLabel { at: data.location(row), value, classes }),
+        Some((row, value)) => {
+            Err(Error::InvalidLabel { at: data.response_location(row), value, classes })
+        }
         None => Ok(()),
     }
 }
