@@ -112,36 +112,21 @@
 #[macro_use]
 mod step_stats;
 
-pub mod adaptive_mh;
-pub mod continuous;
-pub mod driver;
-mod ecs_gibbs;
-pub mod ecs_kernel;
-mod ecs_theta;
+pub mod drivers;
+pub mod ecs;
 pub mod error;
-pub mod gibbs;
 #[macro_use]
-mod hamiltonian;
-pub mod hmc;
-pub mod hmc_ecs;
-pub mod hmc_ecs_signed;
+pub mod hamiltonian;
 pub mod init;
 pub mod mh;
-pub mod minibatch_mh;
-pub mod minibatch_proxy;
-pub mod nuts;
-mod nuts_tree;
 pub mod piecewise;
-pub mod proposal;
-pub mod rwm;
 pub mod sg;
-pub mod sghmc;
-pub mod sgld;
-pub mod sgnht;
-pub mod sink;
-mod thinned;
+pub mod sinks;
 
-pub use adaptive_mh::{AdaptiveMetropolis, AdaptiveMetropolisConfig};
+pub use drivers::continuous;
+pub use drivers::discrete as driver;
+pub use sinks::draws as sink;
+
 pub use continuous::{
     Budget, ContinuousChainOutput, ContinuousChainReport, ContinuousDriver, ContinuousRunConfig,
     GridDraws, GridStats, InMemoryOptions, MemorySkeleton, MemoryTrajectory, PdmpTuningOf,
@@ -152,36 +137,31 @@ pub use driver::{
     ChainOutput, ChainReport, Driver, InMemory, NoProgress, Progress, RunConfig, Runner, StatsOf,
     TuningOf, sample_in_memory,
 };
-pub use ecs_gibbs::{EcsEstimate, EcsEstimator, EcsStep, GibbsSubsample};
-pub use ecs_kernel::{EcsChain, EcsHead, EcsKernel, EcsReport, EcsSetup, EcsStart, EcsTuning};
+pub use ecs::{
+    EcsChain, EcsDynamics, EcsEstimate, EcsEstimator, EcsHead, EcsKernel, EcsReport, EcsSetup,
+    EcsStart, EcsStep, EcsTuning, GibbsSubsample, HmcEcs, HmcEcsConfig, HmcEcsStats, HmcEcsTuning,
+    HmcEcsWithEstimator, PerturbedEcs, PerturbedTuning, RecenterSchedule, SignedEcs, SignedHmcEcs,
+    SignedHmcEcsConfig, SignedHmcEcsStats, SignedHmcEcsTuning, SignedTuning, ThetaIntegrator,
+    UserEcs,
+};
 pub use error::{Result, SamplerError};
-pub use gibbs::{
-    ApproximateGibbs, EmpiricalConditional, GibbsChain, GibbsConfig, GibbsStats, Scan,
-    empirical_conditional,
-};
-pub use hamiltonian::{Hamiltonian, HamiltonianChain};
-pub use hmc::{Hmc, HmcChain, HmcConfig, HmcStats, HmcTuning};
-pub use hmc_ecs::{
-    EcsDynamics, HmcEcs, HmcEcsConfig, HmcEcsStats, HmcEcsTuning, HmcEcsWithEstimator,
-    PerturbedEcs, PerturbedTuning, RecenterSchedule, ThetaIntegrator, UserEcs,
-};
-pub use hmc_ecs_signed::{
-    SignedEcs, SignedHmcEcs, SignedHmcEcsConfig, SignedHmcEcsStats, SignedHmcEcsTuning,
-    SignedTuning,
+pub use hamiltonian::{
+    Hamiltonian, HamiltonianChain, Hmc, HmcChain, HmcConfig, HmcStats, HmcTuning, MAX_TREE_DEPTH,
+    Nuts, NutsChain, NutsConfig, NutsStats,
 };
 pub use init::{
     InitStrategy, Initialization, Laplace, NewtonOptions, initialize, laplace_approximation,
     uniform_positions,
 };
-pub use mh::{FullDataMh, MhChain, MhStats, RandomWalkMhConfig};
-pub use minibatch_mh::{
-    MinibatchMh, MinibatchMhChain, MinibatchMhStats, MinibatchMhTuning, NoRange, RangeSource,
-    TermBoundRange,
+pub use mh::{
+    AdaptiveMetropolis, AdaptiveMetropolisConfig, ApproximateGibbs, EmpiricalConditional,
+    FullDataMh, GibbsChain, GibbsConfig, GibbsStats, MhChain, MhStats, MinibatchMh,
+    MinibatchMhChain, MinibatchMhStats, MinibatchMhTuning, NoRange, Proposal, ProxyConfig,
+    ProxyMhStats, ProxyMhTuning, ProxyMinibatchMh, ProxyMinibatchMhChain, RandomWalkConfig,
+    RandomWalkMetropolis, RandomWalkMhConfig, RandomWalkProposal, RandomWalkProposalConfig,
+    RandomWalkTuning, RangeSource, Scan, SgldProposal, SgldProposalConfig, SgldProposalTuning,
+    TermBoundRange, empirical_conditional,
 };
-pub use minibatch_proxy::{
-    ProxyConfig, ProxyMhStats, ProxyMhTuning, ProxyMinibatchMh, ProxyMinibatchMhChain,
-};
-pub use nuts::{MAX_TREE_DEPTH, Nuts, NutsChain, NutsConfig, NutsStats};
 pub use piecewise::{
     AutoBoundConfig, AutomaticBound, BandConfig, BoundedGradients, Bps, BpsChain, BpsConfig,
     BpsState, BpsTuning, ClockTuning, ControlVariates, DatumRateBound, LipSbps, LipSbpsChain,
@@ -190,12 +170,8 @@ pub use piecewise::{
     VelocityDistribution, ZigZag, ZigZagChain, ZigZagConfig, ZigZagState, ZigZagSubsampling,
     ZigZagSubsamplingChain, ZigZagSubsamplingTuning, ZigZagTuning,
 };
-pub use proposal::{
-    Proposal, RandomWalkProposal, RandomWalkProposalConfig, RandomWalkTuning, SgldProposal,
-    SgldProposalConfig, SgldProposalTuning,
+pub use sg::{
+    MinibatchScope, SgChain, SgDynamics, SgHmc, SgHmcConfig, SgHmcState, SgHmcStats, Sgld,
+    SgldConfig, SgldState, SgldStats, Sgnht, SgnhtConfig, SgnhtState, SgnhtStats,
+    StochasticGradient, Subsampling, Thermostat,
 };
-pub use rwm::{RandomWalkConfig, RandomWalkMetropolis};
-pub use sg::{MinibatchScope, SgChain, SgDynamics, StochasticGradient, Subsampling};
-pub use sghmc::{SgHmc, SgHmcConfig, SgHmcState, SgHmcStats};
-pub use sgld::{Sgld, SgldConfig, SgldState, SgldStats};
-pub use sgnht::{Sgnht, SgnhtConfig, SgnhtState, SgnhtStats, Thermostat};

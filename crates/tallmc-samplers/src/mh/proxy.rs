@@ -4,7 +4,7 @@
 //! of a large fraction of them.
 //!
 //! **The proxy.** Exact MH accepts θ′ iff Λ_n = (1/n) Σ_i [ℓ_i(θ′) − ℓ_i(θ)] > ψ with
-//! ψ = (1/n) log[u p(θ) q(θ′|θ) / (p(θ′) q(θ|θ′))] (see [`crate::minibatch_mh`]). Around a
+//! ψ = (1/n) log[u p(θ) q(θ′|θ) / (p(θ′) q(θ|θ′))] (see [`crate::mh::minibatch`]). Around a
 //! centre θ* (h = θ − θ*, h′ = θ′ − θ*), the second-order Taylor proxy of ℓ_i(θ′) − ℓ_i(θ) is
 //!
 //! ```text
@@ -110,11 +110,11 @@ use tallmc_core::{
 };
 use tallmc_estimators::{ControlVariate, CvOrder};
 
-use crate::minibatch_mh::{
+use super::minibatch::{
     CHUNK, DecisionValues, MinibatchCore, MinibatchMh, MinibatchMhStats, MinibatchMhTuning,
     NoRange, Prepared,
 };
-use crate::proposal::Proposal;
+use super::proposal::Proposal;
 
 /// Relative size, in units of the magnitudes of the terms entering a computed remainder, of the
 /// rounding allowance within which a remainder just outside [−R_p, R_p] is clamped (see the

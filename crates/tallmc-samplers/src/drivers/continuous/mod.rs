@@ -135,11 +135,12 @@
 //! # Ok::<(), tallmc_samplers::SamplerError>(())
 //! ```
 
-mod budget;
+pub(crate) mod budget;
 mod chain;
 mod driver;
 mod memory;
-pub mod sink;
+
+pub use crate::sinks::segments as sink;
 
 pub use budget::Budget;
 pub use driver::{

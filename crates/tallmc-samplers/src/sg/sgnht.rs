@@ -52,7 +52,7 @@ use serde::Serialize;
 use tallmc_core::{EvalCounts, Result, Tuning};
 use tallmc_estimators::MinibatchGradient;
 
-use crate::sg::{
+use super::kernel::{
     SgDynamics, StochasticGradient, Subsampling, all_finite, check_batch, check_step_size,
     check_steps,
 };

@@ -37,7 +37,7 @@ use tallmc_core::{EvalCounts, Result, StepStats, Tuning};
 use tallmc_estimators::MinibatchGradient;
 use tallmc_integrators::Metric;
 
-use crate::sg::{
+use super::kernel::{
     SgDynamics, StochasticGradient, Subsampling, all_finite, check_batch, check_metric,
     check_step_size,
 };

@@ -7,7 +7,7 @@ use serde::Serialize;
 use tallmc_core::{EvalCounts, EventTotals, Segment, SegmentStats, StepStats};
 
 use super::{SegmentFooter, SegmentHeader, SegmentSink};
-use crate::continuous::Budget;
+use crate::drivers::continuous::budget::Budget;
 use crate::sink::{ChainFooter, ChainHeader, DrawRecord, DrawSink, stat_column_names};
 
 /// The stats of a grid draw, counting what happened since the previous grid point (columns

@@ -39,8 +39,8 @@ use serde::Serialize;
 use tallmc_core::{Error, EvalCounts, LogPrior, Parallelism, Result, TermGradients};
 use tallmc_integrators::{DualAveragingConfig, Metric, MetricKind};
 
-use crate::hamiltonian::{Hamiltonian, HamiltonianChain, HamiltonianSettings, Phase};
-use crate::nuts_tree::Tree;
+use super::kernel::{Hamiltonian, HamiltonianChain, HamiltonianSettings, Phase};
+use crate::hamiltonian::tree::Tree;
 
 /// Largest `max_depth` accepted: 2³⁰ − 1 leapfrog steps per transition is already far beyond
 /// any useful trajectory.

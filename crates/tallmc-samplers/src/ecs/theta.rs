@@ -7,8 +7,8 @@ use rand::{Rng, RngExt};
 use tallmc_core::{Error, EvalCounts, Result};
 use tallmc_integrators::{DualAveraging, LeapfrogOutcome, Metric, PhasePoint, leapfrog};
 
-use crate::hmc_ecs::EcsDynamics;
-use crate::nuts_tree::Tree;
+use super::perturbed::EcsDynamics;
+use crate::hamiltonian::tree::Tree;
 
 /// The outcome of one θ-step.
 #[derive(Debug, Clone, Copy)]

@@ -41,7 +41,7 @@
 use rand::{Rng, RngExt};
 use serde::Serialize;
 
-use crate::proposal::{Proposal, RandomWalkProposal, RandomWalkProposalConfig};
+use super::proposal::{Proposal, RandomWalkProposal, RandomWalkProposalConfig};
 use tallmc_core::{
     Chain, Error, EvalCounts, FullData, Kernel, LogPrior, Parallelism, Result, Terms,
 };

@@ -13,8 +13,8 @@
 use serde::Serialize;
 use tallmc_core::Parallelism;
 
-use crate::mh::{FullDataMh, RandomWalkMhConfig};
-use crate::proposal::{RandomWalkProposal, RandomWalkProposalConfig};
+use super::full_data::{FullDataMh, RandomWalkMhConfig};
+use super::proposal::{RandomWalkProposal, RandomWalkProposalConfig};
 
 /// Settings of [`RandomWalkMetropolis`].
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -23,7 +23,7 @@
 //!
 //!    With [`ThetaIntegrator::Nuts`] the θ-step is instead one NUTS transition on the same Û
 //!    (u still fixed): a doubling trajectory with multinomial sampling and the generalized
-//!    no-U-turn criterion, as in [`crate::nuts`], of at most `max_depth` doublings. Like the
+//!    no-U-turn criterion, as in [`crate::hamiltonian::nuts`], of at most `max_depth` doublings. Like the
 //!    fixed-length step it leaves exp(−Û(θ)) ∝ π̄_m(θ | u) invariant, so the Gibbs sweep keeps
 //!    π̄_m invariant (NumPyro's `HMCECS` with a `NUTS` inner kernel).
 //!
@@ -34,7 +34,7 @@
 //! is the full-data posterior mode (O(1/√n) rates when θ* is the mode of a subset of size
 //! O(√n)). When the control variates are exact (order 2 on a Gaussian model, so σ̂² = 0 and
 //! ℓ̂ = ℓ) the chain is exactly π-invariant. For an exact (sign-corrected) alternative see
-//! signed HMC-ECS (`hmc_ecs_signed`).
+//! signed HMC-ECS ([`crate::ecs::signed`]).
 //!
 //! **Tuning (what this implementation does).**
 //! * θ*: given in the config, or the full-data posterior mode found by Newton's method from the
@@ -89,10 +89,10 @@ use tallmc_integrators::{DualAveragingConfig, Metric};
 
 use tallmc_core::error::check_positive;
 
-use crate::ecs_gibbs::{EcsEstimator, EcsStep, GibbsSubsample};
-use crate::ecs_kernel::{EcsHead, EcsKernel, EcsReport, EcsSetup, EcsStart, EcsTuning};
+use super::gibbs::{EcsEstimator, EcsStep, GibbsSubsample};
+use super::kernel::{EcsHead, EcsKernel, EcsReport, EcsSetup, EcsStart, EcsTuning};
+use crate::hamiltonian::MAX_TREE_DEPTH;
 use crate::init::{NewtonOptions, laplace_approximation};
-use crate::nuts::MAX_TREE_DEPTH;
 
 /// Number of Laplace draws at which the subsample tuning measures the differences' variance.
 pub(crate) const TUNING_DRAWS: usize = 4;
@@ -143,7 +143,7 @@ pub enum ThetaIntegrator {
     /// the end point accepted with probability min{1, exp(H₀ − H₁)}. The default.
     #[default]
     Hmc,
-    /// The No-U-Turn Sampler ([`crate::nuts`]; Hoffman & Gelman 2014, Betancourt 2017 App. A):
+    /// The No-U-Turn Sampler ([`crate::hamiltonian::nuts`]; Hoffman & Gelman 2014, Betancourt 2017 App. A):
     /// the trajectory doubles in a random direction until the generalized no-U-turn criterion
     /// p♯₋·ρ > 0, p♯₊·ρ > 0 fails (ρ the summed momenta, p♯ = M⁻¹p at the ends), a step
     /// diverges, or `max_depth` doublings are done (2^max_depth − 1 leapfrog steps at most);

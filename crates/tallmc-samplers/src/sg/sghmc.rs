@@ -45,7 +45,7 @@ use tallmc_core::{EvalCounts, Result, Tuning};
 use tallmc_estimators::MinibatchGradient;
 use tallmc_integrators::Metric;
 
-use crate::sg::{
+use super::kernel::{
     MinibatchScope, SgDynamics, StochasticGradient, Subsampling, all_finite, check_batch,
     check_metric, check_step_size, check_steps,
 };

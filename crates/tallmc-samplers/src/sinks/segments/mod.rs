@@ -25,7 +25,7 @@ use std::path::Path;
 use serde::Serialize;
 use tallmc_core::{EventTotals, Segment, SegmentStats};
 
-use super::Budget;
+use crate::drivers::continuous::budget::Budget;
 use crate::sink::Tee;
 
 /// What a segment sink learns before the first segment of a chain (at the end of warmup).

@@ -32,7 +32,7 @@ use serde::Serialize;
 use tallmc_core::{Error, EvalCounts, LogPrior, Parallelism, Result, TermGradients, Tuning};
 use tallmc_integrators::{DualAveragingConfig, LeapfrogOutcome, Metric, MetricKind, leapfrog};
 
-use crate::hamiltonian::{Hamiltonian, HamiltonianChain, HamiltonianSettings, Phase, hamiltonian};
+use super::kernel::{Hamiltonian, HamiltonianChain, HamiltonianSettings, Phase, hamiltonian};
 
 /// Settings of [`Hmc`].
 #[derive(Debug, Clone, PartialEq)]

@@ -11,7 +11,7 @@
 //!
 //! E_u L̂_B = L(θ) exactly, but L̂_B can be negative. The chain targets
 //! π̃(θ, u) ∝ |L̂_B(θ; u)| p(θ) p(u) with the same HMC-within-Gibbs scheme as
-//! [`crate::hmc_ecs`]:
+//! [`crate::ecs::perturbed`]:
 //!
 //! 1. **u-step.** Redraw κ of the λ factors (correlation ≈ 1 − κ/λ) and accept with
 //!    min{1, |L̂_B(θ; u′)| / |L̂_B(θ; u)|}, computed in log space.
@@ -35,7 +35,7 @@
 //! P(L̂_B ≥ 0) ≥ `min_prob_positive` (default 0.99); if σ = 0 (exact control variates),
 //! a = μ − λ (the paper's a = −λ when μ ≈ 0). a is then kept fixed (re-centring θ* during
 //! warmup does not re-tune it). θ*, M, ε and the re-centring schedule are as in
-//! [`crate::hmc_ecs`].
+//! [`crate::ecs::perturbed`].
 //!
 //! **Cost** per iteration: Σ_l χ_l·m (mean λm) terms + as many gradients per leapfrog step, and
 //! the same for the u-step, plus the control variates of the κ refreshed factors (on average
@@ -55,9 +55,9 @@ use tallmc_estimators::{
     RankOne,
 };
 
-use crate::ecs_gibbs::EcsStep;
-use crate::ecs_kernel::{EcsHead, EcsKernel, EcsReport, EcsSetup, EcsStart, EcsTuning};
-use crate::hmc_ecs::{EcsDynamics, TunedStart, check_center, tuned_start};
+use super::gibbs::EcsStep;
+use super::kernel::{EcsHead, EcsKernel, EcsReport, EcsSetup, EcsStart, EcsTuning};
+use super::perturbed::{EcsDynamics, TunedStart, check_center, tuned_start};
 
 /// Settings of [`SignedHmcEcs`].
 #[derive(Debug, Clone, PartialEq)]

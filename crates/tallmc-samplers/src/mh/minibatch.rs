@@ -46,7 +46,7 @@ use tallmc_core::{
     Chain, Error, EvalCounts, Kernel, LogPrior, Result, StepStats, TermBounds, Terms, Tuning,
 };
 
-use crate::proposal::Proposal;
+use super::proposal::Proposal;
 
 /// Values evaluated per model call when filling a batch (scratch size, not a statistical
 /// setting).
@@ -115,7 +115,7 @@ step_stats_from_fields!(decided: MinibatchMhStats);
 /// What a minibatch MH decision tests, given (θ, θ′): the per-datum values the test sees, a
 /// shift of the threshold, the values' range bound and the evaluations each value costs. The
 /// plain kernel tests l_i = ℓ_i(θ′) − ℓ_i(θ) against μ₀; the proxy kernel
-/// ([`crate::minibatch_proxy`]) tests remainders after a Taylor proxy against μ₀ − (1/N)Σ℘_i.
+/// ([`crate::mh::proxy`]) tests remainders after a Taylor proxy against μ₀ − (1/N)Σ℘_i.
 pub(crate) trait DecisionValues<M: ?Sized> {
     /// Prepares the values of the decision between `theta` and `theta_prime`. Called once per
     /// decision that looks at the data, before any [`DecisionValues::values`].

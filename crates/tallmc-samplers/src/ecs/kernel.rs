@@ -1,5 +1,5 @@
 //! One HMC-ECS kernel over its estimator: [`EcsKernel`] settings build [`EcsChain`]s that run
-//! the HMC-within-Gibbs sweep of `ecs_gibbs` on any [`EcsEstimator`].
+//! the HMC-within-Gibbs sweep of `ecs::gibbs` on any [`EcsEstimator`].
 //!
 //! Perturbed HMC-ECS ([`HmcEcs`](crate::HmcEcs)), signed HMC-ECS
 //! ([`SignedHmcEcs`](crate::SignedHmcEcs)) and HMC-ECS on an estimator of your own
@@ -20,11 +20,11 @@ use tallmc_core::{
 };
 use tallmc_integrators::{Metric, PhasePoint};
 
-use crate::ecs_gibbs::{
+use super::gibbs::{
     EcsEstimator, EcsPoint, EcsStep, GibbsSubsample, gibbs_sweep, initial_point, recenter,
 };
-use crate::ecs_theta::Dynamics;
-use crate::hmc_ecs::{EcsDynamics, ThetaIntegrator};
+use super::perturbed::{EcsDynamics, ThetaIntegrator};
+use super::theta::Dynamics;
 
 /// What a chain of an [`EcsSetup`] starts from: the estimator (with its control variate at
 /// θ*), the subsample u already drawn, the Laplace covariance at θ* (the metric unless

@@ -18,8 +18,8 @@ use tallmc_estimators::{
 };
 use tallmc_integrators::PhasePoint;
 
-use crate::ecs_theta::Dynamics;
-use crate::hmc_ecs::laplace_covariance;
+use super::perturbed::laplace_covariance;
+use super::theta::Dynamics;
 
 /// The auxiliary random numbers u of HMC-ECS (a subsample of data indices), with the law p(u)
 /// they are drawn from and the partial refresh of the u-step.

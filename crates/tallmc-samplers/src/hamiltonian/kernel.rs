@@ -43,8 +43,8 @@ pub struct WarmupSettings<'a> {
 /// the names of [`WarmupSettings`].
 macro_rules! warmup_settings_from_fields {
     () => {
-        fn warmup_settings(&self) -> $crate::hamiltonian::WarmupSettings<'_> {
-            $crate::hamiltonian::WarmupSettings {
+        fn warmup_settings(&self) -> $crate::hamiltonian::kernel::WarmupSettings<'_> {
+            $crate::hamiltonian::kernel::WarmupSettings {
                 initial_step_size: self.initial_step_size,
                 adapt_step_size: self.adapt_step_size,
                 dual_averaging: self.dual_averaging,

@@ -1,4 +1,4 @@
-//! The trajectory of one NUTS transition (see [`crate::nuts`] for the algorithm), over any
+//! The trajectory of one NUTS transition (see [`crate::hamiltonian::nuts`] for the algorithm), over any
 //! potential: a closure `(θ, grad) -> log π(θ)` that overwrites `grad` with ∇log π(θ), as for
 //! [`leapfrog`]. Full-data NUTS passes the full-data log posterior; a subsampling kernel can pass
 //! its estimate with the subsample fixed.
@@ -12,7 +12,7 @@ use rand::{Rng, RngExt};
 use tallmc_core::linalg::dot;
 use tallmc_integrators::{LeapfrogOutcome, Metric, PhasePoint, leapfrog};
 
-use crate::hamiltonian::hamiltonian;
+use super::kernel::hamiltonian;
 
 /// How one transition went.
 #[derive(Debug, Clone, Copy, PartialEq)]

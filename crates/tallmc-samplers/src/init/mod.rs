@@ -15,7 +15,9 @@ use tallmc_core::{
 };
 use tallmc_integrators::Metric;
 
-use crate::thinned::Thinned;
+use thinned::Thinned;
+
+mod thinned;
 
 /// Settings of Newton's method.
 #[derive(Debug, Clone, Copy, PartialEq)]

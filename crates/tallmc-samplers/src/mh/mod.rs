@@ -1,0 +1,36 @@
+//! The Metropolis–Hastings family: kernels that propose θ′ and accept or reject it.
+//!
+//! * [`full_data`] — MH over any [`Proposal`] on the full data, with
+//!   [`rwm`] (random-walk Metropolis) and [`adaptive`] (adaptive Metropolis) as its configs;
+//! * [`proposal`] — the proposals: random walk and SGLD;
+//! * [`minibatch`] — minibatch MH, the accept step as a sequential mean test (exact,
+//!   Austerity, confidence sampler);
+//! * [`proxy`] — the confidence sampler with Taylor proxies;
+//! * [`gibbs`] — Gibbs on binary factor models with the same mean tests.
+
+pub mod adaptive;
+pub mod full_data;
+pub mod gibbs;
+pub mod minibatch;
+pub mod proposal;
+pub mod proxy;
+pub mod rwm;
+
+pub use adaptive::{AdaptiveMetropolis, AdaptiveMetropolisConfig};
+pub use full_data::{FullDataMh, MhChain, MhStats, RandomWalkMhConfig};
+pub use gibbs::{
+    ApproximateGibbs, EmpiricalConditional, GibbsChain, GibbsConfig, GibbsStats, Scan,
+    empirical_conditional,
+};
+pub use minibatch::{
+    MinibatchMh, MinibatchMhChain, MinibatchMhStats, MinibatchMhTuning, NoRange, RangeSource,
+    TermBoundRange,
+};
+pub use proposal::{
+    Proposal, RandomWalkProposal, RandomWalkProposalConfig, RandomWalkTuning, SgldProposal,
+    SgldProposalConfig, SgldProposalTuning,
+};
+pub use proxy::{
+    ProxyConfig, ProxyMhStats, ProxyMhTuning, ProxyMinibatchMh, ProxyMinibatchMhChain,
+};
+pub use rwm::{RandomWalkConfig, RandomWalkMetropolis};
