@@ -43,8 +43,8 @@ use tallmc_core::{
 use tallmc_integrators::{AffineRate, ConstantRate, PiecewiseLinearRate, Rate, thin};
 
 use super::common::{
-    FullPotential, ParticleState, PotentialCurvature, VelocityDistribution, all_finite,
-    check_refresh_rate, diverge, dot, first_event, reflect, segment_with,
+    ClockTuning, FullPotential, ParticleState, PotentialCurvature, VelocityDistribution,
+    all_finite, check_refresh_rate, diverge, dot, first_event, reflect, segment_with,
 };
 use super::envelope::{AutoBoundConfig, EnvelopeWindow, envelope, gradient_at};
 
@@ -117,40 +117,6 @@ pub struct EnvelopeClock {
     band: PiecewiseLinearRate,
     /// Λ̄ at the particle's band time.
     mass: f64,
-}
-
-/// How a chain's bounce (or flip) clocks are simulated, as its tuning reports it.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub enum ClockTuning {
-    /// The rate is affine along the line (quadratic potential): its arrivals are inverted
-    /// exactly.
-    ExactInversion,
-    /// Thinning against the model's curvature bound.
-    CurvatureBound,
-    /// Thinning against the automatic piecewise envelope.
-    Automatic {
-        /// Grid intervals per band.
-        intervals: usize,
-        /// The envelope's current horizon.
-        horizon: f64,
-    },
-}
-
-impl ClockTuning {
-    pub(crate) fn of_curvature(exact: bool) -> Self {
-        if exact { Self::ExactInversion } else { Self::CurvatureBound }
-    }
-
-    /// A short description, as in the CSV comments.
-    pub fn describe(&self) -> String {
-        match self {
-            Self::ExactInversion => "exact inversion (quadratic potential)".into(),
-            Self::CurvatureBound => "thinning against the model's curvature bound".into(),
-            Self::Automatic { intervals, horizon } => format!(
-                "automatic piecewise bound, {intervals} intervals, current horizon {horizon}"
-            ),
-        }
-    }
 }
 
 /// The tuning of a [`BpsChain`]: the refreshment rate and how the bounce clock is simulated.

@@ -1,6 +1,6 @@
 //! Pieces shared by the piecewise-deterministic kernels: velocity draws and reflections, the
-//! full-data potential, the curvature bound of the potential, and the particle state of the
-//! full-data kernels.
+//! full-data potential, the curvature bound of the potential, the particle state of the
+//! full-data kernels, and how a chain's clocks are simulated, as its tuning reports it.
 
 use rand::Rng;
 use rand_distr::{Distribution, StandardNormal};
@@ -11,6 +11,40 @@ use tallmc_core::{
     Trajectory,
 };
 use tallmc_integrators::earliest;
+
+/// How a chain's bounce (or flip) clocks are simulated, as its tuning reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub enum ClockTuning {
+    /// The rate is affine along the line (quadratic potential): its arrivals are inverted
+    /// exactly.
+    ExactInversion,
+    /// Thinning against the model's curvature bound.
+    CurvatureBound,
+    /// Thinning against the automatic piecewise envelope.
+    Automatic {
+        /// Grid intervals per band.
+        intervals: usize,
+        /// The envelope's current horizon.
+        horizon: f64,
+    },
+}
+
+impl ClockTuning {
+    pub(crate) fn of_curvature(exact: bool) -> Self {
+        if exact { Self::ExactInversion } else { Self::CurvatureBound }
+    }
+
+    /// A short description, as in the CSV comments.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::ExactInversion => "exact inversion (quadratic potential)".into(),
+            Self::CurvatureBound => "thinning against the model's curvature bound".into(),
+            Self::Automatic { intervals, horizon } => format!(
+                "automatic piecewise bound, {intervals} intervals, current horizon {horizon}"
+            ),
+        }
+    }
+}
 
 /// The reference distribution of a BPS-type velocity (drawn at the start and at refreshments).
 ///

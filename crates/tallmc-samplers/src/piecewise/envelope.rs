@@ -29,8 +29,7 @@ use tallmc_core::{
 };
 use tallmc_integrators::PiecewiseLinearRate;
 
-use super::bps::ClockTuning;
-use super::common::{FullPotential, ParticleState, all_finite};
+use super::common::{ClockTuning, FullPotential, ParticleState, all_finite};
 
 /// Settings of the automatic piecewise bound (module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]

@@ -45,10 +45,10 @@ mod zigzag_cv;
 mod zigzag_subsampling;
 
 pub use bps::{
-    AutomaticBound, Bps, BpsChain, BpsConfig, BpsState, BpsTuning, ClockTuning, CurvatureClock,
-    EnvelopeClock, ModelBound,
+    AutomaticBound, Bps, BpsChain, BpsConfig, BpsState, BpsTuning, CurvatureClock, EnvelopeClock,
+    ModelBound,
 };
-pub use common::{ParticleState, VelocityDistribution, reflect};
+pub use common::{ClockTuning, ParticleState, VelocityDistribution, reflect};
 pub use datum_bounds::{BoundedGradients, LipschitzGradients};
 pub use envelope::AutoBoundConfig;
 pub use lipsbps::{DatumRateBound, LipSbps, LipSbpsChain, LipSbpsConfig, LipSbpsTuning};

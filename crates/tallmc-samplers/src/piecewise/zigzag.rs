@@ -32,10 +32,10 @@ use tallmc_core::{
 };
 use tallmc_integrators::{AffineRate, PiecewiseLinearRate, Rate, earliest, thin};
 
-use super::bps::{AutomaticBound, BOUND_SLACK, ClockTuning, CurvatureClock, ModelBound};
+use super::bps::{AutomaticBound, BOUND_SLACK, CurvatureClock, ModelBound};
 use super::common::{
-    FullPotential, ParticleState, PotentialCurvature, all_finite, diverge, first_event,
-    segment_with,
+    ClockTuning, FullPotential, ParticleState, PotentialCurvature, all_finite, diverge,
+    first_event, segment_with,
 };
 use super::envelope::{AutoBoundConfig, EnvelopeWindow, envelope, gradient_at};
 
