@@ -8,7 +8,7 @@ use tallmc_core::{
     Error, EventKind, EventTotals, PdmpChain, PdmpKernel, Segment, SegmentStats, Tuning,
 };
 
-use super::driver::{
+use super::run::{
     ContinuousChainOutput, ContinuousChainReport, ContinuousDriver, PROGRESS_TICKS, PdmpTuningOf,
 };
 use super::sink::{SegmentFooter, SegmentHeader, SegmentSink};

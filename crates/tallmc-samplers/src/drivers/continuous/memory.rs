@@ -4,10 +4,9 @@ use std::io;
 
 use tallmc_core::{PdmpKernel, Segment, SegmentStats};
 
-use super::driver::PdmpTuningOf;
 use tallmc_diagnostics::continuous::{ContinuousSummary, TimeAverageConfig, summarize_continuous};
 
-use super::driver::{ContinuousChainOutput, ContinuousDriver, ContinuousRunConfig};
+use super::run::{ContinuousChainOutput, ContinuousDriver, ContinuousRunConfig, PdmpTuningOf};
 use super::sink::{
     GridDraws, MemorySkeleton, SegmentFooter, SegmentHeader, SegmentSink, TimeAverageSink,
 };

@@ -139,16 +139,17 @@ pub(crate) mod budget;
 mod chain;
 mod driver;
 mod memory;
+mod run;
 
 pub use crate::sinks::segments as sink;
 
 pub use budget::Budget;
-pub use driver::{
-    ContinuousChainOutput, ContinuousChainReport, ContinuousDriver, ContinuousRunConfig,
-    DEFAULT_MAX_ZERO_DURATION_STEPS, PROGRESS_TICKS, PdmpTuningOf,
-};
 pub use memory::{
     InMemoryOptions, MemoryTrajectory, sample_trajectories_in_memory, summarize_trajectories,
+};
+pub use run::{
+    ContinuousChainOutput, ContinuousChainReport, ContinuousDriver, ContinuousRunConfig,
+    DEFAULT_MAX_ZERO_DURATION_STEPS, PROGRESS_TICKS, PdmpTuningOf,
 };
 pub use sink::{
     GridDraws, GridStats, MemorySkeleton, SegmentFooter, SegmentHeader, SegmentSink, SkeletonEvent,
