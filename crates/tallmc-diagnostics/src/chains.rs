@@ -1,6 +1,7 @@
 //! Input validation and the transforms the diagnostics share: stacking, splitting, rank
 //! normalization, folding and quantile indicators (ArviZ's `_split_chains`, `_z_scale`,
-//! `_z_fold`, `_quantile`).
+//! `_z_fold`, `_quantile`), and the unchecked mean and variance of a slice that every
+//! diagnostic builds on.
 
 use crate::error::{Error, Result};
 
@@ -115,7 +116,7 @@ impl Matrix {
 
     /// Mean over all values.
     pub(crate) fn mean(&self) -> f64 {
-        crate::stats::mean_unchecked(&self.data)
+        mean_unchecked(&self.data)
     }
 
     /// Values sorted ascending.
@@ -124,6 +125,18 @@ impl Matrix {
         sorted.sort_by(f64::total_cmp);
         sorted
     }
+}
+
+/// Mean of a non-empty slice (no validation).
+pub(crate) fn mean_unchecked(x: &[f64]) -> f64 {
+    x.iter().sum::<f64>() / x.len() as f64
+}
+
+/// Variance with divisor n − `ddof` (two-pass, as `numpy.var`), no validation.
+pub(crate) fn var_unchecked(x: &[f64], ddof: usize) -> f64 {
+    let m = mean_unchecked(x);
+    let ss: f64 = x.iter().map(|&v| (v - m) * (v - m)).sum();
+    ss / (x.len() - ddof) as f64
 }
 
 /// Average ranks (1-based; tied values get the mean of their ranks), as

@@ -34,10 +34,9 @@
 //! variance (a perfectly predictable series that is not a straight line); here the recursion
 //! stops at the last order with v_p > 0 and AIC chooses among the orders reached.
 
-use crate::chains::validate;
+use crate::chains::{mean_unchecked, validate, var_unchecked};
 use crate::error::Result;
 use crate::ess::MIN_DRAWS;
-use crate::stats::{mean_unchecked, var_unchecked};
 
 /// coda's tolerance for "the detrended chain is constant" (R's `all.equal` tolerance).
 const TREND_TOLERANCE: f64 = 1.5e-8;

@@ -48,10 +48,11 @@
 //! normalization or the quantile. 10⁵ draws take a few milliseconds.
 
 use crate::autocov::mean_autocov;
-use crate::chains::validate;
-use crate::chains::{CONSTANT_RESOLUTION, Matrix, check_prob, mquantile_sorted, py_max, py_min};
+use crate::chains::{
+    CONSTANT_RESOLUTION, Matrix, check_prob, mean_unchecked, mquantile_sorted, py_max, py_min,
+    validate, var_unchecked,
+};
 use crate::error::Result;
-use crate::stats::var_unchecked;
 
 /// The fewest draws per chain the ESS, R̂ and MCSE functions accept (ArviZ's `min_draws`).
 pub const MIN_DRAWS: usize = 4;
@@ -159,7 +160,7 @@ pub(crate) fn ess_core(x: &Matrix) -> f64 {
     let mean_var = acov[0] * nf / (nf - 1.0);
     let mut var_plus = mean_var * (nf - 1.0) / nf;
     if m > 1 {
-        let chain_means: Vec<f64> = x.rows().map(crate::stats::mean_unchecked).collect();
+        let chain_means: Vec<f64> = x.rows().map(mean_unchecked).collect();
         var_plus += var_unchecked(&chain_means, 1);
     }
     let rho_at = |k: usize| 1.0 - (mean_var - acov[k]) / var_plus;

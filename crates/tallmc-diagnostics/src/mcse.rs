@@ -20,7 +20,7 @@
 //!
 //! Constant chains: MCSE of the mean and of quantiles is 0, MCSE of the sd is NaN (0/0).
 
-use crate::chains::{Matrix, check_prob, validate};
+use crate::chains::{Matrix, check_prob, validate, var_unchecked};
 use crate::error::Result;
 use crate::ess::{MIN_DRAWS, ess_core, quantile_ess};
 
@@ -46,7 +46,7 @@ pub fn mcse_mean<C: AsRef<[f64]>>(chains: &[C]) -> Result<f64> {
 
 /// MCSE of the mean of validated, stacked draws.
 pub(crate) fn mean_mcse(x: &Matrix) -> f64 {
-    let sd = crate::stats::var_unchecked(&x.data, 1).sqrt();
+    let sd = var_unchecked(&x.data, 1).sqrt();
     sd / ess_core(&x.split()).sqrt()
 }
 

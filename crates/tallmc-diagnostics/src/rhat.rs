@@ -24,10 +24,9 @@
 //!   but at different values give W = 0 < B and R̂ = +∞.
 //! * Fewer than 4 draws per chain or a non-finite draw is an error (ArviZ returns NaN).
 
-use crate::chains::{Matrix, py_max, validate};
+use crate::chains::{Matrix, mean_unchecked, py_max, validate, var_unchecked};
 use crate::error::Result;
 use crate::ess::MIN_DRAWS;
-use crate::stats::{mean_unchecked, var_unchecked};
 
 /// Rank-normalized split R̂ = max(bulk R̂, tail R̂) (ArviZ `rhat(method="rank")`, posterior
 /// `rhat`). See the [module docs](self).

@@ -22,9 +22,9 @@
 //! τ = P_π̃(L̂ ≥ 0); the variance of R̂ grows like 1/(2τ − 1)² relative to an unsigned chain.
 
 use crate::chains::validate;
+use crate::error::{Error, Result};
 use crate::ess::MIN_DRAWS;
 use crate::mcse::mcse_mean;
-use crate::{Error, Result};
 
 /// Sign-corrected summary of one scalar quantity (see the [module docs](self)).
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]

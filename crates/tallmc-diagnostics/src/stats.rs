@@ -5,7 +5,7 @@
 //! default method.
 
 use crate::chains::{check_prob, validate};
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// Mean of all draws of all chains, x̄ = (1/S) Σ x.
 ///
@@ -39,7 +39,7 @@ pub fn mean<C: AsRef<[f64]>>(chains: &[C]) -> Result<f64> {
 pub fn sd<C: AsRef<[f64]>>(chains: &[C]) -> Result<f64> {
     let (m, n) = validate(chains, "sd", 1)?;
     if m * n < 2 {
-        return Err(crate::Error::TooFewDraws { what: "sd", found: n, min: 2 });
+        return Err(Error::TooFewDraws { what: "sd", found: n, min: 2 });
     }
     let xbar = mean(chains)?;
     let ss: f64 =
@@ -82,18 +82,6 @@ pub(crate) fn quantile_sorted(sorted: &[f64], prob: f64) -> f64 {
     let (a, b) = (sorted[j], sorted[j + 1]);
     let diff = b - a;
     if gamma >= 0.5 { b - diff * (1.0 - gamma) } else { a + diff * gamma }
-}
-
-/// Mean of a non-empty slice (no validation).
-pub(crate) fn mean_unchecked(x: &[f64]) -> f64 {
-    x.iter().sum::<f64>() / x.len() as f64
-}
-
-/// Variance with divisor n − `ddof` (two-pass, as `numpy.var`), no validation.
-pub(crate) fn var_unchecked(x: &[f64], ddof: usize) -> f64 {
-    let m = mean_unchecked(x);
-    let ss: f64 = x.iter().map(|&v| (v - m) * (v - m)).sum();
-    ss / (x.len() - ddof) as f64
 }
 
 fn total<C: AsRef<[f64]>>(chains: &[C]) -> usize {

@@ -7,12 +7,12 @@
 
 use serde::Serialize;
 
-use crate::chains::{Matrix, validate};
+use crate::chains::{Matrix, mean_unchecked, validate, var_unchecked};
 use crate::error::{Error, Result};
 use crate::ess::{MIN_DRAWS, ess_core, tail_ess};
 use crate::mcse::{mean_mcse, sd_mcse};
 use crate::rhat::rank_rhat_of_split;
-use crate::stats::{mean_unchecked, quantile_sorted, var_unchecked};
+use crate::stats::quantile_sorted;
 
 /// A borrowed view of multi-chain draws of a d-dimensional parameter: chain c is a row-major
 /// buffer of `n_draws × dim` values, draw t's parameter j at `[t * dim + j]`.

@@ -80,6 +80,7 @@ mod bins;
 mod moments;
 mod summary;
 mod test_function;
+mod timeline;
 
 pub use bins::{BatchConfig, INITIAL_BIN_WIDTH};
 pub use moments::{TimeAverageConfig, TimeAverages};

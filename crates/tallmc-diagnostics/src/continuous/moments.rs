@@ -4,7 +4,8 @@ use serde::{Deserialize, Serialize};
 use tallmc_core::Segment;
 
 use super::bins::{BatchConfig, TimeBins, mcse_from, weighted_squares};
-use crate::error::{Error, Result};
+use super::timeline::Timeline;
+use crate::error::Result;
 
 /// Options of [`TimeAverages`].
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
@@ -29,19 +30,16 @@ pub struct TimeAverageConfig {
 /// Cost per segment: O(d) (O(d²) with cross moments) plus O(d) per bin edge crossed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TimeAverages {
-    dim: usize,
+    /// Segments, time and the bins of ∫ (x − c) dt.
+    timeline: Timeline,
     cross: bool,
     center: Option<Vec<f64>>,
-    time: f64,
-    segments: u64,
     /// ∫ (x − c) dt.
     first: Vec<f64>,
     /// ∫ (x − c)² dt.
     second: Vec<f64>,
     /// ∫ (x − c)(x − c)ᵀ dt, upper triangle used (row-major d × d), when `cross`.
     cross_sums: Vec<f64>,
-    /// Bins of ∫ (x − c) dt.
-    bins: TimeBins,
     /// Scratch: the centred start position of the current segment.
     y: Vec<f64>,
 }
@@ -52,20 +50,13 @@ impl TimeAverages {
     /// # Errors
     /// `dim` = 0, or an invalid [`BatchConfig`].
     pub fn new(dim: usize, config: TimeAverageConfig) -> Result<Self> {
-        if dim == 0 {
-            return Err(Error::invalid("dim", dim, "at least 1 coordinate"));
-        }
-        config.batches.validate()?;
         Ok(Self {
-            dim,
+            timeline: Timeline::new(dim, dim, &config.batches)?,
             cross: config.cross_moments,
             center: None,
-            time: 0.0,
-            segments: 0,
             first: vec![0.0; dim],
             second: vec![0.0; dim],
             cross_sums: if config.cross_moments { vec![0.0; dim * dim] } else { Vec::new() },
-            bins: TimeBins::new(dim, &config.batches),
             y: vec![0.0; dim],
         })
     }
@@ -84,19 +75,18 @@ impl TimeAverages {
     /// Lengths ≠ d, a non-finite coordinate, a negative or non-finite duration. The
     /// accumulator is unchanged on error.
     pub fn add(&mut self, position: &[f64], velocity: &[f64], duration: f64) -> Result<()> {
-        check_segment(self.dim, self.segments, position, velocity, duration)?;
+        self.timeline.check(position, velocity, duration)?;
         let center = self.center.get_or_insert_with(|| position.to_vec());
         for ((y, x), c) in self.y.iter_mut().zip(position).zip(center.iter()) {
             *y = x - c;
         }
-        let tau = duration;
-        for j in 0..self.dim {
+        let (tau, d) = (duration, self.dim());
+        for j in 0..d {
             let (y, v) = (self.y[j], velocity[j]);
             self.first[j] += tau * (y + 0.5 * v * tau);
             self.second[j] += tau * (y * y + y * v * tau + v * v * tau * tau / 3.0);
         }
         if self.cross {
-            let d = self.dim;
             for j in 0..d {
                 let (yj, vj) = (self.y[j], velocity[j]);
                 for k in j..d {
@@ -107,13 +97,11 @@ impl TimeAverages {
             }
         }
         let y = &self.y;
-        self.bins.add(self.time, tau, |a, h, bin| {
+        self.timeline.advance(tau, |a, h, bin| {
             for ((b, &yj), &vj) in bin.iter_mut().zip(y).zip(velocity) {
                 *b += h * (yj + vj * (a + 0.5 * h));
             }
         });
-        self.time += tau;
-        self.segments += 1;
         Ok(())
     }
 
@@ -124,27 +112,27 @@ impl TimeAverages {
 
     /// Dimension d.
     pub fn dim(&self) -> usize {
-        self.dim
+        self.timeline.dim()
     }
 
     /// Total time T = Σ τ.
     pub fn total_time(&self) -> f64 {
-        self.time
+        self.timeline.time()
     }
 
     /// Segments added.
     pub fn segments(&self) -> u64 {
-        self.segments
+        self.timeline.segments()
     }
 
     /// Number of batches B the MCSE uses now (see [`BatchConfig`]).
     pub fn num_batches(&self) -> usize {
-        self.bins.len()
+        self.bins().len()
     }
 
     /// Current batch length w.
     pub fn batch_length(&self) -> f64 {
-        self.bins.width()
+        self.bins().width()
     }
 
     /// Whether cross moments are accumulated.
@@ -154,21 +142,24 @@ impl TimeAverages {
 
     /// ∫_0^T x_j dt for every j.
     pub fn integrals(&self) -> Vec<f64> {
-        (0..self.dim).map(|j| self.first[j] + self.center_of(j) * self.time).collect()
+        let t = self.total_time();
+        (0..self.dim()).map(|j| self.first[j] + self.center_of(j) * t).collect()
     }
 
     /// The time average (1/T) ∫ x dt (NaN when T = 0).
     pub fn mean(&self) -> Vec<f64> {
-        (0..self.dim).map(|j| self.center_of(j) + self.first[j] / self.time).collect()
+        let t = self.total_time();
+        (0..self.dim()).map(|j| self.center_of(j) + self.first[j] / t).collect()
     }
 
     /// The time variance (1/T) ∫ x_j² dt − mean_j² per coordinate (computed about the centre c,
     /// clamped at 0; NaN when T = 0).
     pub fn variance(&self) -> Vec<f64> {
-        (0..self.dim)
+        let t = self.total_time();
+        (0..self.dim())
             .map(|j| {
-                let m = self.first[j] / self.time;
-                (self.second[j] / self.time - m * m).max(0.0)
+                let m = self.first[j] / t;
+                (self.second[j] / t - m * m).max(0.0)
             })
             .collect()
     }
@@ -183,11 +174,12 @@ impl TimeAverages {
 
     /// The batch-means MCSE of each coordinate's mean (NaN when B < 2).
     pub fn mcse_mean(&self) -> Vec<f64> {
-        (0..self.dim)
+        let t = self.total_time();
+        (0..self.dim())
             .map(|j| {
-                let mu = self.first[j] / self.time;
-                let (ss, b) = weighted_squares(&self.bins, self.time, j, mu);
-                mcse_from(ss, b, self.time)
+                let mu = self.first[j] / t;
+                let (ss, b) = weighted_squares(self.bins(), t, j, mu);
+                mcse_from(ss, b, t)
             })
             .collect()
     }
@@ -217,37 +209,6 @@ impl TimeAverages {
     }
 
     pub(crate) fn bins(&self) -> &TimeBins {
-        &self.bins
+        self.timeline.bins()
     }
-}
-
-/// Validates one segment (see [`TimeAverages::add`]); `n` is its 0-based number.
-pub(crate) fn check_segment(
-    dim: usize, n: u64, position: &[f64], velocity: &[f64], duration: f64,
-) -> Result<()> {
-    for (what, v) in [("segment position", position), ("segment velocity", velocity)] {
-        if v.len() != dim {
-            return Err(tallmc_core::Error::DimensionMismatch {
-                what: format!("{what} (segment {n})"),
-                expected: dim,
-                found: v.len(),
-            }
-            .into());
-        }
-        if let Some(j) = v.iter().position(|x| !x.is_finite()) {
-            return Err(Error::invalid(
-                what,
-                format!("{} at coordinate {j} of segment {n}", v[j]),
-                "finite numbers",
-            ));
-        }
-    }
-    if !(duration.is_finite() && duration >= 0.0) {
-        return Err(Error::invalid(
-            "segment duration",
-            format!("{duration} (segment {n})"),
-            "a finite number >= 0",
-        ));
-    }
-    Ok(())
 }

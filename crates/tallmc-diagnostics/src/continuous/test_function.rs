@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use tallmc_core::Segment;
 
 use super::bins::{BatchConfig, TimeBins};
-use super::moments::check_segment;
+use super::timeline::Timeline;
 use crate::error::{Error, Result};
 use crate::quadrature::GaussLegendre;
 
@@ -65,11 +65,8 @@ pub struct TestFunctionAverage<F> {
     f: F,
     rule: GaussLegendre,
     max_step: f64,
-    dim: usize,
-    time: f64,
-    segments: u64,
+    timeline: Timeline,
     integral: f64,
-    bins: TimeBins,
     x: Vec<f64>,
 }
 
@@ -78,11 +75,11 @@ impl<F> std::fmt::Debug for TestFunctionAverage<F> {
         f.debug_struct("TestFunctionAverage")
             .field("nodes", &self.rule.len())
             .field("max_step", &self.max_step)
-            .field("dim", &self.dim)
-            .field("time", &self.time)
-            .field("segments", &self.segments)
+            .field("dim", &self.timeline.dim())
+            .field("time", &self.timeline.time())
+            .field("segments", &self.timeline.segments())
             .field("integral", &self.integral)
-            .field("batches", &self.bins.len())
+            .field("batches", &self.timeline.bins().len())
             .finish_non_exhaustive()
     }
 }
@@ -96,21 +93,14 @@ impl<F: FnMut(&[f64]) -> f64> TestFunctionAverage<F> {
     pub fn new(
         dim: usize, f: F, quadrature: QuadratureConfig, batches: BatchConfig,
     ) -> Result<Self> {
-        if dim == 0 {
-            return Err(Error::invalid("dim", dim, "at least 1 coordinate"));
-        }
+        let timeline = Timeline::new(dim, 1, &batches)?;
         quadrature.validate()?;
-        let rule = GaussLegendre::new(quadrature.nodes)?;
-        batches.validate()?;
         Ok(Self {
             f,
-            rule,
+            rule: GaussLegendre::new(quadrature.nodes)?,
             max_step: quadrature.max_step,
-            dim,
-            time: 0.0,
-            segments: 0,
+            timeline,
             integral: 0.0,
-            bins: TimeBins::new(1, &batches),
             x: vec![0.0; dim],
         })
     }
@@ -124,10 +114,10 @@ impl<F: FnMut(&[f64]) -> f64> TestFunctionAverage<F> {
     /// unchanged), or f non-finite somewhere on the segment (then the accumulator holds a
     /// non-finite integral and every later estimate is NaN or infinite).
     pub fn add(&mut self, position: &[f64], velocity: &[f64], duration: f64) -> Result<()> {
-        check_segment(self.dim, self.segments, position, velocity, duration)?;
-        let Self { f, rule, max_step, x, bins, time, .. } = &mut *self;
+        self.timeline.check(position, velocity, duration)?;
+        let Self { f, rule, max_step, x, timeline, .. } = &mut *self;
         let mut seg_integral = 0.0;
-        bins.add(*time, duration, |a, h, bin| {
+        timeline.advance(duration, |a, h, bin| {
             let piece = rule.integrate_composite(a, a + h, *max_step, |s| {
                 for ((xi, p), v) in x.iter_mut().zip(position).zip(velocity) {
                     *xi = p + s * v;
@@ -138,12 +128,10 @@ impl<F: FnMut(&[f64]) -> f64> TestFunctionAverage<F> {
             seg_integral += piece;
         });
         self.integral += seg_integral;
-        self.time += duration;
-        self.segments += 1;
         if !seg_integral.is_finite() {
             return Err(Error::invalid(
                 "test function integral",
-                format!("{seg_integral} on segment {}", self.segments - 1),
+                format!("{seg_integral} on segment {}", self.timeline.segments() - 1),
                 "a finite number (f must be finite along the trajectory)",
             ));
         }
@@ -164,22 +152,22 @@ impl<F> TestFunctionAverage<F> {
 
     /// Total time T.
     pub fn total_time(&self) -> f64 {
-        self.time
+        self.timeline.time()
     }
 
     /// Segments added.
     pub fn segments(&self) -> u64 {
-        self.segments
+        self.timeline.segments()
     }
 
     /// Number of batches B.
     pub fn num_batches(&self) -> usize {
-        self.bins.len()
+        self.timeline.bins().len()
     }
 
     /// (1/T) ∫ f dt (NaN when T = 0).
     pub fn mean(&self) -> f64 {
-        self.integral / self.time
+        self.integral / self.timeline.time()
     }
 
     /// Batch-means MCSE of [`TestFunctionAverage::mean`] (NaN when B < 2).
@@ -196,6 +184,6 @@ impl<F> TestFunctionAverage<F> {
     }
 
     pub(crate) fn bins(&self) -> &TimeBins {
-        &self.bins
+        self.timeline.bins()
     }
 }
