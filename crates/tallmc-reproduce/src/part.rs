@@ -21,6 +21,12 @@ use crate::{Context, Error, Result};
 /// `tallmc_testkit::Z_MAX`.
 pub const Z_MAX: f64 = 4.0;
 
+/// The z-score of two estimates a ± sa and b ± sb (standard errors): (a − b)/√(sa² + sb²), the
+/// quantity [`Z_MAX`] bounds.
+pub fn z(a: f64, sa: f64, b: f64, sb: f64) -> f64 {
+    (a - b) / sa.hypot(sb)
+}
+
 /// A claim of a paper (or of the design) beside the measurement that decides it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Claim {

@@ -88,6 +88,20 @@ pub fn fmt_sig(x: f64, sig: usize) -> String {
     }
 }
 
+/// n in scientific notation with a superscript exponent (10⁵, 3·10⁵).
+pub fn fmt_n(n: usize) -> String {
+    const SUPERSCRIPT: [char; 10] = ['⁰', '¹', '²', '³', '⁴', '⁵', '⁶', '⁷', '⁸', '⁹'];
+    let e = (n.max(1) as f64).log10().floor() as i32;
+    let m = n as f64 / 10f64.powi(e);
+    let exp: String = e
+        .to_string()
+        .chars()
+        .filter_map(|c| c.to_digit(10))
+        .map(|d| SUPERSCRIPT[d as usize])
+        .collect();
+    if (m - 1.0).abs() < 1e-9 { format!("10{exp}") } else { format!("{}·10{exp}", fmt_sig(m, 2)) }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

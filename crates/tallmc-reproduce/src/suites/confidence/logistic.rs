@@ -45,7 +45,7 @@ use super::{DATA_SEED, bounds_error};
 use crate::chains::log_thin_indices;
 use crate::figure::{Axes, Figure, Legend, Line, Marker, PALETTE, RefLine};
 use crate::part::{Claim, Part};
-use crate::report::{Report, fmt_sig};
+use crate::report::{Report, fmt_n, fmt_sig};
 use crate::{Context, Error, Result, Task};
 
 /// Prior sd of every coefficient.
@@ -166,15 +166,27 @@ pub struct Logistic {
     pub chains: Vec<TransientChain>,
 }
 
+/// What every chain of the part shares: the data size, the posterior's mode, sds and Cholesky
+/// factor (to measure the error), the seed and the iteration budgets.
 struct Target<'a> {
     n: usize,
     mode: &'a [f64],
     sds: &'a [f64],
     factor: &'a Cholesky,
+    seed: u64,
+    equilibrium_iterations: usize,
     max_iterations: usize,
 }
 
 impl Target<'_> {
+    /// Iterations a chain of `sampler` makes after reaching the posterior.
+    fn after_hit(&self, sampler: Sampler) -> usize {
+        match sampler {
+            Sampler::ExactMh => MH_AFTER_HIT,
+            Sampler::Confidence => self.equilibrium_iterations,
+        }
+    }
+
     /// Mahalanobis distance of θ from the mode.
     fn error(&self, theta: &[f64], scratch: &mut [f64]) -> f64 {
         for ((s, t), m) in scratch.iter_mut().zip(theta).zip(self.mode) {
@@ -185,10 +197,10 @@ impl Target<'_> {
     }
 }
 
-/// Runs one chain step by step until `after_hit` iterations after the hit (or the cap).
+/// Runs one chain step by step until [`Target::after_hit`] iterations after the hit (or the cap).
 fn run_chain<M, K>(
-    model: &M, kernel: &K, sampler: Sampler, start_index: usize, start: &[f64], seed: u64,
-    target: &Target<'_>, after_hit: usize, task: &dyn Task,
+    model: &M, kernel: &K, sampler: Sampler, start_index: usize, start: &[f64],
+    target: &Target<'_>, task: &dyn Task,
 ) -> Result<TransientChain>
 where
     M: ?Sized,
@@ -197,7 +209,8 @@ where
     let clock = std::time::Instant::now();
     // Chain k of sampler s: stream (s, k) so the two samplers' streams differ.
     let stream = start_index + CHAINS * usize::from(sampler == Sampler::Confidence);
-    let mut rng = chain_rng(seed, stream);
+    let mut rng = chain_rng(target.seed, stream);
+    let after_hit = target.after_hit(sampler);
     let mut chain = kernel.build_chain(model, start, &mut rng)?;
     chain.begin_warmup(0);
     chain.end_warmup();
@@ -297,7 +310,15 @@ pub fn compute(ctx: &Context<'_>) -> Result<Logistic> {
     // step per iteration.
     let largest_sd = sds.iter().copied().fold(0.0, f64::max);
     let transient_guess = (3.0 * START_RADIUS / (scale * largest_sd)) as usize;
-    let target = Target { n, mode: &laplace.mode, sds: &sds, factor: &factor, max_iterations };
+    let target = Target {
+        n,
+        mode: &laplace.mode,
+        sds: &sds,
+        factor: &factor,
+        seed: ctx.seed,
+        equilibrium_iterations,
+        max_iterations,
+    };
     let starts: Vec<Vec<f64>> = (0..CHAINS)
         .map(|k| {
             let phi = std::f64::consts::FRAC_PI_4 + k as f64 * std::f64::consts::FRAC_PI_2;
@@ -326,17 +347,7 @@ pub fn compute(ctx: &Context<'_>) -> Result<Logistic> {
                                     adapt_scale: false,
                                     ..Default::default()
                                 })?;
-                                run_chain(
-                                    model,
-                                    &kernel,
-                                    sampler,
-                                    k,
-                                    start,
-                                    ctx.seed,
-                                    target,
-                                    MH_AFTER_HIT,
-                                    task,
-                                )
+                                run_chain(model, &kernel, sampler, k, start, target, task)
                             }
                             Sampler::Confidence => {
                                 let test = ConfidenceTest::new(ConfidenceConfig::new(
@@ -351,17 +362,7 @@ pub fn compute(ctx: &Context<'_>) -> Result<Logistic> {
                                     ..Default::default()
                                 })?;
                                 let kernel = MinibatchMh::new(test, walk).with_term_bounds();
-                                run_chain(
-                                    model,
-                                    &kernel,
-                                    sampler,
-                                    k,
-                                    start,
-                                    ctx.seed,
-                                    target,
-                                    equilibrium_iterations,
-                                    task,
-                                )
+                                run_chain(model, &kernel, sampler, k, start, target, task)
                             }
                         }
                     })
@@ -495,7 +496,7 @@ impl Part for Logistic {
         let pct = |x: f64| format!("{} %", fmt_sig(100.0 * x, 2));
         let sp = self.speedups();
         let conf = self.chains_of(Sampler::Confidence);
-        let n = super::scaling::fmt_n(self.n);
+        let n = fmt_n(self.n);
         let best = sp.iter().copied().fold(f64::NAN, f64::max);
         let total =
             |s: Sampler| -> u64 { self.chains_of(s).iter().filter_map(|c| c.evals_to_hit).sum() };
@@ -600,7 +601,7 @@ impl Part for Logistic {
              for exact MH, whose data fraction is 1 by construction). Exact MH costs N \
              evaluations per iteration; the confidence sampler 2 per value (range bound \
              2‖θ′ − θ‖·max_i‖x_i‖, max_i‖x_i‖ = {}).",
-            super::scaling::fmt_n(self.n),
+            fmt_n(self.n),
             self.mode.iter().map(|v| fmt_sig(*v, 5)).collect::<Vec<_>>().join(", "),
             self.sds.iter().map(|v| fmt_sig(*v, 3)).collect::<Vec<_>>().join(", "),
             fmt_sig(self.scale, 3),
@@ -679,7 +680,7 @@ fn figure(l: &Logistic) -> Figure {
     let mut left = Axes::new()
         .with_title(format!(
             "Error vs evaluations (n = {}): solid MH, dashed confidence",
-            super::scaling::fmt_n(l.n)
+            fmt_n(l.n)
         ))
         .with_x_label("per-datum evaluations")
         .with_y_label("‖θ − θ̂‖ in posterior sds")

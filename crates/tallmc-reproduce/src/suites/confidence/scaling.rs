@@ -21,12 +21,11 @@ use tallmc_bounds::{BoundKind, ConfidenceConfig, ConfidenceTest};
 use tallmc_models::{GaussianMean, synthetic};
 use tallmc_samplers::{MinibatchMh, RandomWalkProposal, RandomWalkProposalConfig};
 
-use super::toy::z;
 use super::{DATA_SEED, bounds_error};
 use crate::chains::{mean_stat, run_config, run_driver, thin_indices};
 use crate::figure::{Axes, Figure, Legend, Line, Marker, PALETTE, RefLine};
-use crate::part::{Claim, Part, Z_MAX};
-use crate::report::{Report, fmt_sig};
+use crate::part::{Claim, Part, Z_MAX, z};
+use crate::report::{Report, fmt_n, fmt_sig};
 use crate::{Context, Result};
 
 /// The known σ of the model.
@@ -291,20 +290,6 @@ impl Part for Scaling {
         );
         r.image("Fig. 7(b): data fraction vs n", "fig7b_fraction_vs_n.svg");
     }
-}
-
-/// n in scientific notation with a superscript exponent (10⁵, 3·10⁵).
-pub fn fmt_n(n: usize) -> String {
-    const SUPERSCRIPT: [char; 10] = ['⁰', '¹', '²', '³', '⁴', '⁵', '⁶', '⁷', '⁸', '⁹'];
-    let e = (n.max(1) as f64).log10().floor() as i32;
-    let m = n as f64 / 10f64.powi(e);
-    let exp: String = e
-        .to_string()
-        .chars()
-        .filter_map(|c| c.to_digit(10))
-        .map(|d| SUPERSCRIPT[d as usize])
-        .collect();
-    if (m - 1.0).abs() < 1e-9 { format!("10{exp}") } else { format!("{}·10{exp}", fmt_sig(m, 2)) }
 }
 
 /// `fig7b_fraction_vs_n.svg`: running averages per n (left) and the equilibrium fraction

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::audit::max_wrong_decisions;
-use crate::part::{Claim, Z_MAX};
+use crate::part::{Claim, Z_MAX, z};
 use crate::report::fmt_sig;
 
 /// Relative bias of E(σ) that counts as "several percent" (BDH Fig. 4(c): "fails

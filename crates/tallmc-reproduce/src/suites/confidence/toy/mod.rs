@@ -184,11 +184,6 @@ impl MethodRun {
     }
 }
 
-/// The z-score (a − b)/√(sa² + sb²).
-pub fn z(a: f64, sa: f64, b: f64, sb: f64) -> f64 {
-    (a - b) / sa.hypot(sb)
-}
-
 /// Every sampler on one toy data set.
 #[derive(Debug)]
 pub struct ToyProblem {

@@ -1,7 +1,8 @@
 //! The report section of Fig. 4 and the exactness check.
 
 use super::*;
-use crate::report::{Report, fmt_sig};
+use crate::part::z;
+use crate::report::{Report, fmt_n, fmt_sig};
 
 /// The report section of Fig. 4, the decision audits and the exactness check.
 pub(super) fn section(toy: &Toy, r: &mut Report) {
@@ -19,7 +20,7 @@ pub(super) fn section(toy: &Toy, r: &mut Report) {
              log-normal data use the master seed + 1000: the posterior depends on the data only \
              through (ȳ, S) and the set-up is equivariant, so with one seed the exact decisions \
              would trace the same standardized chain on both data sets.",
-            super::super::scaling::fmt_n(TOY_N),
+            fmt_n(TOY_N),
             toy.chains,
             toy.warmup,
             toy.draws

@@ -3,6 +3,7 @@
 use serde_json::{Value, json};
 
 use super::*;
+use crate::part::z;
 
 /// The JSON summary of Fig. 4, the decision audits and the exactness check.
 pub(super) fn summary(toy: &Toy) -> Value {
