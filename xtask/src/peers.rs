@@ -186,10 +186,15 @@ fn cli(fixed: &[&str], values: &[(&str, &dyn std::fmt::Display)]) -> Vec<String>
     a
 }
 
+/// A NumPyro run: `fixed`, then the shared warmup and draws (`--warmup W --samples D`).
+fn numpyro_args(c: &Settings, fixed: &[&str]) -> Vec<String> {
+    cli(fixed, &[("--warmup", &c.warmup), ("--samples", &c.draws)])
+}
+
 const NUTS: PeerSide = PeerSide {
     label: "NumPyro NUTS, full data, diag mass adapted",
     tag: |c| format!("nuts_n{}", c.n),
-    args: |c| cli(&["--method", "nuts"], &[("--warmup", &c.warmup), ("--samples", &c.draws)]),
+    args: |c| numpyro_args(c, &["--method", "nuts"]),
     script: PeerScript::Numpyro,
     scan: None,
 };
@@ -232,6 +237,15 @@ fn ecs_tallmc_args(c: &Settings, extra: &[&str]) -> Vec<String> {
     a.extend(s(&["--trajectory-length", "1.2", "--target-accept", "0.8"]));
     a.extend(["--warmup".into(), c.warmup.to_string(), "--draws".into(), c.draws.to_string()]);
     a
+}
+
+/// The matching NumPyro HMCECS run:
+/// `--method hmcecs EXTRA… --m 1300 --blocks 100 --warmup W --samples D`.
+fn ecs_peer_args(c: &Settings, extra: &[&str]) -> Vec<String> {
+    let mut fixed = vec!["--method", "hmcecs"];
+    fixed.extend_from_slice(extra);
+    fixed.extend_from_slice(&["--m", "1300", "--blocks", "100"]);
+    numpyro_args(c, &fixed)
 }
 
 fn sgld_grid(c: &Settings) -> Vec<f64> {
@@ -337,12 +351,7 @@ const COMPARISONS: &[Comparison] = &[
         peer: PeerSide {
             label: "NumPyro HMCECS, m = 1300, G = 100, εL = 1.2",
             tag: |c| format!("hmcecs_n{}", c.n),
-            args: |c| {
-                cli(
-                    &["--method", "hmcecs", "--m", "1300", "--blocks", "100"],
-                    &[("--warmup", &c.warmup), ("--samples", &c.draws)],
-                )
-            },
+            args: |c| ecs_peer_args(c, &[]),
             script: PeerScript::Numpyro,
             scan: None,
         },
@@ -366,12 +375,7 @@ const COMPARISONS: &[Comparison] = &[
         peer: PeerSide {
             label: "NumPyro HMCECS at its best m of {100, 300, 1300}, G = 100, εL = 1.2",
             tag: |c| format!("hmcecs_scan_n{}", c.n),
-            args: |c| {
-                cli(
-                    &["--method", "hmcecs", "--m", "1300", "--blocks", "100"],
-                    &[("--warmup", &c.warmup), ("--samples", &c.draws)],
-                )
-            },
+            args: |c| ecs_peer_args(c, &[]),
             script: PeerScript::Numpyro,
             scan: Some(PeerScan { flag: "--m", values: &[100, 300, 1300] }),
         },
@@ -394,21 +398,7 @@ const COMPARISONS: &[Comparison] = &[
         peer: PeerSide {
             label: "NumPyro HMCECS with a NUTS inner kernel, m = 1300, G = 100",
             tag: |c| format!("hmcecs_nuts_n{}", c.n),
-            args: |c| {
-                cli(
-                    &[
-                        "--method",
-                        "hmcecs",
-                        "--ecs-inner",
-                        "nuts",
-                        "--m",
-                        "1300",
-                        "--blocks",
-                        "100",
-                    ],
-                    &[("--warmup", &c.warmup), ("--samples", &c.draws)],
-                )
-            },
+            args: |c| ecs_peer_args(c, &["--ecs-inner", "nuts"]),
             script: PeerScript::Numpyro,
             scan: None,
         },
