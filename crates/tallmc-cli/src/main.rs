@@ -19,7 +19,8 @@
 //! Ctrl-C (SIGINT), SIGTERM (what a batch scheduler sends) and SIGHUP (a closed terminal) end
 //! every chain after its current iteration: the CSV files stay complete, summary.json is
 //! written (marked `"interrupted": true`), the report is printed and the exit status is 130. A
-//! second signal exits at once. The continuous-time samplers stop the same way, each chain
+//! second signal exits at once, the output files ended at their last whole row with a footer
+//! comment. The continuous-time samplers stop the same way, each chain
 //! after its current trajectory segment (grid draws, skeleton and summary.json stay readable).
 //!
 //! `tallmc repeat runs/a/summary.json --out runs/b` runs the run recorded in a summary.json
@@ -64,10 +65,13 @@ fn main() -> ExitCode {
 /// trajectory segment).
 static STOP: AtomicBool = AtomicBool::new(false);
 
-/// Ctrl-C, SIGTERM and SIGHUP raise [`STOP`]; a second one exits at once (status 130).
+/// Ctrl-C, SIGTERM and SIGHUP raise [`STOP`]; a second one exits at once (status 130), after
+/// the output files are ended at their last whole row with a footer.
 fn install_stop_handler() {
     let installed = ctrlc::set_handler(|| {
         if STOP.swap(true, Ordering::SeqCst) {
+            // Quit now, leaving files of whole rows that end with a footer saying so.
+            tallmc_run::abandon_open_files();
             std::process::exit(130);
         }
         let _ = writeln!(

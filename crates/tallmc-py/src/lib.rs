@@ -1,20 +1,23 @@
-//! `tallmc._tallmc`, the Python package's extension module: a thin layer over the `tallmc`
-//! command's library ([`tallmc_cli::Invocation`]), so that Python runs the command's code with
-//! its flags, defaults, validation, outputs and draws. The Python side
-//! (`python/tallmc/`) turns model and sampler objects into the command's arguments and reads
-//! the outputs into ArviZ; nothing here or there is sampler logic.
+//! `tallmc._tallmc`, the Python package's extension module: the library called natively. The
+//! Python side (`python/tallmc/`) builds a run — model, sampler settings, chains — as the JSON
+//! form of [`tallmc_run::RunSpec`] and hands it over with the data's arrays; [`run`] runs it
+//! and hands the draws, stats, skeleton and summary back as NumPy arrays, from the in-memory
+//! sinks: no file is written unless the run names an output directory (then exactly the
+//! command's files), and nothing is parsed back from text. The samplers' settings (names,
+//! defaults, help texts) come from the same definitions as the command's flags
+//! ([`sampler_schema`]), and their checks are the library's ([`check_sampler`]).
 //!
 //! **Zero copy.** NumPy arrays that are float64 and C-contiguous (including `np.memmap` and
 //! `np.load(..., mmap_mode="r")` arrays) are read in place: the data set holds a reference to
 //! each array ([`SharedF64`] over the array's buffer), so sampling a 10⁸-row memory-mapped
-//! array allocates nothing of its size. Any other dtype or layout is a `TypeError` that says
-//! how to convert; tallmc never copies silently.
+//! array allocates nothing of its size. Any other dtype or layout is a `TypeError` here; the
+//! Python layer converts DataFrames (one documented copy) before they arrive.
 //!
-//! **A good citizen.** The GIL is released while the chains run (they run on all cores, or
-//! `--threads`); the calling thread wakes every 100 ms to let Python handle signals, so Ctrl-C
-//! raises the run's stop flag (each chain ends after its current iteration) and then
-//! `KeyboardInterrupt`. Library errors are `ValueError` with the library's message; a panic in
-//! Rust is caught and becomes a `RuntimeError`, never a crash.
+//! **A good citizen.** The GIL is released while the chains run (on all cores, or `threads`);
+//! the calling thread wakes every 100 ms to let Python handle signals, so Ctrl-C raises the
+//! run's stop flag (each chain ends after its current iteration) and then `KeyboardInterrupt`.
+//! Library errors are `ValueError` with the library's message; a panic in Rust is caught and
+//! becomes a `RuntimeError`, never a crash.
 
 use std::any::Any;
 use std::panic::AssertUnwindSafe;
@@ -23,12 +26,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 
-use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
+use numpy::{
+    IntoPyArray, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods,
+};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
-use tallmc_cli::{Invocation, Outcome, RunProgress};
+use pyo3::types::{PyDict, PyList};
 use tallmc_models::{Dataset, SharedF64, default_names};
+use tallmc_run::{Outcome, RunProgress, RunResult, RunSpec, SamplerSettings};
 
 /// How often the waiting thread takes the GIL back to let Python run its signal handlers.
 const SIGNAL_CHECK: Duration = Duration::from_millis(100);
@@ -96,9 +101,12 @@ fn shared(
     Ok((numbers, shape))
 }
 
-/// The data set of covariates `x` (n × p, or `None` for the response-only models) and
-/// responses `y` (n), read in place.
-fn dataset(x: Option<&Bound<'_, PyAny>>, y: &Bound<'_, PyAny>) -> PyResult<Dataset> {
+/// The data set of covariates `x` (n × p, or `None` for the response-only models) named
+/// `names` (x0, x1, … if `None`) and responses `y` (n), read in place; `label` says what they
+/// were in messages.
+fn dataset(
+    x: Option<&Bound<'_, PyAny>>, y: &Bound<'_, PyAny>, names: Option<Vec<String>>, label: &str,
+) -> PyResult<Dataset> {
     let (y, y_shape) = shared(y, "y", &[1])?;
     let (x, p) = match x {
         Some(x) => {
@@ -113,58 +121,139 @@ fn dataset(x: Option<&Bound<'_, PyAny>>, y: &Bound<'_, PyAny>) -> PyResult<Datas
         }
         None => (SharedF64::empty(), 0),
     };
-    Dataset::from_shared(x, y, default_names(p), Some("NumPy arrays".into()), true)
+    let names = names.unwrap_or_else(|| default_names(p));
+    if names.len() != p {
+        return Err(PyValueError::new_err(format!(
+            "{} column names for {p} columns of X; expected one name per column",
+            names.len()
+        )));
+    }
+    Dataset::from_shared(x, y, names, Some(label.into()), true)
         .map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
-/// A `ValueError` with the command's usage error on one line, without its usage text and tips
-/// (those are the command's, not the package's).
-fn usage_error(e: &tallmc_cli::UsageError) -> PyErr {
-    let text = e.to_string();
-    let lines: Vec<&str> = text
-        .lines()
-        .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
-        .map(|l| l.trim().trim_start_matches("error: "))
-        .filter(|l| !l.is_empty() && !l.starts_with("tip:"))
-        .collect();
-    PyValueError::new_err(if lines.is_empty() {
-        "invalid settings".into()
-    } else {
-        lines.join(" ")
-    })
+/// Checks a sampler's settings (the JSON of [`SamplerSettings`]: `{"name": "hmc-ecs",
+/// "subsample": 1000, …}`) as the library does; a bad value is a `ValueError` naming the
+/// setting as the command's flag (the Python layer shows it as the keyword argument).
+#[pyfunction]
+fn check_sampler(settings_json: &str) -> PyResult<()> {
+    let settings: SamplerSettings = serde_json::from_str(settings_json)
+        .map_err(|e| PyValueError::new_err(format!("invalid settings: {e}")))?;
+    settings.validate().map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
-/// Checks `argv` (the command line after the program name) as `tallmc` parses it: a bad flag
-/// or value is a `ValueError`.
+/// Every sampler and its settings, from the definitions the command's flags come from: a list
+/// of dicts `{name, about, settings}`, each setting a dict with `name` (the flag's long name),
+/// `help`, `default` (text, or None), `takes_value`, `choices` and `required`.
 #[pyfunction]
-fn check_arguments(argv: Vec<String>) -> PyResult<()> {
-    let argv = std::iter::once("tallmc".to_string()).chain(argv);
-    Invocation::try_parse_from(argv).map(|_| ()).map_err(|e| usage_error(&e))
-}
-
-/// Runs `tallmc <argv>` with the model built on `x` and `y` (read in place) instead of the
-/// `--data` file, or on the `--data` file when `y` is `None`. Returns `True` if the run was
-/// interrupted by its stop flag (Ctrl-C raises `KeyboardInterrupt` instead). `on_progress`, if
-/// given, is called about every 100 ms with `(message, done, total)`: the setup phase's message
-/// (empty once the chains run), the iterations done over every chain, and their total (0 until
-/// the first iteration).
-#[pyfunction]
-#[pyo3(signature = (argv, x=None, y=None, on_progress=None))]
-fn run(
-    py: Python<'_>, argv: Vec<String>, x: Option<Bound<'_, PyAny>>, y: Option<Bound<'_, PyAny>>,
-    on_progress: Option<Bound<'_, PyAny>>,
-) -> PyResult<bool> {
-    let argv = std::iter::once("tallmc".to_string()).chain(argv);
-    let mut invocation = Invocation::try_parse_from(argv).map_err(|e| usage_error(&e))?;
-    let data = match &y {
-        Some(y) => Some(dataset(x.as_ref(), y)?),
-        None => None,
-    };
-    let progress = on_progress.map(|callback| (callback, Arc::new(RunProgress::new())));
-    if let Some((_, observer)) = &progress {
-        invocation = invocation.observe(observer.clone());
+fn sampler_schema(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
+    use clap::Subcommand;
+    let mut command = SamplerSettings::augment_subcommands(clap::Command::new("sample"));
+    command.build();
+    let out = PyList::empty(py);
+    for sub in command.get_subcommands() {
+        let entry = PyDict::new(py);
+        entry.set_item("name", sub.get_name())?;
+        let about = sub.get_long_about().or(sub.get_about()).map(|a| a.to_string());
+        entry.set_item("about", about.unwrap_or_default())?;
+        let settings = PyList::empty(py);
+        for arg in sub.get_arguments() {
+            let Some(long) = arg.get_long() else { continue };
+            if long == "help" {
+                continue;
+            }
+            let d = PyDict::new(py);
+            d.set_item("name", long)?;
+            d.set_item("help", arg.get_help().map(|h| h.to_string()).unwrap_or_default())?;
+            let default =
+                arg.get_default_values().first().map(|v| v.to_string_lossy().into_owned());
+            d.set_item("default", default)?;
+            d.set_item("takes_value", arg.get_action().takes_values())?;
+            let choices: Vec<String> = arg
+                .get_possible_values()
+                .iter()
+                .filter(|v| !v.is_hide_set())
+                .map(|v| v.get_name().to_string())
+                .collect();
+            d.set_item("choices", choices)?;
+            d.set_item("required", arg.is_required_set())?;
+            settings.append(d)?;
+        }
+        entry.set_item("settings", settings)?;
+        out.append(entry)?;
     }
-    run_on_worker(py, move |stop| invocation.run(data, stop), progress)
+    Ok(out)
+}
+
+/// Runs the run `spec_json` (the JSON of [`RunSpec`]) on covariates `x` (n × p, or None) named
+/// `names` and responses `y`, read in place (`label` names them in messages and outputs).
+/// `on_progress`, if given, is called about every 100 ms with `(message, done, total)`.
+///
+/// Returns a dict of the run, handed over from memory: `interrupted`, `parameter_names`,
+/// `draws` (chains × draws × d), `lp` (chains × draws), `stat_names`, `stats` (chains × draws ×
+/// stats), `summary` (JSON text), and for a skeleton run `skeletons` (one dict per chain:
+/// `time`, `event`, `coordinate`, `position` (events × d), `velocity` (events × d)). Chains
+/// interrupted at different draws are cut to the shortest.
+#[pyfunction]
+#[pyo3(signature = (spec_json, x, y, names=None, label="NumPy arrays", on_progress=None))]
+fn run<'py>(
+    py: Python<'py>, spec_json: &str, x: Option<Bound<'py, PyAny>>, y: Bound<'py, PyAny>,
+    names: Option<Vec<String>>, label: &str, on_progress: Option<Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let spec: RunSpec = serde_json::from_str(spec_json)
+        .map_err(|e| PyValueError::new_err(format!("invalid run: {e}")))?;
+    spec.validate().map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let data = dataset(x.as_ref(), &y, names, label)?;
+    let progress = on_progress.map(|callback| (callback, Arc::new(RunProgress::new())));
+    let observer = progress.as_ref().map(|(_, o)| o.clone());
+    let result = run_on_worker(
+        py,
+        move |stop| Ok(tallmc_run::run(&spec, Some(data), stop, observer)?),
+        progress,
+    )?;
+    result_dict(py, result)
+}
+
+/// The run's result as NumPy arrays (one copy out of the in-memory sinks).
+fn result_dict(py: Python<'_>, r: RunResult) -> PyResult<Bound<'_, PyDict>> {
+    let out = PyDict::new(py);
+    out.set_item("interrupted", r.outcome == Outcome::Interrupted)?;
+    out.set_item("summary", serde_json::to_string(&r.summary).unwrap_or_default())?;
+    let d = r.parameter_names.len();
+    out.set_item("parameter_names", r.parameter_names)?;
+    let chains = r.chains.len();
+    let draws = r.chains.iter().map(|c| c.num_draws()).min().unwrap_or(0);
+    let stat_names = r.chains.first().map(|c| c.stat_columns.clone()).unwrap_or_default();
+    let k = stat_names.len();
+    let mut theta = Vec::with_capacity(chains * draws * d);
+    let mut lp = Vec::with_capacity(chains * draws);
+    let mut stats = Vec::with_capacity(chains * draws * k);
+    for c in &r.chains {
+        theta.extend_from_slice(&c.draws[..draws * d]);
+        lp.extend_from_slice(&c.log_density[..draws]);
+        stats.extend_from_slice(&c.stats[..draws * k]);
+    }
+    out.set_item("draws", theta.into_pyarray(py).reshape([chains, draws, d])?)?;
+    out.set_item("lp", lp.into_pyarray(py).reshape([chains, draws])?)?;
+    out.set_item("stat_names", stat_names)?;
+    out.set_item("stats", stats.into_pyarray(py).reshape([chains, draws, k])?)?;
+    if !r.skeletons.is_empty() {
+        let list = PyList::empty(py);
+        for s in r.skeletons {
+            let rows = s.len();
+            let chain = PyDict::new(py);
+            let events: Vec<&str> = s.events.iter().map(|e| e.name()).collect();
+            let coordinates: Vec<u64> = s.events.iter().map(|e| e.coordinate()).collect();
+            chain.set_item("event", events)?;
+            chain.set_item("coordinate", coordinates.into_pyarray(py))?;
+            chain.set_item("time", s.times.into_pyarray(py))?;
+            chain.set_item("position", s.positions.into_pyarray(py).reshape([rows, s.dim])?)?;
+            chain.set_item("velocity", s.velocities.into_pyarray(py).reshape([rows, s.dim])?)?;
+            list.append(chain)?;
+        }
+        out.set_item("skeletons", list)?;
+    }
+    Ok(out)
 }
 
 /// A test hook: runs a job on the sampling thread through the same path as [`run`]. `"panic"`
@@ -173,18 +262,20 @@ fn run(
 /// still return to Python within a second).
 #[pyfunction]
 #[pyo3(signature = (kind, seconds=0.0))]
-fn _test_job(py: Python<'_>, kind: &str, seconds: f64) -> PyResult<bool> {
+fn _test_job(py: Python<'_>, kind: &str, seconds: f64) -> PyResult<()> {
     match kind {
-        "panic" => {
-            run_on_worker(py, |_| panic!("a panic raised on purpose by the test hook"), None)
-        }
+        "panic" => run_on_worker(
+            py,
+            |_| -> anyhow::Result<()> { panic!("a panic raised on purpose by the test hook") },
+            None,
+        ),
         "busy" => {
             let busy = Duration::from_secs_f64(seconds.max(0.0));
             run_on_worker(
                 py,
                 move |_| {
                     std::thread::sleep(busy);
-                    Ok(Outcome::Finished)
+                    Ok(())
                 },
                 None,
             )
@@ -199,11 +290,12 @@ fn _test_job(py: Python<'_>, kind: &str, seconds: f64) -> PyResult<bool> {
 /// after [`DETACH_AFTER`] if it has not: a pass of the setup over 10⁸ rows does not look at the
 /// flag, so the thread is left to finish it in the background (no chain starts after it, and
 /// nothing more is written). Errors become `ValueError`, panics `RuntimeError`.
-fn run_on_worker<F>(
+fn run_on_worker<T, F>(
     py: Python<'_>, job: F, progress: Option<(Bound<'_, PyAny>, Arc<RunProgress>)>,
-) -> PyResult<bool>
+) -> PyResult<T>
 where
-    F: FnOnce(&AtomicBool) -> anyhow::Result<Outcome> + Send + 'static,
+    T: Send + 'static,
+    F: FnOnce(&AtomicBool) -> anyhow::Result<T> + Send + 'static,
 {
     let stop = Arc::new(AtomicBool::new(false));
     let (done_tx, mut done_rx) = channel::<()>();
@@ -254,53 +346,26 @@ where
         return Err(e);
     }
     match joined {
-        Ok(Ok(Ok(outcome))) => {
+        Ok(Ok(Ok(value))) => {
             if let Some((callback, observer)) = &progress {
                 callback.call1(observer.snapshot())?; // the finished count
             }
-            Ok(outcome == Outcome::Interrupted)
+            Ok(value)
         }
-        Ok(Ok(Err(e))) => Err(PyValueError::new_err(tallmc_cli::error_message(&e))),
+        Ok(Ok(Err(e))) => Err(PyValueError::new_err(tallmc_run::error_message(&e))),
         Ok(Err(panic)) | Err(panic) => Err(PyRuntimeError::new_err(format!(
             "tallmc: internal error: {}",
-            tallmc_cli::panic_message(&*panic)
+            tallmc_run::panic_message(&*panic)
         ))),
     }
-}
-
-/// The samplers' names, in the command's order.
-#[pyfunction]
-fn sampler_names() -> Vec<String> {
-    tallmc_cli::sampler_names()
-}
-
-/// Every flag of `tallmc sample <sampler>`: a list of dicts with `name`, `help`, `default`
-/// (or None), `takes_value` and `choices`.
-#[pyfunction]
-fn sampler_flags<'py>(py: Python<'py>, sampler: &str) -> PyResult<Vec<Bound<'py, PyDict>>> {
-    let flags = tallmc_cli::sampler_flags(sampler)
-        .ok_or_else(|| PyValueError::new_err(format!("unknown sampler `{sampler}`")))?;
-    flags
-        .into_iter()
-        .map(|f| {
-            let d = PyDict::new(py);
-            d.set_item("name", f.name)?;
-            d.set_item("help", f.help)?;
-            d.set_item("default", f.default)?;
-            d.set_item("takes_value", f.takes_value)?;
-            d.set_item("choices", f.choices)?;
-            Ok(d)
-        })
-        .collect()
 }
 
 /// The extension module.
 #[pymodule]
 fn _tallmc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
-    m.add_function(wrap_pyfunction!(check_arguments, m)?)?;
-    m.add_function(wrap_pyfunction!(sampler_names, m)?)?;
-    m.add_function(wrap_pyfunction!(sampler_flags, m)?)?;
+    m.add_function(wrap_pyfunction!(check_sampler, m)?)?;
+    m.add_function(wrap_pyfunction!(sampler_schema, m)?)?;
     m.add_function(wrap_pyfunction!(_test_job, m)?)?;
     Ok(())
 }

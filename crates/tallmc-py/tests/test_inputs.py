@@ -50,21 +50,28 @@ def test_bad_values_in_the_data_are_found():
         run(tallmc.LogisticRegression(bad, y))
     labels = y.copy()
     labels[5] = 2.0
-    with pytest.raises(ValueError, match=r"y = 2 at row 5.*0 or 1"):
+    with pytest.raises(ValueError, match=r"row 5\b.*y = 2; expected 0 or 1"):
         run(tallmc.LogisticRegression(X, labels))
 
 
 def test_bad_settings_are_named():
     X, y = logistic_data(200, 3, 1)
     model = tallmc.LogisticRegression(X, y)
-    with pytest.raises(ValueError, match=r"^subsample 500: expected 1 ≤ m ≤ N = 200$"):
+    with pytest.raises(ValueError, match=r"^subsample 500: expected 1 ≤ m ≤ N = 200 \(the number"):
         run(model, tallmc.HmcEcs(subsample=500))
     with pytest.raises(TypeError, match=r"unexpected setting\(s\) subsampel.*subsample"):
         tallmc.HmcEcs(subsampel=100)
-    with pytest.raises(ValueError, match=r"HmcEcs: invalid value 'abc' for 'subsample <M>'"):
+    with pytest.raises(TypeError, match=r"subsample = 'abc': expected a number"):
         tallmc.HmcEcs(subsample="abc")
-    with pytest.raises(ValueError, match=r"^step_size -1: expected a finite number > 0$"):
-        run(model, tallmc.Sgld(step_size=-1.0))
+    # Settings are checked when the sampler is made, by the library's own checks.
+    with pytest.raises(ValueError, match=r"^Sgld: step_size -1: expected a finite number > 0$"):
+        tallmc.Sgld(step_size=-1.0)
+    with pytest.raises(TypeError, match=r"Sgld\(\) needs step_size"):
+        tallmc.Sgld()
+    with pytest.raises(ValueError, match=r"metric = 'sparse': expected one of laplace, dense, diag"):
+        tallmc.Nuts(metric="sparse")
+    with pytest.raises(ValueError, match=r"max_depth 12: only meaningful with inner nuts"):
+        tallmc.HmcEcs(max_depth=12)
     with pytest.raises(TypeError, match=r"expected True or False"):
         tallmc.Confidence(cv="yes")
     with pytest.raises(ValueError, match=r"chains = 0: expected at least 1"):
@@ -85,10 +92,8 @@ def test_sampler_settings_have_signatures_and_keywords_get_a_trailing_underscore
     assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in params.values())
     # --lambda is a Python keyword: the setting is lambda_.
     assert "lambda_" in inspect.signature(tallmc.HmcEcsSigned).parameters
-    assert tallmc.HmcEcsSigned(lambda_=50).flags() == ["--lambda", "50"]
+    assert tallmc.HmcEcsSigned(lambda_=50).spec() == {"name": "hmc-ecs-signed", "lambda": 50}
     with pytest.raises(TypeError, match="lambda_"):
         tallmc.HmcEcsSigned(**{"lambda": 50})
-    X, y = logistic_data(200, 2, 3)
     with pytest.raises(ValueError, match="lambda_ 0: expected at least 1"):
-        tallmc.sample(tallmc.LogisticRegression(X, y), tallmc.HmcEcsSigned(lambda_=0),
-                      progress=False)
+        tallmc.HmcEcsSigned(lambda_=0)

@@ -130,4 +130,4 @@ def test_a_memory_mapped_array_is_not_copied(tmp_path):
     array_mb = X.nbytes / 2**20
     print(f"RssAnon grew {growth_mb:.1f} MB while sampling a {array_mb:.0f} MB memory-mapped X")
     assert growth_mb < 0.1 * array_mb, (growth_mb, array_mb)
-    assert idata.posterior["theta"].shape == (2, 200, p)
+    assert idata.posterior["beta"].shape == (2, 200, p)

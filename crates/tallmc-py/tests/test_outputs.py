@@ -35,10 +35,10 @@ def test_signed_hmc_ecs_gives_each_draw_a_sign_and_a_sign_corrected_summary():
     assert corrected["negative_signs"] == int((sign < 0).sum())
     assert corrected["tau"] == pytest.approx(float((sign > 0).mean()), abs=1e-12)
     names = [p["name"] for p in corrected["parameters"]]
-    assert names == ["theta.1", "theta.2", "theta.3"]
+    assert names == ["x0", "x1", "x2"]
     # With only positive signs the sign-corrected mean is the plain mean of the draws.
     if corrected["negative_signs"] == 0:
-        plain = idata.posterior["theta"].values.reshape(-1, 3).mean(axis=0)
+        plain = idata.posterior["beta"].values.reshape(-1, 3).mean(axis=0)
         got = [p["mean"] for p in corrected["parameters"]]
         np.testing.assert_allclose(got, plain, rtol=1e-12)
 

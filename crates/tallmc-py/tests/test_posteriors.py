@@ -33,8 +33,8 @@ def test_hmc_ecs_on_a_memory_mapped_logistic_regression_agrees_with_nuts(logisti
                         draws=1500, seed=2, progress=False)
     nuts = tallmc.sample(model, tallmc.Nuts(), chains=2, warmup=500, draws=1500, seed=2,
                          progress=False)
-    a = az.summary(ecs, var_names=["theta"], round_to="none")
-    b = az.summary(nuts, var_names=["theta"], round_to="none")
+    a = az.summary(ecs, var_names=["beta"], round_to="none")
+    b = az.summary(nuts, var_names=["beta"], round_to="none")
     combined = np.sqrt(a["mcse_mean"] ** 2 + b["mcse_mean"] ** 2)
     gap = (a["mean"] - b["mean"]).abs()
     assert (gap < 4 * combined).all(), np.column_stack([a["mean"], b["mean"], combined])

@@ -27,7 +27,9 @@
 mod run;
 pub mod spec;
 
-pub use run::{AnyTuning, MaybeCsv, Outcome, RunModel, RunProgress, RunResult, Sinks, run};
+pub use run::{
+    AnyTuning, MaybeCsv, Outcome, RunModel, RunProgress, RunResult, Sinks, abandon_open_files, run,
+};
 pub use spec::{
     DataSpec, Execution, Invalid, ModelSpec, OutputSpec, RegressionSpec, RunSpec, SamplerSettings,
 };

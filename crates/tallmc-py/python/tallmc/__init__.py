@@ -20,7 +20,8 @@ code, so the same seed gives the same draws in Python, on the command line and i
 
 from . import _tallmc
 from ._models import Gaussian, GaussianMean, LinearRegression, LogisticRegression, Model
-from ._sample import read_run, sample
+from ._read import read_run
+from ._sample import sample
 from ._samplers import SAMPLERS, Sampler
 
 globals().update(SAMPLERS)

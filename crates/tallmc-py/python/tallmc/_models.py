@@ -1,11 +1,11 @@
-"""Models built from NumPy arrays: the `tallmc` command's models (`--model logistic`, `linear`,
-`gaussian`, `gaussian-mean`) with the same priors and defaults, except that the regressions
-add an intercept unless told not to.
+"""Models: the data (NumPy arrays, memory-mapped files, pandas / polars DataFrames, pyarrow
+tables) and the model's settings, which become the run's ``model`` part.
 
-The arrays are read in place, never copied: they must be float64 and C-contiguous (a plain
-`np.asarray(..., dtype=np.float64)`, an `np.memmap`, or `np.load(path, mmap_mode="r")` of a
-file `np.save` wrote). Anything else raises `TypeError` saying how to convert. Do not write to
-an array while a run reads it.
+Column names name the parameters: a DataFrame's columns (``intercept``, ``age``, ``income``),
+``x0, x1, …`` for a plain array. NumPy arrays that are float64 and C-contiguous are read in
+place (a memory-mapped file is never copied). A DataFrame or table is copied once into a
+row-major float64 array (pandas keeps its columns column-major, polars and Arrow column by
+column, and the samplers read rows), unless it already is one.
 """
 
 from __future__ import annotations
@@ -15,29 +15,103 @@ import numpy as np
 __all__ = ["Model", "LogisticRegression", "LinearRegression", "Gaussian", "GaussianMean"]
 
 
-def _number(name: str, value) -> str:
+def _number(name: str, value) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise TypeError(f"{name} = {value!r}: expected a number")
-    return repr(float(value))
+    return float(value)
+
+
+def _kind(obj) -> str:
+    """``pandas``, ``polars``, ``pyarrow`` or ``""`` by the object's type."""
+    module = type(obj).__module__.split(".")[0]
+    return module if module in ("pandas", "polars", "pyarrow") else ""
+
+
+def _table(X):
+    """Covariates as (array, column names or None, label): NumPy arrays as they are (the
+    extension checks them), tables as one row-major float64 array with their column names."""
+    kind = _kind(X)
+    if not kind:
+        return X, None, "NumPy arrays"
+    if kind == "pandas":
+        import pandas as pd
+
+        if isinstance(X, pd.Series):
+            raise TypeError("X is a pandas Series; expected a DataFrame of covariates "
+                            "(X.to_frame()) or a 2-D array")
+        names = [str(c) for c in X.columns]
+        values = X.to_numpy(dtype=np.float64)
+        label = "pandas.DataFrame"
+    elif kind == "polars":
+        names = [str(c) for c in X.columns]
+        values = X.to_numpy()
+        label = "polars.DataFrame"
+    else:  # pyarrow
+        names = [str(c) for c in X.column_names]
+        columns = [np.asarray(X.column(j).to_numpy(), dtype=np.float64)
+                   for j in range(X.num_columns)]
+        values = np.column_stack(columns) if columns else np.empty((X.num_rows, 0))
+        label = "pyarrow.Table"
+    # Zero copy when the table already is a C-contiguous float64 array; else one copy.
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    return values, names, label
+
+
+def _column(y, what: str = "y"):
+    """A response column as a 1-D array: NumPy arrays as they are, Series and Arrow arrays as
+    float64 (a copy only when they are not already float64)."""
+    kind = _kind(y)
+    if not kind:
+        return y
+    if kind == "pyarrow":
+        y = y.to_numpy()
+    else:
+        y = y.to_numpy()
+    return np.ascontiguousarray(y, dtype=np.float64)
+
+
+def _split(X, y):
+    """(covariates, response, column names, label), taking ``y`` out of ``X`` when it names
+    one of its columns."""
+    if isinstance(y, str):
+        kind = _kind(X)
+        if not kind:
+            raise TypeError(f"y = {y!r} names a column, but X is not a DataFrame or table; "
+                            "pass the responses as an array")
+        columns = list(X.column_names if kind == "pyarrow" else X.columns)
+        if y not in columns:
+            raise ValueError(f"y = {y!r}: no such column; the columns are {columns}")
+        if kind == "pandas":
+            response, X = X[y], X.drop(columns=[y])
+        elif kind == "polars":
+            response, X = X.get_column(y), X.drop(y)
+        else:
+            response, X = X.column(y), X.drop_columns([y])
+        y = response
+    X, names, label = _table(X)
+    return X, _column(y), names, label
 
 
 class Model:
     """A model and its data; pass it to :func:`tallmc.sample`.
 
-    Attributes ``X`` (covariates, n × p, or ``None``) and ``y`` (responses, n) are the arrays
-    given, unchanged.
+    Attributes: ``X`` (covariates as the sampler reads them, n × p, or ``None``), ``y``
+    (responses, n), ``names`` (the covariates' names, or ``None`` for x0, x1, …), ``label``
+    (what the data were).
     """
 
-    #: The command's ``--model`` value.
-    kind: str = ""
+    #: The family's name: the command's ``--model`` value.
+    family: str = ""
 
-    def __init__(self, X, y):
+    def __init__(self, X, y, names=None, label="NumPy arrays"):
         self.X = X
         self.y = y
+        self.names = names
+        self.label = label
 
-    def flags(self) -> list[str]:
-        """The command-line flags of the model's settings."""
-        return ["--model", self.kind]
+    def spec(self) -> dict:
+        """The model's part of the run (the JSON form of the library's model settings)."""
+        return {"family": self.family}
 
     @property
     def num_rows(self) -> int:
@@ -52,19 +126,15 @@ class Model:
 class _Regression(Model):
     def __init__(self, X, y, prior_sd: float = 10.0, intercept: bool = True,
                  standardize: bool = False):
-        super().__init__(X, y)
-        self.prior_sd = prior_sd
+        X, y, names, label = _split(X, y)
+        super().__init__(X, y, names, label)
+        self.prior_sd = _number("prior_sd", prior_sd)
         self.intercept = bool(intercept)
         self.standardize = bool(standardize)
-        _number("prior_sd", prior_sd)
 
-    def flags(self) -> list[str]:
-        out = super().flags() + ["--prior-sd", _number("prior_sd", self.prior_sd)]
-        if self.intercept:
-            out.append("--intercept")
-        if self.standardize:
-            out.append("--standardize")
-        return out
+    def spec(self) -> dict:
+        return {**super().spec(), "prior_sd": self.prior_sd, "intercept": self.intercept,
+                "standardize": self.standardize}
 
     @classmethod
     def from_npy(cls, x_path, y_path, **settings):
@@ -77,47 +147,45 @@ class _Regression(Model):
 
 class LogisticRegression(_Regression):
     """Bayesian logistic regression: y_i ∈ {0, 1}, P(y_i = 1) = 1 / (1 + exp(−x_iᵀθ)), prior
-    θ ~ N(0, prior_sd² I). With ``intercept`` (default) a column of ones is prepended; with
-    ``standardize`` every covariate column is centred and scaled (the draws are then on the
-    standardized scale, as the command's)."""
+    θ ~ N(0, prior_sd² I). ``X`` is an array (n × p, parameters ``x0, x1, …``) or a DataFrame /
+    table (parameters named after its columns); ``y`` an array, a Series, or the name of a
+    column of ``X``. With ``intercept`` (the default, as on the command line) a parameter
+    ``intercept`` comes first; with ``standardize`` every covariate column is centred and
+    scaled (the draws are then on the standardized scale, as the command's)."""
 
-    kind = "logistic"
+    family = "logistic"
 
 
 class LinearRegression(_Regression):
-    """Bayesian linear regression with unknown noise: y_i ~ N(x_iᵀβ, σ²), parameters
-    (β, log σ), prior β ~ N(0, prior_sd² I) and a flat prior on log σ."""
+    """Bayesian linear regression with unknown noise: y_i ~ N(x_iᵀβ, σ²), parameters (β,
+    log σ), with independent N(0, prior_sd²) priors on every coefficient and on log σ. Data and
+    names as for :class:`LogisticRegression`; the last parameter is ``log_sigma``."""
 
-    kind = "linear"
+    family = "linear"
 
 
 class Gaussian(Model):
     """y_i ~ N(μ, σ²) with unknown μ and log σ, flat priors (the command's ``--model
-    gaussian``)."""
+    gaussian``): parameters ``mu`` and ``log_sigma``."""
 
-    kind = "gaussian"
+    family = "gaussian"
 
     def __init__(self, y):
-        super().__init__(None, y)
+        super().__init__(None, _column(y))
 
 
 class GaussianMean(Model):
     """y_i ~ N(μ, sigma²) with known ``sigma``, prior μ ~ N(prior_mean, prior_sd²): the
-    conjugate model, whose posterior is known in closed form."""
+    conjugate model, whose posterior is known in closed form. Parameter ``mu``."""
 
-    kind = "gaussian-mean"
+    family = "gaussian-mean"
 
     def __init__(self, y, sigma: float, prior_mean: float = 0.0, prior_sd: float = 10.0):
-        super().__init__(None, y)
-        self.sigma = sigma
-        self.prior_mean = prior_mean
-        self.prior_sd = prior_sd
-        for name in ("sigma", "prior_mean", "prior_sd"):
-            _number(name, getattr(self, name))
+        super().__init__(None, _column(y))
+        self.sigma = _number("sigma", sigma)
+        self.prior_mean = _number("prior_mean", prior_mean)
+        self.prior_sd = _number("prior_sd", prior_sd)
 
-    def flags(self) -> list[str]:
-        return super().flags() + [
-            "--sigma", _number("sigma", self.sigma),
-            "--prior-mean", _number("prior_mean", self.prior_mean),
-            "--prior-sd", _number("prior_sd", self.prior_sd),
-        ]
+    def spec(self) -> dict:
+        return {**super().spec(), "sigma": self.sigma, "prior_mean": self.prior_mean,
+                "prior_sd": self.prior_sd}

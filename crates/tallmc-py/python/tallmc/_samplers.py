@@ -1,83 +1,74 @@
-"""Samplers as small settings objects, one class per `tallmc sample` subcommand, built from the
-command's own flag definitions: the same names (``step-size`` is ``step_size``), defaults and
-validation. ``tallmc.HmcEcs(subsample=1000, blocks=100)`` is ``tallmc sample hmc-ecs
---subsample 1000 --blocks 100``; a switch (``--cv``) is a boolean (``cv=True``); an unknown
-setting is a ``TypeError`` and a bad value a ``ValueError`` with the command's message.
+"""Samplers as small settings objects, one class per sampler, generated from the definitions
+the command's flags come from (the library's settings types): the same names (``--step-size``
+is ``step_size``), defaults, help texts and checks. ``tallmc.HmcEcs(subsample=1000,
+blocks=100)`` is ``tallmc sample hmc-ecs --subsample 1000 --blocks 100``; a switch (``--cv``)
+is a boolean (``cv=True``). An unknown setting is a ``TypeError``; a bad value is a
+``ValueError`` with the library's message, raised when the object is made.
 ``help(tallmc.HmcEcs)`` lists every setting with its default.
 """
 
 from __future__ import annotations
 
 import inspect
-import keyword
+import json
+import numbers
 
 from . import _tallmc
-
-# Flags that belong to the model, the data, the run or the output, set by the model objects and
-# by `tallmc.sample`, not by a sampler's settings.
-_RUN_FLAGS = {
-    "model", "data", "y-npy", "intercept", "standardize", "prior-sd", "prior-mean", "sigma",
-    "chains", "warmup", "draws", "seed", "out", "init", "threads", "no-progress", "no-report",
-}
+from ._names import field_name, flag_name, keyword_name, pythonic
 
 
-def keyword_name(flag: str) -> str:
-    """The keyword argument that sets ``--flag``: dashes become underscores, and a Python
-    keyword gets a trailing underscore (``--step-size`` → ``step_size``, ``--lambda`` →
-    ``lambda_``)."""
-    name = flag.replace("-", "_")
-    return name + "_" if keyword.iskeyword(name) else name
-
-
-def _flag_name(key: str) -> str:
-    """The flag a keyword argument sets (the inverse of :func:`keyword_name`)."""
-    if key.endswith("_") and keyword.iskeyword(key[:-1]):
-        key = key[:-1]
-    return key.replace("_", "-")
+def _plain(key: str, value, info: dict):
+    """``value`` as JSON wants it (NumPy scalars to Python numbers), its kind checked."""
+    if not info["takes_value"]:
+        if not isinstance(value, bool):
+            raise TypeError(f"{key} = {value!r}: expected True or False (a switch)")
+        return value
+    if isinstance(value, bool):
+        raise TypeError(f"{key} = {value!r}: expected a value, not a boolean")
+    if info["choices"]:
+        if value not in info["choices"]:
+            raise ValueError(f"{key} = {value!r}: expected one of {', '.join(info['choices'])}")
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    raise TypeError(f"{key} = {value!r}: expected a number")
 
 
 class Sampler:
     """Settings of one sampler; pass it to :func:`tallmc.sample`."""
 
-    #: The command's subcommand name (``hmc-ecs``).
+    #: The sampler's name (``hmc-ecs``): its ``tallmc sample`` subcommand.
     command: str = ""
-    #: The sampler's own flags: name → dict(help, default, takes_value, choices).
-    flag_info: dict = {}
+    #: Its settings: flag name → dict(help, default, takes_value, choices, required).
+    setting_info: dict = {}
 
     def __init__(self, **settings):
-        unknown = [k for k in settings
-                   if _flag_name(k) not in self.flag_info or keyword_name(_flag_name(k)) != k]
+        known = {keyword_name(f): f for f in self.setting_info}
+        unknown = [k for k in settings if k not in known]
         if unknown:
-            known = ", ".join(keyword_name(f) for f in self.flag_info) or "none"
-            raise TypeError(
-                f"{type(self).__name__}() got unexpected setting(s) {', '.join(unknown)}; "
-                f"its settings are: {known}")
-        self.settings = {k: v for k, v in settings.items() if v is not None}
-        # Parse the flags as the command would, now: a bad value fails here, not at sampling.
+            names = ", ".join(known) or "none"
+            raise TypeError(f"{type(self).__name__}() got unexpected setting(s) "
+                            f"{', '.join(unknown)}; its settings are: {names}")
+        given = {k: v for k, v in settings.items() if v is not None}
+        missing = [keyword_name(f) for f, info in self.setting_info.items()
+                   if info["required"] and keyword_name(f) not in given]
+        if missing:
+            raise TypeError(f"{type(self).__name__}() needs {', '.join(missing)} (no default)")
+        self.settings = given
+        self._json = {"name": self.command}
+        for key, value in given.items():
+            flag = known[key]
+            self._json[field_name(flag)] = _plain(key, value, self.setting_info[flag])
         try:
-            _tallmc.check_arguments(
-                ["sample", self.command, "--model", "logistic", "--data", "-", "--out", "-"]
-                + self.flags())
+            _tallmc.check_sampler(json.dumps(self._json))
         except ValueError as e:
-            from ._sample import pythonic
             raise ValueError(f"{type(self).__name__}: {pythonic(str(e))}") from None
 
-    def flags(self) -> list[str]:
-        """The command-line flags of these settings."""
-        out = []
-        for key, value in self.settings.items():
-            flag = "--" + _flag_name(key)
-            info = self.flag_info[_flag_name(key)]
-            if not info["takes_value"]:
-                if not isinstance(value, bool):
-                    raise TypeError(f"{key} = {value!r}: expected True or False (a switch)")
-                if value:
-                    out.append(flag)
-            elif isinstance(value, bool):
-                raise TypeError(f"{key} = {value!r}: expected a value, not a boolean")
-            else:
-                out += [flag, str(value)]
-        return out
+    def spec(self) -> dict:
+        """The sampler's part of the run (the JSON form of the library's settings)."""
+        return dict(self._json)
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.settings.items())
@@ -88,42 +79,49 @@ def _class_name(command: str) -> str:
     return "".join(part.capitalize() for part in command.split("-"))
 
 
-def _doc(command: str, flags: dict) -> str:
-    lines = [f"Settings of ``tallmc sample {command}`` (see ``tallmc sample {command} --help``).",
-             "", "Settings (keyword arguments; None or omitted means the default):", ""]
-    for name, info in flags.items():
+def _doc(command: str, about: str, settings: dict) -> str:
+    lines = [about.strip() or f"The ``{command}`` sampler.", "",
+             f"Settings of ``tallmc sample {command}`` (keyword arguments; None or omitted "
+             "means the default):", ""]
+    for name, info in settings.items():
         default = info["default"]
         kind = "switch (bool)" if not info["takes_value"] else (
             "one of " + ", ".join(info["choices"]) if info["choices"] else "value")
-        shown = f" [default: {default}]" if default is not None else ""
+        shown = " (required)" if info["required"] else (
+            f" [default: {default}]" if default is not None else "")
         lines.append(f"* ``{keyword_name(name)}``: {kind}{shown}. {info['help']}")
     return "\n".join(lines)
 
 
-def _signature(flags: dict) -> inspect.Signature:
-    """Keyword-only parameters named after the flags, defaulting to None (the command's
-    default), so that ``inspect.signature``, ``help`` and notebooks' completion show them."""
+def _signature(settings: dict) -> inspect.Signature:
+    """Keyword-only parameters named after the settings, defaulting to None (the library's
+    default) unless required, so that ``inspect.signature``, ``help`` and notebooks' completion
+    show them."""
     return inspect.Signature([
-        inspect.Parameter(keyword_name(name), inspect.Parameter.KEYWORD_ONLY, default=None,
-                          annotation=bool if not info["takes_value"] else inspect.Parameter.empty)
-        for name, info in flags.items()
+        inspect.Parameter(
+            keyword_name(name), inspect.Parameter.KEYWORD_ONLY,
+            default=inspect.Parameter.empty if info["required"] else None,
+            annotation=bool if not info["takes_value"] else inspect.Parameter.empty)
+        for name, info in settings.items()
     ])
 
 
 def _make_classes() -> dict:
     classes = {}
-    for command in _tallmc.sampler_names():
-        flags = {f["name"]: f for f in _tallmc.sampler_flags(command)
-                 if f["name"] not in _RUN_FLAGS}
+    for entry in _tallmc.sampler_schema():
+        command = entry["name"]
+        settings = {s["name"]: s for s in entry["settings"]}
         name = _class_name(command)
         classes[name] = type(name, (Sampler,), {
             "command": command,
-            "flag_info": flags,
-            "__doc__": _doc(command, flags),
+            "setting_info": settings,
+            "__doc__": _doc(command, entry["about"], settings),
             "__module__": "tallmc",
-            "__signature__": _signature(flags),
+            "__signature__": _signature(settings),
         })
     return classes
 
 
 SAMPLERS = _make_classes()
+
+__all__ = ["Sampler", "SAMPLERS", "flag_name"]

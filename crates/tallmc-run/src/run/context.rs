@@ -41,6 +41,9 @@ pub(crate) struct Setup {
     /// here, since chains beyond the thread count run one after another and the longest chain's
     /// time is then only part of the wait.
     pub(crate) started: Instant,
+    /// Warnings found before sampling (the design: constant, collinear or separating
+    /// columns), first among the run's warnings.
+    pub(crate) warnings: Vec<String>,
 }
 
 /// Evaluation counts as summary.json writes them.

@@ -7,9 +7,9 @@ use anyhow::Result;
 use tallmc_bounds::{AusterityTest, ConfidenceTest, MeanTest};
 use tallmc_integrators::{Metric, MetricKind};
 use tallmc_samplers::{
-    AdaptiveMetropolis, AdaptiveMetropolisConfig, Driver, Hmc, HmcConfig, Laplace, MinibatchMh,
-    Nuts, NutsConfig, RandomWalkConfig, RandomWalkMetropolis, RandomWalkProposal,
-    RandomWalkProposalConfig, RunConfig,
+    AdaptiveMetropolis, AdaptiveMetropolisConfig, Driver, HamiltonianWarmup, Hmc, HmcConfig,
+    Laplace, MetricSetting, MinibatchMh, Nuts, NutsConfig, RandomWalkConfig, RandomWalkMetropolis,
+    RandomWalkProposal, RandomWalkProposalConfig, RunConfig,
 };
 
 use super::confidence::{ConfidenceRun, RunConfidence};
@@ -161,27 +161,14 @@ pub(crate) fn run_discrete<M: RunConfidence + WithEngine>(
             run_kernel(&driver, model, inits, &AdaptiveMetropolis::new(cfg)?, sinks)?
         }
         Plan::Hmc(h) => {
-            let (metric, initial, adapt_metric) = metric_settings(laplace, h.metric)?;
-            let mut cfg = HmcConfig {
-                metric,
-                initial_metric: Some(initial),
-                adapt_metric,
-                trajectory_length: h.trajectory_length,
-                ..Default::default()
-            };
-            cfg.dual_averaging.target_accept = h.target_accept;
+            let warmup = hamiltonian_warmup(laplace, h.metric, h.target_accept)?;
+            let cfg =
+                HmcConfig { warmup, trajectory_length: h.trajectory_length, ..Default::default() };
             run_kernel(&driver, model, inits, &Hmc::new(cfg)?, sinks)?
         }
         Plan::Nuts(h) => {
-            let (metric, initial, adapt_metric) = metric_settings(laplace, h.metric)?;
-            let mut cfg = NutsConfig {
-                metric,
-                initial_metric: Some(initial),
-                adapt_metric,
-                max_depth: h.max_depth,
-                ..Default::default()
-            };
-            cfg.dual_averaging.target_accept = h.target_accept;
+            let warmup = hamiltonian_warmup(laplace, h.metric, h.target_accept)?;
+            let cfg = NutsConfig { warmup, max_depth: h.max_depth, ..Default::default() };
             run_kernel(&driver, model, inits, &Nuts::new(cfg)?, sinks)?
         }
         Plan::Austerity(test) => {
@@ -232,18 +219,31 @@ fn minibatch_walk(covariance: &[f64], d: usize) -> RandomWalkProposalConfig {
     }
 }
 
-/// The metric kind, starting metric and whether to adapt it, for a metric choice.
-fn metric_settings(laplace: &Laplace, choice: MetricChoice) -> Result<(MetricKind, Metric, bool)> {
-    let kind = match choice {
-        MetricChoice::Diag => MetricKind::Diagonal,
-        MetricChoice::Dense | MetricChoice::Laplace => MetricKind::Dense,
-    };
+/// The metric for a metric choice, started at the Laplace covariance (its diagonal for `Diag`)
+/// and adapted, or held there (`Laplace`).
+fn metric_settings(laplace: &Laplace, choice: MetricChoice) -> Result<MetricSetting> {
     let d = laplace.mode.len();
-    let initial = match kind {
-        MetricKind::Dense => Metric::dense(laplace.covariance.clone(), d)?,
-        _ => Metric::diagonal((0..d).map(|j| laplace.covariance[j * d + j]).collect())?,
-    };
-    Ok((kind, initial, choice != MetricChoice::Laplace))
+    let dense = || Metric::dense(laplace.covariance.clone(), d);
+    let diagonal = || Metric::diagonal((0..d).map(|j| laplace.covariance[j * d + j]).collect());
+    Ok(match choice {
+        MetricChoice::Diag => {
+            MetricSetting::Adapt { kind: MetricKind::Diagonal, initial: Some(diagonal()?) }
+        }
+        MetricChoice::Dense => {
+            MetricSetting::Adapt { kind: MetricKind::Dense, initial: Some(dense()?) }
+        }
+        MetricChoice::Laplace => MetricSetting::Fixed(dense()?),
+    })
+}
+
+/// The warmup of HMC and NUTS: the metric of `choice`, dual averaging towards `target_accept`.
+fn hamiltonian_warmup(
+    laplace: &Laplace, choice: MetricChoice, target_accept: f64,
+) -> Result<HamiltonianWarmup> {
+    let mut warmup =
+        HamiltonianWarmup { metric: metric_settings(laplace, choice)?, ..Default::default() };
+    warmup.dual_averaging.target_accept = target_accept;
+    Ok(warmup)
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 
 mod confidence;
 mod context;
+mod design;
 mod discrete;
 mod ecs;
 mod outputs;
@@ -24,15 +25,17 @@ use tallmc_models::{
     Dataset, DesignOptions, FastLogisticRegression, Gaussian, GaussianMean, LinearRegression,
     LoadOptions,
 };
-use tallmc_samplers::sink::ColumnMemorySink;
+use tallmc_samplers::continuous::MemorySkeleton;
+use tallmc_samplers::sink::{ColumnMemorySink, Tee};
 use tallmc_samplers::{NewtonOptions, SamplerError, laplace_approximation, uniform_positions};
 
 pub use context::{Outcome, RunModel};
-pub use outputs::{AnyTuning, MaybeCsv, Sinks};
+pub use outputs::{AnyTuning, MaybeCsv, Sinks, abandon_open_files};
 pub use progress::RunProgress;
 
 use self::confidence::RunConfidence;
 use self::context::Setup;
+use self::design::DesignWarnings;
 use self::discrete::{DiscreteRun, Plan, run_discrete};
 use self::ecs::WithEngine;
 use self::pdmp::{PdmpRun, PdmpSettings, RunPdmp};
@@ -50,6 +53,8 @@ pub struct RunResult {
     /// Each chain's post-warmup draws (row-major, one row of d per draw), `lp__`, stat columns
     /// and adapted tuning. After an interrupt the chains may hold different numbers of draws.
     pub chains: Vec<ColumnMemorySink>,
+    /// A continuous-time sampler with `skeleton`: each chain's event skeleton (empty otherwise).
+    pub skeletons: Vec<MemorySkeleton>,
     /// The summary: per-parameter summaries, evaluation totals, warnings, tuning, and the run
     /// itself under `spec`.
     pub summary: serde_json::Value,
@@ -66,7 +71,11 @@ pub fn run(
 ) -> Result<RunResult> {
     spec.validate()?;
     let progress = ProgressTo { terminal: spec.execution.progress, observer };
-    let go = || sample(spec, data, stop, &progress).map_err(|e| explain_non_finite(e, spec));
+    let go = || {
+        let result = sample(spec, data, stop, &progress).map_err(|e| explain_non_finite(e, spec));
+        outputs::forget_open_files();
+        result
+    };
     match spec.execution.threads {
         Some(t) => rayon::ThreadPoolBuilder::new()
             .num_threads(t)
@@ -234,7 +243,7 @@ fn sample(
     }
 }
 
-fn run_model<M: RunConfidence + WithEngine + RunPdmp>(
+fn run_model<M: RunConfidence + WithEngine + RunPdmp + DesignWarnings>(
     model: &M, spec: &RunSpec, n: usize, start: (Instant, SetupSpinner), stop: &AtomicBool,
     progress: &ProgressTo,
 ) -> Result<RunResult> {
@@ -266,6 +275,7 @@ fn run_model<M: RunConfidence + WithEngine + RunPdmp>(
             outcome: Outcome::Interrupted,
             parameter_names: names,
             chains: Vec::new(),
+            skeletons: Vec::new(),
             summary: serde_json::Value::Null,
         });
     }
@@ -274,10 +284,17 @@ fn run_model<M: RunConfidence + WithEngine + RunPdmp>(
         InitChoice::Mode => laplace.dispersed_positions(spec.chains, 0.0, spec.seed)?,
         InitChoice::Uniform => uniform_positions(d, spec.chains, 2.0, spec.seed)?,
     };
+    let warnings = match spec.model {
+        ModelSpec::Logistic(r) | ModelSpec::Linear(r) => {
+            model.design_warnings(&laplace.mode, r.prior_sd)?
+        }
+        _ => Vec::new(),
+    };
     let setup = Setup {
         evals: laplace.evals,
         seconds: setup_start.elapsed().as_secs_f64(),
         started: setup_start,
+        warnings,
     };
     let comments = config_comments(spec, n, d);
     if let Some(settings) = pdmp {
@@ -285,8 +302,15 @@ fn run_model<M: RunConfidence + WithEngine + RunPdmp>(
         run.progress = progress.clone();
         let outputs = model.run_pdmp(&run)?;
         let (outcome, summary) = pdmp::write_summary(n, &run, &setup, &outputs)?;
-        let chains = outputs.into_iter().map(|o| o.sink.1.0.into_inner().0).collect();
-        return Ok(RunResult { outcome, parameter_names: names, chains, summary });
+        let (chains, skeletons): (Vec<_>, Vec<_>) = outputs
+            .into_iter()
+            .map(|o| {
+                let Tee(grid, Tee(memory, _)) = o.sink.1;
+                (grid.into_inner().0, memory)
+            })
+            .unzip();
+        let skeletons = skeletons.into_iter().flatten().collect();
+        return Ok(RunResult { outcome, parameter_names: names, chains, skeletons, summary });
     }
     let Some(plan) = plan else { unreachable!("a sampler is discrete or continuous") };
     let run = DiscreteRun {
@@ -302,7 +326,7 @@ fn run_model<M: RunConfidence + WithEngine + RunPdmp>(
     };
     let (outputs, outcome, summary) = run_discrete(model, &plan, run)?;
     let chains = outputs.into_iter().map(|o| o.sink.0).collect();
-    Ok(RunResult { outcome, parameter_names: names, chains, summary })
+    Ok(RunResult { outcome, parameter_names: names, chains, skeletons: Vec::new(), summary })
 }
 
 /// The CSV comments every sampler writes: the model, the data and the sampler.

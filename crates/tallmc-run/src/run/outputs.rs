@@ -4,12 +4,14 @@
 
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use anyhow::{Context as _, Result};
 use serde::Serialize;
 use tallmc_core::{Kernel, StepStats, Tuning};
 use tallmc_samplers::sink::{
-    ChainFooter, ChainHeader, ColumnMemorySink, CsvSink, DrawRecord, DrawSink, Tee,
+    ABANDONED_FOOTER, ChainFooter, ChainHeader, ColumnMemorySink, CsvSink, DrawRecord, DrawSink,
+    RowFileHandle, Tee,
 };
 use tallmc_samplers::{ChainOutput, Driver};
 
@@ -50,7 +52,40 @@ impl MaybeCsv {
         let path = chain_path(dir, chain);
         let csv =
             CsvSink::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
+        register_open_file(csv.handle());
         Ok(Self(Some(csv)))
+    }
+}
+
+/// The files of the run in progress, which [`abandon_open_files`] can close from another
+/// thread (the command's handler of a second Ctrl-C).
+static OPEN_FILES: Mutex<Vec<RowFileHandle>> = Mutex::new(Vec::new());
+
+/// Registers a file of the run in progress.
+pub(crate) fn register_open_file(handle: RowFileHandle) {
+    if let Ok(mut files) = OPEN_FILES.lock() {
+        files.push(handle);
+    }
+}
+
+/// Forgets the files of a run that has ended.
+pub(crate) fn forget_open_files() {
+    if let Ok(mut files) = OPEN_FILES.lock() {
+        files.clear();
+    }
+}
+
+/// Ends every file of the run in progress now, from any thread: the whole rows written so far
+/// reach the disk, then a footer comment saying the run was stopped at once; later writes of
+/// the chains are ignored. For a process about to exit (a second Ctrl-C): its files stay
+/// readable, row by row. Errors are ignored (there is nobody left to tell).
+pub fn abandon_open_files() {
+    let files = match OPEN_FILES.lock() {
+        Ok(files) => files.clone(),
+        Err(poisoned) => poisoned.into_inner().clone(),
+    };
+    for file in files {
+        let _ = file.abandon(ABANDONED_FOOTER);
     }
 }
 

@@ -25,8 +25,8 @@ use tallmc_diagnostics::continuous::{ContinuousSummary, TimeAverageConfig, summa
 use tallmc_diagnostics::{Draws, Summary, summarize};
 use tallmc_models::{FastLogisticRegression, Gaussian, GaussianMean, LinearRegression};
 use tallmc_samplers::continuous::{
-    Budget, ContinuousChainOutput, ContinuousDriver, ContinuousRunConfig, GridDraws, SkeletonSink,
-    TimeAverageSink,
+    Budget, ContinuousChainOutput, ContinuousDriver, ContinuousRunConfig, GridDraws,
+    MemorySkeleton, SkeletonSink, TimeAverageSink,
 };
 use tallmc_samplers::piecewise::{
     AutoBoundConfig, BandConfig, Bps, BpsConfig, ControlVariates, LipSbps, LipSbpsConfig, Sbps,
@@ -36,13 +36,19 @@ use tallmc_samplers::sink::{ColumnMemorySink, Tee};
 use tallmc_samplers::{Laplace, VelocityDistribution};
 
 use super::context::{EvalTotals, Outcome, RunHeader, RunModel, Setup, WallSeconds, write_json};
-use super::outputs::{AnyTuning, MaybeCsv};
+use super::outputs::{AnyTuning, MaybeCsv, register_open_file};
 use super::report::{self, RunFacts};
 use crate::spec::{RateBoundChoice, RunSpec, SamplerKind, SamplerSettings};
 
-/// The sinks of one chain: time averages, grid draws (memory + CSV), optional skeleton.
-pub(crate) type PdmpSink =
-    Tee<TimeAverageSink, Tee<GridDraws<Tee<ColumnMemorySink, MaybeCsv>>, Option<SkeletonSink>>>;
+/// The sinks of one chain: time averages, grid draws (memory + CSV), and with `skeleton` the
+/// event skeleton (memory + CSV).
+pub(crate) type PdmpSink = Tee<
+    TimeAverageSink,
+    Tee<
+        GridDraws<Tee<ColumnMemorySink, MaybeCsv>>,
+        Tee<Option<MemorySkeleton>, Option<SkeletonSink>>,
+    >,
+>;
 /// The chains of a continuous-time run, with each kernel's typed tuning as lines and JSON.
 pub(crate) type PdmpOutputs = Vec<ContinuousChainOutput<PdmpSink, AnyTuning>>;
 
@@ -247,17 +253,18 @@ impl<'a> PdmpRun<'a> {
             .map(|c| {
                 let csv = MaybeCsv::for_chain(dir, c)?;
                 let grid = GridDraws::new(Tee(ColumnMemorySink::new(), csv), self.grid)?;
+                let memory = self.settings.skeleton.then(MemorySkeleton::new);
                 let skeleton = if let (true, Some(dir)) = (self.settings.skeleton, dir) {
                     let path = skeleton_path(dir, c);
-                    Some(
-                        SkeletonSink::create(&path)
-                            .with_context(|| format!("cannot create {}", path.display()))?,
-                    )
+                    let sink = SkeletonSink::create(&path)
+                        .with_context(|| format!("cannot create {}", path.display()))?;
+                    register_open_file(sink.handle());
+                    Some(sink)
                 } else {
                     None
                 };
                 let averages = TimeAverageSink::new(TimeAverageConfig::default())?;
-                Ok(Tee(averages, Tee(grid, skeleton)))
+                Ok(Tee(averages, Tee(grid, Tee(memory, skeleton))))
             })
             .collect()
     }
@@ -529,7 +536,8 @@ pub(crate) fn write_summary(
         interrupted,
         out_dir: spec.output.dir.as_deref(),
     };
-    let warnings = report::warnings(&facts);
+    let mut warnings = setup.warnings.clone();
+    warnings.extend(report::warnings(&facts));
     let file = PdmpSummaryFile {
         run: RunHeader::new(spec, n, run.names),
         seed: spec.seed,

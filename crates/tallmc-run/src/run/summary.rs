@@ -141,7 +141,8 @@ pub(crate) fn write_summary(
         interrupted,
         out_dir: spec.output.dir.as_deref(),
     };
-    let mut warnings = report::warnings(&facts);
+    let mut warnings = setup.warnings.clone();
+    warnings.extend(report::warnings(&facts));
     let laplace_sd: Vec<f64> = (0..d).map(|j| laplace.covariance[j * d + j].sqrt()).collect();
     warnings.extend(report::too_wide(&facts, &laplace_sd));
     let sign_corrected =
