@@ -48,8 +48,10 @@
 use std::error::Error;
 
 use rand::{Rng, RngExt};
-use rand_distr::{Distribution, Normal};
+use rand_distr::Normal;
 use tallmc::prelude::*;
+
+mod common;
 
 /// Rows of the simulated data set.
 pub const N: usize = 20_000;
@@ -316,19 +318,10 @@ impl<M: LinearPredictor + ?Sized> EcsEstimator<M> for StratifiedDifference {
 /// x_i = (1, z_i), z_i ~ N(0, I₄), y_i ~ Bernoulli(σ(x_iᵀ[`TRUE_THETA`])), drawn row by row from
 /// tallmc's set-up stream of `seed`.
 pub fn simulate(n: usize, seed: u64) -> Result<Dataset, Box<dyn Error>> {
-    let mut rng = setup_rng(seed);
     let normal = Normal::new(0.0, 1.0)?;
-    let mut x = Vec::with_capacity(n * D);
-    let mut y = Vec::with_capacity(n);
-    for _ in 0..n {
-        let start = x.len();
-        x.push(1.0);
-        for _ in 1..D {
-            x.push(normal.sample(&mut rng));
-        }
-        let eta: f64 = x[start..].iter().zip(TRUE_THETA).map(|(a, b)| a * b).sum();
-        y.push(f64::from(u8::from(rng.random::<f64>() < 1.0 / (1.0 + (-eta).exp()))));
-    }
+    let (x, y) = common::simulate_regression(n, &TRUE_THETA, seed, normal, |eta, rng| {
+        Ok(f64::from(u8::from(rng.random::<f64>() < 1.0 / (1.0 + (-eta).exp()))))
+    })?;
     let names =
         std::iter::once("intercept".to_string()).chain((1..D).map(|j| format!("x{j}"))).collect();
     Ok(Dataset::new(x, y, names)?)
@@ -458,10 +451,6 @@ pub fn print(report: &Report) {
 
 /// `user_estimator [SEED]` (default seed 1).
 fn main() -> Result<(), Box<dyn Error>> {
-    let seed = match std::env::args().nth(1) {
-        None => 1,
-        Some(s) => s.parse().map_err(|e| format!("seed {s:?} is not a u64: {e}"))?,
-    };
-    print(&run(seed)?);
+    print(&run(common::seed_arg()?)?);
     Ok(())
 }

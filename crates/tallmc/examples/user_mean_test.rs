@@ -58,6 +58,8 @@ use tallmc::bounds::{Decision, Error as TestError, MeanTest, Population, Running
 use tallmc::models::synthetic::two_class_2d;
 use tallmc::prelude::*;
 
+mod common;
+
 /// Rows of the simulated data set.
 pub const N: usize = 10_000;
 /// Dimension of θ (intercept + 2 covariates).
@@ -342,10 +344,6 @@ pub fn print(report: &Report) {
 
 /// `user_mean_test [SEED]` (default seed 1).
 fn main() -> Result<(), Box<dyn Error>> {
-    let seed = match std::env::args().nth(1) {
-        None => 1,
-        Some(s) => s.parse().map_err(|e| format!("seed {s:?} is not a u64: {e}"))?,
-    };
-    print(&run(seed)?);
+    print(&run(common::seed_arg()?)?);
     Ok(())
 }

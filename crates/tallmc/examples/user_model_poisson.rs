@@ -39,6 +39,8 @@ use std::fmt;
 use rand_distr::{Distribution, Normal, Poisson};
 use tallmc::prelude::*;
 
+mod common;
+
 /// Rows of the simulated data set.
 pub const N: usize = 10_000;
 /// Dimension of θ (intercept + 3 covariates).
@@ -286,20 +288,10 @@ impl ParameterNames for PoissonRegression {
 /// y_i ~ Poisson(exp(x_iᵀ[`TRUE_THETA`])), all drawn in row order from tallmc's set-up stream
 /// of `seed` (ChaCha8, stream 0). Returns (design row-major `n` × [`D`], counts).
 pub fn simulate(n: usize, seed: u64) -> Result<(Vec<f64>, Vec<f64>), Box<dyn Error>> {
-    let mut rng = setup_rng(seed);
     let covariate = Normal::new(0.0, COVARIATE_SD)?;
-    let mut x = Vec::with_capacity(n * D);
-    let mut y = Vec::with_capacity(n);
-    for _ in 0..n {
-        let start = x.len();
-        x.push(1.0);
-        for _ in 1..D {
-            x.push(covariate.sample(&mut rng));
-        }
-        let eta: f64 = x[start..].iter().zip(TRUE_THETA).map(|(a, b)| a * b).sum();
-        y.push(Poisson::new(eta.exp())?.sample(&mut rng));
-    }
-    Ok((x, y))
+    common::simulate_regression(n, &TRUE_THETA, seed, covariate, |eta, rng| {
+        Ok(Poisson::new(eta.exp())?.sample(rng))
+    })
 }
 
 /// Both runs on one data set.
@@ -367,10 +359,6 @@ pub fn print(report: &Report) {
 
 /// `user_model_poisson [SEED]` (default seed 1).
 fn main() -> Result<(), Box<dyn Error>> {
-    let seed = match std::env::args().nth(1) {
-        None => 1,
-        Some(s) => s.parse().map_err(|e| format!("seed {s:?} is not a u64: {e}"))?,
-    };
-    print(&run(seed)?);
+    print(&run(common::seed_arg()?)?);
     Ok(())
 }
