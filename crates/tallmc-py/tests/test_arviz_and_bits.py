@@ -96,7 +96,8 @@ def test_same_seed_same_draws_as_the_command(tmp_path, logistic_npy, monkeypatch
             assert draw_lines(py_out / f"chain_{k}.csv") == draw_lines(cli_out / f"chain_{k}.csv")
         read = tallmc.read_run(cli_out)
         assert read.posterior["beta"].values.tobytes() == in_memory.posterior["beta"].values.tobytes()
-        for stat in ["lp", "acceptance_rate", "n_gradients"]:
+        assert set(read.sample_stats.data_vars) == set(in_memory.sample_stats.data_vars)
+        for stat in read.sample_stats.data_vars:
             np.testing.assert_array_equal(read.sample_stats[stat].values,
                                           in_memory.sample_stats[stat].values)
         # read_run's numbers are the CSV's, each parsed by Python's correctly rounded float().
