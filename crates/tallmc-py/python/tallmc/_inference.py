@@ -45,7 +45,11 @@ def group_parameters(names, values, family: str, prefix: str = ""):
         if coefficients:
             dim = f"{prefix}coefficient" if prefix else "coefficient"
             coords[dim] = [names[j] for j in coefficients]
-            variables[prefix + "beta"] = (dim, values[..., coefficients])
+            first, last = coefficients[0], coefficients[-1]
+            contiguous = coefficients == list(range(first, last + 1))
+            # A slice is a view (no copy of 10⁶ draws); a list of columns would copy them.
+            picked = values[..., first:last + 1] if contiguous else values[..., coefficients]
+            variables[prefix + "beta"] = (dim, picked)
         rest = [j for j, n in enumerate(names) if n in _SCALARS]
     else:
         rest = range(len(names))
