@@ -54,7 +54,7 @@ measure() {
 }
 # Reads a file once so the run after starts on a warm page cache (pointless above the RAM size).
 warm() { cat "$1" > /dev/null; }
-ecs() { echo sample hmc-ecs --model logistic --data "$1" --subsample 1300 --blocks 100 --chains 1 --warmup 500 --draws 3000 --seed 1; }
+ecs() { echo sample hmc-ecs --model logistic --no-intercept --overwrite --data "$1" --subsample 1300 --blocks 100 --chains 1 --warmup 500 --draws 3000 --seed 1; }
 
 warm "$bin"
 case $repeat in ''|*[!0-9]*|0) echo "--repeat expects a positive integer, got '$repeat'" >&2; exit 2 ;; esac
@@ -77,6 +77,6 @@ fi
 for n in $sizes; do
   f=$data/higgs_like_n${n}_seed1.bin
   [ "$n" -lt 100000000 ] && warm "$f"
-  measure "zz_$n" "$bin" sample zigzag-cv --model logistic --data "$f" --out "$out/zz_$n" --chains 2 --seed 1 --threads 2
+  measure "zz_$n" "$bin" sample zigzag-cv --model logistic --no-intercept --overwrite --data "$f" --out "$out/zz_$n" --chains 2 --seed 1 --threads 2
 done
 python3 "$root/bench/scale/table.py" "$out" | tee "$out/table.md"

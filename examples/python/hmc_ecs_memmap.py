@@ -44,11 +44,11 @@ def main(folder: Path) -> None:
     idata = tallmc.sample(model, tallmc.HmcEcs(subsample=1300, blocks=100),
                           chains=4, warmup=1000, draws=1000, seed=1)
 
-    print(az.summary(idata, var_names=["theta"]))
+    print(az.summary(idata, var_names=["beta"]))
     print(f"data per iteration: {100 * idata.attrs['data_fraction_per_iteration']:.3f}% of "
           f"{idata.attrs['num_rows']:,} rows; per-datum evaluations: "
           f"{idata.attrs['evaluations_total']:,}")
-    means = idata.posterior["theta"].mean(("chain", "draw")).values
+    means = idata.posterior["beta"].mean(("chain", "draw")).values
     print("true θ:     ", np.round(theta[:5], 3), "…")
     print("posterior:  ", np.round(means[:5], 3), "…")
 

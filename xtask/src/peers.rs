@@ -1052,7 +1052,8 @@ fn tallmc_once(
     };
     // `tallmc sample <SAMPLER> <flags>`: the sampler is the first of `args`.
     let (sampler, flags) = args.split_first().context("a tallmc run without a sampler")?;
-    cmd.args(["sample", sampler, "--model", "logistic", "--data"])
+    // The peers fit no intercept; the runs folder is scratch (a repeated run replaces the last).
+    cmd.args(["sample", sampler, "--model", "logistic", "--no-intercept", "--overwrite", "--data"])
         .arg(bin)
         .args(["--chains", "1", "--threads", "1", "--init", "mode", "--seed", &c.rng.to_string()])
         .arg("--out")
