@@ -111,11 +111,11 @@
 
 #[macro_use]
 mod step_stats;
+mod step_size;
 
 pub mod drivers;
 pub mod ecs;
 pub mod error;
-#[macro_use]
 pub mod hamiltonian;
 pub mod init;
 pub mod mh;
@@ -146,8 +146,8 @@ pub use ecs::{
 };
 pub use error::{Result, SamplerError};
 pub use hamiltonian::{
-    Hamiltonian, HamiltonianChain, Hmc, HmcChain, HmcConfig, HmcStats, HmcTuning, MAX_TREE_DEPTH,
-    Nuts, NutsChain, NutsConfig, NutsStats,
+    Hamiltonian, HamiltonianChain, HamiltonianWarmup, Hmc, HmcChain, HmcConfig, HmcStats,
+    HmcTuning, MAX_TREE_DEPTH, MetricSetting, Nuts, NutsChain, NutsConfig, NutsStats,
 };
 pub use init::{
     InitStrategy, Initialization, Laplace, NewtonOptions, initialize, laplace_approximation,

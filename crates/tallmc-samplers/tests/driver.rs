@@ -4,12 +4,12 @@ mod common;
 
 use common::LinearGaussian;
 use tallmc_core::Parallelism;
-use tallmc_integrators::Metric;
+use tallmc_integrators::{Metric, MetricKind};
 use tallmc_samplers::sink::{CsvSink, MemorySink, Tee};
 use tallmc_samplers::{
-    AdaptiveMetropolis, AdaptiveMetropolisConfig, Driver, Hmc, HmcConfig, NewtonOptions,
-    RandomWalkConfig, RandomWalkMetropolis, RunConfig, SamplerError, laplace_approximation,
-    sample_in_memory,
+    AdaptiveMetropolis, AdaptiveMetropolisConfig, Driver, HamiltonianWarmup, Hmc, HmcConfig,
+    MetricSetting, NewtonOptions, RandomWalkConfig, RandomWalkMetropolis, RunConfig, SamplerError,
+    laplace_approximation, sample_in_memory,
 };
 
 fn config(chains: usize, seed: u64) -> RunConfig {
@@ -23,7 +23,8 @@ fn same_seed_gives_identical_draws_for_any_thread_count_and_chain_count() {
     let model = LinearGaussian::new(10_000, 3, 1);
     let (_, cov) = model.posterior();
     let metric = Metric::diagonal((0..3).map(|j| cov[j * 3 + j]).collect()).unwrap();
-    let cfg = HmcConfig { initial_metric: Some(metric), ..Default::default() };
+    let metric = MetricSetting::Adapt { kind: MetricKind::Diagonal, initial: Some(metric) };
+    let cfg = HmcConfig::default().with_metric(metric);
     let hmc = Hmc::new(cfg).unwrap();
     let a = sample_in_memory(&model, config(3, 42), &[vec![0.0; 3]], &hmc).unwrap();
     let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
@@ -116,8 +117,9 @@ fn bad_inputs_are_clear_errors() {
     assert!(e.to_string().contains("non-finite value in initial position"), "{e}");
     let e = sample_in_memory(&model, config(0, 1), &[vec![0.0; 2]], &hmc).unwrap_err();
     assert!(matches!(e, SamplerError::Core(_)), "{e}");
-    let e =
-        Hmc::new(HmcConfig { initial_step_size: Some(-1.0), ..Default::default() }).unwrap_err();
+    let mut cfg = HmcConfig::default();
+    cfg.warmup.initial_step_size = Some(-1.0);
+    let e = Hmc::new(cfg).unwrap_err();
     assert_eq!(e.to_string(), "invalid step_size = -1: expected a finite number > 0");
     let e = Hmc::new(HmcConfig { trajectory_jitter: 1.5, ..Default::default() }).unwrap_err();
     assert!(e.to_string().contains("trajectory_jitter = 1.5"));
@@ -147,9 +149,12 @@ fn divergences_are_reported_not_panics() {
     // A huge fixed step size on a sharply peaked posterior: every trajectory blows up.
     let model = LinearGaussian::new(10_000, 2, 5);
     let cfg = HmcConfig {
-        initial_step_size: Some(5.0),
-        adapt_step_size: false,
-        adapt_metric: false,
+        warmup: HamiltonianWarmup {
+            initial_step_size: Some(5.0),
+            adapt_step_size: false,
+            metric: MetricSetting::Fixed(Metric::unit(MetricKind::Diagonal, 2)),
+            ..Default::default()
+        },
         ..Default::default()
     };
     let out =

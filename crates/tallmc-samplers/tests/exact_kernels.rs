@@ -14,7 +14,7 @@ use tallmc_core::Kernel;
 use tallmc_diagnostics::{Draws, summarize};
 use tallmc_integrators::{Metric, MetricKind};
 use tallmc_samplers::{
-    AdaptiveMetropolis, AdaptiveMetropolisConfig, Hmc, HmcConfig, Nuts, NutsConfig,
+    AdaptiveMetropolis, AdaptiveMetropolisConfig, Hmc, HmcConfig, MetricSetting, Nuts, NutsConfig,
     RandomWalkConfig, RandomWalkMetropolis, RunConfig, sample_in_memory,
 };
 
@@ -81,7 +81,7 @@ fn model() -> LinearGaussian {
 fn hmc_with_diagonal_and_dense_metric_matches_closed_form() {
     let m = model();
     for kind in [MetricKind::Diagonal, MetricKind::Dense] {
-        let cfg = HmcConfig { metric: kind, ..Default::default() };
+        let cfg = HmcConfig::default().with_metric(MetricSetting::adapt(kind));
         check(&format!("HMC ({kind:?})"), &m, 1000, 1000, &Hmc::new(cfg.clone()).unwrap());
     }
 }
@@ -90,11 +90,7 @@ fn hmc_with_diagonal_and_dense_metric_matches_closed_form() {
 fn hmc_from_a_given_metric_without_adaptation_matches_closed_form() {
     let m = model();
     let (_, cov) = m.posterior();
-    let cfg = HmcConfig {
-        initial_metric: Some(Metric::dense(cov, 3).unwrap()),
-        adapt_metric: false,
-        ..Default::default()
-    };
+    let cfg = HmcConfig::with_fixed_metric(Metric::dense(cov, 3).unwrap());
     check("HMC (fixed dense metric)", &m, 300, 1000, &Hmc::new(cfg.clone()).unwrap());
 }
 
@@ -102,7 +98,7 @@ fn hmc_from_a_given_metric_without_adaptation_matches_closed_form() {
 fn nuts_with_diagonal_and_dense_metric_matches_closed_form() {
     let m = model();
     for kind in [MetricKind::Diagonal, MetricKind::Dense] {
-        let cfg = NutsConfig { metric: kind, ..Default::default() };
+        let cfg = NutsConfig::default().with_metric(MetricSetting::adapt(kind));
         check(&format!("NUTS ({kind:?})"), &m, 1000, 1000, &Nuts::new(cfg).unwrap());
     }
 }
@@ -113,10 +109,8 @@ fn nuts_with_the_unit_metric_and_a_short_tree_matches_closed_form() {
     // stop at the depth limit, which must not bias the draws either.
     let m = model();
     let cfg = NutsConfig {
-        metric: MetricKind::Identity,
-        adapt_metric: false,
         max_depth: 3,
-        ..Default::default()
+        ..NutsConfig::with_fixed_metric(Metric::unit(MetricKind::Identity, 3))
     };
     check("NUTS (identity metric, max_depth 3)", &m, 1000, 2000, &Nuts::new(cfg).unwrap());
 }

@@ -7,7 +7,7 @@ mod common;
 use common::LinearGaussian;
 use tallmc_core::rng::chain_rng;
 use tallmc_core::{Chain, Kernel, Parallelism};
-use tallmc_integrators::MetricKind;
+use tallmc_integrators::{Metric, MetricKind};
 use tallmc_samplers::{
     AdaptiveMetropolis, AdaptiveMetropolisConfig, Hmc, HmcConfig, Nuts, NutsConfig,
     RandomWalkConfig, RandomWalkMetropolis, SgHmc, SgHmcConfig, Sgld, SgldConfig, Sgnht,
@@ -46,17 +46,15 @@ fn kernel_steps_do_not_allocate() {
         })
         .unwrap(),
     );
-    for metric in [MetricKind::Diagonal, MetricKind::Dense] {
-        let cfg = HmcConfig { parallelism: seq, metric, adapt_metric: false, ..Default::default() };
+    for kind in [MetricKind::Diagonal, MetricKind::Dense] {
+        let metric = Metric::unit(kind, 3);
+        let cfg = HmcConfig { parallelism: seq, ..HmcConfig::with_fixed_metric(metric.clone()) };
         steps_allocate_nothing("HMC", Hmc::new(cfg).unwrap());
-        let cfg =
-            NutsConfig { parallelism: seq, metric, adapt_metric: false, ..Default::default() };
+        let cfg = NutsConfig { parallelism: seq, ..NutsConfig::with_fixed_metric(metric) };
         steps_allocate_nothing("NUTS", Nuts::new(cfg).unwrap());
     }
     for sub in [Subsampling::WithoutReplacement, Subsampling::WithReplacement] {
-        let dense =
-            tallmc_integrators::Metric::dense(vec![2.0, 0.5, 0.0, 0.5, 1.0, 0.0, 0.0, 0.0, 1.0], 3)
-                .unwrap();
+        let dense = Metric::dense(vec![2.0, 0.5, 0.0, 0.5, 1.0, 0.0, 0.0, 0.0, 1.0], 3).unwrap();
         let cfg = SgldConfig { step_size: 1e-5, batch: 50, subsampling: sub, preconditioner: None };
         steps_allocate_nothing("SGLD", Sgld::new(cfg.clone()).unwrap());
         let pre = SgldConfig { preconditioner: Some(dense.clone()), ..cfg };

@@ -10,8 +10,12 @@ mod common;
 use common::LinearGaussian;
 use tallmc_core::Terms;
 use tallmc_diagnostics::{Draws, Summary, summarize};
+use tallmc_integrators::{Metric, MetricKind};
 use tallmc_models::{DesignOptions, LogisticRegression, synthetic};
-use tallmc_samplers::{Hmc, HmcConfig, Nuts, NutsConfig, NutsStats, RunConfig, sample_in_memory};
+use tallmc_samplers::{
+    HamiltonianWarmup, Hmc, HmcConfig, MetricSetting, Nuts, NutsConfig, NutsStats, RunConfig,
+    sample_in_memory,
+};
 use tallmc_testkit::seed;
 
 const Z_MAX: f64 = 4.0;
@@ -59,6 +63,16 @@ fn nuts_matches_long_full_data_hmc_on_a_skewed_logistic_posterior() {
     assert_eq!(divergences, 0, "NUTS diverged on a smooth posterior");
 }
 
+/// Step size `eps` and the unit diagonal metric of dimension `d`, neither adapted.
+fn fixed_step(eps: f64, d: usize) -> HamiltonianWarmup {
+    HamiltonianWarmup {
+        initial_step_size: Some(eps),
+        adapt_step_size: false,
+        metric: MetricSetting::Fixed(Metric::unit(MetricKind::Diagonal, d)),
+        ..Default::default()
+    }
+}
+
 fn stats_of(config: NutsConfig, draws: usize) -> (Vec<NutsStats>, Vec<f64>) {
     let model = LinearGaussian::new(2_000, 3, 11);
     let (mean, _) = model.posterior();
@@ -71,13 +85,7 @@ fn stats_of(config: NutsConfig, draws: usize) -> (Vec<NutsStats>, Vec<f64>) {
 #[test]
 fn a_tiny_step_size_runs_every_transition_to_the_depth_limit() {
     // Posterior sds ≈ 0.02: 15 steps of 10⁻⁶ cannot turn around, so every tree is full.
-    let config = NutsConfig {
-        initial_step_size: Some(1e-6),
-        adapt_step_size: false,
-        adapt_metric: false,
-        max_depth: 4,
-        ..NutsConfig::default()
-    };
+    let config = NutsConfig { warmup: fixed_step(1e-6, 3), max_depth: 4, ..NutsConfig::default() };
     let (stats, _) = stats_of(config, 50);
     for (k, s) in stats.iter().enumerate() {
         assert_eq!((s.tree_depth, s.n_leapfrog, s.divergent), (4, 15, false), "{s:?}");
@@ -89,12 +97,7 @@ fn a_tiny_step_size_runs_every_transition_to_the_depth_limit() {
 
 #[test]
 fn a_step_size_far_too_large_is_reported_as_divergent_and_the_chain_stays_put() {
-    let config = NutsConfig {
-        initial_step_size: Some(50.0),
-        adapt_step_size: false,
-        adapt_metric: false,
-        ..NutsConfig::default()
-    };
+    let config = NutsConfig { warmup: fixed_step(50.0, 3), ..NutsConfig::default() };
     let (stats, draws) = stats_of(config, 20);
     assert!(stats.iter().all(|s| s.divergent && s.tree_depth == 0 && s.n_leapfrog == 1));
     assert!(stats.iter().all(|s| s.accept_stat < 1e-6), "{stats:?}");
@@ -119,13 +122,8 @@ fn many_short_trees_leave_a_small_correlated_gaussian_invariant() {
     let model = LinearGaussian::new(20, 2, 5);
     let (mean, cov) = model.posterior();
     let sd_min = cov[0].min(cov[3]).sqrt();
-    let config = NutsConfig {
-        initial_step_size: Some(0.5 * sd_min),
-        adapt_step_size: false,
-        adapt_metric: false,
-        max_depth: 2,
-        ..NutsConfig::default()
-    };
+    let config =
+        NutsConfig { warmup: fixed_step(0.5 * sd_min, 2), max_depth: 2, ..NutsConfig::default() };
     let run = RunConfig::new(0, 50_000, 4, seed(90));
     let out =
         sample_in_memory(&model, run, std::slice::from_ref(&mean), &Nuts::new(config).unwrap())

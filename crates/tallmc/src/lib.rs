@@ -59,13 +59,13 @@ pub mod prelude {
     // HMC-ECS and the stochastic-gradient kernels: the generic kernels and typed tunings.
     pub use tallmc_samplers::{
         AdaptiveMetropolis, AdaptiveMetropolisConfig, ApproximateGibbs, Driver, EcsDynamics,
-        EcsEstimate, EcsEstimator, GibbsConfig, GibbsSubsample, Hmc, HmcConfig, HmcEcs,
-        HmcEcsConfig, HmcEcsWithEstimator, InitStrategy, Laplace, MinibatchMh, MinibatchScope,
-        NewtonOptions, Proposal, ProxyConfig, ProxyMinibatchMh, RandomWalkConfig,
-        RandomWalkMetropolis, RandomWalkProposal, RandomWalkProposalConfig, RunConfig, SgHmc,
-        SgHmcConfig, Sgld, SgldConfig, SgldProposal, SgldProposalConfig, Sgnht, SgnhtConfig,
-        SignedHmcEcs, SignedHmcEcsConfig, Subsampling, Thermostat, ThetaIntegrator,
-        laplace_approximation, sample_in_memory,
+        EcsEstimate, EcsEstimator, GibbsConfig, GibbsSubsample, HamiltonianWarmup, Hmc, HmcConfig,
+        HmcEcs, HmcEcsConfig, HmcEcsWithEstimator, InitStrategy, Laplace, MetricSetting,
+        MinibatchMh, MinibatchScope, NewtonOptions, Nuts, NutsConfig, Proposal, ProxyConfig,
+        ProxyMinibatchMh, RandomWalkConfig, RandomWalkMetropolis, RandomWalkProposal,
+        RandomWalkProposalConfig, RunConfig, SgHmc, SgHmcConfig, Sgld, SgldConfig, SgldProposal,
+        SgldProposalConfig, Sgnht, SgnhtConfig, SignedHmcEcs, SignedHmcEcsConfig, Subsampling,
+        Thermostat, ThetaIntegrator, laplace_approximation, sample_in_memory,
     };
     pub use tallmc_samplers::{
         EcsKernel, EcsTuning, HmcEcsTuning, SgDynamics, SignedHmcEcsTuning, StochasticGradient,

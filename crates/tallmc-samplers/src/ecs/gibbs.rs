@@ -369,7 +369,7 @@ where
         divergent: theta.divergent,
         u_accept_stat,
         u_accepted,
-        step_size: dynamics.step_size,
+        step_size: dynamics.step_size.get(),
         n_leapfrog: theta.n_leapfrog,
         tree_depth: theta.tree_depth,
         hit_max_depth: theta.hit_max_depth,

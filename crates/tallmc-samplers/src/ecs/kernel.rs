@@ -168,7 +168,7 @@ impl<M: ?Sized, T: EcsEstimator<M>, H> Debug for EcsChain<M, T, H> {
         f.debug_struct("EcsChain")
             .field("position", &self.point.position)
             .field("log_density", &self.point.log_density)
-            .field("step_size", &self.dynamics.step_size)
+            .field("step_size", &self.dynamics.step_size.get())
             .finish_non_exhaustive()
     }
 }
@@ -191,12 +191,12 @@ impl<M: ?Sized, T: EcsEstimator<M>, H> EcsChain<M, T, H> {
 
     /// The current step size (after warmup: the adapted one).
     pub fn step_size(&self) -> f64 {
-        self.dynamics.step_size
+        self.dynamics.step_size.get()
     }
 
     /// The current metric.
     pub fn metric(&self) -> &Metric {
-        &self.dynamics.metric
+        &self.dynamics.space.metric
     }
 
     /// The current expansion point θ*.
@@ -300,11 +300,11 @@ where
             estimator: self.report.clone(),
             cv_order: cv.order().number(),
             center: cv.center().to_vec(),
-            step_size: self.dynamics.step_size,
+            step_size: self.dynamics.step_size.get(),
             trajectory_length: self.dynamics.config.trajectory_length,
             integrator: self.dynamics.config.integrator,
             recenterings: self.dynamics.recenterings,
-            metric: self.dynamics.metric.clone(),
+            metric: self.dynamics.space.metric.clone(),
         }
     }
 }

@@ -3,11 +3,13 @@
 //! becomes the new θ* at a re-centring. Shared by every HMC-ECS chain
 //! ([`EcsChain`](crate::EcsChain)).
 
-use rand::{Rng, RngExt};
+use rand::Rng;
 use tallmc_core::{Error, EvalCounts, Result};
-use tallmc_integrators::{DualAveraging, LeapfrogOutcome, Metric, PhasePoint, leapfrog};
+use tallmc_integrators::{Metric, PhasePoint};
 
 use super::perturbed::EcsDynamics;
+use crate::hamiltonian::transition::PhaseSpace;
+use crate::step_size::StepSize;
 use crate::hamiltonian::tree::Tree;
 
 /// The outcome of one θ-step.
@@ -30,13 +32,10 @@ pub(crate) struct ThetaStep {
 #[derive(Debug, Clone)]
 pub(crate) struct Dynamics<E> {
     pub config: EcsDynamics,
-    pub metric: Metric,
+    /// The metric M⁻¹ and the transitions' scratch.
+    pub space: PhaseSpace,
     pub metric_fixed: bool,
-    pub proposal: PhasePoint,
-    pub velocity: Vec<f64>,
-    pub z: Vec<f64>,
-    pub step_size: f64,
-    pub tuner: Option<DualAveraging>,
+    pub step_size: StepSize,
     pub num_warmup: usize,
     pub warmup_done: usize,
     pub window_sum: Vec<f64>,
@@ -58,13 +57,9 @@ impl<E: Copy> Dynamics<E> {
         let step_size = config.initial_step_size.unwrap_or_else(|| 0.5 * (d as f64).powf(-0.25));
         Ok(Self {
             config: config.clone(),
-            metric,
+            space: PhaseSpace::new(metric),
             metric_fixed,
-            proposal: PhasePoint::zeros(d),
-            velocity: vec![0.0; d],
-            z: vec![0.0; d],
-            step_size,
-            tuner: None,
+            step_size: StepSize::new(step_size),
             num_warmup: 0,
             warmup_done: 0,
             window_sum: vec![0.0; d],
@@ -85,17 +80,18 @@ impl<E: Copy> Dynamics<E> {
         R: Rng + ?Sized,
         F: FnMut(&[f64], &mut [f64]) -> (f64, Option<E>),
     {
-        self.metric.sample_momentum(rng, &mut point.momentum, &mut self.z);
-        let h0 =
-            -point.log_density + self.metric.kinetic_energy(&point.momentum, &mut self.velocity);
+        let h0 = self.space.refresh_momentum(point, rng);
+        let eps = self.step_size.get();
+        let max_energy_error = self.config.max_energy_error;
         if let Some(tree) = self.tree.as_mut() {
+            let space = &mut self.space;
             let (out, drawn) = tree.transition_tagged(
                 point,
                 h0,
-                &self.metric,
-                &mut self.velocity,
-                self.step_size,
-                self.config.max_energy_error,
+                &space.metric,
+                &mut space.velocity,
+                eps,
+                max_energy_error,
                 rng,
                 f,
             );
@@ -111,56 +107,25 @@ impl<E: Copy> Dynamics<E> {
             };
             return (step, drawn);
         }
+        let steps = ((self.config.trajectory_length / eps).ceil() as usize)
+            .clamp(1, self.config.max_leapfrog_steps);
         let mut last = None;
-        let step = self.fixed_length(point, h0, rng, |t, g| {
+        let t = self.space.fixed_length(point, h0, eps, steps, max_energy_error, rng, |t, g| {
             let (log_density, estimate) = f(t, g);
             last = estimate;
             log_density
         });
-        (step, if step.accepted { last } else { None })
-    }
-
-    /// The fixed-length HMC θ-step from `point` (momentum drawn, Hamiltonian `h0`); on
-    /// acceptance `point` holds the end point.
-    fn fixed_length<R, F>(
-        &mut self, point: &mut PhasePoint, h0: f64, rng: &mut R, f: F,
-    ) -> ThetaStep
-    where
-        R: Rng + ?Sized,
-        F: FnMut(&[f64], &mut [f64]) -> f64,
-    {
-        self.proposal.copy_from(point);
-        let eps = self.step_size;
-        let steps = ((self.config.trajectory_length / eps).ceil() as usize)
-            .clamp(1, self.config.max_leapfrog_steps);
-        let outcome = leapfrog(&mut self.proposal, &self.metric, eps, steps, &mut self.velocity, f);
-        let (energy_error, divergent) = match outcome {
-            LeapfrogOutcome::NonFinite { .. } => (f64::NAN, true),
-            LeapfrogOutcome::Completed { .. } => {
-                let h1 = -self.proposal.log_density
-                    + self.metric.kinetic_energy(&self.proposal.momentum, &mut self.velocity);
-                let dh = h1 - h0;
-                (dh, !dh.is_finite() || dh > self.config.max_energy_error)
-            }
-        };
-        let accept_stat = if divergent { 0.0 } else { (-energy_error).min(0.0).exp() };
-        let accepted = !divergent && rng.random::<f64>() < accept_stat;
-        let energy = if accepted {
-            point.copy_from(&self.proposal);
-            h0 + energy_error
-        } else {
-            h0
-        };
-        ThetaStep {
-            accept_stat,
-            accepted,
-            divergent,
-            n_leapfrog: outcome.gradient_evaluations(),
-            energy,
-            energy_error,
+        let step = ThetaStep {
+            accept_stat: t.accept_stat,
+            accepted: t.accepted,
+            divergent: t.divergent,
+            n_leapfrog: t.n_leapfrog,
+            energy: t.energy,
+            energy_error: t.energy_error,
             tree_depth: 0,
             hit_max_depth: false,
-        }
+        };
+        (step, if step.accepted { last } else { None })
     }
 
     pub fn begin_warmup(&mut self, num_warmup: usize) {
@@ -168,19 +133,14 @@ impl<E: Copy> Dynamics<E> {
         self.warmup_done = 0;
         self.window_sum.fill(0.0);
         self.window_count = 0;
-        if self.config.adapt_step_size {
-            self.tuner = DualAveraging::new(self.config.dual_averaging, self.step_size).ok();
-        }
+        self.step_size.begin_warmup(self.config.adapt_step_size, self.config.dual_averaging);
     }
 
     /// Records one warmup iteration; returns whether θ* should be re-set now (at the window
     /// mean, left in `window_sum`).
     pub fn adapt(&mut self, accept_stat: f64, position: &[f64]) -> bool {
         self.warmup_done += 1;
-        if let Some(t) = self.tuner.as_mut() {
-            t.update(accept_stat);
-            self.step_size = t.step_size();
-        }
+        self.step_size.update(accept_stat);
         for (s, x) in self.window_sum.iter_mut().zip(position) {
             *s += x;
         }
@@ -201,18 +161,14 @@ impl<E: Copy> Dynamics<E> {
         self.window_sum.fill(0.0);
         if !self.metric_fixed
             && let Ok(cov) = cov
-            && let Ok(m) = Metric::dense(cov, self.metric.dim())
+            && let Ok(m) = Metric::dense(cov, self.space.metric.dim())
         {
-            self.metric = m;
+            self.space.metric = m;
         }
-        if let Some(t) = self.tuner.as_mut() {
-            t.restart(self.step_size);
-        }
+        self.step_size.restart(self.step_size.get());
     }
 
     pub fn end_warmup(&mut self) {
-        if let Some(t) = self.tuner.take() {
-            self.step_size = t.final_step_size();
-        }
+        self.step_size.end_warmup();
     }
 }

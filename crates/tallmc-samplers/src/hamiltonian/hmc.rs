@@ -30,9 +30,10 @@
 use rand::{Rng, RngExt};
 use serde::Serialize;
 use tallmc_core::{Error, EvalCounts, LogPrior, Parallelism, Result, TermGradients, Tuning};
-use tallmc_integrators::{DualAveragingConfig, LeapfrogOutcome, Metric, MetricKind, leapfrog};
+use tallmc_integrators::Metric;
 
-use super::kernel::{Hamiltonian, HamiltonianChain, HamiltonianSettings, Phase, hamiltonian};
+use super::kernel::{Hamiltonian, HamiltonianChain, HamiltonianSettings, Phase};
+use super::settings::{HamiltonianWarmup, MetricSetting};
 
 /// Settings of [`Hmc`].
 #[derive(Debug, Clone, PartialEq)]
@@ -43,18 +44,8 @@ pub struct HmcConfig {
     pub trajectory_jitter: f64,
     /// Upper bound on leapfrog steps per iteration.
     pub max_leapfrog_steps: usize,
-    /// Initial step size; found by the heuristic if `None`.
-    pub initial_step_size: Option<f64>,
-    /// Tune the step size by dual averaging during warmup.
-    pub adapt_step_size: bool,
-    /// Dual-averaging settings (target acceptance statistic 0.8 by default).
-    pub dual_averaging: DualAveragingConfig,
-    /// Kind of metric to adapt.
-    pub metric: MetricKind,
-    /// Metric to start from (unit metric of kind `metric` if `None`).
-    pub initial_metric: Option<Metric>,
-    /// Adapt the metric during warmup.
-    pub adapt_metric: bool,
+    /// Warmup: step size (initial, dual averaging) and metric (adapted or fixed).
+    pub warmup: HamiltonianWarmup,
     /// Energy error above which a trajectory is divergent.
     pub max_energy_error: f64,
     /// Threads for the full-data gradient.
@@ -67,12 +58,7 @@ impl Default for HmcConfig {
             trajectory_length: std::f64::consts::FRAC_PI_2,
             trajectory_jitter: 0.2,
             max_leapfrog_steps: 1024,
-            initial_step_size: None,
-            adapt_step_size: true,
-            dual_averaging: DualAveragingConfig::default(),
-            metric: MetricKind::Diagonal,
-            initial_metric: None,
-            adapt_metric: true,
+            warmup: HamiltonianWarmup::default(),
             max_energy_error: 1000.0,
             parallelism: Parallelism::Rayon,
         }
@@ -83,12 +69,13 @@ impl HmcConfig {
     /// The default settings with the metric held at `metric` throughout (only the step size is
     /// adapted), e.g. the Laplace covariance from [`Laplace::dense_metric`](crate::Laplace::dense_metric).
     pub fn with_fixed_metric(metric: Metric) -> Self {
-        Self {
-            metric: metric.kind(),
-            initial_metric: Some(metric),
-            adapt_metric: false,
-            ..Self::default()
-        }
+        Self::default().with_metric(MetricSetting::Fixed(metric))
+    }
+
+    /// These settings with the metric setting `metric`.
+    pub fn with_metric(mut self, metric: MetricSetting) -> Self {
+        self.warmup.metric = metric;
+        self
     }
 
     /// Checks every setting's range.
@@ -104,10 +91,7 @@ impl HmcConfig {
         if self.max_leapfrog_steps == 0 {
             return Err(Error::invalid("max_leapfrog_steps", 0, "at least 1"));
         }
-        if let Some(e) = self.initial_step_size {
-            tallmc_core::error::check_positive("step_size", e)?;
-        }
-        self.dual_averaging.validate()?;
+        self.warmup.validate()?;
         tallmc_core::error::check_positive("max_energy_error", self.max_energy_error)
     }
 }
@@ -174,7 +158,13 @@ impl HamiltonianSettings for HmcConfig {
         HmcConfig::validate(self)
     }
 
-    warmup_settings_from_fields!();
+    fn warmup(&self) -> &HamiltonianWarmup {
+        &self.warmup
+    }
+
+    fn parallelism(&self) -> Parallelism {
+        self.parallelism
+    }
 
     fn new_trajectory(&self, _dim: usize) {}
 
@@ -189,40 +179,22 @@ impl HamiltonianSettings for HmcConfig {
         R: Rng + ?Sized,
     {
         let n = model.num_terms();
-        let Phase { point, proposal, full, metric, velocity, .. } = phase;
-        proposal.copy_from(point);
+        let Phase { point, full, space } = phase;
         let j = self.trajectory_jitter;
         let time = self.trajectory_length * (1.0 + j * (2.0 * rng.random::<f64>() - 1.0));
         let steps = ((time / eps).ceil() as usize).clamp(1, self.max_leapfrog_steps);
-        let outcome = leapfrog(proposal, metric, eps, steps, velocity, |t, g| {
+        let t = space.fixed_length(point, h0, eps, steps, self.max_energy_error, rng, |t, g| {
             full.log_posterior_grad(model, t, g)
         });
-        let evals = EvalCounts::terms_and_gradients(n * outcome.gradient_evaluations()) + earlier;
-        let (energy_error, divergent) = match outcome {
-            LeapfrogOutcome::NonFinite { .. } => (f64::NAN, true),
-            LeapfrogOutcome::Completed { .. } => {
-                let h1 = hamiltonian(proposal, metric, velocity);
-                let dh = h1 - h0;
-                (dh, !dh.is_finite() || dh > self.max_energy_error)
-            }
-        };
-        let accept_stat = if divergent { 0.0 } else { (-energy_error).min(0.0).exp() };
-        let accepted = !divergent && rng.random::<f64>() < accept_stat;
-        let energy = if accepted {
-            point.copy_from(proposal);
-            h0 + energy_error
-        } else {
-            h0
-        };
         HmcStats {
-            accept_stat,
-            accepted,
-            divergent,
+            accept_stat: t.accept_stat,
+            accepted: t.accepted,
+            divergent: t.divergent,
             step_size: eps,
-            n_leapfrog: outcome.gradient_evaluations(),
-            energy,
-            energy_error,
-            evals,
+            n_leapfrog: t.n_leapfrog,
+            energy: t.energy,
+            energy_error: t.energy_error,
+            evals: EvalCounts::terms_and_gradients(n * t.n_leapfrog) + earlier,
             batch_size: n as u64,
         }
     }

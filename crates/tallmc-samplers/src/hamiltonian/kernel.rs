@@ -13,49 +13,12 @@ use tallmc_core::{
     Chain, Error, EvalCounts, FullData, Kernel, LogPrior, Parallelism, Result, StepStats,
     TermGradients,
 };
-use tallmc_integrators::{
-    DualAveraging, DualAveragingConfig, Metric, MetricEstimator, MetricKind, PhasePoint,
-    WarmupSchedule, leapfrog,
-};
+use tallmc_integrators::{Metric, MetricEstimator, PhasePoint, WarmupSchedule, leapfrog};
 
-use crate::HmcTuning;
-
-/// The settings of the warmup and of the start, which both configs hold under the same names.
-#[derive(Debug, Clone, Copy)]
-pub struct WarmupSettings<'a> {
-    /// Initial step size; found by the heuristic if `None`.
-    pub initial_step_size: Option<f64>,
-    /// Tune the step size by dual averaging during warmup.
-    pub adapt_step_size: bool,
-    /// Dual-averaging settings.
-    pub dual_averaging: DualAveragingConfig,
-    /// Kind of metric to adapt.
-    pub metric: MetricKind,
-    /// Metric to start from (unit metric of kind `metric` if `None`).
-    pub initial_metric: Option<&'a Metric>,
-    /// Adapt the metric during warmup.
-    pub adapt_metric: bool,
-    /// Threads for the full-data gradient.
-    pub parallelism: Parallelism,
-}
-
-/// Implements [`HamiltonianSettings::warmup_settings`]'s body for configs whose fields carry
-/// the names of [`WarmupSettings`].
-macro_rules! warmup_settings_from_fields {
-    () => {
-        fn warmup_settings(&self) -> $crate::hamiltonian::kernel::WarmupSettings<'_> {
-            $crate::hamiltonian::kernel::WarmupSettings {
-                initial_step_size: self.initial_step_size,
-                adapt_step_size: self.adapt_step_size,
-                dual_averaging: self.dual_averaging,
-                metric: self.metric,
-                initial_metric: self.initial_metric.as_ref(),
-                adapt_metric: self.adapt_metric,
-                parallelism: self.parallelism,
-            }
-        }
-    };
-}
+use super::hmc::HmcTuning;
+use super::settings::{HamiltonianWarmup, MetricSetting};
+use super::transition::PhaseSpace;
+use crate::step_size::StepSize;
 
 /// What makes a full-data Hamiltonian kernel: its validated settings and its transition.
 /// Implemented by [`HmcConfig`](crate::HmcConfig) and [`NutsConfig`](crate::NutsConfig).
@@ -69,7 +32,10 @@ pub trait HamiltonianSettings: Clone + fmt::Debug + Send + Sync {
     fn validate(&self) -> Result<()>;
 
     /// The warmup's and the start's settings.
-    fn warmup_settings(&self) -> WarmupSettings<'_>;
+    fn warmup(&self) -> &HamiltonianWarmup;
+
+    /// Threads for the full-data gradient.
+    fn parallelism(&self) -> Parallelism;
 
     /// The transition's scratch for dimension `dim`.
     fn new_trajectory(&self, dim: usize) -> Self::Trajectory;
@@ -113,8 +79,8 @@ impl<C: HamiltonianSettings> Hamiltonian<C> {
 pub struct HamiltonianChain<C: HamiltonianSettings> {
     config: C,
     phase: Phase,
-    step_size: f64,
-    warmup: Warmup,
+    step_size: StepSize,
+    warmup: MetricWarmup,
     unreported: EvalCounts,
     trajectory: C::Trajectory,
 }
@@ -122,12 +88,12 @@ pub struct HamiltonianChain<C: HamiltonianSettings> {
 impl<C: HamiltonianSettings> HamiltonianChain<C> {
     /// The current step size (after warmup: the adapted one).
     pub fn step_size(&self) -> f64 {
-        self.step_size
+        self.step_size.get()
     }
 
     /// The current metric.
     pub fn metric(&self) -> &Metric {
-        &self.phase.metric
+        &self.phase.space.metric
     }
 
     /// Re-finds the step size from the current one (see [`Phase::find_step_size`]); the
@@ -137,7 +103,7 @@ impl<C: HamiltonianSettings> HamiltonianChain<C> {
         M: TermGradients + LogPrior + ?Sized,
         R: Rng + ?Sized,
     {
-        let (eps, evals) = self.phase.find_step_size(model, self.step_size, rng);
+        let (eps, evals) = self.phase.find_step_size(model, self.step_size.get(), rng);
         self.unreported += evals;
         eps
     }
@@ -153,18 +119,19 @@ where
     fn build_chain<R: Rng + ?Sized>(
         &self, model: &M, position: &[f64], rng: &mut R,
     ) -> Result<HamiltonianChain<C>> {
-        let w = self.config.warmup_settings();
-        let phase = Phase::start(model, position, w.initial_metric, w.metric, w.parallelism)?;
+        let w = self.config.warmup();
+        let phase = Phase::start(model, position, &w.metric, self.config.parallelism())?;
         let mut chain = HamiltonianChain {
             config: self.config.clone(),
             phase,
-            step_size: w.initial_step_size.unwrap_or(1.0),
-            warmup: Warmup::default(),
+            step_size: StepSize::new(w.initial_step_size.unwrap_or(1.0)),
+            warmup: MetricWarmup::default(),
             unreported: EvalCounts::terms_and_gradients(model.num_terms()),
             trajectory: self.config.new_trajectory(model.dim()),
         };
         if w.initial_step_size.is_none() {
-            chain.step_size = chain.find_step_size(model, rng);
+            let eps = chain.find_step_size(model, rng);
+            chain.step_size.set(eps);
         }
         Ok(chain)
     }
@@ -187,13 +154,14 @@ where
     }
 
     fn step<R: Rng + ?Sized>(&mut self, model: &M, rng: &mut R) -> Result<C::Stats> {
-        let h0 = self.phase.refresh_momentum(rng);
+        let Phase { point, space, .. } = &mut self.phase;
+        let h0 = space.refresh_momentum(point, rng);
         let earlier = std::mem::take(&mut self.unreported);
         Ok(self.config.transition(
             &mut self.trajectory,
             &mut self.phase,
             h0,
-            self.step_size,
+            self.step_size.get(),
             model,
             rng,
             earlier,
@@ -201,65 +169,56 @@ where
     }
 
     fn begin_warmup(&mut self, num_warmup: usize) {
-        let w = self.config.warmup_settings();
-        let d = self.phase.metric.dim();
-        self.warmup.begin(num_warmup, self.step_size, &w, d);
+        let w = self.config.warmup();
+        self.step_size.begin_warmup(w.adapt_step_size, w.dual_averaging);
+        self.warmup.begin(num_warmup, &w.metric, self.phase.space.metric.dim());
     }
 
     fn adapt<R: Rng + ?Sized>(&mut self, model: &M, stats: &C::Stats, rng: &mut R) -> Result<()> {
-        let Phase { point, metric, .. } = &mut self.phase;
-        if self.warmup.observe(stats.accept_stat(), &point.position, &mut self.step_size, metric)? {
-            self.step_size = self.find_step_size(model, rng);
-            self.warmup.restart(self.step_size);
+        self.step_size.update(stats.accept_stat());
+        let Phase { point, space, .. } = &mut self.phase;
+        if self.warmup.observe(&point.position, &mut space.metric)? && self.step_size.adapting() {
+            let eps = self.find_step_size(model, rng);
+            self.step_size.restart(eps);
         }
         Ok(())
     }
 
     fn end_warmup(&mut self) {
-        self.warmup.finish(&mut self.step_size);
+        self.step_size.end_warmup();
+        self.warmup.finish();
     }
 
     fn tuning(&self) -> HmcTuning {
-        HmcTuning { step_size: self.step_size, metric: self.phase.metric.clone() }
+        HmcTuning { step_size: self.step_size.get(), metric: self.phase.space.metric.clone() }
     }
 }
 
-/// The chain's phase point θ (with log π(θ) and ∇log π(θ) cached), the metric, the full-data
-/// gradient's workspace and scratch vectors.
+/// The chain's phase point θ (with log π(θ) and ∇log π(θ) cached), the full-data gradient's
+/// workspace, and the metric with the transitions' scratch.
 #[derive(Debug, Clone)]
 pub struct Phase {
     /// The chain's state; its momentum is redrawn at every transition.
     pub point: PhasePoint,
-    /// Scratch phase point for trajectories.
-    pub proposal: PhasePoint,
     /// Workspace of the full-data gradient (chunked, deterministic reduction).
     pub full: FullData,
-    /// Inverse mass matrix Σ.
-    pub metric: Metric,
-    /// Scratch: velocity Σp.
-    pub velocity: Vec<f64>,
-    /// Scratch: standard normals for momentum draws.
-    pub z: Vec<f64>,
+    /// The metric Σ and the transitions' scratch.
+    pub(crate) space: PhaseSpace,
 }
 
 impl Phase {
     /// The state at `position`, checked: dimension ≥ 1, finite position, an initial metric of
-    /// the model's dimension (the unit metric of `kind` if none), finite log density and
+    /// the model's dimension (see [`MetricSetting::initial`]), finite log density and
     /// gradient there. Costs one full-data gradient (N terms and gradients).
     pub fn start<M: TermGradients + LogPrior + ?Sized>(
-        model: &M, position: &[f64], initial_metric: Option<&Metric>, kind: MetricKind,
-        parallelism: Parallelism,
+        model: &M, position: &[f64], metric: &MetricSetting, parallelism: Parallelism,
     ) -> Result<Self> {
         let d = model.dim();
         if d == 0 {
             return Err(Error::invalid("model dimension", 0, "at least 1"));
         }
         tallmc_core::error::check_finite_vector("initial position", position, d)?;
-        let metric = match initial_metric {
-            Some(m) if m.dim() != d => return Err(Error::dimension("initial metric", d, m.dim())),
-            Some(m) => m.clone(),
-            None => Metric::unit(kind, d),
-        };
+        let metric = metric.initial(d)?;
         let mut full = FullData::for_model(model, parallelism);
         let mut point = PhasePoint::zeros(d);
         point.position.copy_from_slice(position);
@@ -270,20 +229,7 @@ impl Phase {
                 value: point.log_density,
             });
         }
-        Ok(Self {
-            point,
-            full,
-            metric,
-            proposal: PhasePoint::zeros(d),
-            velocity: vec![0.0; d],
-            z: vec![0.0; d],
-        })
-    }
-
-    /// Draws a fresh momentum p ~ N(0, M) for the chain's point and returns its Hamiltonian.
-    pub fn refresh_momentum<R: Rng + ?Sized>(&mut self, rng: &mut R) -> f64 {
-        self.metric.sample_momentum(rng, &mut self.point.momentum, &mut self.z);
-        hamiltonian(&self.point, &self.metric, &mut self.velocity)
+        Ok(Self { point, full, space: PhaseSpace::new(metric) })
     }
 
     /// Hoffman & Gelman (2014) Alg. 4 as in Stan: starting from `step_size`, double (or halve)
@@ -301,16 +247,21 @@ impl Phase {
         let mut evals = EvalCounts::ZERO;
         let mut eps = step_size;
         let mut direction = 0i32;
+        let Self { point, full, space } = self;
         for _ in 0..100 {
-            let h0 = self.refresh_momentum(rng);
-            self.proposal.copy_from(&self.point);
-            let full = &mut self.full;
-            let out =
-                leapfrog(&mut self.proposal, &self.metric, eps, 1, &mut self.velocity, |t, g| {
-                    full.log_posterior_grad(model, t, g)
-                });
+            let h0 = space.refresh_momentum(point, rng);
+            space.proposal.copy_from(point);
+            let out = leapfrog(
+                &mut space.proposal,
+                &space.metric,
+                eps,
+                1,
+                &mut space.velocity,
+                |t, g| full.log_posterior_grad(model, t, g),
+            );
             evals += EvalCounts::terms_and_gradients(n * out.gradient_evaluations());
-            let h1 = hamiltonian(&self.proposal, &self.metric, &mut self.velocity);
+            let proposal = &space.proposal;
+            let h1 = super::transition::hamiltonian(proposal, &space.metric, &mut space.velocity);
             let log_ratio = if h1.is_finite() { h0 - h1 } else { f64::NEG_INFINITY };
             if direction == 0 {
                 direction = if log_ratio > threshold { 1 } else { -1 };
@@ -330,51 +281,33 @@ impl Phase {
     }
 }
 
-/// H(θ, p) = −log π(θ) + ½ pᵀΣp, using `velocity` as scratch.
-pub fn hamiltonian(point: &PhasePoint, metric: &Metric, velocity: &mut [f64]) -> f64 {
-    -point.log_density + metric.kinetic_energy(&point.momentum, velocity)
-}
-
-/// Stan's warmup of a Hamiltonian kernel: dual averaging of the step size towards the target
-/// acceptance statistic and, in the doubling slow windows of [`WarmupSchedule`], an estimate
-/// of the metric from the chain's positions; after each window the metric is replaced, the
-/// step size re-found and dual averaging restarted.
+/// Stan's metric adaptation of a Hamiltonian kernel: in the doubling slow windows of
+/// [`WarmupSchedule`], an estimate of the metric from the chain's positions, which replaces
+/// the metric after each window (the caller then re-finds the step size and restarts dual
+/// averaging, [`StepSize::restart`]).
 #[derive(Debug, Clone, Default)]
-struct Warmup {
-    tuner: Option<DualAveraging>,
+struct MetricWarmup {
     schedule: Option<WarmupSchedule>,
     estimator: Option<MetricEstimator>,
     iteration: usize,
 }
 
-impl Warmup {
-    /// Starts a warmup of `num_warmup` iterations from `step_size`: the step size is adapted
-    /// if `adapt_step_size`, a metric of kind `metric` (not the identity) and dimension `dim`
-    /// if `adapt_metric`.
-    fn begin(&mut self, num_warmup: usize, step_size: f64, w: &WarmupSettings<'_>, dim: usize) {
+impl MetricWarmup {
+    /// Starts a warmup of `num_warmup` iterations: a metric of dimension `dim` is estimated if
+    /// the setting adapts it.
+    fn begin(&mut self, num_warmup: usize, metric: &MetricSetting, dim: usize) {
         self.iteration = 0;
-        if w.adapt_step_size {
-            self.tuner = DualAveraging::new(w.dual_averaging, step_size).ok();
-        }
-        if w.adapt_metric && w.metric != MetricKind::Identity {
+        if let Some(kind) = metric.adapted_kind() {
             self.schedule = Some(WarmupSchedule::new(num_warmup));
-            self.estimator = Some(MetricEstimator::new(w.metric, dim));
+            self.estimator = Some(MetricEstimator::new(kind, dim));
         }
     }
 
-    /// Takes one warmup transition's acceptance statistic and the chain's position after it,
-    /// updating `step_size` and, at the end of a slow window, `metric`. Returns `true` when the
-    /// metric was replaced and step-size adaptation is on: the caller then re-finds the step
-    /// size and passes it to [`Warmup::restart`].
-    fn observe(
-        &mut self, accept_stat: f64, position: &[f64], step_size: &mut f64, metric: &mut Metric,
-    ) -> Result<bool> {
+    /// Takes the chain's position after one warmup transition; at the end of a slow window
+    /// replaces `metric` and returns `true`.
+    fn observe(&mut self, position: &[f64], metric: &mut Metric) -> Result<bool> {
         let t = self.iteration;
         self.iteration += 1;
-        if let Some(tuner) = self.tuner.as_mut() {
-            tuner.update(accept_stat);
-            *step_size = tuner.step_size();
-        }
         let (Some(schedule), Some(estimator)) = (self.schedule.as_ref(), self.estimator.as_mut())
         else {
             return Ok(false);
@@ -385,23 +318,13 @@ impl Warmup {
         if schedule.ends_slow_window(t) {
             *metric = estimator.estimate()?;
             estimator.reset();
-            return Ok(self.tuner.is_some());
+            return Ok(true);
         }
         Ok(false)
     }
 
-    /// Restarts dual averaging from a re-found step size.
-    fn restart(&mut self, step_size: f64) {
-        if let Some(tuner) = self.tuner.as_mut() {
-            tuner.restart(step_size);
-        }
-    }
-
-    /// Ends the warmup: the step size becomes dual averaging's final (averaged) one.
-    fn finish(&mut self, step_size: &mut f64) {
-        if let Some(tuner) = self.tuner.take() {
-            *step_size = tuner.final_step_size();
-        }
+    /// Ends the warmup.
+    fn finish(&mut self) {
         self.schedule = None;
         self.estimator = None;
     }

@@ -37,10 +37,11 @@
 use rand::Rng;
 use serde::Serialize;
 use tallmc_core::{Error, EvalCounts, LogPrior, Parallelism, Result, TermGradients};
-use tallmc_integrators::{DualAveragingConfig, Metric, MetricKind};
+use tallmc_integrators::Metric;
 
 use super::kernel::{Hamiltonian, HamiltonianChain, HamiltonianSettings, Phase};
-use crate::hamiltonian::tree::Tree;
+use super::settings::{HamiltonianWarmup, MetricSetting};
+use super::tree::Tree;
 
 /// Largest `max_depth` accepted: 2³⁰ − 1 leapfrog steps per transition is already far beyond
 /// any useful trajectory.
@@ -51,18 +52,9 @@ pub const MAX_TREE_DEPTH: usize = 30;
 pub struct NutsConfig {
     /// Largest number of trajectory doublings per transition (Stan's `max_depth`, default 10).
     pub max_depth: usize,
-    /// Initial step size; found by the heuristic if `None`.
-    pub initial_step_size: Option<f64>,
-    /// Tune the step size by dual averaging during warmup.
-    pub adapt_step_size: bool,
-    /// Dual-averaging settings (target acceptance statistic 0.8 by default).
-    pub dual_averaging: DualAveragingConfig,
-    /// Kind of metric to adapt.
-    pub metric: MetricKind,
-    /// Metric to start from (unit metric of kind `metric` if `None`).
-    pub initial_metric: Option<Metric>,
-    /// Adapt the metric during warmup.
-    pub adapt_metric: bool,
+    /// Warmup: step size (initial, dual averaging) and metric (adapted or fixed), as for
+    /// [`HmcConfig`](crate::HmcConfig).
+    pub warmup: HamiltonianWarmup,
     /// Energy error above which a trajectory is divergent.
     pub max_energy_error: f64,
     /// Threads for the full-data gradient.
@@ -73,12 +65,7 @@ impl Default for NutsConfig {
     fn default() -> Self {
         Self {
             max_depth: 10,
-            initial_step_size: None,
-            adapt_step_size: true,
-            dual_averaging: DualAveragingConfig::default(),
-            metric: MetricKind::Diagonal,
-            initial_metric: None,
-            adapt_metric: true,
+            warmup: HamiltonianWarmup::default(),
             max_energy_error: 1000.0,
             parallelism: Parallelism::Rayon,
         }
@@ -89,16 +76,17 @@ impl NutsConfig {
     /// The default settings with the metric held at `metric` throughout (only the step size is
     /// adapted), e.g. the Laplace covariance from [`Laplace::dense_metric`](crate::Laplace::dense_metric).
     pub fn with_fixed_metric(metric: Metric) -> Self {
-        Self {
-            metric: metric.kind(),
-            initial_metric: Some(metric),
-            adapt_metric: false,
-            ..Self::default()
-        }
+        Self::default().with_metric(MetricSetting::Fixed(metric))
     }
 
-    /// Checks every setting's range: 1 ≤ `max_depth` ≤ [`MAX_TREE_DEPTH`], a positive
-    /// initial step size and energy-error threshold, valid dual-averaging settings.
+    /// These settings with the metric setting `metric`.
+    pub fn with_metric(mut self, metric: MetricSetting) -> Self {
+        self.warmup.metric = metric;
+        self
+    }
+
+    /// Checks every setting's range: 1 ≤ `max_depth` ≤ [`MAX_TREE_DEPTH`], the warmup's
+    /// ([`HamiltonianWarmup::validate`]) and a positive energy-error threshold.
     pub fn validate(&self) -> Result<()> {
         if !(1..=MAX_TREE_DEPTH).contains(&self.max_depth) {
             return Err(Error::invalid(
@@ -107,10 +95,7 @@ impl NutsConfig {
                 format!("a whole number from 1 to {MAX_TREE_DEPTH}"),
             ));
         }
-        if let Some(e) = self.initial_step_size {
-            tallmc_core::error::check_positive("step_size", e)?;
-        }
-        self.dual_averaging.validate()?;
+        self.warmup.validate()?;
         tallmc_core::error::check_positive("max_energy_error", self.max_energy_error)
     }
 }
@@ -162,7 +147,13 @@ impl HamiltonianSettings for NutsConfig {
         NutsConfig::validate(self)
     }
 
-    warmup_settings_from_fields!();
+    fn warmup(&self) -> &HamiltonianWarmup {
+        &self.warmup
+    }
+
+    fn parallelism(&self) -> Parallelism {
+        self.parallelism
+    }
 
     fn new_trajectory(&self, dim: usize) -> Tree {
         Tree::new(dim, self.max_depth)
@@ -177,12 +168,12 @@ impl HamiltonianSettings for NutsConfig {
         R: Rng + ?Sized,
     {
         let n = model.num_terms();
-        let Phase { point, full, metric, velocity, .. } = phase;
+        let Phase { point, full, space } = phase;
         let out = tree.transition(
             point,
             h0,
-            metric,
-            velocity,
+            &space.metric,
+            &mut space.velocity,
             step_size,
             self.max_energy_error,
             rng,
@@ -214,9 +205,9 @@ mod tests {
                 .to_string();
             assert!(err.contains("max_depth") && err.contains(&depth.to_string()), "{err}");
         }
-        let err = Nuts::new(NutsConfig { initial_step_size: Some(-0.1), ..NutsConfig::default() })
-            .unwrap_err()
-            .to_string();
+        let mut config = NutsConfig::default();
+        config.warmup.initial_step_size = Some(-0.1);
+        let err = Nuts::new(config).unwrap_err().to_string();
         assert!(err.contains("step_size") && err.contains("-0.1"), "{err}");
     }
 }

@@ -12,7 +12,7 @@ use rand::{Rng, RngExt};
 use tallmc_core::linalg::dot;
 use tallmc_integrators::{LeapfrogOutcome, Metric, PhasePoint, leapfrog};
 
-use super::kernel::hamiltonian;
+use super::transition::hamiltonian;
 
 /// How one transition went.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -20,7 +20,9 @@ use serde::Serialize;
 use tallmc_core::linalg::Cholesky;
 use tallmc_core::subsample::WithoutReplacement;
 use tallmc_core::{Error, EvalCounts, LogPrior, Result, TermGradients, Terms, Tuning};
-use tallmc_integrators::{DualAveraging, DualAveragingConfig, MetricEstimator, MetricKind};
+use tallmc_integrators::{DualAveragingConfig, MetricEstimator, MetricKind};
+
+use crate::step_size::StepSize;
 
 /// A Metropolis–Hastings proposal q(θ′|θ).
 ///
@@ -41,18 +43,19 @@ pub trait Proposal<M: ?Sized> {
         &mut self, model: &M, theta: &[f64], out: &mut [f64], rng: &mut R,
     ) -> (f64, EvalCounts);
 
-    /// Called once before warmup.
-    fn begin_warmup(&mut self);
+    /// Called once before warmup. Nothing by default (a proposal that does not adapt).
+    fn begin_warmup(&mut self) {}
 
     /// Called after every warmup step with its acceptance statistic and the chain's position.
-    fn adapt(&mut self, accept_stat: f64, position: &[f64]);
+    /// Nothing by default.
+    fn adapt(&mut self, _accept_stat: f64, _position: &[f64]) {}
 
     /// Called after every step (warmup or not) with the chain's position (for proposals that
-    /// keep adapting after warmup).
-    fn observe(&mut self, position: &[f64]);
+    /// keep adapting after warmup). Nothing by default.
+    fn observe(&mut self, _position: &[f64]) {}
 
-    /// Called once after warmup.
-    fn end_warmup(&mut self);
+    /// Called once after warmup. Nothing by default.
+    fn end_warmup(&mut self) {}
 
     /// The proposal's current tuning. Its [`Tuning::comment_lines`] start with
     /// `Step size = …`.
@@ -170,8 +173,7 @@ pub struct RandomWalkProposal {
     factor: Cholesky,
     covariance: Vec<f64>,
     history: Option<MetricEstimator>,
-    scale: f64,
-    tuner: Option<DualAveraging>,
+    scale: StepSize,
     iteration: usize,
     learning: bool,
     z: Vec<f64>,
@@ -188,8 +190,7 @@ impl RandomWalkProposal {
             factor: Cholesky::identity(0),
             covariance: Vec::new(),
             history: None,
-            scale: 0.0,
-            tuner: None,
+            scale: StepSize::new(0.0),
             iteration: 0,
             learning: false,
             z: Vec::new(),
@@ -219,7 +220,8 @@ impl RandomWalkProposal {
         };
         self.factor = Cholesky::new(&self.covariance, dim, "proposal covariance")?;
         let default_scale = if self.config.adapt_covariance { 2.4 } else { 2.38 };
-        self.scale = self.config.initial_scale.unwrap_or(default_scale / (dim as f64).sqrt());
+        self.scale =
+            StepSize::new(self.config.initial_scale.unwrap_or(default_scale / (dim as f64).sqrt()));
         self.history =
             self.config.adapt_covariance.then(|| MetricEstimator::new(MetricKind::Dense, dim));
         self.iteration = 0;
@@ -231,7 +233,7 @@ impl RandomWalkProposal {
 
     /// The current scale s.
     pub fn scale(&self) -> f64 {
-        self.scale
+        self.scale.get()
     }
 
     /// The current shape Σ (row-major d × d): Σ₀, or the learned covariance.
@@ -243,8 +245,9 @@ impl RandomWalkProposal {
     pub fn draw<R: Rng + ?Sized>(&mut self, theta: &[f64], rng: &mut R, out: &mut [f64]) {
         self.z.iter_mut().for_each(|x| *x = StandardNormal.sample(rng));
         self.factor.mul_lower(&self.z, &mut self.step);
+        let scale = self.scale.get();
         for ((o, t), s) in out.iter_mut().zip(theta).zip(&self.step) {
-            *o = t + self.scale * s;
+            *o = t + scale * s;
         }
     }
 
@@ -269,19 +272,14 @@ impl RandomWalkProposal {
     /// Starts warmup: the scale tuner, and covariance learning if configured.
     pub fn begin_warmup(&mut self) {
         self.learning = self.config.adapt_covariance;
-        if self.config.adapt_scale && self.scale > 0.0 {
-            let target = self.config.target_accept.unwrap_or(default_target(self.z.len()));
-            let cfg = DualAveragingConfig { target_accept: target, ..Default::default() };
-            self.tuner = DualAveraging::new(cfg, self.scale).ok();
-        }
+        let target = self.config.target_accept.unwrap_or(default_target(self.z.len()));
+        let cfg = DualAveragingConfig { target_accept: target, ..Default::default() };
+        self.scale.begin_warmup(self.config.adapt_scale && self.scale.get() > 0.0, cfg);
     }
 
     /// One warmup update: tune s with the acceptance statistic, learn Σ from the position.
     pub fn adapt(&mut self, accept_stat: f64, position: &[f64]) {
-        if let Some(t) = self.tuner.as_mut() {
-            t.update(accept_stat);
-            self.scale = t.step_size();
-        }
+        self.scale.update(accept_stat);
         if self.learning && !self.config.adapt_after_warmup {
             self.learn(position);
         }
@@ -296,9 +294,7 @@ impl RandomWalkProposal {
 
     /// Ends warmup: fixes s at the averaged value and stops learning (unless configured).
     pub fn end_warmup(&mut self) {
-        if let Some(t) = self.tuner.take() {
-            self.scale = t.final_step_size();
-        }
+        self.scale.end_warmup();
         if !self.config.adapt_after_warmup {
             self.learning = false;
         }
@@ -307,7 +303,7 @@ impl RandomWalkProposal {
     /// The current tuning: s and Σ.
     pub fn tuning(&self) -> RandomWalkTuning {
         RandomWalkTuning {
-            scale: self.scale,
+            scale: self.scale.get(),
             dim: self.z.len(),
             covariance: self.covariance.clone(),
             covariance_learned: self.config.adapt_covariance,
@@ -343,7 +339,7 @@ impl<M: Terms + ?Sized> Proposal<M> for RandomWalkProposal {
         RandomWalkProposal::tuning(self)
     }
     fn step_size(&self) -> f64 {
-        self.scale
+        self.scale.get()
     }
 }
 
@@ -487,10 +483,6 @@ impl<M: TermGradients + LogPrior + ?Sized> Proposal<M> for SgldProposal {
         (if log_correction.is_nan() { f64::NEG_INFINITY } else { log_correction }, evals)
     }
 
-    fn begin_warmup(&mut self) {}
-    fn adapt(&mut self, _accept_stat: f64, _position: &[f64]) {}
-    fn observe(&mut self, _position: &[f64]) {}
-    fn end_warmup(&mut self) {}
     fn tuning(&self) -> SgldProposalTuning {
         SgldProposalTuning { step_size: self.config.step_size, batch: self.config.batch }
     }
