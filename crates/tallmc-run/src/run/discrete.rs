@@ -19,7 +19,7 @@ use super::outputs::{Outputs, run_kernel, sinks};
 use super::progress::{Bar, ProgressTo};
 use super::sg::{SgSettings, check_sg_stayed_finite, run_stochastic_gradient};
 use super::summary::{SummaryInput, write_summary};
-use crate::spec::{MetricChoice, RunSpec, SamplerSettings};
+use crate::spec::{HamiltonianCommon, MetricChoice, RunSpec, SamplerSettings};
 
 /// Scale of a random-walk proposal shaped by the Laplace covariance, times 1/√d (Gelman,
 /// Roberts & Gilks 1996), as `RandomWalkMetropolis` starts.
@@ -70,13 +70,13 @@ impl<'a> Plan<'a> {
     fn comments(&self) -> Vec<(String, String)> {
         match self {
             Self::Hmc(h) => vec![
-                ("metric".into(), metric_name(h.metric).into()),
-                ("target_accept".into(), h.target_accept.to_string()),
+                ("metric".into(), metric_name(h.common.metric).into()),
+                ("target_accept".into(), h.common.target_accept.to_string()),
                 ("trajectory_length".into(), h.trajectory_length.to_string()),
             ],
             Self::Nuts(h) => vec![
-                ("metric".into(), metric_name(h.metric).into()),
-                ("target_accept".into(), h.target_accept.to_string()),
+                ("metric".into(), metric_name(h.common.metric).into()),
+                ("target_accept".into(), h.common.target_accept.to_string()),
                 ("max_depth".into(), h.max_depth.to_string()),
             ],
             Self::Austerity(test) => test.describe(),
@@ -161,13 +161,13 @@ pub(crate) fn run_discrete<M: RunConfidence + WithEngine>(
             run_kernel(&driver, model, inits, &AdaptiveMetropolis::new(cfg)?, sinks)?
         }
         Plan::Hmc(h) => {
-            let warmup = hamiltonian_warmup(laplace, h.metric, h.target_accept)?;
+            let warmup = hamiltonian_warmup(laplace, h.common)?;
             let cfg =
                 HmcConfig { warmup, trajectory_length: h.trajectory_length, ..Default::default() };
             run_kernel(&driver, model, inits, &Hmc::new(cfg)?, sinks)?
         }
         Plan::Nuts(h) => {
-            let warmup = hamiltonian_warmup(laplace, h.metric, h.target_accept)?;
+            let warmup = hamiltonian_warmup(laplace, h.common)?;
             let cfg = NutsConfig { warmup, max_depth: h.max_depth, ..Default::default() };
             run_kernel(&driver, model, inits, &Nuts::new(cfg)?, sinks)?
         }
@@ -236,13 +236,11 @@ fn metric_settings(laplace: &Laplace, choice: MetricChoice) -> Result<MetricSett
     })
 }
 
-/// The warmup of HMC and NUTS: the metric of `choice`, dual averaging towards `target_accept`.
-fn hamiltonian_warmup(
-    laplace: &Laplace, choice: MetricChoice, target_accept: f64,
-) -> Result<HamiltonianWarmup> {
-    let mut warmup =
-        HamiltonianWarmup { metric: metric_settings(laplace, choice)?, ..Default::default() };
-    warmup.dual_averaging.target_accept = target_accept;
+/// The warmup of HMC and NUTS: the chosen metric, dual averaging towards the target.
+fn hamiltonian_warmup(laplace: &Laplace, common: HamiltonianCommon) -> Result<HamiltonianWarmup> {
+    let metric = metric_settings(laplace, common.metric)?;
+    let mut warmup = HamiltonianWarmup { metric, ..Default::default() };
+    warmup.dual_averaging.target_accept = common.target_accept;
     Ok(warmup)
 }
 

@@ -35,7 +35,7 @@ use tallmc_samplers::piecewise::{
 use tallmc_samplers::sink::{ColumnMemorySink, Tee};
 use tallmc_samplers::{Laplace, VelocityDistribution};
 
-use super::context::{EvalTotals, Outcome, RunHeader, RunModel, Setup, WallSeconds, write_json};
+use super::context::{EvalTotals, Outcome, RunHeader, RunModel, Setup, WallSeconds};
 use super::outputs::{AnyTuning, MaybeCsv, register_open_file};
 use super::report::{self, RunFacts};
 use crate::spec::{RateBoundChoice, RunSpec, SamplerKind, SamplerSettings};
@@ -85,9 +85,9 @@ impl PdmpSettings {
             bail!("{} is not a continuous-time sampler", sampler.name());
         };
         let (refresh_rate, k, batch, rate_bound) = match sampler {
-            SamplerSettings::Bps(s) => (s.refresh_rate, None, None, s.rate_bound),
+            SamplerSettings::Bps(s) => (s.bouncy.refresh_rate, None, None, s.rate_bound),
             SamplerSettings::Sbps(s) | SamplerSettings::Psbps(s) => {
-                (s.refresh_rate, Some(s.k), s.batch, None)
+                (s.bouncy.refresh_rate, Some(s.k), s.batch, None)
             }
             SamplerSettings::Lipsbps(s) => (s.refresh_rate, None, None, None),
             SamplerSettings::Zigzag(s) => (None, None, None, s.rate_bound),
@@ -580,12 +580,5 @@ pub(crate) fn write_summary(
         adaptation: outputs.iter().map(|o| o.report.tuning.lines.clone()).collect(),
         tuning: outputs.iter().map(|o| o.report.tuning.value.clone()).collect(),
     };
-    if let Some(dir) = &spec.output.dir {
-        write_json(&dir.join("summary.json"), &file)?;
-    }
-    if spec.execution.report {
-        report::print(&facts, &warnings);
-    }
-    let outcome = if interrupted { Outcome::Interrupted } else { Outcome::Finished };
-    Ok((outcome, serde_json::to_value(&file)?))
+    report::deliver(spec, &file, &facts, &warnings)
 }

@@ -5,7 +5,8 @@ use std::fmt::Write as _;
 
 use tallmc_diagnostics::Summary;
 
-use crate::spec::SamplerKind;
+use super::context::{Outcome, write_json};
+use crate::spec::{RunSpec, SamplerKind};
 
 /// R-hat above this means the chains have not mixed (Vehtari et al. 2021).
 pub(crate) const RHAT_LIMIT: f64 = 1.01;
@@ -322,6 +323,22 @@ pub(crate) fn render(f: &RunFacts<'_>, warnings: &[String]) -> String {
         let _ = writeln!(s, "warning: {w}");
     }
     s
+}
+
+/// Ends a run: writes its summary (`file`) to summary.json when the run has an output
+/// directory, prints the report unless told not to, and returns how the run ended with the
+/// summary as JSON.
+pub(crate) fn deliver<T: serde::Serialize>(
+    spec: &RunSpec, file: &T, facts: &RunFacts<'_>, warnings: &[String],
+) -> anyhow::Result<(Outcome, serde_json::Value)> {
+    if let Some(dir) = &spec.output.dir {
+        write_json(&dir.join("summary.json"), file)?;
+    }
+    if spec.execution.report {
+        print(facts, warnings);
+    }
+    let outcome = if facts.interrupted { Outcome::Interrupted } else { Outcome::Finished };
+    Ok((outcome, serde_json::to_value(file)?))
 }
 
 /// Prints the report on stderr (a closed stderr is not an error of the run).

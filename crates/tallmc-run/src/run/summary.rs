@@ -9,7 +9,7 @@ use tallmc_core::EvalCounts;
 use tallmc_diagnostics::{Draws, Summary, summarize};
 use tallmc_samplers::{ChainOutput, Laplace};
 
-use super::context::{EvalTotals, Outcome, RunHeader, Setup, WallSeconds, write_json};
+use super::context::{EvalTotals, Outcome, RunHeader, Setup, WallSeconds};
 use super::ecs::{SignCorrectedSummary, sign_corrected_summary};
 use super::outputs::{AnyTuning, Sinks, chain_path};
 use super::report::{self, RunFacts};
@@ -163,14 +163,7 @@ pub(crate) fn write_summary(
         adaptation: outputs.iter().map(|o| o.report.tuning.lines.clone()).collect(),
         tuning: outputs.iter().map(|o| o.report.tuning.value.clone()).collect(),
     };
-    if let Some(dir) = &spec.output.dir {
-        write_json(&dir.join("summary.json"), &file)?;
-    }
-    if spec.execution.report {
-        report::print(&facts, &warnings);
-    }
-    let outcome = if interrupted { Outcome::Interrupted } else { Outcome::Finished };
-    Ok((outcome, serde_json::to_value(&file)?))
+    report::deliver(spec, &file, &facts, &warnings)
 }
 
 /// The tree-depth limit of a sampler whose transitions are NUTS trees.

@@ -126,10 +126,10 @@ impl EcsCommon {
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct HmcEcsSettings {
+    // clap takes no doc comment on a flattened group: see the type's docs.
+    #[allow(missing_docs)]
     #[cfg_attr(feature = "clap", command(flatten))]
     #[serde(flatten)]
-    #[allow(missing_docs)]
-    // clap takes no doc comment on a flattened group: see the type's docs
     pub ecs: EcsCommon,
 
     /// Subsample size m, 1 ≤ m ≤ N. [default: tuned for V[ℓ̂] ≤ 1 at the mode, at least 100,
@@ -182,10 +182,10 @@ fn default_lambda() -> usize {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct HmcEcsSignedSettings {
+    // clap takes no doc comment on a flattened group: see the type's docs.
+    #[allow(missing_docs)]
     #[cfg_attr(feature = "clap", command(flatten))]
     #[serde(flatten)]
-    #[allow(missing_docs)]
-    // clap takes no doc comment on a flattened group: see the type's docs
     pub ecs: EcsCommon,
 
     /// Size m of each block estimate, 1 ≤ m ≤ N.

@@ -38,10 +38,10 @@ fn default_hmc_length() -> f64 {
     std::f64::consts::FRAC_PI_2
 }
 
-/// `tallmc sample hmc`.
+/// The settings HMC and NUTS share: the metric and the dual-averaging target.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "clap", derive(clap::Args))]
-pub struct HmcSettings {
+pub struct HamiltonianCommon {
     /// HMC metric. The default, the Laplace covariance, beats a dense metric estimated from
     /// warmup draws on tall data (higgs-like, n = 10⁵, d = 29: min bulk ESS per draw 1.10 vs
     /// 0.35 after 1,000 warmup iterations); estimate one when the posterior is far from Gaussian.
@@ -53,6 +53,23 @@ pub struct HmcSettings {
     #[cfg_attr(feature = "clap", arg(long, value_name = "P", default_value_t = default_target_accept()))]
     #[serde(default = "default_target_accept")]
     pub target_accept: f64,
+}
+
+impl Default for HamiltonianCommon {
+    fn default() -> Self {
+        Self { metric: MetricChoice::default(), target_accept: default_target_accept() }
+    }
+}
+
+/// `tallmc sample hmc`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+pub struct HmcSettings {
+    // clap takes no doc comment on a flattened group: see the type's docs.
+    #[allow(missing_docs)]
+    #[cfg_attr(feature = "clap", command(flatten))]
+    #[serde(flatten)]
+    pub common: HamiltonianCommon,
 
     /// Integration time εL (in units of the metric); the default is π/2.
     #[cfg_attr(feature = "clap", arg(long, value_name = "T", default_value_t = default_hmc_length()))]
@@ -62,18 +79,14 @@ pub struct HmcSettings {
 
 impl Default for HmcSettings {
     fn default() -> Self {
-        Self {
-            metric: MetricChoice::default(),
-            target_accept: default_target_accept(),
-            trajectory_length: default_hmc_length(),
-        }
+        Self { common: HamiltonianCommon::default(), trajectory_length: default_hmc_length() }
     }
 }
 
 impl HmcSettings {
     /// Checks the ranges.
     pub fn validate(&self) -> Result<(), Invalid> {
-        check_open_unit("target_accept", self.target_accept)?;
+        check_open_unit("target_accept", self.common.target_accept)?;
         check_positive("trajectory_length", self.trajectory_length, "a finite number > 0")
     }
 }
@@ -97,19 +110,15 @@ pub(crate) fn check_max_depth(d: usize) -> Result<(), Invalid> {
     Ok(())
 }
 
-/// `tallmc sample nuts`.
+/// `tallmc sample nuts`: the metric as for `hmc` (the Laplace covariance, fixed, by default).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct NutsSettings {
-    /// Metric, as for `hmc`: the Laplace covariance (fixed) by default.
-    #[cfg_attr(feature = "clap", arg(long, value_enum, default_value_t = MetricChoice::Laplace))]
-    #[serde(default)]
-    pub metric: MetricChoice,
-
-    /// Target acceptance statistic for dual averaging, in (0, 1).
-    #[cfg_attr(feature = "clap", arg(long, value_name = "P", default_value_t = default_target_accept()))]
-    #[serde(default = "default_target_accept")]
-    pub target_accept: f64,
+    // clap takes no doc comment on a flattened group: see the type's docs.
+    #[allow(missing_docs)]
+    #[cfg_attr(feature = "clap", command(flatten))]
+    #[serde(flatten)]
+    pub common: HamiltonianCommon,
 
     /// Largest number of trajectory doublings per iteration (at most 2^D − 1 leapfrog steps),
     /// from 1 to 30.
@@ -120,18 +129,14 @@ pub struct NutsSettings {
 
 impl Default for NutsSettings {
     fn default() -> Self {
-        Self {
-            metric: MetricChoice::default(),
-            target_accept: default_target_accept(),
-            max_depth: default_max_depth(),
-        }
+        Self { common: HamiltonianCommon::default(), max_depth: default_max_depth() }
     }
 }
 
 impl NutsSettings {
     /// Checks the ranges.
     pub fn validate(&self) -> Result<(), Invalid> {
-        check_open_unit("target_accept", self.target_accept)?;
+        check_open_unit("target_accept", self.common.target_accept)?;
         check_max_depth(self.max_depth)
     }
 }

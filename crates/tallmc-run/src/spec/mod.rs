@@ -30,11 +30,13 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 pub use ecs::{EcsCommon, HmcEcsSettings, HmcEcsSignedSettings, InnerChoice};
-pub use exact::{AdaptiveMhSettings, HmcSettings, MetricChoice, NutsSettings, RwmSettings};
+pub use exact::{
+    AdaptiveMhSettings, HamiltonianCommon, HmcSettings, MetricChoice, NutsSettings, RwmSettings,
+};
 pub use minibatch::{AusteritySettings, BoundChoice, ConfidenceSettings};
 pub use pdmp::{
-    BpsSettings, BudgetSettings, ContinuousSettings, LipsbpsSettings, RateBoundChoice,
-    SbpsSettings, ZigzagSettings, ZigzagSubsamplingSettings,
+    BouncySettings, BpsSettings, BudgetSettings, ContinuousSettings, RateBoundChoice, SbpsSettings,
+    ZigzagSettings, ZigzagSubsamplingSettings,
 };
 pub use sampler::{SamplerKind, SamplerSettings};
 pub use sg::{

@@ -37,10 +37,10 @@ pub struct ContinuousSettings {
     #[serde(default)]
     pub grid: Option<f64>,
 
+    // clap takes no doc comment on a flattened group: see the type's docs.
+    #[allow(missing_docs)]
     #[cfg_attr(feature = "clap", command(flatten))]
     #[serde(flatten)]
-    #[allow(missing_docs)]
-    // clap takes no doc comment on a flattened group: see the type's docs
     pub budget: BudgetSettings,
 
     /// Also write each chain's skeleton (event times, kinds, positions, velocities) to
@@ -88,7 +88,7 @@ pub enum RateBoundChoice {
     Envelope,
 }
 
-pub(crate) fn check_refresh(rate: Option<f64>) -> Result<(), Invalid> {
+fn check_refresh(rate: Option<f64>) -> Result<(), Invalid> {
     if let Some(r) = rate
         && !(r.is_finite() && r >= 0.0)
     {
@@ -97,20 +97,41 @@ pub(crate) fn check_refresh(rate: Option<f64>) -> Result<(), Invalid> {
     Ok(())
 }
 
+/// The settings of the bouncy particle samplers (BPS, SBPS, pSBPS, lipSBPS): the
+/// continuous-time settings and the velocity refreshment rate.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+pub struct BouncySettings {
+    // clap takes no doc comment on a flattened group: see the type's docs.
+    #[allow(missing_docs)]
+    #[cfg_attr(feature = "clap", command(flatten))]
+    #[serde(flatten)]
+    pub continuous: ContinuousSettings,
+
+    /// Velocity refreshment rate ≥ 0 per unit of trajectory time. [default: 1/Δ for bps and
+    /// lipsbps, 0.05/Δ for sbps and psbps]
+    #[cfg_attr(feature = "clap", arg(long, value_name = "R"))]
+    #[serde(default)]
+    pub refresh_rate: Option<f64>,
+}
+
+impl BouncySettings {
+    /// Checks the ranges.
+    pub fn validate(&self) -> Result<(), Invalid> {
+        self.continuous.validate()?;
+        check_refresh(self.refresh_rate)
+    }
+}
+
 /// `tallmc sample bps`.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct BpsSettings {
+    // clap takes no doc comment on a flattened group: see the type's docs.
+    #[allow(missing_docs)]
     #[cfg_attr(feature = "clap", command(flatten))]
     #[serde(flatten)]
-    #[allow(missing_docs)]
-    // clap takes no doc comment on a flattened group: see the type's docs
-    pub continuous: ContinuousSettings,
-
-    /// Velocity refreshment rate ≥ 0 per unit of trajectory time. [default: 1/Δ]
-    #[cfg_attr(feature = "clap", arg(long, value_name = "R"))]
-    #[serde(default)]
-    pub refresh_rate: Option<f64>,
+    pub bouncy: BouncySettings,
 
     /// How the event rate is bounded. [default: model when the model has a curvature bound,
     /// envelope otherwise]
@@ -130,16 +151,11 @@ fn default_k() -> f64 {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct SbpsSettings {
+    // clap takes no doc comment on a flattened group: see the type's docs.
+    #[allow(missing_docs)]
     #[cfg_attr(feature = "clap", command(flatten))]
     #[serde(flatten)]
-    #[allow(missing_docs)]
-    // clap takes no doc comment on a flattened group: see the type's docs
-    pub continuous: ContinuousSettings,
-
-    /// Velocity refreshment rate ≥ 0 per unit of trajectory time. [default: 0.05/Δ]
-    #[cfg_attr(feature = "clap", arg(long, value_name = "R"))]
-    #[serde(default)]
-    pub refresh_rate: Option<f64>,
+    pub bouncy: BouncySettings,
 
     /// Band multiple k > 0 of the proposal intensity (larger: fewer bound violations, more
     /// proposals).
@@ -155,39 +171,18 @@ pub struct SbpsSettings {
 
 impl Default for SbpsSettings {
     fn default() -> Self {
-        Self {
-            continuous: ContinuousSettings::default(),
-            refresh_rate: None,
-            k: DEFAULT_K,
-            batch: None,
-        }
+        Self { bouncy: BouncySettings::default(), k: DEFAULT_K, batch: None }
     }
-}
-
-/// `tallmc sample lipsbps`.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
-#[cfg_attr(feature = "clap", derive(clap::Args))]
-pub struct LipsbpsSettings {
-    #[cfg_attr(feature = "clap", command(flatten))]
-    #[serde(flatten)]
-    #[allow(missing_docs)]
-    // clap takes no doc comment on a flattened group: see the type's docs
-    pub continuous: ContinuousSettings,
-
-    /// Velocity refreshment rate ≥ 0 per unit of trajectory time. [default: 1/Δ]
-    #[cfg_attr(feature = "clap", arg(long, value_name = "R"))]
-    #[serde(default)]
-    pub refresh_rate: Option<f64>,
 }
 
 /// `tallmc sample zigzag`.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct ZigzagSettings {
+    // clap takes no doc comment on a flattened group: see the type's docs.
+    #[allow(missing_docs)]
     #[cfg_attr(feature = "clap", command(flatten))]
     #[serde(flatten)]
-    #[allow(missing_docs)]
-    // clap takes no doc comment on a flattened group: see the type's docs
     pub continuous: ContinuousSettings,
 
     /// How the event rate is bounded. [default: model when the model has a curvature bound,
@@ -201,18 +196,17 @@ pub struct ZigzagSettings {
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct ZigzagSubsamplingSettings {
+    // clap takes no doc comment on a flattened group: see the type's docs.
+    #[allow(missing_docs)]
     #[cfg_attr(feature = "clap", command(flatten))]
     #[serde(flatten)]
-    #[allow(missing_docs)]
-    // clap takes no doc comment on a flattened group: see the type's docs
     pub continuous: ContinuousSettings,
 }
 
 impl SbpsSettings {
     /// Checks the ranges that do not depend on the data.
     pub fn validate(&self) -> Result<(), Invalid> {
-        self.continuous.validate()?;
-        check_refresh(self.refresh_rate)?;
+        self.bouncy.validate()?;
         // The batch is checked against N when the data are read.
         check_positive("k", self.k, "a finite band multiple > 0")
     }

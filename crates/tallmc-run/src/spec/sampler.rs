@@ -10,8 +10,8 @@ use super::ecs::{HmcEcsSettings, HmcEcsSignedSettings};
 use super::exact::{AdaptiveMhSettings, HmcSettings, NutsSettings, RwmSettings};
 use super::minibatch::{AusteritySettings, ConfidenceSettings};
 use super::pdmp::{
-    BpsSettings, ContinuousSettings, LipsbpsSettings, SbpsSettings, ZigzagSettings,
-    ZigzagSubsamplingSettings, check_refresh,
+    BouncySettings, BpsSettings, ContinuousSettings, SbpsSettings, ZigzagSettings,
+    ZigzagSubsamplingSettings,
 };
 use super::sg::{SgCommon, SghmcSettings, SgldSettings, SgnhtSettings};
 
@@ -131,7 +131,7 @@ pub enum SamplerSettings {
     /// Thinned against a bound on per-datum gradients (logistic) or their Lipschitz constant
     /// around the mode (gaussian-mean); the prior is its own factor.
     #[cfg_attr(feature = "clap", command(allow_negative_numbers = true))]
-    Lipsbps(LipsbpsSettings),
+    Lipsbps(BouncySettings),
 
     /// The Zig-Zag process on the full data (exact; continuous-time output).
     ///
@@ -225,8 +225,8 @@ impl SamplerSettings {
     /// The continuous-time settings of a piecewise-deterministic sampler.
     pub fn continuous(&self) -> Option<&ContinuousSettings> {
         match self {
-            Self::Bps(s) => Some(&s.continuous),
-            Self::Sbps(s) | Self::Psbps(s) => Some(&s.continuous),
+            Self::Bps(s) => Some(&s.bouncy.continuous),
+            Self::Sbps(s) | Self::Psbps(s) => Some(&s.bouncy.continuous),
             Self::Lipsbps(s) => Some(&s.continuous),
             Self::Zigzag(s) => Some(&s.continuous),
             Self::ZigzagSs(s) | Self::ZigzagCv(s) => Some(&s.continuous),
@@ -248,9 +248,9 @@ impl SamplerSettings {
             Self::Sgnht(s) => s.validate(),
             Self::HmcEcs(s) => s.validate(),
             Self::HmcEcsSigned(s) => s.validate(),
-            Self::Bps(s) => s.continuous.validate().and(check_refresh(s.refresh_rate)),
+            Self::Bps(s) => s.bouncy.validate(),
             Self::Sbps(s) | Self::Psbps(s) => s.validate(),
-            Self::Lipsbps(s) => s.continuous.validate().and(check_refresh(s.refresh_rate)),
+            Self::Lipsbps(s) => s.validate(),
             Self::Zigzag(s) => s.continuous.validate(),
             Self::ZigzagSs(s) | Self::ZigzagCv(s) => s.continuous.validate(),
         }

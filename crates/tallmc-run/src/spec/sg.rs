@@ -85,10 +85,10 @@ impl SgCommon {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct SgldSettings {
+    // clap takes no doc comment on a flattened group: see the type's docs.
+    #[allow(missing_docs)]
     #[cfg_attr(feature = "clap", command(flatten))]
     #[serde(flatten)]
-    #[allow(missing_docs)]
-    // clap takes no doc comment on a flattened group: see the type's docs
     pub sg: SgCommon,
 
     /// Precondition with the Laplace covariance Σ at the posterior mode: θ ← θ + (h/2)Σĝ +
@@ -118,10 +118,10 @@ fn default_sghmc_steps() -> usize {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct SghmcSettings {
+    // clap takes no doc comment on a flattened group: see the type's docs.
+    #[allow(missing_docs)]
     #[cfg_attr(feature = "clap", command(flatten))]
     #[serde(flatten)]
-    #[allow(missing_docs)]
-    // clap takes no doc comment on a flattened group: see the type's docs
     pub sg: SgCommon,
 
     /// Steps per trajectory (momentum redrawn at its start).
@@ -162,10 +162,10 @@ fn default_sgnht_steps() -> usize {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct SgnhtSettings {
+    // clap takes no doc comment on a flattened group: see the type's docs.
+    #[allow(missing_docs)]
     #[cfg_attr(feature = "clap", command(flatten))]
     #[serde(flatten)]
-    #[allow(missing_docs)]
-    // clap takes no doc comment on a flattened group: see the type's docs
     pub sg: SgCommon,
 
     /// Steps per iteration.
