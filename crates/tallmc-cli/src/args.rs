@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use tallmc_run::spec::InitChoice;
 use tallmc_run::{
     DataSpec, Execution, ModelSpec, OutputSpec, RegressionSpec, RunSpec, SamplerSettings,
@@ -196,13 +196,12 @@ pub struct RepeatArgs {
 
 /// A usage error of a missing required flag, worded and exiting (status 2) as clap's own.
 fn missing(flag: &str, sampler: &str) -> clap::Error {
-    let mut cmd = Cli::command();
-    cmd.build();
     let text = format!(
         "the following required argument was not provided:\n  {flag}\n\nUsage: tallmc sample \
-         {sampler} --model <MODEL> --data <FILE> --out <DIR> [OPTIONS]"
+         {sampler} --model <MODEL> --data <FILE> --out <DIR> [OPTIONS]\n\nFor more information, \
+         try '--help'.\n"
     );
-    cmd.error(clap::error::ErrorKind::MissingRequiredArgument, text)
+    clap::Error::raw(clap::error::ErrorKind::MissingRequiredArgument, text)
 }
 
 impl SampleArgs {
