@@ -94,7 +94,7 @@ fn defaults_fit_data_sets_smaller_than_them() {
     assert_eq!(r.chains[0].num_draws(), 300);
     let ecs = gaussian_mean_spec(SamplerSettings::HmcEcs(HmcEcsSettings::default()));
     let r = run(&ecs, Dataset::from_response(ys).unwrap());
-    let m = r.summary["tuning"][0]["subsample_size"].as_u64();
+    let m = r.summary["tuning"][0]["estimator"]["subsample_size"].as_u64();
     assert_eq!(m, Some(60), "the tuned m is capped at N: {}", r.summary["tuning"]);
     // An explicit m above N is still an error naming it.
     let too_big = gaussian_mean_spec(SamplerSettings::HmcEcs(HmcEcsSettings {
@@ -124,14 +124,23 @@ fn logistic_data(n: usize, names: &[&str], row: impl Fn(usize) -> (Vec<f64>, f64
 
 fn logistic_warnings(data: Dataset) -> Vec<String> {
     let model = ModelSpec::Logistic(RegressionSpec::default());
-    let mut spec = RunSpec::new(model, DataSpec::Arrays { label: "t".into() }, SamplerSettings::Nuts(NutsSettings::default()));
+    let mut spec = RunSpec::new(
+        model,
+        DataSpec::Arrays { label: "t".into() },
+        SamplerSettings::Nuts(NutsSettings::default()),
+    );
     spec.chains = 1;
     spec.warmup = 100;
     spec.draws = 100;
     spec.execution.progress = false;
     spec.execution.report = false;
     let r = run(&spec, data);
-    r.summary["warnings"].as_array().unwrap().iter().map(|w| w.as_str().unwrap().to_string()).collect()
+    r.summary["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap().to_string())
+        .collect()
 }
 
 #[test]
@@ -142,11 +151,16 @@ fn a_constant_column_and_separated_classes_are_warned_about() {
         (vec![z(i), 3.0], f64::from(u8::from((i * 31) % 7 < 3)))
     });
     let w = logistic_warnings(constant);
-    assert!(w.iter().any(|w| w.contains("`country`") && w.contains("driven by the prior")), "{w:?}");
-    // y = 1 exactly when age + income > 0: no column alone separates, the mode does.
+    assert!(
+        w.iter().any(|w| w.contains("`country`") && w.contains("driven by the prior")),
+        "{w:?}"
+    );
+    // y = 1 exactly when age + income > 0, with a margin (rows near the line moved off it):
+    // no column alone separates, the mode does.
     let separated = logistic_data(400, &["age", "income"], |i| {
         let (a, b) = (z(i), z(i + 123));
-        (vec![a, b], f64::from(u8::from(a + b > 0.0)))
+        let shift = if (a + b).abs() < 0.1 { 0.2_f64.copysign(a + b + 1e-9) } else { 0.0 };
+        (vec![a + shift, b], f64::from(u8::from(a + b + shift > 0.0)))
     });
     let w = logistic_warnings(separated);
     assert!(w.iter().any(|w| w.contains("perfectly separated")), "{w:?}");
