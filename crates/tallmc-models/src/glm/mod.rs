@@ -25,6 +25,7 @@
 //! A new family is a type implementing [`GlmFamily`] (a few dozen lines; see the Poisson
 //! example in `tests/glm_family.rs`), used through [`Glm::with_family`].
 
+mod batch;
 mod bounds;
 mod family;
 mod fast_math;

@@ -14,8 +14,8 @@
 //! ([`FastLogisticFamily`](super::FastLogisticFamily)). `tests/logistic_fast_math.rs` and the
 //! quick reproduction snapshots run whichever path the machine takes.
 
+use super::batch::{self, RangeValues, ScoreDifferences};
 use super::family::GlmFamily;
-use super::terms::{self, RangeValues, ScoreDifferences};
 use crate::data::Rows;
 
 /// `pub(super) fn $name` calls `$body` with the same arguments, through a copy compiled with
@@ -58,23 +58,23 @@ avx2_dispatch! {
 }
 
 avx2_dispatch! {
-    /// [`terms::batch_etas`]: η (and η′) of an index batch.
+    /// [`batch::batch_etas`]: η (and η′) of an index batch.
     fn gathered_etas / gathered_etas_avx2 <R: Rows>
         (rows: &R, theta: &[f64], indices: &[u32], eta: &mut [f64],
-         other: Option<(&[f64], &mut [f64])>) -> () = terms::batch_etas
+         other: Option<(&[f64], &mut [f64])>) -> () = batch::batch_etas
 }
 
 avx2_dispatch! {
-    /// [`terms::family_scores`]: φ′ (and φ″) of an index batch.
+    /// [`batch::family_scores`]: φ′ (and φ″) of an index batch.
     fn family_scores / family_scores_avx2 <F: GlmFamily>
         (f: &F, y: &[f64], indices: &[u32], eta: &[f64], d1: &mut [f64],
-         d2: Option<&mut [f64]>) -> () = terms::family_scores
+         d2: Option<&mut [f64]>) -> () = batch::family_scores
 }
 
 avx2_dispatch! {
-    /// [`terms::add_indexed_rows`]: out += Σ a_k x̃_{i_k}.
+    /// [`batch::add_indexed_rows`]: out += Σ a_k x̃_{i_k}.
     fn add_weighted_rows / add_weighted_rows_avx2 <R: Rows>
-        (rows: &R, indices: &[u32], a: &[f64], out: &mut [f64]) -> () = terms::add_indexed_rows
+        (rows: &R, indices: &[u32], a: &[f64], out: &mut [f64]) -> () = batch::add_indexed_rows
 }
 
 avx2_dispatch! {
@@ -117,20 +117,20 @@ avx2_dispatch! {
 }
 
 avx2_dispatch! {
-    /// [`terms::batch_scores`]: η and φ′ over a gathered batch.
+    /// [`batch::batch_scores`]: η and φ′ over a gathered batch.
     fn gathered_batch_scores / gathered_batch_scores_avx2 <F: GlmFamily, R: Rows>
         (f: &F, rows: &R, theta: &[f64], y: &[f64], eta: &mut [f64], d1: &mut [f64]) -> ()
-        = terms::batch_scores
+        = batch::batch_scores
 }
 
 avx2_dispatch! {
-    /// [`terms::batch_etas_in_order`]: η over a gathered batch.
+    /// [`batch::batch_etas_in_order`]: η over a gathered batch.
     fn gathered_etas_in_order / gathered_etas_in_order_avx2 <R: Rows>
-        (rows: &R, theta: &[f64], eta: &mut [f64]) -> () = terms::batch_etas_in_order
+        (rows: &R, theta: &[f64], eta: &mut [f64]) -> () = batch::batch_etas_in_order
 }
 
 avx2_dispatch! {
-    /// [`terms::add_rows_in_order`]: out += Σ a_k x̃_k over a gathered batch.
+    /// [`batch::add_rows_in_order`]: out += Σ a_k x̃_k over a gathered batch.
     fn add_weighted_rows_in_order / add_weighted_rows_in_order_avx2 <R: Rows>
-        (rows: &R, a: &[f64], out: &mut [f64]) -> () = terms::add_rows_in_order
+        (rows: &R, a: &[f64], out: &mut [f64]) -> () = batch::add_rows_in_order
 }
