@@ -22,11 +22,12 @@
 //! those).
 
 use rand::{Rng, RngExt};
-use tallmc_core::{EvalCounts, Terms};
+use tallmc_core::{EvalCounts, TermHessians, Terms};
 
-use crate::control_variate::ControlVariate;
+use crate::control_variate::{ControlVariate, CvOrder};
 use crate::differences::DifferenceTerms;
 use crate::error::{Error, Result};
+use crate::traits::{EcsEstimate, EcsEstimator, GibbsSubsample};
 
 /// χ values up to which factor buffers are reserved up front (P(Poisson(1) > 8) ≈ 1.0·10⁻⁶),
 /// so refreshes almost never allocate.
@@ -399,5 +400,67 @@ impl<E> BlockPoissonEstimator<E> {
         E: DifferenceTerms<M>,
     {
         self.run(model, theta, sub, Some(grad))
+    }
+}
+
+impl EcsEstimate for BlockPoissonEstimate {
+    /// log|L̂_B|.
+    fn log_target(&self) -> f64 {
+        self.log_abs_likelihood
+    }
+    fn counts(&self) -> EvalCounts {
+        self.counts
+    }
+}
+
+/// λ factors of χ_l ~ Poisson(1) blocks, κ factors redrawn per u-step.
+impl GibbsSubsample for BlockPoissonSubsample {
+    fn draw<R: Rng + ?Sized>(&mut self, rng: &mut R) {
+        self.draw_all(rng);
+    }
+    fn propose<R: Rng + ?Sized>(&mut self, rng: &mut R) {
+        self.propose_refresh(rng);
+    }
+    fn reject(&mut self) {
+        BlockPoissonSubsample::reject(self);
+    }
+    fn batch_size(&self) -> usize {
+        self.total_blocks() * self.block_size()
+    }
+    fn accept(&mut self) {
+        BlockPoissonSubsample::accept(self);
+    }
+}
+
+/// Signed HMC-ECS's estimator: log|L̂_B| and its gradient, around the control variate's θ*.
+impl<M, E> EcsEstimator<M> for BlockPoissonEstimator<E>
+where
+    M: TermHessians + ?Sized,
+    E: DifferenceTerms<M>,
+{
+    type Subsample = BlockPoissonSubsample;
+    type Estimate = BlockPoissonEstimate;
+
+    fn estimate_log_target(
+        &mut self, model: &M, theta: &[f64], u: &BlockPoissonSubsample, grad: &mut [f64],
+    ) -> Result<BlockPoissonEstimate> {
+        self.estimate_grad(model, theta, u, grad)
+    }
+
+    fn center(&self) -> &[f64] {
+        self.cv.center()
+    }
+
+    /// Re-centres the control variate (one pass); a stays as it is.
+    fn recenter(&mut self, model: &M, center: &[f64]) -> Result<Option<EvalCounts>> {
+        self.cv.recenter(model, center).map(Some)
+    }
+
+    fn hessian_sum(&self) -> Option<&[f64]> {
+        self.cv.known_hessian_sum()
+    }
+
+    fn taylor_order(&self) -> Option<CvOrder> {
+        Some(self.cv.order())
     }
 }

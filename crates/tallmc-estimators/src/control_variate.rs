@@ -357,6 +357,11 @@ impl ControlVariate {
         &self.hess
     }
 
+    /// H = Σ_k ∇²ℓ_k(θ*) if this control variate holds it (order 2).
+    pub(crate) fn known_hessian_sum(&self) -> Option<&[f64]> {
+        (self.order == CvOrder::Two).then_some(&self.hess[..])
+    }
+
     /// An identity that changes whenever the centre or sums change (engines key their caches
     /// of per-datum quantities at θ* on it).
     pub fn id(&self) -> u64 {

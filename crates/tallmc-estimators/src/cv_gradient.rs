@@ -5,7 +5,7 @@ use tallmc_core::{EvalCounts, Terms};
 use crate::control_variate::ControlVariate;
 use crate::differences::DifferenceTerms;
 use crate::error::{Error, Result};
-use crate::gradient::GradientEstimator;
+use crate::traits::GradientEstimator;
 
 /// The control-variate estimator of Σ_{i<N} ∇ℓ_i(θ) (Baker, Fearnhead, Fox & Nemeth 2017, eq. (4);
 /// REFERENCES §4):

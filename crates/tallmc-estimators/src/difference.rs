@@ -22,11 +22,14 @@
 //! **Cost** per call: m terms (+ m gradients for the gradient methods) at θ, plus the control
 //! variates of the slots whose index changed (see [`crate::differences`]).
 
-use tallmc_core::{EvalCounts, Terms};
+use rand::Rng;
+use tallmc_core::subsample::BlockSubsample;
+use tallmc_core::{EvalCounts, TermHessians, Terms};
 
-use crate::control_variate::ControlVariate;
+use crate::control_variate::{ControlVariate, CvOrder};
 use crate::differences::DifferenceTerms;
 use crate::error::{Error, Result};
+use crate::traits::{EcsEstimate, EcsEstimator, GibbsSubsample};
 
 /// The result of one difference-estimator evaluation.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -216,5 +219,67 @@ impl<E> DifferenceEstimator<E> {
         self.engine.add_weighted_gradients(model, 0, indices, &self.w[..m], grad);
         Error::check_finite_estimate("gradient of ℓ̂ − σ̂²/2", grad)?;
         self.finish(cv_sum, m, counts)
+    }
+}
+
+impl EcsEstimate for DifferenceEstimate {
+    /// ℓ̂ − σ̂²/2.
+    fn log_target(&self) -> f64 {
+        self.perturbed()
+    }
+    fn counts(&self) -> EvalCounts {
+        self.counts
+    }
+}
+
+/// m indices uniform with replacement in G blocks, one block redrawn per u-step.
+impl GibbsSubsample for BlockSubsample {
+    fn draw<R: Rng + ?Sized>(&mut self, rng: &mut R) {
+        self.draw_all(rng);
+    }
+    fn propose<R: Rng + ?Sized>(&mut self, rng: &mut R) {
+        self.propose_refresh(rng);
+    }
+    fn reject(&mut self) {
+        BlockSubsample::reject(self);
+    }
+    fn batch_size(&self) -> usize {
+        self.indices().len()
+    }
+    fn accept(&mut self) {
+        BlockSubsample::accept(self);
+    }
+}
+
+/// Perturbed HMC-ECS's estimator: ℓ̂ − σ̂²/2 and its gradient, around the control variate's θ*.
+impl<M, E> EcsEstimator<M> for DifferenceEstimator<E>
+where
+    M: TermHessians + ?Sized,
+    E: DifferenceTerms<M>,
+{
+    type Subsample = BlockSubsample;
+    type Estimate = DifferenceEstimate;
+
+    fn estimate_log_target(
+        &mut self, model: &M, theta: &[f64], u: &BlockSubsample, grad: &mut [f64],
+    ) -> Result<DifferenceEstimate> {
+        self.perturbed_grad(model, theta, u.indices(), grad)
+    }
+
+    fn center(&self) -> &[f64] {
+        self.cv.center()
+    }
+
+    /// Re-centres the control variate (one pass; the engine notices and refreshes its caches).
+    fn recenter(&mut self, model: &M, center: &[f64]) -> Result<Option<EvalCounts>> {
+        self.cv.recenter(model, center).map(Some)
+    }
+
+    fn hessian_sum(&self) -> Option<&[f64]> {
+        self.cv.known_hessian_sum()
+    }
+
+    fn taylor_order(&self) -> Option<CvOrder> {
+        Some(self.cv.order())
     }
 }

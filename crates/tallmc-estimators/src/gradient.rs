@@ -9,22 +9,12 @@
 //! uniform on 0..N).
 //!
 //! The caller (a kernel) draws the indices and adds the prior's gradient; the estimator only
-//! turns evaluated terms into the estimate and reports what it evaluated.
+//! turns evaluated terms into the estimate and reports what it evaluated. The trait is
+//! [`GradientEstimator`] (in [`crate::traits`], with the other estimator traits).
 
 use tallmc_core::{EvalCounts, TermGradients};
 
-/// An unbiased estimator of Σ_{i<N} ∇ℓ_i(θ) from a subsample (see the module docs).
-///
-/// Implementations own their scratch buffers, so that estimating allocates nothing once the
-/// estimator has seen its largest subsample.
-pub trait GradientEstimator<M: ?Sized> {
-    /// Overwrites `grad` (length `model.dim()`) with the estimate of Σ_{i<N} ∇ℓ_i(θ) computed
-    /// from the terms at `indices` (each uniform on `0..N`; length ≥ 1), and returns the
-    /// per-datum evaluations made.
-    fn estimate_gradient(
-        &mut self, model: &M, theta: &[f64], indices: &[u32], grad: &mut [f64],
-    ) -> EvalCounts;
-}
+use crate::traits::GradientEstimator;
 
 /// The plain minibatch estimator
 ///

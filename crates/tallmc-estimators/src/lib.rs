@@ -17,6 +17,10 @@
 //!   [`MinibatchGradient`] is the plain (N/n) Σ_{i∈S} ∇ℓ_i(θ), [`ControlVariateGradient`] the
 //!   control-variate one (SGLD-CV). Stochastic-gradient kernels are generic over it.
 //! * [`tuning`] — the subsample size m for a target V[ℓ̂], and the block-Poisson λ, a.
+//! * [`traits`] — the traits users implement to bring their own estimator to a kernel
+//!   ([`EcsEstimator`] for HMC-ECS, [`GradientEstimator`] for the stochastic-gradient kernels,
+//!   [`SwitchingRateEstimator`] for Zig-Zag, [`DatumRateBound`] for lipSBPS, [`RangeSource`]
+//!   for minibatch MH), each with the fewest required methods.
 //!
 //! The mathematics of every estimator, and what was verified by simulation, is in
 //! `docs/methods/estimators.md`.
@@ -30,6 +34,7 @@ pub mod difference;
 pub mod differences;
 pub mod error;
 pub mod gradient;
+pub mod traits;
 pub mod tuning;
 
 pub use block_poisson::{BlockPoissonEstimate, BlockPoissonEstimator, BlockPoissonSubsample};
@@ -38,4 +43,8 @@ pub use cv_gradient::ControlVariateGradient;
 pub use difference::{DifferenceEstimate, DifferenceEstimator};
 pub use differences::{DifferenceTerms, HessianProducts, RankOne};
 pub use error::{Error, Result};
-pub use gradient::{GradientEstimator, MinibatchGradient};
+pub use gradient::MinibatchGradient;
+pub use traits::{
+    DatumRateBound, EcsEstimate, EcsEstimator, GibbsSubsample, GradientEstimator, NoRange,
+    RangeSource, SwitchingRateEstimator, TermBoundRange,
+};

@@ -138,11 +138,10 @@ pub use driver::{
     TuningOf, sample_in_memory,
 };
 pub use ecs::{
-    EcsChain, EcsDynamics, EcsEstimate, EcsEstimator, EcsHead, EcsKernel, EcsReport, EcsSetup,
-    EcsStart, EcsStep, EcsTuning, GibbsSubsample, HmcEcs, HmcEcsConfig, HmcEcsStats, HmcEcsTuning,
-    HmcEcsWithEstimator, PerturbedEcs, PerturbedTuning, RecenterSchedule, SignedEcs, SignedHmcEcs,
-    SignedHmcEcsConfig, SignedHmcEcsStats, SignedHmcEcsTuning, SignedTuning, ThetaIntegrator,
-    UserEcs,
+    EcsChain, EcsDynamics, EcsHead, EcsKernel, EcsReport, EcsSetup, EcsStart, EcsStep, EcsTuning,
+    HmcEcs, HmcEcsConfig, HmcEcsStats, HmcEcsTuning, HmcEcsWithEstimator, PerturbedEcs,
+    PerturbedTuning, RecenterSchedule, SignedEcs, SignedHmcEcs, SignedHmcEcsConfig,
+    SignedHmcEcsStats, SignedHmcEcsTuning, SignedTuning, ThetaIntegrator, UserEcs,
 };
 pub use error::{Result, SamplerError};
 pub use hamiltonian::{
@@ -156,22 +155,26 @@ pub use init::{
 pub use mh::{
     AdaptiveMetropolis, AdaptiveMetropolisConfig, ApproximateGibbs, EmpiricalConditional,
     FullDataMh, GibbsChain, GibbsConfig, GibbsStats, MhChain, MhStats, MinibatchMh,
-    MinibatchMhChain, MinibatchMhStats, MinibatchMhTuning, NoRange, Proposal, ProxyConfig,
-    ProxyMhStats, ProxyMhTuning, ProxyMinibatchMh, ProxyMinibatchMhChain, RandomWalkConfig,
-    RandomWalkMetropolis, RandomWalkMhConfig, RandomWalkProposal, RandomWalkProposalConfig,
-    RandomWalkTuning, RangeSource, Scan, SgldProposal, SgldProposalConfig, SgldProposalTuning,
-    TermBoundRange, empirical_conditional,
+    MinibatchMhChain, MinibatchMhStats, MinibatchMhTuning, Proposal, ProxyConfig, ProxyMhStats,
+    ProxyMhTuning, ProxyMinibatchMh, ProxyMinibatchMhChain, RandomWalkConfig, RandomWalkMetropolis,
+    RandomWalkMhConfig, RandomWalkProposal, RandomWalkProposalConfig, RandomWalkTuning, Scan,
+    SgldProposal, SgldProposalConfig, SgldProposalTuning, empirical_conditional,
 };
 pub use piecewise::{
     AutoBoundConfig, AutomaticBound, BandConfig, BoundedGradients, Bps, BpsChain, BpsConfig,
-    BpsState, BpsTuning, ClockTuning, ControlVariates, DatumRateBound, LipSbps, LipSbpsChain,
-    LipSbpsConfig, LipSbpsTuning, LipschitzGradients, ModelBound, PreconditionerConfig, Sbps,
-    SbpsChain, SbpsConfig, SbpsState, SbpsTuning, SlopePrior, SwitchingRateEstimator,
-    VelocityDistribution, ZigZag, ZigZagChain, ZigZagConfig, ZigZagState, ZigZagSubsampling,
-    ZigZagSubsamplingChain, ZigZagSubsamplingTuning, ZigZagTuning,
+    BpsState, BpsTuning, ClockTuning, ControlVariates, LipSbps, LipSbpsChain, LipSbpsConfig,
+    LipSbpsTuning, LipschitzGradients, ModelBound, PreconditionerConfig, Sbps, SbpsChain,
+    SbpsConfig, SbpsState, SbpsTuning, SlopePrior, VelocityDistribution, ZigZag, ZigZagChain,
+    ZigZagConfig, ZigZagState, ZigZagSubsampling, ZigZagSubsamplingChain, ZigZagSubsamplingTuning,
+    ZigZagTuning,
 };
 pub use sg::{
     MinibatchScope, SgChain, SgDynamics, SgHmc, SgHmcConfig, SgHmcState, SgHmcStats, Sgld,
     SgldConfig, SgldState, SgldStats, Sgnht, SgnhtConfig, SgnhtState, SgnhtStats,
     StochasticGradient, Subsampling, Thermostat,
+};
+/// The estimator traits users implement, from `tallmc-estimators` (where they live together).
+pub use tallmc_estimators::{
+    DatumRateBound, EcsEstimate, EcsEstimator, GibbsSubsample, NoRange, RangeSource,
+    SwitchingRateEstimator, TermBoundRange,
 };

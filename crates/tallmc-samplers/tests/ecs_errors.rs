@@ -46,12 +46,18 @@ where
         self.inner.estimate_log_target(model, theta, u, grad)
     }
 
-    fn control_variate(&self) -> &ControlVariate {
-        self.inner.control_variate()
+    fn center(&self) -> &[f64] {
+        self.inner.center()
     }
 
-    fn control_variate_mut(&mut self) -> &mut ControlVariate {
-        self.inner.control_variate_mut()
+    fn recenter(
+        &mut self, model: &M, center: &[f64],
+    ) -> tallmc_core::Result<Option<tallmc_core::EvalCounts>> {
+        self.inner.recenter(model, center)
+    }
+
+    fn hessian_sum(&self) -> Option<&[f64]> {
+        self.inner.hessian_sum()
     }
 }
 

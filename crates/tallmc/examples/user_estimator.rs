@@ -1,6 +1,6 @@
 //! An estimator of your own: a *stratified* difference estimator of the log-likelihood, written
 //! outside the library against the public `EcsEstimator` / `GibbsSubsample` traits of
-//! `tallmc-samplers`, and run with perturbed HMC-ECS (`HmcEcsWithEstimator`) on a logistic
+//! `tallmc-estimators` (re-exported by `tallmc-samplers`), and run with perturbed HMC-ECS (`HmcEcsWithEstimator`) on a logistic
 //! regression from `tallmc-models`, beside full-data HMC and the library's own difference
 //! estimator (`HmcEcs`).
 //!
@@ -242,7 +242,7 @@ impl StratifiedDifference {
     }
 }
 
-impl<M: LinearPredictor + ?Sized> EcsEstimator<M> for StratifiedDifference {
+impl<M: LinearPredictor + TermHessians + ?Sized> EcsEstimator<M> for StratifiedDifference {
     type Subsample = StratifiedSubsample;
     type Estimate = DifferenceEstimate;
 
@@ -302,12 +302,25 @@ impl<M: LinearPredictor + ?Sized> EcsEstimator<M> for StratifiedDifference {
         Ok(DifferenceEstimate { log_likelihood, variance, control_variate_sum: cv_sum, counts })
     }
 
-    fn control_variate(&self) -> &ControlVariate {
-        &self.cv
+    fn center(&self) -> &[f64] {
+        self.cv.center()
     }
 
-    fn control_variate_mut(&mut self) -> &mut ControlVariate {
-        &mut self.cv
+    /// Moves the control variate (one pass); the per-datum cache follows at the next estimate
+    /// (it watches the control variate's id).
+    fn recenter(
+        &mut self, model: &M, center: &[f64],
+    ) -> Result<Option<EvalCounts>, tallmc::estimators::Error> {
+        self.cv.recenter(model, center).map(Some)
+    }
+
+    /// The order-2 control variate's Σ∇²ℓ_i(θ*): the kernel's mass matrix needs no extra pass.
+    fn hessian_sum(&self) -> Option<&[f64]> {
+        Some(self.cv.hessian_sum())
+    }
+
+    fn taylor_order(&self) -> Option<CvOrder> {
+        Some(self.cv.order())
     }
 }
 

@@ -5,224 +5,17 @@
 //! The kernels differ only in the estimator of the log-likelihood (the perturbed difference
 //! estimator ℓ̂ − σ̂²/2 on G blocks, or log|L̂_B| of the block-Poisson estimator on λ factors),
 //! its subsample u and what an estimate records. [`EcsEstimator`], [`EcsEstimate`] and
-//! [`GibbsSubsample`] name those differences (public, so that a user crate can bring its own
-//! estimator); [`gibbs_sweep`] (u-step, then θ-step with u fixed) and [`recenter`] are written
+//! [`GibbsSubsample`] (in `tallmc-estimators`, with the other estimator traits) name those
+//! differences; [`gibbs_sweep`] (u-step, then θ-step with u fixed) and [`recenter`] are written
 //! once over them, and one kernel ([`EcsKernel`](crate::EcsKernel)) runs them.
 
 use rand::{Rng, RngExt};
-use tallmc_core::subsample::BlockSubsample;
 use tallmc_core::{EvalCounts, LogPrior, LogPriorHessian, Result, TermHessians};
-use tallmc_estimators::{
-    BlockPoissonEstimate, BlockPoissonEstimator, BlockPoissonSubsample, ControlVariate,
-    DifferenceEstimate, DifferenceEstimator, DifferenceTerms,
-};
+use tallmc_estimators::{EcsEstimate, EcsEstimator, GibbsSubsample};
 use tallmc_integrators::PhasePoint;
 
-use super::perturbed::laplace_covariance;
+use super::start::laplace_covariance;
 use super::theta::Dynamics;
-
-/// The auxiliary random numbers u of HMC-ECS (a subsample of data indices), with the law p(u)
-/// they are drawn from and the partial refresh of the u-step.
-///
-/// HMC-ECS targets π̄(θ, u) ∝ exp(ℓ̃(θ; u)) p(θ) p(u) (ℓ̃ the estimator's log-target, see
-/// [`EcsEstimator`]). [`GibbsSubsample::draw`] draws u ~ p(u) afresh (at initialization);
-/// the u-step proposes u′ by [`GibbsSubsample::propose`], a move that must leave p(u) invariant
-/// and be symmetric (redrawing one of G blocks from its marginal does both; successive
-/// estimates then have correlation ≈ 1 − 1/G), and the kernel accepts it with
-/// min{1, exp(ℓ̃(θ; u′) − ℓ̃(θ; u))} — the prior and p(u) cancel. A rejected proposal is undone
-/// by [`GibbsSubsample::reject`], so that no step allocates.
-///
-/// Implemented by [`BlockSubsample`] (m indices uniform with replacement in G blocks, perturbed
-/// HMC-ECS) and [`BlockPoissonSubsample`] (signed HMC-ECS); a stratified subsample of your own
-/// is the `user_estimator` example of the `tallmc` crate.
-pub trait GibbsSubsample {
-    /// Draws all of u afresh from p(u) (initialization).
-    fn draw<R: Rng + ?Sized>(&mut self, rng: &mut R);
-    /// Proposes u′ by refreshing part of u (one block, or κ factors).
-    fn propose<R: Rng + ?Sized>(&mut self, rng: &mut R);
-    /// Keeps u′.
-    fn accept(&mut self);
-    /// Goes back to u.
-    fn reject(&mut self);
-    /// Number of data indices in u (the batch size the kernel reports).
-    fn batch_size(&self) -> usize;
-}
-
-impl GibbsSubsample for BlockSubsample {
-    fn draw<R: Rng + ?Sized>(&mut self, rng: &mut R) {
-        self.draw_all(rng);
-    }
-    fn propose<R: Rng + ?Sized>(&mut self, rng: &mut R) {
-        self.propose_refresh(rng);
-    }
-    fn accept(&mut self) {
-        BlockSubsample::accept(self);
-    }
-    fn reject(&mut self) {
-        BlockSubsample::reject(self);
-    }
-    fn batch_size(&self) -> usize {
-        self.indices().len()
-    }
-}
-
-impl GibbsSubsample for BlockPoissonSubsample {
-    fn draw<R: Rng + ?Sized>(&mut self, rng: &mut R) {
-        self.draw_all(rng);
-    }
-    fn propose<R: Rng + ?Sized>(&mut self, rng: &mut R) {
-        self.propose_refresh(rng);
-    }
-    fn accept(&mut self) {
-        BlockPoissonSubsample::accept(self);
-    }
-    fn reject(&mut self) {
-        BlockPoissonSubsample::reject(self);
-    }
-    fn batch_size(&self) -> usize {
-        self.total_blocks() * self.block_size()
-    }
-}
-
-/// What one evaluation of an [`EcsEstimator`] records.
-pub trait EcsEstimate: Copy {
-    /// The log-likelihood part ℓ̃(θ; u) of the extended target: ℓ̂ − σ̂²/2 for perturbed
-    /// HMC-ECS ([`DifferenceEstimate::perturbed`]), log|L̂_B| for signed HMC-ECS.
-    fn log_target(&self) -> f64;
-    /// The per-datum evaluations (terms, gradients, Hessians) this evaluation made.
-    fn counts(&self) -> EvalCounts;
-}
-
-impl EcsEstimate for DifferenceEstimate {
-    fn log_target(&self) -> f64 {
-        self.perturbed()
-    }
-    fn counts(&self) -> EvalCounts {
-        self.counts
-    }
-}
-
-impl EcsEstimate for BlockPoissonEstimate {
-    fn log_target(&self) -> f64 {
-        self.log_abs_likelihood
-    }
-    fn counts(&self) -> EvalCounts {
-        self.counts
-    }
-}
-
-/// The log-likelihood estimator of an HMC-ECS kernel, with its subsample and estimate types.
-///
-/// **Contract.** For the model's log-likelihood ℓ(θ) = Σ_{i<N} ℓ_i(θ) and a subsample u drawn
-/// by [`Self::Subsample`](EcsEstimator::Subsample) (see [`GibbsSubsample`]),
-/// [`EcsEstimator::estimate_log_target`] returns an estimate whose
-/// [`log_target`](EcsEstimate::log_target) ℓ̃(θ; u) defines the extended target
-///
-/// ```text
-/// π̄(θ, u) ∝ exp(ℓ̃(θ; u)) p(θ) p(u),
-/// ```
-///
-/// and **overwrites** `grad` with ∇_θ ℓ̃(θ; u), the exact gradient at the fixed u (the θ-step
-/// is HMC on U(θ) = −ℓ̃(θ; u) − log p(θ); the kernel adds the prior). For perturbed HMC-ECS
-/// ([`HmcEcs`](crate::HmcEcs), [`HmcEcsWithEstimator`](crate::HmcEcsWithEstimator)) the
-/// estimate is a [`DifferenceEstimate`] and
-///
-/// * ℓ̂(θ; u) (`log_likelihood`) must be an unbiased estimator of ℓ(θ) over u ~ p(u);
-/// * σ̂²(θ; u) (`variance`) an estimate of V_u[ℓ̂(θ; u)];
-/// * ℓ̃ = ℓ̂ − σ̂²/2, so exp(ℓ̃) is the bias-corrected likelihood estimator of Dang et al.
-///   (2019, eq. 3.4), approximately unbiased for L(θ) when ℓ̂ is near Gaussian; the chain's
-///   θ-marginal is the perturbed posterior ∝ E_u[exp(ℓ̂ − σ̂²/2)] p(θ), close to π when σ̂² is
-///   O(1) (the smaller V[ℓ̂], the closer);
-/// * the gradient is ∇ℓ̂ − ½∇σ̂² at the fixed u.
-///
-/// The u-step and the θ-step both leave π̄ invariant exactly, whatever the estimator; how
-/// close the θ-marginal is to π is the estimator's business.
-///
-/// **Counting.** [`EcsEstimate::counts`] must report every per-datum evaluation the call made
-/// (ℓ_i, ∇ℓ_i, ∇²ℓ_i, including control variates q_i evaluated at θ*), so that the kernels'
-/// stats and the driver's cost figures are measured, not guessed.
-///
-/// **Control variate.** The estimator owns a Taylor [`ControlVariate`] around θ*; during warmup
-/// the kernel re-centres it ([`ControlVariate::recenter`] through
-/// [`EcsEstimator::control_variate_mut`]) and reads θ* and the Hessian sum (for the mass
-/// matrix) through [`EcsEstimator::control_variate`]. An estimator that caches per-datum
-/// quantities at θ* must notice a re-centring ([`ControlVariate::id`] changes).
-///
-/// **Errors.** A non-finite estimate or gradient is a recoverable `Err`
-/// ([`NonFiniteEstimate`](tallmc_core::Error::NonFiniteEstimate), see
-/// [`is_recoverable`](tallmc_core::Error::is_recoverable)): the kernel treats it as a rejected
-/// u-step or a divergent trajectory. Any other error is fatal and stops the chain.
-///
-/// Implemented by [`DifferenceEstimator`] (perturbed) and [`BlockPoissonEstimator`] (signed).
-/// The `tallmc` crate's example `user_estimator` implements a stratified difference estimator
-/// outside the library and runs [`HmcEcsWithEstimator`](crate::HmcEcsWithEstimator) with it:
-/// `cargo run --release -p tallmc --example user_estimator`.
-pub trait EcsEstimator<M: ?Sized> {
-    /// The subsample u.
-    type Subsample: GibbsSubsample;
-    /// What one estimate records (value, variance or sign, counts).
-    type Estimate: EcsEstimate;
-
-    /// The estimate at (θ, u), **overwriting** `grad` (length d) with ∇_θ of its
-    /// [`log_target`](EcsEstimate::log_target) at the fixed u.
-    fn estimate_log_target(
-        &mut self, model: &M, theta: &[f64], u: &Self::Subsample, grad: &mut [f64],
-    ) -> Result<Self::Estimate>;
-
-    /// The control variate.
-    fn control_variate(&self) -> &ControlVariate;
-
-    /// The control variate, to re-centre it.
-    fn control_variate_mut(&mut self) -> &mut ControlVariate;
-}
-
-impl<M, E> EcsEstimator<M> for DifferenceEstimator<E>
-where
-    M: LogPriorHessian + ?Sized,
-    E: DifferenceTerms<M>,
-{
-    type Subsample = BlockSubsample;
-    type Estimate = DifferenceEstimate;
-
-    /// ℓ̂ − σ̂²/2 (the perturbed estimate) and its gradient.
-    fn estimate_log_target(
-        &mut self, model: &M, theta: &[f64], u: &BlockSubsample, grad: &mut [f64],
-    ) -> Result<DifferenceEstimate> {
-        self.perturbed_grad(model, theta, u.indices(), grad)
-    }
-
-    fn control_variate(&self) -> &ControlVariate {
-        DifferenceEstimator::control_variate(self)
-    }
-
-    fn control_variate_mut(&mut self) -> &mut ControlVariate {
-        DifferenceEstimator::control_variate_mut(self)
-    }
-}
-
-impl<M, E> EcsEstimator<M> for BlockPoissonEstimator<E>
-where
-    M: LogPriorHessian + ?Sized,
-    E: DifferenceTerms<M>,
-{
-    type Subsample = BlockPoissonSubsample;
-    type Estimate = BlockPoissonEstimate;
-
-    /// log|L̂_B| and its gradient.
-    fn estimate_log_target(
-        &mut self, model: &M, theta: &[f64], u: &BlockPoissonSubsample, grad: &mut [f64],
-    ) -> Result<BlockPoissonEstimate> {
-        self.estimate_grad(model, theta, u, grad)
-    }
-
-    fn control_variate(&self) -> &ControlVariate {
-        BlockPoissonEstimator::control_variate(self)
-    }
-
-    fn control_variate_mut(&mut self) -> &mut ControlVariate {
-        BlockPoissonEstimator::control_variate_mut(self)
-    }
-}
 
 /// log p(θ) + ℓ̃(θ; u), with its gradient written into `grad`; adds the evaluations to
 /// `counts` and leaves the estimate in `last`. A [recoverable](Error::is_recoverable) estimator
@@ -396,13 +189,14 @@ where
         return Ok(());
     }
     let center = dynamics.window_sum.clone();
-    let cv = estimator.control_variate_mut();
-    let previous = cv.center().to_vec();
-    match cv.recenter(model, &center) {
-        Ok(c) => dynamics.unreported += c,
-        Err(_) => return Ok(()), // keep the old θ* if the window mean is unusable
+    let previous = estimator.center().to_vec();
+    match estimator.recenter(model, &center) {
+        Ok(Some(c)) => dynamics.unreported += c,
+        // Keep the old θ* if the estimator does not move or the window mean is unusable.
+        Ok(None) | Err(_) => return Ok(()),
     }
-    let cov = laplace_covariance(model, estimator.control_variate(), dynamics.config.parallelism)
+    let parallelism = dynamics.config.parallelism;
+    let cov = laplace_covariance(model, estimator.center(), estimator.hessian_sum(), parallelism)
         .map(|(cov, c)| {
             dynamics.unreported += c;
             cov
@@ -428,8 +222,9 @@ where
         }
         _ => {
             // Undo: back to the previous centre, whose potential was finite here.
-            let cv = estimator.control_variate_mut();
-            dynamics.unreported += cv.recenter(model, &previous)?;
+            if let Some(c) = estimator.recenter(model, &previous)? {
+                dynamics.unreported += c;
+            }
             let mut last = Ok(None);
             s.point.log_density = log_density(
                 estimator,

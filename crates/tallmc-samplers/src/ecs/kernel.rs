@@ -20,10 +20,10 @@ use tallmc_core::{
 };
 use tallmc_integrators::{Metric, PhasePoint};
 
-use super::gibbs::{
-    EcsEstimator, EcsPoint, EcsStep, GibbsSubsample, gibbs_sweep, initial_point, recenter,
-};
-use super::perturbed::{EcsDynamics, ThetaIntegrator};
+use tallmc_estimators::{EcsEstimator, GibbsSubsample};
+
+use super::gibbs::{EcsPoint, EcsStep, gibbs_sweep, initial_point, recenter};
+use super::settings::{EcsDynamics, ThetaIntegrator};
 use super::theta::Dynamics;
 
 /// What a chain of an [`EcsSetup`] starts from: the estimator (with its control variate at
@@ -110,8 +110,9 @@ impl<S> EcsKernel<S> {
 pub struct EcsTuning<H> {
     /// The estimator's settings (m, G; or the block-Poisson m, λ, κ, a).
     pub estimator: H,
-    /// Order of the Taylor control variates (0, 1 or 2).
-    pub cv_order: u32,
+    /// Order of the Taylor control variates (0, 1 or 2; `None` for an estimator that does not
+    /// say, [`EcsEstimator::taylor_order`]).
+    pub cv_order: Option<u32>,
     /// The expansion point θ* at the end of warmup.
     pub center: Vec<f64>,
     /// Step size ε (after warmup: the dual-averaged one).
@@ -131,7 +132,9 @@ impl<H: EcsHead> Tuning for EcsTuning<H> {
     /// length (NUTS: the tree depth limit), the re-centrings, then the metric.
     fn comment_lines(&self) -> Vec<String> {
         let mut lines = self.estimator.lines();
-        lines.push(format!("Control-variate order = {}", self.cv_order));
+        if let Some(order) = self.cv_order {
+            lines.push(format!("Control-variate order = {order}"));
+        }
         lines.push(format!("theta* = {:?}", self.center));
         lines.push(format!("Step size = {}", self.step_size));
         match self.integrator {
@@ -201,7 +204,7 @@ impl<M: ?Sized, T: EcsEstimator<M>, H> EcsChain<M, T, H> {
 
     /// The current expansion point θ*.
     pub fn center(&self) -> &[f64] {
-        self.estimator.control_variate().center()
+        self.estimator.center()
     }
 }
 
@@ -295,11 +298,10 @@ where
     }
 
     fn tuning(&self) -> EcsTuning<H> {
-        let cv = self.estimator.control_variate();
         EcsTuning {
             estimator: self.report.clone(),
-            cv_order: cv.order().number(),
-            center: cv.center().to_vec(),
+            cv_order: self.estimator.taylor_order().map(|order| order.number()),
+            center: self.estimator.center().to_vec(),
             step_size: self.dynamics.step_size.get(),
             trajectory_length: self.dynamics.config.trajectory_length,
             integrator: self.dynamics.config.integrator,

@@ -57,7 +57,8 @@ use tallmc_estimators::{
 
 use super::gibbs::EcsStep;
 use super::kernel::{EcsHead, EcsKernel, EcsReport, EcsSetup, EcsStart, EcsTuning};
-use super::perturbed::{EcsDynamics, TunedStart, check_center, tuned_start};
+use super::settings::EcsDynamics;
+use super::start::{TunedStart, check_center, tuned_start};
 
 /// Settings of [`SignedHmcEcs`].
 #[derive(Debug, Clone, PartialEq)]

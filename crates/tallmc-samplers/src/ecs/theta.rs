@@ -7,10 +7,10 @@ use rand::Rng;
 use tallmc_core::{Error, EvalCounts, Result};
 use tallmc_integrators::{Metric, PhasePoint};
 
-use super::perturbed::EcsDynamics;
+use super::settings::EcsDynamics;
 use crate::hamiltonian::transition::PhaseSpace;
-use crate::step_size::StepSize;
 use crate::hamiltonian::tree::Tree;
+use crate::step_size::StepSize;
 
 /// The outcome of one θ-step.
 #[derive(Debug, Clone, Copy)]

@@ -24,7 +24,7 @@
 //! confidence test with δ → 0) reproduces the exact run decision for decision.
 //!
 //! **Range.** Concentration-bound tests need a bound on max l_i − min l_i. Build the kernel with
-//! [`MinibatchMh::with_term_bounds`] on a model implementing [`TermBounds`]; the range is then
+//! [`MinibatchMh::with_term_bounds`] on a model implementing [`TermBounds`](tallmc_core::TermBounds); the range is then
 //! 2·C(θ, θ′). A test that needs a range on a kernel without one is an error when a chain is
 //! built.
 //!
@@ -42,45 +42,14 @@ use serde::Serialize;
 use tallmc_bounds::{MeanTest, Population};
 use tallmc_core::rng::ChainRng;
 use tallmc_core::subsample::WithoutReplacement;
-use tallmc_core::{
-    Chain, Error, EvalCounts, Kernel, LogPrior, Result, StepStats, TermBounds, Terms, Tuning,
-};
+use tallmc_core::{Chain, Error, EvalCounts, Kernel, LogPrior, Result, StepStats, Terms, Tuning};
+use tallmc_estimators::{NoRange, RangeSource, TermBoundRange};
 
 use super::proposal::Proposal;
 
 /// Values evaluated per model call when filling a batch (scratch size, not a statistical
 /// setting).
 pub(crate) const CHUNK: usize = 1024;
-
-/// Where a minibatch MH kernel gets the range bound the concentration-bound tests need.
-pub trait RangeSource<M: ?Sized> {
-    /// Whether [`RangeSource::range`] ever returns a value.
-    const AVAILABLE: bool;
-    /// A bound on max_i l_i − min_i l_i for l_i = ℓ_i(θ′) − ℓ_i(θ), if available.
-    fn range(model: &M, theta: &[f64], theta_prime: &[f64]) -> Option<f64>;
-}
-
-/// No range bound (enough for the exact test and Austerity's t-test).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct NoRange;
-
-impl<M: ?Sized> RangeSource<M> for NoRange {
-    const AVAILABLE: bool = false;
-    fn range(_: &M, _: &[f64], _: &[f64]) -> Option<f64> {
-        None
-    }
-}
-
-/// The range 2·C(θ, θ′) from the model's [`TermBounds`].
-#[derive(Debug, Clone, Copy, Default)]
-pub struct TermBoundRange;
-
-impl<M: TermBounds + ?Sized> RangeSource<M> for TermBoundRange {
-    const AVAILABLE: bool = true;
-    fn range(model: &M, theta: &[f64], theta_prime: &[f64]) -> Option<f64> {
-        Some(2.0 * model.term_difference_bound(theta, theta_prime))
-    }
-}
 
 /// Stats of one minibatch MH step.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
@@ -231,7 +200,7 @@ impl<T: MeanTest, P> MinibatchMh<T, P, NoRange> {
 }
 
 impl<T: MeanTest, P, B> MinibatchMh<T, P, B> {
-    /// The same kernel, taking the range bound from the model's [`TermBounds`] (needed by the
+    /// The same kernel, taking the range bound from the model's [`TermBounds`](tallmc_core::TermBounds) (needed by the
     /// concentration-bound tests).
     pub fn with_term_bounds(self) -> MinibatchMh<T, P, TermBoundRange> {
         MinibatchMh { test: self.test, proposal: self.proposal, range: PhantomData }

@@ -22,10 +22,7 @@ pub use gibbs::{
     ApproximateGibbs, EmpiricalConditional, GibbsChain, GibbsConfig, GibbsStats, Scan,
     empirical_conditional,
 };
-pub use minibatch::{
-    MinibatchMh, MinibatchMhChain, MinibatchMhStats, MinibatchMhTuning, NoRange, RangeSource,
-    TermBoundRange,
-};
+pub use minibatch::{MinibatchMh, MinibatchMhChain, MinibatchMhStats, MinibatchMhTuning};
 pub use proposal::{
     Proposal, RandomWalkProposal, RandomWalkProposalConfig, RandomWalkTuning, SgldProposal,
     SgldProposalConfig, SgldProposalTuning,
@@ -34,3 +31,4 @@ pub use proxy::{
     ProxyConfig, ProxyMhStats, ProxyMhTuning, ProxyMinibatchMh, ProxyMinibatchMhChain,
 };
 pub use rwm::{RandomWalkConfig, RandomWalkMetropolis};
+pub use tallmc_estimators::{NoRange, RangeSource, TermBoundRange};

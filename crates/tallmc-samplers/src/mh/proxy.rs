@@ -108,11 +108,11 @@ use tallmc_bounds::MeanTest;
 use tallmc_core::{
     Chain, Error, EvalCounts, Kernel, LogPrior, Result, TaylorRemainderBound, TermHessians, Tuning,
 };
-use tallmc_estimators::{ControlVariate, CvOrder};
+use tallmc_estimators::{ControlVariate, CvOrder, NoRange};
 
 use super::minibatch::{
     CHUNK, DecisionValues, MinibatchCore, MinibatchMh, MinibatchMhStats, MinibatchMhTuning,
-    NoRange, Prepared,
+    Prepared,
 };
 use super::proposal::Proposal;
 

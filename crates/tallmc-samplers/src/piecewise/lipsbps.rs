@@ -62,6 +62,7 @@ use tallmc_core::{
     PdmpKernel, Result, SegmentStats, TermGradientBounds, TermGradientLipschitz, TermGradients,
     Trajectory, Tuning,
 };
+use tallmc_estimators::DatumRateBound;
 use tallmc_integrators::{AffineRate, ConstantRate, Rate, thin};
 
 use super::common::diverge;
@@ -96,28 +97,7 @@ impl LipSbpsConfig {
     }
 }
 
-/// A bound on every datum's bounce rate along a line, for [`LipSbps`]:
-///
-/// ```text
-/// sup_{J<N} |⟨∇ℓ_J(x + vt), v⟩| ≤ a + b t     for all t ≥ 0.
-/// ```
-pub trait DatumRateBound<M: ?Sized> {
-    /// Reads and checks the model's constants when a chain starts (and makes a set-up pass if
-    /// the bound needs one). Returns the per-datum evaluations made.
-    fn prepare(&mut self, model: &M) -> Result<EvalCounts>;
-
-    /// (a, b) for the line x + vt (see the trait docs). O(d), no per-datum evaluation.
-    fn datum_bound(&self, model: &M, x: &[f64], v: &[f64]) -> (f64, f64);
-
-    /// A short description for the chain's tuning (the CSV comments).
-    fn describe(&self) -> String;
-}
-
 impl<M: TermGradientBounds + ?Sized> DatumRateBound<M> for BoundedGradients {
-    fn prepare(&mut self, _model: &M) -> Result<EvalCounts> {
-        Ok(EvalCounts::ZERO)
-    }
-
     /// a = B(v), b = 0.
     fn datum_bound(&self, model: &M, _x: &[f64], v: &[f64]) -> (f64, f64) {
         (model.directional_gradient_bound(v), 0.0)

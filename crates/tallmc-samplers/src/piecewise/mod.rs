@@ -51,13 +51,12 @@ pub use bps::{
 pub use common::{ClockTuning, ParticleState, VelocityDistribution, reflect};
 pub use datum_bounds::{BoundedGradients, LipschitzGradients};
 pub use envelope::AutoBoundConfig;
-pub use lipsbps::{DatumRateBound, LipSbps, LipSbpsChain, LipSbpsConfig, LipSbpsTuning};
+pub use lipsbps::{LipSbps, LipSbpsChain, LipSbpsConfig, LipSbpsTuning};
 pub use precondition::{DiagonalPreconditioner, PreconditionerConfig};
 pub use regression::{BandConfig, LocalRegression, ProposalBand, RegressionPosterior, SlopePrior};
 pub use sbps::{Sbps, SbpsChain, SbpsState, SbpsTuning};
 pub use sbps_config::SbpsConfig;
+pub use tallmc_estimators::{DatumRateBound, SwitchingRateEstimator};
 pub use zigzag::{EnvelopeClocks, ZigZag, ZigZagChain, ZigZagConfig, ZigZagState, ZigZagTuning};
 pub use zigzag_cv::ControlVariates;
-pub use zigzag_subsampling::{
-    SwitchingRateEstimator, ZigZagSubsampling, ZigZagSubsamplingChain, ZigZagSubsamplingTuning,
-};
+pub use zigzag_subsampling::{ZigZagSubsampling, ZigZagSubsamplingChain, ZigZagSubsamplingTuning};

@@ -33,10 +33,11 @@
 //! ξ* (no burn-in is then needed when ξ* is the mode).
 
 use tallmc_core::{EvalCounts, LogPriorCurvature, Result, TermGradientLipschitz, TermGradients};
-use tallmc_estimators::{ControlVariate, CvOrder, DifferenceTerms, RankOne};
+use tallmc_estimators::{
+    ControlVariate, CvOrder, DifferenceTerms, RankOne, SwitchingRateEstimator,
+};
 
 use super::datum_bounds::{checked_constant, checked_num_terms, distance, prior_kappa};
-use super::zigzag_subsampling::SwitchingRateEstimator;
 
 /// The ZZ-CV estimator around a reference point ξ*, with difference engine `E` (module docs).
 #[derive(Debug, Clone)]

@@ -69,6 +69,7 @@ use tallmc_core::{
     Error, EvalCounts, EventKind, LogPriorCurvature, PdmpChain, PdmpKernel, Result, SegmentStats,
     TermGradientBounds, TermGradientLipschitz, TermGradients, Trajectory, Tuning,
 };
+use tallmc_estimators::SwitchingRateEstimator;
 use tallmc_integrators::{AffineRate, Rate, thin};
 
 use super::common::diverge;
@@ -78,27 +79,6 @@ use super::datum_bounds::{
     checked_num_terms, distance, exceeds, point_on_line, prior_kappa, uniform_datum,
 };
 use super::zigzag::draw_signs;
-
-/// An estimator ∂_iÊ^J of ∂_iU from one datum, with affine bounds on its switching rates (see
-/// the module docs). Implemented by [`BoundedGradients`] and [`LipschitzGradients`] (ZZ-SS)
-/// and [`ControlVariates`](super::ControlVariates) (ZZ-CV).
-pub trait SwitchingRateEstimator<M: ?Sized> {
-    /// Reads and checks the model's constants when a chain starts, allocates scratch, and makes
-    /// the set-up pass the estimator needs. Returns the per-datum evaluations made.
-    fn prepare(&mut self, model: &M) -> Result<EvalCounts>;
-
-    /// Writes a_i and b_i with θ_i∂_iÊ^J(ξ + θt) ≤ a_i + b_i t for every datum J, coordinate i
-    /// and t ≥ 0. O(d), no per-datum evaluation.
-    fn bounds(&mut self, model: &M, xi: &[f64], theta: &[f64], a: &mut [f64], b: &mut [f64]);
-
-    /// ∂_iÊ^J(y) for `datum` J and `coordinate` i, with the per-datum evaluations made.
-    fn estimate(
-        &mut self, model: &M, y: &[f64], datum: u32, coordinate: usize,
-    ) -> (f64, EvalCounts);
-
-    /// A short description for the chain's tuning (the CSV comments) and error messages.
-    fn describe(&self) -> String;
-}
 
 /// N·B_j for every coordinate, checked.
 fn coordinate_constants<F: Fn(usize) -> f64>(
