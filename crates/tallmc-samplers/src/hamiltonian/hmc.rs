@@ -29,7 +29,7 @@
 
 use rand::{Rng, RngExt};
 use serde::Serialize;
-use tallmc_core::{Error, EvalCounts, LogPrior, Parallelism, Result, TermGradients, Tuning};
+use tallmc_core::{Error, EvalCounts, LogPrior, Parallelism, Result, TermGradients};
 use tallmc_integrators::Metric;
 
 use super::kernel::{Hamiltonian, HamiltonianChain, HamiltonianSettings, Phase};
@@ -122,24 +122,6 @@ pub struct HmcStats {
 }
 
 step_stats_from_fields!(HmcStats);
-
-/// The adapted tuning of an HMC chain: step size ε and metric Σ.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct HmcTuning {
-    /// Step size ε (after warmup: the dual-averaged one).
-    pub step_size: f64,
-    /// Inverse mass matrix Σ.
-    pub metric: Metric,
-}
-
-impl Tuning for HmcTuning {
-    /// CmdStan's lines: `Step size = ε` then the metric.
-    fn comment_lines(&self) -> Vec<String> {
-        let mut lines = vec![format!("Step size = {}", self.step_size)];
-        lines.extend(self.metric.describe());
-        lines
-    }
-}
 
 /// Full-data HMC settings (see the module docs): validated when made, they build one
 /// [`HmcChain`] per chain.

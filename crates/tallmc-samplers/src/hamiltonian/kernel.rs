@@ -9,13 +9,13 @@
 use std::fmt;
 
 use rand::Rng;
+use serde::Serialize;
 use tallmc_core::{
     Chain, Error, EvalCounts, FullData, Kernel, LogPrior, Parallelism, Result, StepStats,
-    TermGradients,
+    TermGradients, Tuning,
 };
 use tallmc_integrators::{Metric, MetricEstimator, PhasePoint, WarmupSchedule, leapfrog};
 
-use super::hmc::HmcTuning;
 use super::settings::{HamiltonianWarmup, MetricSetting};
 use super::transition::PhaseSpace;
 use crate::step_size::StepSize;
@@ -70,6 +70,24 @@ impl<C: HamiltonianSettings> Hamiltonian<C> {
     /// The settings.
     pub fn config(&self) -> &C {
         &self.config
+    }
+}
+
+/// The adapted tuning of a full-data Hamiltonian chain (HMC or NUTS): step size ε and metric Σ.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HmcTuning {
+    /// Step size ε (after warmup: the dual-averaged one).
+    pub step_size: f64,
+    /// Inverse mass matrix Σ.
+    pub metric: Metric,
+}
+
+impl Tuning for HmcTuning {
+    /// CmdStan's lines: `Step size = ε` then the metric.
+    fn comment_lines(&self) -> Vec<String> {
+        let mut lines = vec![format!("Step size = {}", self.step_size)];
+        lines.extend(self.metric.describe());
+        lines
     }
 }
 

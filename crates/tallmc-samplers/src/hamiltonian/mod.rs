@@ -17,7 +17,7 @@ pub mod settings;
 pub(crate) mod transition;
 pub(crate) mod tree;
 
-pub use hmc::{Hmc, HmcChain, HmcConfig, HmcStats, HmcTuning};
-pub use kernel::{Hamiltonian, HamiltonianChain};
+pub use hmc::{Hmc, HmcChain, HmcConfig, HmcStats};
+pub use kernel::{Hamiltonian, HamiltonianChain, HmcTuning};
 pub use nuts::{MAX_TREE_DEPTH, Nuts, NutsChain, NutsConfig, NutsStats};
 pub use settings::{HamiltonianWarmup, MetricSetting};
