@@ -24,10 +24,10 @@
 use rand::{Rng, RngExt};
 use tallmc_core::{EvalCounts, TermHessians, Terms};
 
-use crate::control_variate::{ControlVariate, CvOrder};
+use crate::control_variate::ControlVariate;
 use crate::differences::DifferenceTerms;
 use crate::error::{Error, Result};
-use crate::traits::{EcsEstimate, EcsEstimator, GibbsSubsample};
+use crate::traits::{EcsEstimate, EcsEstimator, GibbsSubsample, centre_of_control_variate};
 
 /// χ values up to which factor buffers are reserved up front (P(Poisson(1) > 8) ≈ 1.0·10⁻⁶),
 /// so refreshes almost never allocate.
@@ -447,20 +447,5 @@ where
         self.estimate_grad(model, theta, u, grad)
     }
 
-    fn center(&self) -> &[f64] {
-        self.cv.center()
-    }
-
-    /// Re-centres the control variate (one pass); a stays as it is.
-    fn recenter(&mut self, model: &M, center: &[f64]) -> Result<Option<EvalCounts>> {
-        self.cv.recenter(model, center).map(Some)
-    }
-
-    fn hessian_sum(&self) -> Option<&[f64]> {
-        self.cv.known_hessian_sum()
-    }
-
-    fn taylor_order(&self) -> Option<CvOrder> {
-        Some(self.cv.order())
-    }
+    centre_of_control_variate!();
 }

@@ -26,10 +26,10 @@ use rand::Rng;
 use tallmc_core::subsample::BlockSubsample;
 use tallmc_core::{EvalCounts, TermHessians, Terms};
 
-use crate::control_variate::{ControlVariate, CvOrder};
+use crate::control_variate::ControlVariate;
 use crate::differences::DifferenceTerms;
 use crate::error::{Error, Result};
-use crate::traits::{EcsEstimate, EcsEstimator, GibbsSubsample};
+use crate::traits::{EcsEstimate, EcsEstimator, GibbsSubsample, centre_of_control_variate};
 
 /// The result of one difference-estimator evaluation.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -266,20 +266,5 @@ where
         self.perturbed_grad(model, theta, u.indices(), grad)
     }
 
-    fn center(&self) -> &[f64] {
-        self.cv.center()
-    }
-
-    /// Re-centres the control variate (one pass; the engine notices and refreshes its caches).
-    fn recenter(&mut self, model: &M, center: &[f64]) -> Result<Option<EvalCounts>> {
-        self.cv.recenter(model, center).map(Some)
-    }
-
-    fn hessian_sum(&self) -> Option<&[f64]> {
-        self.cv.known_hessian_sum()
-    }
-
-    fn taylor_order(&self) -> Option<CvOrder> {
-        Some(self.cv.order())
-    }
+    centre_of_control_variate!();
 }

@@ -24,7 +24,10 @@ fn same_seed_gives_identical_draws_for_any_thread_count_and_chain_count() {
     let (_, cov) = model.posterior();
     let metric = Metric::diagonal((0..3).map(|j| cov[j * 3 + j]).collect()).unwrap();
     let metric = MetricSetting::Adapt { kind: MetricKind::Diagonal, initial: Some(metric) };
-    let cfg = HmcConfig::default().with_metric(metric);
+    let cfg = HmcConfig {
+        warmup: HamiltonianWarmup::default().with_metric(metric),
+        ..Default::default()
+    };
     let hmc = Hmc::new(cfg).unwrap();
     let a = sample_in_memory(&model, config(3, 42), &[vec![0.0; 3]], &hmc).unwrap();
     let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();

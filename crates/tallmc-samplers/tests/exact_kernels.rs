@@ -14,8 +14,8 @@ use tallmc_core::Kernel;
 use tallmc_diagnostics::{Draws, summarize};
 use tallmc_integrators::{Metric, MetricKind};
 use tallmc_samplers::{
-    AdaptiveMetropolis, AdaptiveMetropolisConfig, Hmc, HmcConfig, MetricSetting, Nuts, NutsConfig,
-    RandomWalkConfig, RandomWalkMetropolis, RunConfig, sample_in_memory,
+    AdaptiveMetropolis, AdaptiveMetropolisConfig, HamiltonianWarmup, Hmc, HmcConfig, MetricSetting,
+    Nuts, NutsConfig, RandomWalkConfig, RandomWalkMetropolis, RunConfig, sample_in_memory,
 };
 
 const Z_MAX: f64 = 4.0;
@@ -81,7 +81,8 @@ fn model() -> LinearGaussian {
 fn hmc_with_diagonal_and_dense_metric_matches_closed_form() {
     let m = model();
     for kind in [MetricKind::Diagonal, MetricKind::Dense] {
-        let cfg = HmcConfig::default().with_metric(MetricSetting::adapt(kind));
+        let warmup = HamiltonianWarmup::default().with_metric(MetricSetting::adapt(kind));
+        let cfg = HmcConfig { warmup, ..Default::default() };
         check(&format!("HMC ({kind:?})"), &m, 1000, 1000, &Hmc::new(cfg.clone()).unwrap());
     }
 }
@@ -98,7 +99,8 @@ fn hmc_from_a_given_metric_without_adaptation_matches_closed_form() {
 fn nuts_with_diagonal_and_dense_metric_matches_closed_form() {
     let m = model();
     for kind in [MetricKind::Diagonal, MetricKind::Dense] {
-        let cfg = NutsConfig::default().with_metric(MetricSetting::adapt(kind));
+        let warmup = HamiltonianWarmup::default().with_metric(MetricSetting::adapt(kind));
+        let cfg = NutsConfig { warmup, ..Default::default() };
         check(&format!("NUTS ({kind:?})"), &m, 1000, 1000, &Nuts::new(cfg).unwrap());
     }
 }

@@ -142,3 +142,32 @@ pub trait EcsEstimator<M: ?Sized> {
         None
     }
 }
+
+/// The centre methods of an [`EcsEstimator`] built on a Taylor control variate held in the
+/// field `cv` (θ* is the control variate's centre; re-centring rebuilds its sums in one pass):
+/// written once for [`DifferenceEstimator`](crate::DifferenceEstimator) and
+/// [`BlockPoissonEstimator`](crate::BlockPoissonEstimator).
+macro_rules! centre_of_control_variate {
+    () => {
+        fn center(&self) -> &[f64] {
+            self.cv.center()
+        }
+
+        /// Re-centres the control variate (one pass; the engine notices and refreshes its
+        /// caches).
+        fn recenter(
+            &mut self, model: &M, center: &[f64],
+        ) -> $crate::error::Result<Option<tallmc_core::EvalCounts>> {
+            self.cv.recenter(model, center).map(Some)
+        }
+
+        fn hessian_sum(&self) -> Option<&[f64]> {
+            self.cv.known_hessian_sum()
+        }
+
+        fn taylor_order(&self) -> Option<$crate::CvOrder> {
+            Some(self.cv.order())
+        }
+    };
+}
+pub(crate) use centre_of_control_variate;

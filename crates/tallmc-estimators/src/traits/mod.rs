@@ -23,6 +23,7 @@ mod range;
 mod switching_rate;
 
 pub use datum_bound::DatumRateBound;
+pub(crate) use ecs::centre_of_control_variate;
 pub use ecs::{EcsEstimate, EcsEstimator, GibbsSubsample};
 pub use gradient::GradientEstimator;
 pub use range::{NoRange, RangeSource, TermBoundRange};

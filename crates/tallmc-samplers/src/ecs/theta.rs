@@ -8,24 +8,9 @@ use tallmc_core::{Error, EvalCounts, Result};
 use tallmc_integrators::{Metric, PhasePoint};
 
 use super::settings::EcsDynamics;
-use crate::hamiltonian::transition::PhaseSpace;
+use crate::hamiltonian::transition::{PhaseSpace, Transition};
 use crate::hamiltonian::tree::Tree;
 use crate::step_size::StepSize;
-
-/// The outcome of one θ-step.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct ThetaStep {
-    pub accept_stat: f64,
-    pub accepted: bool,
-    pub divergent: bool,
-    pub n_leapfrog: usize,
-    pub energy: f64,
-    pub energy_error: f64,
-    /// Doublings of the NUTS tree (0 for fixed-length HMC).
-    pub tree_depth: usize,
-    /// The NUTS tree stopped at its depth limit.
-    pub hit_max_depth: bool,
-}
 
 /// Scratch and adaptation state of the θ-step, shared by both kernels; `E` is the estimate the
 /// potential's evaluations record (the NUTS tree carries it with each point it may draw).
@@ -75,7 +60,7 @@ impl<E: Copy> Dynamics<E> {
     /// configured. `point` ends at the new θ; the estimate there is returned unless θ stayed.
     pub fn theta_step<R, F>(
         &mut self, point: &mut PhasePoint, rng: &mut R, mut f: F,
-    ) -> (ThetaStep, Option<E>)
+    ) -> (Transition, Option<E>)
     where
         R: Rng + ?Sized,
         F: FnMut(&[f64], &mut [f64]) -> (f64, Option<E>),
@@ -95,36 +80,16 @@ impl<E: Copy> Dynamics<E> {
                 rng,
                 f,
             );
-            let step = ThetaStep {
-                accept_stat: out.accept_stat,
-                accepted: drawn.is_some(),
-                divergent: out.divergent,
-                n_leapfrog: out.n_leapfrog,
-                energy: out.energy,
-                energy_error: out.energy - h0,
-                tree_depth: out.tree_depth,
-                hit_max_depth: out.hit_max_depth,
-            };
-            return (step, drawn);
+            return (Transition::of_tree(&out, h0, drawn.is_some()), drawn);
         }
         let steps = ((self.config.trajectory_length / eps).ceil() as usize)
             .clamp(1, self.config.max_leapfrog_steps);
         let mut last = None;
-        let t = self.space.fixed_length(point, h0, eps, steps, max_energy_error, rng, |t, g| {
+        let step = self.space.fixed_length(point, h0, eps, steps, max_energy_error, rng, |t, g| {
             let (log_density, estimate) = f(t, g);
             last = estimate;
             log_density
         });
-        let step = ThetaStep {
-            accept_stat: t.accept_stat,
-            accepted: t.accepted,
-            divergent: t.divergent,
-            n_leapfrog: t.n_leapfrog,
-            energy: t.energy,
-            energy_error: t.energy_error,
-            tree_depth: 0,
-            hit_max_depth: false,
-        };
         (step, if step.accepted { last } else { None })
     }
 

@@ -33,7 +33,7 @@ use tallmc_core::{Error, EvalCounts, LogPrior, Parallelism, Result, TermGradient
 use tallmc_integrators::Metric;
 
 use super::kernel::{Hamiltonian, HamiltonianChain, HamiltonianSettings, Phase};
-use super::settings::{HamiltonianWarmup, MetricSetting};
+use super::settings::HamiltonianWarmup;
 
 /// Settings of [`Hmc`].
 #[derive(Debug, Clone, PartialEq)]
@@ -69,13 +69,7 @@ impl HmcConfig {
     /// The default settings with the metric held at `metric` throughout (only the step size is
     /// adapted), e.g. the Laplace covariance from [`Laplace::dense_metric`](crate::Laplace::dense_metric).
     pub fn with_fixed_metric(metric: Metric) -> Self {
-        Self::default().with_metric(MetricSetting::Fixed(metric))
-    }
-
-    /// These settings with the metric setting `metric`.
-    pub fn with_metric(mut self, metric: MetricSetting) -> Self {
-        self.warmup.metric = metric;
-        self
+        Self { warmup: HamiltonianWarmup::fixed_metric(metric), ..Self::default() }
     }
 
     /// Checks every setting's range.

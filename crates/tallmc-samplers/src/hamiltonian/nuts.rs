@@ -40,7 +40,7 @@ use tallmc_core::{Error, EvalCounts, LogPrior, Parallelism, Result, TermGradient
 use tallmc_integrators::Metric;
 
 use super::kernel::{Hamiltonian, HamiltonianChain, HamiltonianSettings, Phase};
-use super::settings::{HamiltonianWarmup, MetricSetting};
+use super::settings::HamiltonianWarmup;
 use super::tree::Tree;
 
 /// Largest `max_depth` accepted: 2³⁰ − 1 leapfrog steps per transition is already far beyond
@@ -73,16 +73,10 @@ impl Default for NutsConfig {
 }
 
 impl NutsConfig {
-    /// The default settings with the metric held at `metric` throughout (only the step size is
-    /// adapted), e.g. the Laplace covariance from [`Laplace::dense_metric`](crate::Laplace::dense_metric).
+    /// The default settings with the metric held at `metric` throughout, as
+    /// [`HmcConfig::with_fixed_metric`](crate::HmcConfig::with_fixed_metric).
     pub fn with_fixed_metric(metric: Metric) -> Self {
-        Self::default().with_metric(MetricSetting::Fixed(metric))
-    }
-
-    /// These settings with the metric setting `metric`.
-    pub fn with_metric(mut self, metric: MetricSetting) -> Self {
-        self.warmup.metric = metric;
-        self
+        Self { warmup: HamiltonianWarmup::fixed_metric(metric), ..Self::default() }
     }
 
     /// Checks every setting's range: 1 ≤ `max_depth` ≤ [`MAX_TREE_DEPTH`], the warmup's

@@ -10,16 +10,17 @@ use tallmc_integrators::{DualAveragingConfig, Metric, MetricKind};
 ///
 /// ```
 /// use tallmc_integrators::{Metric, MetricKind};
-/// use tallmc_samplers::{Hmc, HmcConfig, MetricSetting};
+/// use tallmc_samplers::{HamiltonianWarmup, Hmc, HmcConfig, MetricSetting};
 ///
 /// // Stan's default: a diagonal Σ estimated in the warmup windows, from the identity.
 /// assert_eq!(MetricSetting::default(), MetricSetting::adapt(MetricKind::Diagonal));
 /// // Held at a given Σ (e.g. the Laplace covariance); only the step size is tuned.
 /// let fixed = MetricSetting::Fixed(Metric::diagonal(vec![0.5, 2.0])?);
-/// assert!(Hmc::new(HmcConfig::default().with_metric(fixed)).is_ok());
+/// let warmup = HamiltonianWarmup::default().with_metric(fixed);
+/// assert!(Hmc::new(HmcConfig { warmup, ..HmcConfig::default() }).is_ok());
 /// // The identity has nothing to estimate: adapting it is refused by the kernel's constructor.
-/// let identity = MetricSetting::adapt(MetricKind::Identity);
-/// assert!(Hmc::new(HmcConfig::default().with_metric(identity)).is_err());
+/// let warmup = HamiltonianWarmup::default().with_metric(MetricSetting::adapt(MetricKind::Identity));
+/// assert!(Hmc::new(HmcConfig { warmup, ..HmcConfig::default() }).is_err());
 /// # Ok::<(), tallmc_core::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq)]
@@ -113,6 +114,16 @@ impl Default for HamiltonianWarmup {
 }
 
 impl HamiltonianWarmup {
+    /// The default warmup with the metric held at `metric` (only the step size is tuned).
+    pub fn fixed_metric(metric: Metric) -> Self {
+        Self::default().with_metric(MetricSetting::Fixed(metric))
+    }
+
+    /// This warmup with the metric setting `metric`.
+    pub fn with_metric(self, metric: MetricSetting) -> Self {
+        Self { metric, ..self }
+    }
+
     /// Checks a positive initial step size, the dual-averaging settings and the metric setting.
     pub fn validate(&self) -> Result<()> {
         if let Some(e) = self.initial_step_size {

@@ -12,6 +12,8 @@
 use rand::{Rng, RngExt};
 use tallmc_integrators::{LeapfrogOutcome, Metric, PhasePoint, leapfrog};
 
+use super::tree::TreeOutcome;
+
 /// H(θ, p) = −log π(θ) + ½ pᵀΣp, using `velocity` as scratch.
 pub(crate) fn hamiltonian(point: &PhasePoint, metric: &Metric, velocity: &mut [f64]) -> f64 {
     -point.log_density + metric.kinetic_energy(&point.momentum, velocity)
@@ -30,12 +32,13 @@ pub(crate) struct PhaseSpace {
     pub z: Vec<f64>,
 }
 
-/// How one fixed-length transition went.
+/// How one transition went: fixed-length ([`PhaseSpace::fixed_length`]) or a NUTS tree
+/// ([`Transition::of_tree`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct FixedLength {
-    /// min{1, exp(−ΔH)} (0 when divergent).
+pub(crate) struct Transition {
+    /// min{1, exp(−ΔH)} (0 when divergent); NUTS: its mean over the tree's leapfrog points.
     pub accept_stat: f64,
-    /// Whether the end point was accepted.
+    /// Whether the chain moved (NUTS: whether the draw is a new point of the tree).
     pub accepted: bool,
     /// Whether the trajectory diverged.
     pub divergent: bool,
@@ -43,8 +46,29 @@ pub(crate) struct FixedLength {
     pub n_leapfrog: usize,
     /// H at the chain's new state.
     pub energy: f64,
-    /// ΔH of the end point (NaN when the trajectory left the finite numbers).
+    /// ΔH of the end point (NaN when the trajectory left the finite numbers); NUTS: H at the
+    /// draw − H₀.
     pub energy_error: f64,
+    /// Doublings of the NUTS tree (0 for a fixed-length transition).
+    pub tree_depth: usize,
+    /// The NUTS tree stopped at its depth limit.
+    pub hit_max_depth: bool,
+}
+
+impl Transition {
+    /// The transition of a NUTS tree from Hamiltonian `h0`, which moved the chain or not.
+    pub fn of_tree(out: &TreeOutcome, h0: f64, accepted: bool) -> Self {
+        Self {
+            accept_stat: out.accept_stat,
+            accepted,
+            divergent: out.divergent,
+            n_leapfrog: out.n_leapfrog,
+            energy: out.energy,
+            energy_error: out.energy - h0,
+            tree_depth: out.tree_depth,
+            hit_max_depth: out.hit_max_depth,
+        }
+    }
 }
 
 impl PhaseSpace {
@@ -74,7 +98,7 @@ impl PhaseSpace {
     pub fn fixed_length<R, F>(
         &mut self, point: &mut PhasePoint, h0: f64, step_size: f64, steps: usize,
         max_energy_error: f64, rng: &mut R, f: F,
-    ) -> FixedLength
+    ) -> Transition
     where
         R: Rng + ?Sized,
         F: FnMut(&[f64], &mut [f64]) -> f64,
@@ -97,13 +121,15 @@ impl PhaseSpace {
         } else {
             h0
         };
-        FixedLength {
+        Transition {
             accept_stat,
             accepted,
             divergent,
             n_leapfrog: outcome.gradient_evaluations(),
             energy,
             energy_error,
+            tree_depth: 0,
+            hit_max_depth: false,
         }
     }
 }

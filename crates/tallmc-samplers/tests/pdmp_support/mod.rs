@@ -22,8 +22,8 @@ use tallmc_samplers::continuous::{Budget, ContinuousDriver, ContinuousRunConfig,
 use tallmc_integrators::MetricKind;
 use tallmc_models::LogisticRegression;
 use tallmc_samplers::{
-    Hmc, HmcConfig, MetricSetting, NewtonOptions, RunConfig, laplace_approximation,
-    sample_in_memory,
+    HamiltonianWarmup, Hmc, HmcConfig, MetricSetting, NewtonOptions, RunConfig,
+    laplace_approximation, sample_in_memory,
 };
 use tallmc_testkit::{Z_MAX, seed};
 
@@ -511,7 +511,9 @@ pub fn hmc_reference(n: usize) -> &'static (Vec<f64>, Vec<f64>) {
         let model = logistic(n);
         let config = RunConfig::new(300, 2000, 2, seed(40));
         let inits = vec![logistic_mode(&model); 2];
-        let hmc = HmcConfig::default().with_metric(MetricSetting::adapt(MetricKind::Dense));
+        let warmup =
+            HamiltonianWarmup::default().with_metric(MetricSetting::adapt(MetricKind::Dense));
+        let hmc = HmcConfig { warmup, ..HmcConfig::default() };
         let chains =
             sample_in_memory(&model, config, &inits, &Hmc::new(hmc.clone()).unwrap()).unwrap();
         (0..3)
