@@ -73,6 +73,13 @@ fn grid_columns() -> Vec<String> {
     tallmc_samplers::sink::stat_column_names::<GridStats>().unwrap()
 }
 
+/// The header of chain 1 (seed 1, no warmup, no comments) with these columns and draws.
+fn grid_header<'a>(
+    names: &'a [String], stat_columns: &'a [String], num_draws: usize,
+) -> ChainHeader<'a> {
+    ChainHeader { seed: 1, num_draws, ..ChainHeader::new(names, stat_columns) }
+}
+
 /// Row `k` of the test chain: numbers of every length (shortest round-trip form).
 fn draw(k: usize) -> (GridStats, [f64; 3]) {
     let x = k as f64;
@@ -332,16 +339,7 @@ fn abandoning_from_another_thread_leaves_whole_rows_then_the_footer() {
     std::thread::scope(|s| {
         s.spawn(|| {
             let (names, columns) = (names(), grid_columns());
-            let header = ChainHeader {
-                chain: 0,
-                seed: 1,
-                parameter_names: &names,
-                stat_columns: &columns,
-                num_warmup: 0,
-                num_draws: 1 << 40,
-                save_warmup: false,
-                config: &[],
-            };
+            let header = grid_header(&names, &columns, 1 << 40);
             DrawSink::<GridStats>::begin(&mut sink, &header).unwrap();
             let mut k = 0;
             while !stop.load(Ordering::Relaxed) {
@@ -406,16 +404,7 @@ fn a_row_whose_writer_panics_leaves_no_trace() {
     let mut sink = CsvSink::create(&path).unwrap();
     let handle = sink.handle();
     let (names, columns) = (names(), grid_columns());
-    let header = ChainHeader {
-        chain: 0,
-        seed: 1,
-        parameter_names: &names,
-        stat_columns: &columns,
-        num_warmup: 0,
-        num_draws: 2,
-        save_warmup: false,
-        config: &[],
-    };
+    let header = grid_header(&names, &columns, 2);
     DrawSink::<GridStats>::begin(&mut sink, &header).unwrap();
     let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         handle
@@ -473,16 +462,7 @@ fn child_writer() {
     let slow = std::env::var("TALLMC_ROW_FILE_SLOW").is_ok();
     let mut sink = CsvSink::create(&path).unwrap();
     let (names, columns) = (names(), grid_columns());
-    let header = ChainHeader {
-        chain: 0,
-        seed: 1,
-        parameter_names: &names,
-        stat_columns: &columns,
-        num_warmup: 0,
-        num_draws: usize::MAX,
-        save_warmup: false,
-        config: &[],
-    };
+    let header = grid_header(&names, &columns, usize::MAX);
     DrawSink::<GridStats>::begin(&mut sink, &header).unwrap();
     for k in 0.. {
         let (stats, x) = draw(k);
@@ -606,16 +586,7 @@ fn a_trillion_draws_allocate_nothing_up_front() {
     }
     let mut typed = MemorySink::<GridStats>::new();
     let names = names();
-    let header = ChainHeader {
-        chain: 0,
-        seed: 1,
-        parameter_names: &names,
-        stat_columns: &[],
-        num_warmup: 0,
-        num_draws: usize::MAX,
-        save_warmup: false,
-        config: &[],
-    };
+    let header = grid_header(&names, &[], usize::MAX);
     typed.begin(&header).unwrap();
     assert!(typed.draws.capacity() <= 3 * 4096 && typed.stats.capacity() <= 4096);
     // A wide model: the reservation is bounded in values too, not only in draws.

@@ -4,7 +4,6 @@
 
 #![allow(clippy::print_stderr)]
 
-use std::fmt::Write as _;
 use std::fs::File;
 use std::hint::black_box;
 use std::io::{BufWriter, Write as _};
@@ -33,15 +32,7 @@ fn rows() -> Vec<(GridStats, Vec<f64>)> {
 
 /// The sink this one replaced: the same line, written with `BufWriter<File>::write_all`.
 fn baseline(path: &Path, data: &[(GridStats, Vec<f64>)]) -> Duration {
-    fn push_number(line: &mut String, x: f64) {
-        if x.is_nan() {
-            line.push_str("nan");
-        } else if x.is_infinite() {
-            line.push_str(if x > 0.0 { "inf" } else { "-inf" });
-        } else {
-            let _ = write!(line, "{x}");
-        }
-    }
+    use tallmc_samplers::sink::push_number;
     let mut out = BufWriter::new(File::create(path).unwrap());
     let (mut line, mut values) = (String::new(), Vec::new());
     let start = Instant::now();
@@ -65,16 +56,7 @@ fn baseline(path: &Path, data: &[(GridStats, Vec<f64>)]) -> Duration {
 fn csv_sink(path: &Path, data: &[(GridStats, Vec<f64>)]) -> Duration {
     let names: Vec<String> = (1..=DIM).map(|j| format!("theta.{j}")).collect();
     let columns = tallmc_samplers::sink::stat_column_names::<GridStats>().unwrap();
-    let header = ChainHeader {
-        chain: 0,
-        seed: 1,
-        parameter_names: &names,
-        stat_columns: &columns,
-        num_warmup: 0,
-        num_draws: ROWS,
-        save_warmup: false,
-        config: &[],
-    };
+    let header = ChainHeader { seed: 1, num_draws: ROWS, ..ChainHeader::new(&names, &columns) };
     let mut sink = CsvSink::create(path).unwrap();
     DrawSink::<GridStats>::begin(&mut sink, &header).unwrap();
     let start = Instant::now();

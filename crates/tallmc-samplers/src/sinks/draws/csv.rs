@@ -108,8 +108,9 @@ pub(crate) fn csv_header(fixed: &[&str], groups: &[(&str, &[String])]) -> String
     columns.join(",")
 }
 
-/// Appends `x` in shortest round-trip form (`nan`, `inf`, `-inf` for non-finite values).
-pub(crate) fn push_number(line: &mut String, x: f64) {
+/// Appends `x` in shortest round-trip form (`nan`, `inf`, `-inf` for non-finite values): how
+/// every CSV file of tallmc writes a number, so that parsing it gives back the exact f64.
+pub fn push_number(line: &mut String, x: f64) {
     use std::fmt::Write as _;
     if x.is_nan() {
         line.push_str("nan");

@@ -21,7 +21,8 @@ pub mod row_file;
 
 pub use columns::{ColumnMemorySink, memory_sink_bytes};
 pub use csv::CsvSink;
-pub(crate) use csv::{csv_header, push_number};
+pub(crate) use csv::csv_header;
+pub use csv::push_number;
 pub use memory::MemorySink;
 pub use row_file::{
     ABANDONED_FOOTER, BUFFER_BYTES, RowFile, RowFileHandle, RowTarget, WRITE_INTERVAL,
@@ -51,6 +52,25 @@ pub struct ChainHeader<'a> {
     pub save_warmup: bool,
     /// Configuration as `key = value` pairs, written as comments.
     pub config: &'a [(String, String)],
+}
+
+impl<'a> ChainHeader<'a> {
+    /// The header of chain 0 of seed 0 with these parameters and stat columns, no warmup, no
+    /// draws announced and no comments: a start for struct-update syntax
+    /// (`ChainHeader { num_draws: 1000, ..ChainHeader::new(&names, &columns) }`), e.g. for a
+    /// sink's own tests.
+    pub fn new(parameter_names: &'a [String], stat_columns: &'a [String]) -> Self {
+        Self {
+            chain: 0,
+            seed: 0,
+            parameter_names,
+            stat_columns,
+            num_warmup: 0,
+            num_draws: 0,
+            save_warmup: false,
+            config: &[],
+        }
+    }
 }
 
 /// One draw, with the kernel's own typed stats.
