@@ -14,6 +14,9 @@
 //! * [`Nuts`] — the No-U-Turn Sampler (multinomial sampling, generalized U-turn criterion with
 //!   Stan's checks across merges, `max_depth`), with HMC's warmup.
 //!
+//!   Both share one warmup setting, [`HamiltonianWarmup`], whose metric is a
+//!   [`MetricSetting`]: adapted (`Adapt { kind, initial }`) or held fixed (`Fixed(metric)`).
+//!
 //! Subsampling kernels with an accept/reject step:
 //!
 //! * [`MinibatchMh`] — Metropolis–Hastings whose accept test is a sequential
@@ -61,6 +64,13 @@
 //! ([`GridDraws`], the only place where a PDMP makes draws — event positions are not draws);
 //! exact time averages with batch-means MCSE ([`TimeAverageSink`]).
 //! [`sample_trajectories_in_memory`] is the convenient form.
+//!
+//! **Layout.** One folder per family, each re-exported here: [`mh`], [`hamiltonian`], [`ecs`],
+//! [`sg`], [`piecewise`]; the [`drivers`] (the draw driver, [`driver`], and the continuous one,
+//! [`continuous`]), the [`sinks`] (draw sinks, [`sink`], and segment sinks) and the starting
+//! points ([`init`]). The traits a user implements to bring an estimator of their own
+//! ([`EcsEstimator`], [`SwitchingRateEstimator`], [`DatumRateBound`], [`RangeSource`], and the
+//! gradient estimators') live in `tallmc_estimators::traits` and are re-exported here.
 //!
 //! The [`Driver`] runs warmup (calling the kernels' adaptation hooks) and draws for several
 //! chains in parallel, one ChaCha8 stream per chain, and streams every draw with its typed stats
