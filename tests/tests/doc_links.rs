@@ -98,7 +98,8 @@ fn every_relative_link_in_the_docs_points_at_a_file() {
 
 #[test]
 fn the_link_scanner_finds_links_and_skips_code() {
-    let text = "see [a](docs/a.md) and `[b](no.md)`\n```\n[c](no.md)\n```\n[d](https://x.org) [e](#h)";
+    let text =
+        "see [a](docs/a.md) and `[b](no.md)`\n```\n[c](no.md)\n```\n[d](https://x.org) [e](#h)";
     let found = link_targets(text);
     assert_eq!(found, ["docs/a.md", "https://x.org", "#h"]);
     assert!(is_relative("docs/a.md") && !is_relative("https://x.org") && !is_relative("#h"));

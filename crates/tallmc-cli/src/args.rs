@@ -23,6 +23,7 @@ pub struct Cli {
 
 /// Subcommands.
 #[derive(Debug, Subcommand)]
+#[allow(clippy::large_enum_variant)] // parsed once per process: its size does not matter
 pub enum Command {
     /// Sample a model's posterior on a data file; write one CSV per chain (CmdStan layout) and
     /// summary.json to --out.

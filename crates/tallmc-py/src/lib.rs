@@ -208,7 +208,7 @@ fn run<'py>(
     let observer = progress.as_ref().map(|(_, o)| o.clone());
     let result = run_on_worker(
         py,
-        move |stop| Ok(tallmc_run::run(&spec, Some(data), stop, observer)?),
+        move |stop| tallmc_run::run(&spec, Some(data), stop, observer),
         progress,
     )?;
     result_dict(py, result)
