@@ -419,4 +419,16 @@ mod tests {
         assert_eq!(num(12345.6).trim(), "12346");
         assert_eq!(num(1.5e-7).trim(), "1.500e-7");
     }
+
+    /// Chains that never met have huge R-hats: a sentence shows them in scientific notation,
+    /// not as 980685769208198.500.
+    #[test]
+    fn huge_r_hats_are_written_in_scientific_notation() {
+        assert_eq!(rhat_text(1.0123), "1.012");
+        assert_eq!(rhat_text(980685769208198.5), "9.81e14");
+        assert_eq!(rhat_text(f64::NAN), "NaN");
+        let ps = [summary("mu", 980685769208198.5, 2000.0)];
+        let w = warnings(&facts(&ps)).join(" ");
+        assert!(w.contains("The largest R-hat is 9.81e14") && w.contains("mu (9.81e14)"), "{w}");
+    }
 }
