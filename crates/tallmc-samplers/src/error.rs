@@ -10,7 +10,7 @@ pub enum SamplerError {
     #[error(transparent)]
     Core(#[from] tallmc_core::Error),
     /// Writing draws (or trajectory segments) failed.
-    #[error("cannot write the output of chain {chain} to {}: {source}", path.as_ref().map_or("the sink".to_string(), |p| p.display().to_string()))]
+    #[error("{}", sink_message(*chain, path.as_deref(), source))]
     Sink {
         /// Chain whose sink failed.
         chain: usize,
@@ -86,3 +86,37 @@ pub enum SamplerError {
 
 /// Result alias with [`SamplerError`].
 pub type Result<T, E = SamplerError> = std::result::Result<T, E>;
+
+/// What failed, naming the file once: the sinks' own errors already name it ("cannot write
+/// runs/h/chain_2.csv (No space left on device); the file was cut back …").
+fn sink_message(chain: usize, path: Option<&std::path::Path>, source: &std::io::Error) -> String {
+    let text = source.to_string();
+    match path.map(|p| p.display().to_string()) {
+        Some(p) if !text.contains(&p) => {
+            format!("cannot write the output of chain {chain} to {p}: {text}")
+        }
+        _ => format!("cannot write the output of chain {chain}: {text}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sink_error_names_the_file_once() {
+        let path = PathBuf::from("runs/h/chain_2.csv");
+        let named = std::io::Error::other(
+            "cannot write runs/h/chain_2.csv (No space left on device); the file was cut back to its last whole row (12 rows)",
+        );
+        let e =
+            SamplerError::Sink { chain: 1, path: Some(path.clone()), source: named }.to_string();
+        assert_eq!(e.matches("runs/h/chain_2.csv").count(), 1, "{e}");
+        assert!(
+            e.starts_with("cannot write the output of chain 1: cannot write runs/h/chain_2.csv")
+        );
+        let plain = std::io::Error::other("disk full");
+        let e = SamplerError::Sink { chain: 1, path: Some(path), source: plain }.to_string();
+        assert_eq!(e, "cannot write the output of chain 1 to runs/h/chain_2.csv: disk full");
+    }
+}
