@@ -1,4 +1,5 @@
-//! How long a phase of a continuous-time run lasts.
+//! How long a phase of a continuous-time run lasts: what the continuous driver spends and what
+//! its segment sinks are told (it lives below both).
 
 use serde::{Deserialize, Serialize};
 use tallmc_core::{Error, EventTotals};
@@ -11,7 +12,7 @@ use tallmc_core::{Error, EventTotals};
 /// * `Evaluations(n)`: until the phase has made n per-datum evaluations of any kind
 ///   ([`tallmc_core::EvalCounts::total`]), stopping after the first step that reaches n;
 /// * `Draws { count, grid_step }`: trajectory time `count` · `grid_step`, so that a
-///   [`GridDraws`](super::GridDraws) adapter with the same `grid_step` delivers exactly
+///   [`GridDraws`](crate::continuous::GridDraws) adapter with the same `grid_step` delivers exactly
 ///   `count` draws x(kΔ), k = 1, …, `count`.
 ///
 /// A counting budget relies on the kernel making events (or evaluations): a kernel that never

@@ -121,6 +121,7 @@
 
 #[macro_use]
 mod step_stats;
+mod budget;
 mod step_size;
 
 pub mod drivers;

@@ -24,8 +24,10 @@ use serde::Serialize;
 use tallmc_core::rng::chain_rng;
 use tallmc_core::{Chain, Error, EvalCounts, Kernel, StepStats, Tuning};
 
-use crate::sink::{ChainFooter, ChainHeader, DrawRecord, DrawSink, MemorySink, stat_column_names};
-use crate::{Result, SamplerError};
+use crate::error::{Result, SamplerError};
+use crate::sinks::draws::{
+    ChainFooter, ChainHeader, DrawRecord, DrawSink, MemorySink, stat_column_names,
+};
 
 /// How many chains, iterations and which seed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -80,7 +80,7 @@ impl<E: Copy> Dynamics<E> {
                 rng,
                 f,
             );
-            return (Transition::of_tree(&out, h0, drawn.is_some()), drawn);
+            return (out.transition(h0, drawn.is_some()), drawn);
         }
         let steps = ((self.config.trajectory_length / eps).ceil() as usize)
             .clamp(1, self.config.max_leapfrog_steps);

@@ -12,8 +12,6 @@
 use rand::{Rng, RngExt};
 use tallmc_integrators::{LeapfrogOutcome, Metric, PhasePoint, leapfrog};
 
-use super::tree::TreeOutcome;
-
 /// H(θ, p) = −log π(θ) + ½ pᵀΣp, using `velocity` as scratch.
 pub(crate) fn hamiltonian(point: &PhasePoint, metric: &Metric, velocity: &mut [f64]) -> f64 {
     -point.log_density + metric.kinetic_energy(&point.momentum, velocity)
@@ -33,7 +31,7 @@ pub(crate) struct PhaseSpace {
 }
 
 /// How one transition went: fixed-length ([`PhaseSpace::fixed_length`]) or a NUTS tree
-/// ([`Transition::of_tree`]).
+/// ([`TreeOutcome::transition`](super::tree::TreeOutcome::transition)).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Transition {
     /// min{1, exp(−ΔH)} (0 when divergent); NUTS: its mean over the tree's leapfrog points.
@@ -53,22 +51,6 @@ pub(crate) struct Transition {
     pub tree_depth: usize,
     /// The NUTS tree stopped at its depth limit.
     pub hit_max_depth: bool,
-}
-
-impl Transition {
-    /// The transition of a NUTS tree from Hamiltonian `h0`, which moved the chain or not.
-    pub fn of_tree(out: &TreeOutcome, h0: f64, accepted: bool) -> Self {
-        Self {
-            accept_stat: out.accept_stat,
-            accepted,
-            divergent: out.divergent,
-            n_leapfrog: out.n_leapfrog,
-            energy: out.energy,
-            energy_error: out.energy - h0,
-            tree_depth: out.tree_depth,
-            hit_max_depth: out.hit_max_depth,
-        }
-    }
 }
 
 impl PhaseSpace {

@@ -12,7 +12,7 @@ use rand::{Rng, RngExt};
 use tallmc_core::linalg::dot;
 use tallmc_integrators::{LeapfrogOutcome, Metric, PhasePoint, leapfrog};
 
-use super::transition::hamiltonian;
+use super::transition::{Transition, hamiltonian};
 
 /// How one transition went.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -29,6 +29,22 @@ pub struct TreeOutcome {
     pub n_leapfrog: usize,
     /// H at the draw.
     pub energy: f64,
+}
+
+impl TreeOutcome {
+    /// The transition this tree made from Hamiltonian `h0`, which moved the chain or not.
+    pub(crate) fn transition(&self, h0: f64, accepted: bool) -> Transition {
+        Transition {
+            accept_stat: self.accept_stat,
+            accepted,
+            divergent: self.divergent,
+            n_leapfrog: self.n_leapfrog,
+            energy: self.energy,
+            energy_error: self.energy - h0,
+            tree_depth: self.tree_depth,
+            hit_max_depth: self.hit_max_depth,
+        }
+    }
 }
 
 /// The scratch of NUTS transitions of dimension d and at most `max_depth` doublings, allocated

@@ -12,8 +12,8 @@ use super::run::{
     ContinuousChainOutput, ContinuousChainReport, ContinuousDriver, PROGRESS_TICKS, PdmpTuningOf,
 };
 use super::sink::{SegmentFooter, SegmentHeader, SegmentSink};
-use crate::driver::Progress;
-use crate::{Result, SamplerError};
+use crate::drivers::discrete::Progress;
+use crate::error::{Result, SamplerError};
 
 /// Runs chain `chain` (see the [module docs](super)).
 pub(super) fn run_chain<M, K, S>(

@@ -6,8 +6,8 @@ use tallmc_core::PdmpKernel;
 use super::chain::run_chain;
 use super::run::{ContinuousChainOutput, ContinuousRunConfig, PdmpTuningOf};
 use super::sink::SegmentSink;
-use crate::Result;
-use crate::driver::Runner;
+use crate::drivers::discrete::Runner;
+use crate::error::Result;
 
 impl Runner<'_, ContinuousRunConfig> {
     /// Runs `num_chains` chains of `kernel` in parallel (the settings build every chain).

@@ -10,9 +10,9 @@ use super::run::{ContinuousChainOutput, ContinuousDriver, ContinuousRunConfig, P
 use super::sink::{
     GridDraws, MemorySkeleton, SegmentFooter, SegmentHeader, SegmentSink, TimeAverageSink,
 };
-use crate::Result;
-use crate::continuous::GridStats;
-use crate::sink::MemorySink;
+use crate::error::Result;
+use crate::sinks::draws::MemorySink;
+use crate::sinks::segments::GridStats;
 
 /// Options of [`sample_trajectories_in_memory`].
 #[derive(Debug, Clone, Copy, PartialEq, Default)]

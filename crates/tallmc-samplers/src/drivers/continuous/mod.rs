@@ -135,7 +135,6 @@
 //! # Ok::<(), tallmc_samplers::SamplerError>(())
 //! ```
 
-pub(crate) mod budget;
 mod chain;
 mod driver;
 mod memory;
@@ -143,7 +142,7 @@ mod run;
 
 pub use crate::sinks::segments as sink;
 
-pub use budget::Budget;
+pub use crate::budget::Budget;
 pub use memory::{
     InMemoryOptions, MemoryTrajectory, sample_trajectories_in_memory, summarize_trajectories,
 };

@@ -4,8 +4,8 @@
 use serde::Serialize;
 use tallmc_core::{Error, EventTotals, PdmpChain, PdmpKernel};
 
-use super::budget::{Budget, Phase};
-use crate::driver::Runner;
+use crate::budget::{Budget, Phase};
+use crate::drivers::discrete::Runner;
 
 /// Budgets, chains and seed of a continuous-time run.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]

@@ -7,8 +7,8 @@ use serde::Serialize;
 use tallmc_core::{EvalCounts, EventTotals, Segment, SegmentStats, StepStats};
 
 use super::{SegmentFooter, SegmentHeader, SegmentSink};
-use crate::drivers::continuous::budget::Budget;
-use crate::sink::{ChainFooter, ChainHeader, DrawRecord, DrawSink, stat_column_names};
+use crate::budget::Budget;
+use crate::sinks::draws::{ChainFooter, ChainHeader, DrawRecord, DrawSink, stat_column_names};
 
 /// The stats of a grid draw, counting what happened since the previous grid point (columns
 /// `time__`, `n_segments__`, `n_events__`, `n_proposals__`, `n_terms__`, `n_gradients__`,

@@ -25,8 +25,8 @@ use std::path::Path;
 use serde::Serialize;
 use tallmc_core::{EventTotals, Segment, SegmentStats};
 
-use crate::drivers::continuous::budget::Budget;
-use crate::sink::Tee;
+use crate::budget::Budget;
+use crate::sinks::draws::Tee;
 
 /// What a segment sink learns before the first segment of a chain (at the end of warmup).
 #[derive(Debug, Clone)]

@@ -7,7 +7,7 @@ use tallmc_core::{Segment, SegmentStats};
 
 use super::skeleton::{RowOut, Rows, SkeletonEvent};
 use super::{SegmentFooter, SegmentHeader, SegmentSink};
-use crate::sink::{RowFile, RowFileHandle, RowTarget, csv_header, push_number};
+use crate::sinks::draws::{RowFile, RowFileHandle, RowTarget, csv_header, push_number};
 
 /// Writes the skeleton of one chain's post-warmup trajectory to a CSV file: one row for the
 /// start, one per velocity change (bounce, flip, refresh, divergence), one for the end, and
