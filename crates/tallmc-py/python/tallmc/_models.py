@@ -63,10 +63,7 @@ def _column(y, what: str = "y"):
     kind = _kind(y)
     if not kind:
         return y
-    if kind == "pyarrow":
-        y = y.to_numpy()
-    else:
-        y = y.to_numpy()
+    y = y.to_numpy()  # pandas and polars Series, pyarrow arrays alike
     return np.ascontiguousarray(y, dtype=np.float64)
 
 

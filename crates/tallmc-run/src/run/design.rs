@@ -18,21 +18,19 @@ pub(crate) trait DesignWarnings: RunModel {
     fn design_warnings(&self, mode: &[f64], prior_sd: f64) -> Result<Vec<String>>;
 }
 
-/// The findings of one pass over `design` as sentences; `binary` keeps the findings about a
-/// 0/1 response (separation), which only a logistic regression has.
-fn findings(design: &DesignMatrix, prior_sd: f64, binary: bool) -> Result<Vec<String>> {
+/// The findings of one pass over `design`; `binary` keeps the findings about a 0/1 response
+/// (separation), which only a logistic regression has.
+fn findings(design: &DesignMatrix, binary: bool) -> Result<Vec<DesignFinding>> {
     let found = diagnose_design(design, DEFAULT_COLLINEARITY_TOLERANCE)?;
-    Ok(found
-        .iter()
-        .filter(|f| {
-            binary
-                || !matches!(
-                    f,
-                    DesignFinding::Separation { .. } | DesignFinding::SingleClass { .. }
-                )
-        })
-        .map(|f| capitalized(&f.message(prior_sd)))
-        .collect())
+    let about_response = |f: &DesignFinding| {
+        matches!(f, DesignFinding::Separation { .. } | DesignFinding::SingleClass { .. })
+    };
+    Ok(found.into_iter().filter(|f| binary || !about_response(f)).collect())
+}
+
+/// The findings as sentences quoting the prior sd.
+fn sentences(found: &[DesignFinding], prior_sd: f64) -> Vec<String> {
+    found.iter().map(|f| capitalized(&f.message(prior_sd))).collect()
 }
 
 fn capitalized(sentence: &str) -> String {
@@ -46,10 +44,11 @@ fn capitalized(sentence: &str) -> String {
 impl DesignWarnings for FastLogisticRegression {
     fn design_warnings(&self, mode: &[f64], prior_sd: f64) -> Result<Vec<String>> {
         let design = self.design();
-        let mut warnings = findings(design, prior_sd, true)?;
+        let found = findings(design, true)?;
+        let mut warnings = sentences(&found, prior_sd);
         // One column that separates is reported above; a separating hyperplane of several
         // columns shows at the mode, which then classifies every row correctly.
-        let single_column = warnings.iter().any(|w| w.contains("separat"));
+        let single_column = found.iter().any(|f| matches!(f, DesignFinding::Separation { .. }));
         if !single_column && separates(design, design.y(), mode)? {
             warnings.push(format!(
                 "The data are perfectly separated: the posterior mode classifies every row \
@@ -64,7 +63,7 @@ impl DesignWarnings for FastLogisticRegression {
 
 impl DesignWarnings for LinearRegression {
     fn design_warnings(&self, _mode: &[f64], prior_sd: f64) -> Result<Vec<String>> {
-        findings(self.design(), prior_sd, false)
+        Ok(sentences(&findings(self.design(), false)?, prior_sd))
     }
 }
 

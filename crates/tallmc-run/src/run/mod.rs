@@ -26,7 +26,7 @@ use tallmc_models::{
     LoadOptions,
 };
 use tallmc_samplers::continuous::MemorySkeleton;
-use tallmc_samplers::sink::{ColumnMemorySink, Tee};
+use tallmc_samplers::sink::{ColumnMemorySink, Tee, memory_sink_bytes};
 use tallmc_samplers::{NewtonOptions, SamplerError, laplace_approximation, uniform_positions};
 
 pub use context::{Outcome, RunModel};
@@ -171,12 +171,11 @@ fn available_memory() -> Option<u128> {
 /// any work if they cannot fit. Continuous-time budgets in time, events or evaluations make an
 /// unknown number of draws, and are not checked.
 fn check_memory(spec: &RunSpec, d: usize) -> Result<()> {
-    // θ, lp__ and the kernel's stat columns (from 4 for random-walk MH to about a dozen for
-    // HMC-ECS) per draw, 8 bytes each: a lower estimate, so that only runs that surely cannot
-    // fit are refused.
-    const STAT_COLUMNS: u128 = 6;
-    let per_draw = (d as u128 + STAT_COLUMNS) * 8;
-    let need = spec.chains as u128 * spec.draws as u128 * per_draw;
+    // lp__ and the kernel's stat columns besides θ (from 4 for random-walk MH to about a
+    // dozen for HMC-ECS): a lower estimate, so that only runs that surely cannot fit are
+    // refused.
+    const STAT_COLUMNS: usize = 5;
+    let need = memory_sink_bytes(spec.chains, spec.draws, d, STAT_COLUMNS);
     let Some(have) = available_memory() else { return Ok(()) };
     if need > have {
         bail!(
@@ -185,7 +184,7 @@ fn check_memory(spec: &RunSpec, d: usize) -> Result<()> {
             spec.draws,
             spec.chains,
             spec.draws,
-            d as u128 + STAT_COLUMNS,
+            d + 1 + STAT_COLUMNS,
             bytes(need),
             bytes(have)
         );
