@@ -8,18 +8,27 @@
     idata = tallmc.sample(model, tallmc.HmcEcs(subsample=1300), chains=4, seed=1)
     print(az.summary(idata))
 
-Models: :class:`LogisticRegression`, :class:`LinearRegression`, :class:`Gaussian`,
-:class:`GaussianMean`. Samplers: one class per ``tallmc sample`` subcommand, with its flags as
-keyword arguments (``Nuts``, ``Hmc``, ``HmcEcs``, ``HmcEcsSigned``, ``Sgld``, ``Sghmc``,
-``Sgnht``, ``Austerity``, ``Confidence``, ``Sbps``, ``Zigzag``, ``ZigzagCv``, …; ``SAMPLERS``
-lists them). :func:`sample` runs one; :func:`read_run` reads a command's output directory.
+Models: :class:`LogisticRegression`, :class:`ProbitRegression`, :class:`PoissonRegression`,
+:class:`NegativeBinomialRegression` (counts, with an optional ``offset`` or ``exposure``),
+:class:`LinearRegression`, :class:`RobustRegression` (Student-t noise), :class:`Gaussian`,
+:class:`GaussianMean`. :func:`glm` makes a regression from a formula and a DataFrame
+(``tallmc.glm("y ~ age + C(region)", people, family="poisson")``; needs formulaic).
+
+Samplers: one class per ``tallmc sample`` subcommand, with its flags as keyword arguments
+(``Nuts``, ``Hmc``, ``HmcEcs``, ``HmcEcsSigned``, ``Sgld``, ``Sghmc``, ``Sgnht``,
+``Austerity``, ``Confidence``, ``Sbps``, ``Zigzag``, ``ZigzagCv``, …; ``SAMPLERS`` lists
+them). :func:`sample` runs one; :func:`read_run` reads a command's output directory.
 
 This package is a thin layer over the Rust library: the sampling is the ``tallmc`` command's
 code, so the same seed gives the same draws in Python, on the command line and in Rust.
 """
 
 from . import _tallmc
-from ._models import Gaussian, GaussianMean, LinearRegression, LogisticRegression, Model
+from ._formula import glm
+from ._models import (
+    Gaussian, GaussianMean, LinearRegression, LogisticRegression, Model,
+    NegativeBinomialRegression, PoissonRegression, ProbitRegression, RobustRegression,
+)
 from ._read import read_run
 from ._sample import sample
 from ._samplers import SAMPLERS, Sampler
@@ -27,6 +36,7 @@ from ._samplers import SAMPLERS, Sampler
 globals().update(SAMPLERS)
 
 __all__ = [
-    "Model", "LogisticRegression", "LinearRegression", "Gaussian", "GaussianMean",
-    "Sampler", "SAMPLERS", "sample", "read_run", *SAMPLERS,
+    "Model", "LogisticRegression", "ProbitRegression", "PoissonRegression",
+    "NegativeBinomialRegression", "LinearRegression", "RobustRegression", "Gaussian",
+    "GaussianMean", "glm", "Sampler", "SAMPLERS", "sample", "read_run", *SAMPLERS,
 ]

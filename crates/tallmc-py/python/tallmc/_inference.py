@@ -3,8 +3,9 @@
 
 Posterior variables: a regression's coefficients are one variable ``beta`` with dimension
 ``coefficient`` whose coordinates are the data's column names (``intercept``, ``age``, …);
-every other parameter (``log_sigma``, ``mu``) is a variable of its own. Parameters named
-``name.1``, ``name.2``, … (models of the library's Rust API) are stacked into ``name``.
+every other parameter (``log_sigma``, ``log_phi``, ``mu``) is a variable of its own.
+Parameters named ``name.1``, ``name.2``, … (models of the library's Rust API) are stacked into
+``name``.
 """
 
 from __future__ import annotations
@@ -28,10 +29,10 @@ _STAT_NAMES = {
     "log_likelihood__": "log_likelihood_estimate",
 }
 _INDEXED = re.compile(r"^(.*)\.(\d+)$")
-#: The families whose parameters are regression coefficients (and then log σ).
-_REGRESSIONS = ("logistic", "linear")
+#: The families whose parameters are regression coefficients (and then log σ or log φ).
+_REGRESSIONS = ("logistic", "linear", "probit", "poisson", "negative-binomial", "robust")
 #: Parameters that are not coefficients.
-_SCALARS = ("log_sigma",)
+_SCALARS = ("log_sigma", "log_phi")
 
 
 def group_parameters(names, values, family: str, prefix: str = ""):

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["Model", "LogisticRegression", "LinearRegression", "Gaussian", "GaussianMean"]
+__all__ = [
+    "Model", "LogisticRegression", "LinearRegression", "ProbitRegression", "PoissonRegression",
+    "NegativeBinomialRegression", "RobustRegression", "Gaussian", "GaussianMean",
+]
 
 
 def _number(name: str, value) -> float:
@@ -27,9 +30,21 @@ def _kind(obj) -> str:
     return module if module in ("pandas", "polars", "pyarrow") else ""
 
 
+class _Design:
+    """Covariates already as one row-major float64 array with their column names (a formula's
+    design matrix: :func:`tallmc.glm`), taken as they are."""
+
+    def __init__(self, values, names, label: str):
+        self.values = values
+        self.names = names
+        self.label = label
+
+
 def _table(X):
     """Covariates as (array, column names or None, label): NumPy arrays as they are (the
     extension checks them), tables as one row-major float64 array with their column names."""
+    if isinstance(X, _Design):
+        return X.values, X.names, X.label
     kind = _kind(X)
     if not kind:
         return X, None, "NumPy arrays"
@@ -159,6 +174,113 @@ class LinearRegression(_Regression):
     names as for :class:`LogisticRegression`; the last parameter is ``log_sigma``."""
 
     family = "linear"
+
+
+class ProbitRegression(_Regression):
+    """Bayesian probit regression: y_i ∈ {0, 1}, P(y_i = 1) = Φ(x_iᵀβ) with Φ the standard
+    normal distribution function (the probit link), prior β ~ N(0, prior_sd² I). Data, names,
+    ``intercept`` and ``standardize`` as for :class:`LogisticRegression`: the parameters are
+    the coefficients, ``intercept`` first when there is one."""
+
+    family = "probit"
+
+
+class _CountRegression(_Regression):
+    """A log-link count model with an optional offset or exposure column."""
+
+    def __init__(self, X, y, offset=None, exposure=None, prior_sd: float = 10.0,
+                 intercept: bool = True, standardize: bool = False):
+        super().__init__(X, y, prior_sd, intercept, standardize)
+        if offset is not None and exposure is not None:
+            raise ValueError("offset and exposure are both given; expected at most one (an "
+                             "exposure t is the offset log t)")
+        self.offset = self._offset_column("offset", offset)
+        self.exposure = self._offset_column("exposure", exposure)
+
+    def _offset_column(self, what: str, column):
+        """The name of the column that holds the offset (or exposure): ``column`` when it
+        names a column of X; an array of n numbers is appended to X as a column named
+        ``what``."""
+        if column is None:
+            return None
+        if isinstance(column, str):
+            if self.names is None:
+                raise TypeError(f"{what} = {column!r} names a column, but X is not a DataFrame "
+                                f"or table; pass the {what} as an array of n numbers")
+            if column not in self.names:
+                raise ValueError(f"{what} = {column!r}: no such column; the columns are "
+                                 f"{self.names}")
+            return column
+        try:
+            values = np.asarray(_column(column, what), dtype=np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"{what} is a {type(column).__name__}; expected the name of a "
+                            "column of X or an array of n numbers") from None
+        n = self.num_rows
+        if values.shape != (n,):
+            raise ValueError(f"{what} has shape {values.shape}; expected one number per row "
+                             f"of the data, ({n},)")
+        X = np.asarray(self.X)
+        if X.ndim != 2 or X.shape[0] != n:
+            raise ValueError(f"X has shape {X.shape} for {n} responses; expected ({n}, p)")
+        names = self.names if self.names is not None else [f"x{j}" for j in range(X.shape[1])]
+        if what in names:
+            raise ValueError(f"X already has a column named {what!r}, so the {what} array "
+                             f"cannot be appended under that name; name the column "
+                             f"({what}={what!r}) to use it as the {what}, or rename it")
+        with_column = np.empty((n, X.shape[1] + 1))
+        with_column[:, :-1] = X
+        with_column[:, -1] = values
+        self.X = with_column
+        self.names = [*names, what]
+        return what
+
+    def spec(self) -> dict:
+        return {**super().spec(), "offset": self.offset, "exposure": self.exposure}
+
+
+class PoissonRegression(_CountRegression):
+    """Bayesian Poisson regression with the log link: y_i ~ Poisson(μ_i), log μ_i = x_iᵀβ + o_i,
+    prior β ~ N(0, prior_sd² I). ``y`` holds counts (non-negative integers).
+
+    ``offset`` gives o_i as is; ``exposure`` gives t_i > 0 (time at risk, population, …) and
+    o_i = log t_i, so μ_i is a rate per unit of exposure. At most one of the two; without
+    either, o_i = 0. Each is the name of a column of the DataFrame / table ``X`` or an array
+    of n numbers (appended to X as a column named ``offset`` / ``exposure``, which X must not
+    already have; this copies X once, memory-mapped X included). The column gets no
+    coefficient: the parameters are the other columns' coefficients, ``intercept`` first
+    when there is one. Data, names, ``intercept`` and ``standardize`` otherwise as for
+    :class:`LogisticRegression`."""
+
+    family = "poisson"
+
+
+class NegativeBinomialRegression(_CountRegression):
+    """Bayesian negative binomial (NB2) regression with the log link: y_i ~ NB(μ_i, φ) with
+    mean μ_i and variance μ_i + μ_i²/φ, log μ_i = x_iᵀβ + o_i; parameters (β, log φ) with
+    independent N(0, prior_sd²) priors on every coefficient and on log φ. The last parameter
+    is ``log_phi`` (small φ: overdispersed; φ → ∞: Poisson). ``y`` holds counts; ``offset``
+    and ``exposure`` (o_i = log t_i) as for :class:`PoissonRegression`."""
+
+    family = "negative-binomial"
+
+
+class RobustRegression(_Regression):
+    """Bayesian robust linear regression: Student-t noise with ``nu`` degrees of freedom
+    (fixed, default 4), y_i = x_iᵀβ + σ ε_i, ε_i ~ t_ν; parameters (β, log σ) with
+    independent N(0, prior_sd²) priors on every coefficient and on log σ. Outliers pull the
+    fit far less than under :class:`LinearRegression` (ν → ∞ is that model). Data and names
+    as for :class:`LogisticRegression`; the last parameter is ``log_sigma``."""
+
+    family = "robust"
+
+    def __init__(self, X, y, nu: float = 4.0, prior_sd: float = 10.0, intercept: bool = True,
+                 standardize: bool = False):
+        super().__init__(X, y, prior_sd, intercept, standardize)
+        self.nu = _number("nu", nu)
+
+    def spec(self) -> dict:
+        return {**super().spec(), "nu": self.nu}
 
 
 class Gaussian(Model):
