@@ -70,7 +70,10 @@ def glm(formula, data, family: str = "logistic", **settings):
     builds the design matrix and names its columns, and the columns name the parameters
     (``age``, ``C(region)[T.north]``, …). The formula's intercept becomes the model's own
     (``intercept=True``, a parameter named ``intercept`` first, as without formulas); a formula
-    without one (``y ~ 0 + x`` or ``y ~ x - 1``) gives ``intercept=False``.
+    without one (``y ~ 0 + x`` or ``y ~ x - 1``) gives ``intercept=False``. Names become the
+    header of the draws' CSV files, so the library refuses commas and quotes in them: rather
+    than ``C(region, Treatment('north'))``, make ``region`` a pandas Categorical whose first
+    category is the reference level, and write ``C(region)``.
 
     ``data``: a pandas or polars DataFrame, or anything else formulaic reads. Every row is
     used: a missing value is an error (drop or fill them first), so the rows stay those of
@@ -123,6 +126,8 @@ def glm(formula, data, family: str = "logistic", **settings):
             names.append(column)
     X = np.ascontiguousarray(X, dtype=np.float64)
     y = np.ascontiguousarray(np.asarray(lhs)[:, 0], dtype=np.float64)
-    label = f"formula {str(formula)!r} on {_data_label(data)}"
+    written = formula if isinstance(formula, str) else (
+        f"{lhs.model_spec.formula} ~ {spec.formula}")
+    label = f"formula {' '.join(str(written).split())!r} on {_data_label(data)}"
     design = _Design(X, names, label)
     return FAMILIES[family](design, y, intercept=bool(intercept_columns), **settings)
