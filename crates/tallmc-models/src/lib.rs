@@ -23,6 +23,10 @@
 //! | [`Gaussian`] | (μ, log σ) | log N(y_i; μ, σ²) | flat (0) | exact via y_min, y_max | none |
 //! | [`GaussianMean`] | μ | log N(y_i; μ, σ²), σ known | N(μ₀, τ²) (1/τ²) | exact via y_min, y_max | C = 1/σ²; K = N/σ², exact |
 //! | [`LinearRegression`] | (β, log σ) | log N(y_i; x̃_iᵀβ, σ²) | N(0, s² I) (1/s²) | none | none |
+//! | [`ProbitRegression`] | coefficients (d) | log Φ((2y_i − 1)η_i) | N(0, s² I) (1/s²) | none | C_j, C (1); K = X̃ᵀX̃ |
+//! | [`PoissonRegression`] | coefficients (d) | y_i η_i − e^{η_i} − log y_i! | N(0, s² I) (1/s²) | none | none |
+//! | [`NegativeBinomialRegression`] | (β, log φ) | NB2 log pmf, mean e^{η_i}, dispersion φ | N(0, s² I) (1/s²) | none | none |
+//! | [`RobustRegression`] | (β, log σ) | log t_ν((y_i − η_i)/σ) − log σ | N(0, s² I) (1/s²) | none | none |
 //! | [`SoftmaxMlp`] | weights and biases (p·h + h + h·K + K) | log softmax(W₂ tanh(W₁x_i + b₁) + b₂)_{y_i} | N(0, 1/(2c) I) (2c) | none | none (no Hessians) |
 //!
 //! [`LogisticRegression`] and [`GaussianRegression`] are the generalized linear model [`Glm`]
@@ -56,6 +60,7 @@
 #![warn(missing_docs)]
 
 pub mod data;
+pub mod dispersion;
 pub mod error;
 mod gaussian;
 mod gaussian_mean;
@@ -71,13 +76,14 @@ pub use data::{
     DesignOptions, INTERCEPT_NAME, LoadOptions, SharedF64, default_names, diagnose_design, load,
     read_binary, read_csv, read_npy, separates, write_binary, write_csv,
 };
+pub use dispersion::{DispersionGlm, NegativeBinomialRegression, RobustRegression};
 pub use error::{Error, Result, RowLocation};
 pub use gaussian::Gaussian;
 pub use gaussian_mean::GaussianMean;
 pub use glm::{
     BoundedCurvature, BoundedScore, BoundedThirdDerivative, FastLogisticFamily,
     FastLogisticRegression, GaussianFamily, GaussianRegression, Glm, GlmFamily, LogisticFamily,
-    LogisticRegression,
+    LogisticRegression, PoissonFamily, PoissonRegression, ProbitFamily, ProbitRegression,
 };
 pub use linear::LinearRegression;
 pub use mlp::{MlpShape, SoftmaxMlp};

@@ -69,6 +69,8 @@ pub struct DesignMatrix {
     options: DesignOptions,
     offset: usize,
     affine: Option<Affine>,
+    /// An offset o_i added to every linear predictor (`with_offset`).
+    eta_offset: Option<Arc<[f64]>>,
 }
 
 impl DesignMatrix {
@@ -93,7 +95,39 @@ impl DesignMatrix {
         } else {
             None
         };
-        Ok(Self { data, options, offset: usize::from(options.intercept), affine })
+        Ok(Self { data, options, offset: usize::from(options.intercept), affine, eta_offset: None })
+    }
+
+    /// The design with an offset: the linear predictor of row i becomes η_i = x̃_iᵀθ + o_i
+    /// ([`Rows::predictor`]), e.g. o_i = log t_i for a count observed over an exposure t_i. The
+    /// offset has no coefficient. `name` names it in messages.
+    ///
+    /// Errors: a length other than n, or a NaN or infinite value (naming its row). With an
+    /// offset, minibatches are not copied into a gathered batch ([`DesignMatrix::gather_raw_rows`]
+    /// returns `false`): the models read the rows in place.
+    pub fn with_offset(mut self, offset: Vec<f64>, name: &str) -> Result<Self> {
+        if offset.len() != self.len() {
+            return Err(Error::invalid(
+                "offset",
+                format!("{name} with {} values", offset.len()),
+                format!("one value per row ({} rows)", self.len()),
+            ));
+        }
+        if let Some(row) = offset.iter().position(|v| !v.is_finite()) {
+            return Err(Error::NonFinite {
+                source_name: self.data.source_name(),
+                row,
+                column: name.to_string(),
+                value: offset[row],
+            });
+        }
+        self.eta_offset = Some(offset.into());
+        Ok(self)
+    }
+
+    /// The offset o of the linear predictors, if the design has one.
+    pub fn offset(&self) -> Option<&[f64]> {
+        self.eta_offset.as_deref()
     }
 
     /// The underlying data set.
@@ -170,10 +204,11 @@ impl DesignMatrix {
         let x = self.data.x();
         let n = self.data.len();
         let p = self.data.num_covariates();
+        let eta_offset = self.eta_offset.as_deref();
         match &self.affine {
-            None => RowView::Plain(PlainRows { x, n, p, offset: self.offset }),
+            None => RowView::Plain(PlainRows { x, n, p, offset: self.offset, eta_offset }),
             Some(a) => RowView::Affine(AffineRows {
-                plain: PlainRows { x, n, p, offset: self.offset },
+                plain: PlainRows { x, n, p, offset: self.offset, eta_offset },
                 mean: &a.mean,
                 inv_sd: &a.inv_sd,
             }),
@@ -183,11 +218,12 @@ impl DesignMatrix {
     /// Overwrites `out` with the raw covariate rows `indices` (p values each, before the
     /// intercept and standardization), one after the other: a gathered minibatch for
     /// [`DesignMatrix::gathered_rows`]. Returns `false` (and gathers nothing) when the data have
-    /// no covariate columns, whose rows a buffer cannot count.
+    /// no covariate columns, whose rows a buffer cannot count, or an offset, which a gathered
+    /// batch does not carry.
     pub fn gather_raw_rows(&self, indices: &[u32], out: &mut Vec<f64>) -> bool {
         let (x, p) = (self.data.x(), self.data.num_covariates());
         out.clear();
-        if p == 0 {
+        if p == 0 || self.eta_offset.is_some() {
             return false;
         }
         let rows = self.rows();
@@ -211,7 +247,8 @@ impl DesignMatrix {
     /// copies nothing) when the data have no covariate columns or a position is outside `out`.
     pub fn regather_raw_rows(&self, positions: &[usize], indices: &[u32], out: &mut [f64]) -> bool {
         let (x, p) = (self.data.x(), self.data.num_covariates());
-        if p == 0 || positions.iter().any(|&k| (k + 1) * p > out.len()) {
+        if p == 0 || self.eta_offset.is_some() || positions.iter().any(|&k| (k + 1) * p > out.len())
+        {
             return false;
         }
         for (&k, &i) in positions.iter().zip(indices) {
@@ -227,10 +264,19 @@ impl DesignMatrix {
     pub fn gathered_rows<'a>(&'a self, raw: &'a [f64]) -> RowView<'a> {
         let p = self.data.num_covariates();
         let n = raw.len().checked_div(p).unwrap_or(0);
-        let plain = PlainRows { x: raw, n, p, offset: self.offset };
+        let plain = PlainRows { x: raw, n, p, offset: self.offset, eta_offset: None };
         match &self.affine {
             None => RowView::Plain(plain),
             Some(a) => RowView::Affine(AffineRows { plain, mean: &a.mean, inv_sd: &a.inv_sd }),
+        }
+    }
+
+    /// η_i = x̃_iᵀθ + o_i, the linear predictor with the offset if any (convenience; batch code
+    /// should use [`DesignMatrix::rows`]).
+    pub fn predictor(&self, i: usize, theta: &[f64]) -> f64 {
+        match self.rows() {
+            RowView::Plain(r) => r.predictor(i, theta),
+            RowView::Affine(r) => r.predictor(i, theta),
         }
     }
 
@@ -379,6 +425,17 @@ pub trait Rows: Sync {
     fn dots4(&self, rows: [usize; 4], theta: &[f64]) -> [f64; 4] {
         rows.map(|i| self.dot(i, theta))
     }
+    /// The linear predictor η_i = x̃_iᵀθ + o_i: [`Rows::dot`] plus the design's offset o_i
+    /// (none by default). Models evaluate their terms at it; directions (x̃_iᵀv) use `dot`.
+    #[inline(always)]
+    fn predictor(&self, i: usize, theta: &[f64]) -> f64 {
+        self.dot(i, theta)
+    }
+    /// [η_{i₀}, …, η_{i₃}] with the bits of four [`Rows::predictor`] calls.
+    #[inline(always)]
+    fn predictors4(&self, rows: [usize; 4], theta: &[f64]) -> [f64; 4] {
+        self.dots4(rows, theta)
+    }
     /// out += a·x̃_i.
     fn add_row(&self, i: usize, a: f64, out: &mut [f64]);
     /// out += a₀x̃_{i₀} + a₁x̃_{i₁} + a₂x̃_{i₂} + a₃x̃_{i₃}, with the bits of four
@@ -440,6 +497,19 @@ pub struct PlainRows<'a> {
     n: usize,
     p: usize,
     offset: usize,
+    /// The design's offset of the linear predictors, indexed by row.
+    eta_offset: Option<&'a [f64]>,
+}
+
+impl PlainRows<'_> {
+    /// s + o_i (s alone without an offset).
+    #[inline(always)]
+    fn offset_by(&self, i: usize, s: f64) -> f64 {
+        match self.eta_offset {
+            Some(o) => s + o[i],
+            None => s,
+        }
+    }
 }
 
 /// Rows standardized on the fly: x̃_i = (1?, (x_i − m) ⊙ s⁻¹).
@@ -610,6 +680,18 @@ impl Rows for PlainRows<'_> {
         }
     }
     #[inline(always)]
+    fn predictor(&self, i: usize, theta: &[f64]) -> f64 {
+        self.offset_by(i, self.dot(i, theta))
+    }
+    #[inline(always)]
+    fn predictors4(&self, rows: [usize; 4], theta: &[f64]) -> [f64; 4] {
+        let dots = self.dots4(rows, theta);
+        match self.eta_offset {
+            Some(_) => [0, 1, 2, 3].map(|k| self.offset_by(rows[k], dots[k])),
+            None => dots,
+        }
+    }
+    #[inline(always)]
     fn add_row(&self, i: usize, a: f64, out: &mut [f64]) {
         apply_scaled_row(self.offset, a, self.raw(i).iter().copied(), out, |o, v| *o += v);
     }
@@ -695,6 +777,14 @@ impl Rows for AffineRows<'_> {
         }
         let base = if offset == 1 { theta[0] } else { 0.0 };
         base + ((acc[0] + acc[1]) + (acc[2] + acc[3]) + tail)
+    }
+    #[inline(always)]
+    fn predictor(&self, i: usize, theta: &[f64]) -> f64 {
+        self.plain.offset_by(i, self.dot(i, theta))
+    }
+    #[inline(always)]
+    fn predictors4(&self, rows: [usize; 4], theta: &[f64]) -> [f64; 4] {
+        rows.map(|i| self.predictor(i, theta))
     }
     #[inline(always)]
     fn add_row(&self, i: usize, a: f64, out: &mut [f64]) {

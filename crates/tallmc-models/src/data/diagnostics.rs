@@ -631,7 +631,7 @@ pub fn separates(design: &DesignMatrix, y: &[f64], theta: &[f64]) -> Result<bool
         (0..n.div_ceil(PASS_CHUNK_ROWS)).into_par_iter().all(|c| {
             let lo = c * PASS_CHUNK_ROWS;
             (lo..(lo + PASS_CHUNK_ROWS).min(n)).all(|i| {
-                let eta = r.dot(i, theta);
+                let eta = r.predictor(i, theta);
                 if y[i] == 1.0 { eta > 0.0 } else { eta < 0.0 }
             })
         })

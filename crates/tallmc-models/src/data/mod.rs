@@ -178,6 +178,45 @@ impl Dataset {
         Ok(ds)
     }
 
+    /// The data set without covariate column `name`, and that column's values: how a column
+    /// becomes a model's offset or exposure rather than a covariate. Copies the covariates once
+    /// (n × (p − 1) numbers, also for memory-mapped data); keeps the source, the rows' lines and
+    /// the metadata, so messages still name the file and line.
+    ///
+    /// Errors: no covariate named `name` (the message lists the columns).
+    pub fn split_off_column(&self, name: &str) -> Result<(Dataset, Vec<f64>)> {
+        let Some(j) = self.names.iter().position(|c| c == name) else {
+            return Err(Error::invalid(
+                "column",
+                name,
+                format!("one of the data's covariate columns ({})", self.names.join(", ")),
+            ));
+        };
+        let (n, p) = (self.n, self.p);
+        let x = self.x();
+        let mut column = Vec::with_capacity(n);
+        let mut rest = Vec::with_capacity(n * (p - 1));
+        for i in 0..n {
+            let row = &x[i * p..(i + 1) * p];
+            column.push(row[j]);
+            rest.extend_from_slice(&row[..j]);
+            rest.extend_from_slice(&row[j + 1..]);
+        }
+        let mut names = self.names.clone();
+        names.remove(j);
+        let data = Self {
+            n,
+            p: p - 1,
+            names,
+            storage: Storage::Owned { x: rest, y: self.y().to_vec() },
+            source: self.source.clone(),
+            response_source: self.response_source.clone(),
+            lines: self.lines.clone(),
+            metadata: self.metadata.clone(),
+        };
+        Ok((data, column))
+    }
+
     /// Number of observations n.
     pub fn len(&self) -> usize {
         self.n

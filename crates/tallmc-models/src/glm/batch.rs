@@ -49,7 +49,7 @@ pub(super) fn add_weighted<R: Rows>(
     }
 }
 
-/// η_k = x̃_{first+k}ᵀθ for every slot k of `etas` (the gathers of a contiguous range chunk),
+/// η_k = x̃_{first+k}ᵀθ (+ the design's offset) for every slot k of `etas` (the gathers of a contiguous range chunk),
 /// four rows per [`Rows::dots4`].
 #[inline(always)]
 fn consecutive_etas<R: Rows>(rows: &R, theta: &[f64], first: usize, etas: &mut [f64]) {
@@ -57,14 +57,14 @@ fn consecutive_etas<R: Rows>(rows: &R, theta: &[f64], first: usize, etas: &mut [
     let mut quads = etas.chunks_exact_mut(4);
     for (q, e) in (&mut quads).enumerate() {
         let i = first + 4 * q;
-        e.copy_from_slice(&rows.dots4([i, i + 1, i + 2, i + 3], theta));
+        e.copy_from_slice(&rows.predictors4([i, i + 1, i + 2, i + 3], theta));
     }
     for (k, e) in quads.into_remainder().iter_mut().enumerate() {
-        *e = rows.dot(first + done + k, theta);
+        *e = rows.predictor(first + done + k, theta);
     }
 }
 
-/// η_k = x̃_{i}ᵀθ for i = `indices[start + k]` and every slot k of `eta` (the gathers of an
+/// η_k = x̃_{i}ᵀθ (+ the design's offset) for i = `indices[start + k]` and every slot k of `eta` (the gathers of an
 /// index batch), four rows per [`Rows::dots4`], prefetching [`PREFETCH_AHEAD`] indices ahead
 /// in `indices`. With `other = Some((θ′, η′))` also η′_k = x̃_iᵀθ′ from the same read of the row.
 #[inline(always)]
@@ -79,18 +79,18 @@ pub(super) fn gathered_etas<R: Rows>(
             prefetch_ahead(rows, indices, start + j);
         }
         let at = [idx[k], idx[k + 1], idx[k + 2], idx[k + 3]].map(|i| i as usize);
-        eta[k..k + 4].copy_from_slice(&rows.dots4(at, theta));
+        eta[k..k + 4].copy_from_slice(&rows.predictors4(at, theta));
         if let Some((theta_other, eta_other)) = other.as_mut() {
-            eta_other[k..k + 4].copy_from_slice(&rows.dots4(at, theta_other));
+            eta_other[k..k + 4].copy_from_slice(&rows.predictors4(at, theta_other));
         }
         k += 4;
     }
     for j in k..idx.len() {
         prefetch_ahead(rows, indices, start + j);
         let i = idx[j] as usize;
-        eta[j] = rows.dot(i, theta);
+        eta[j] = rows.predictor(i, theta);
         if let Some((theta_other, eta_other)) = other.as_mut() {
-            eta_other[j] = rows.dot(i, theta_other);
+            eta_other[j] = rows.predictor(i, theta_other);
         }
     }
 }

@@ -21,6 +21,11 @@
 //! |---|---|---|---|---|---|---|
 //! | [`LogisticFamily`] | yη − log(1 + e^η) | 0 or 1 | 1 | ¼ | 1/(6√3) | [`LogisticRegression`] |
 //! | [`GaussianFamily`] | −½ log(2πσ²) − (y − η)²/(2σ²) | finite | — | 1/σ² (φ″ ≡ −1/σ²) | 0 | [`GaussianRegression`] |
+//! | [`ProbitFamily`] | log Φ((2y − 1)η) | 0 or 1 | — | 1 | 0.2958 | [`ProbitRegression`] |
+//! | [`PoissonFamily`] | yη − e^η − log y! | counts | — | — | — | [`PoissonRegression`] |
+//!
+//! A design with an offset ([`DesignMatrix::with_offset`]) evaluates every family at
+//! η_i = x̃_iᵀθ + o_i; the bounds, which depend on x̃_i only, are unchanged.
 //!
 //! A new family is a type implementing [`GlmFamily`] (a few dozen lines; see the Poisson
 //! example in `tests/glm_family.rs`), used through [`Glm::with_family`].
@@ -32,6 +37,9 @@ mod fast_math;
 mod gaussian;
 mod hessian;
 mod logistic;
+mod poisson;
+mod probit;
+pub(crate) mod special;
 mod terms;
 mod wide;
 
@@ -48,6 +56,9 @@ pub use gaussian::{GaussianFamily, GaussianRegression};
 pub use logistic::{
     FastLogisticFamily, FastLogisticRegression, LogisticFamily, LogisticRegression,
 };
+pub(crate) use poisson::is_count;
+pub use poisson::{PoissonFamily, PoissonRegression};
+pub use probit::{ProbitFamily, ProbitRegression};
 
 /// A generalized linear model ℓ_i(θ) = φ_{y_i}(x̃_iᵀθ) with family `F` and an independent
 /// N(0, s²) prior on every coefficient (see the [module docs](self)).
@@ -135,7 +146,7 @@ impl<F: GlmFamily> Glm<F> {
 
     /// ℓ_i(θ) for one datum.
     pub fn log_term(&self, theta: &[f64], i: usize) -> f64 {
-        self.family.value(self.design.y()[i], self.design.dot(i, theta))
+        self.family.value(self.design.y()[i], self.design.predictor(i, theta))
     }
 }
 

@@ -127,7 +127,7 @@ impl<F: GlmFamily> TermGradients for Glm<F> {
             for (k, ((o, &i), g)) in rows.enumerate() {
                 prefetch_ahead(&r, indices, k);
                 let i = i as usize;
-                let (ll, score) = f.value_and_score(y[i], r.dot(i, theta));
+                let (ll, score) = f.value_and_score(y[i], r.predictor(i, theta));
                 *o = ll;
                 r.set_row(i, score, g);
             }
@@ -167,7 +167,7 @@ impl<F: GlmFamily> TermHessians for Glm<F> {
                 None => {
                     for (&i, row) in indices.iter().zip(out.chunks_exact_mut(d)) {
                         let i = i as usize;
-                        let w = f.curvature(y[i], r.dot(i, theta));
+                        let w = f.curvature(y[i], r.predictor(i, theta));
                         r.set_row(i, w * r.dot(i, v), row);
                     }
                 }
@@ -182,7 +182,7 @@ impl<F: GlmFamily> TermHessians for Glm<F> {
         debug_assert_eq!(hess.len(), d * d);
         with_rows!(self.design, r => match f.constant_curvature() {
             Some(c) => hessian::add(&r, indices, |_| c, hess),
-            None => hessian::add(&r, indices, |i| f.curvature(y[i], r.dot(i, theta)), hess),
+            None => hessian::add(&r, indices, |i| f.curvature(y[i], r.predictor(i, theta)), hess),
         })
     }
 }

@@ -1,0 +1,202 @@
+//! The evaluation traits of [`DispersionGlm`], one implementation for every family.
+
+use tallmc_core::{
+    LogPrior, LogPriorCurvature, LogPriorHessian, ParameterNames, TermGradients, TermHessians,
+    Terms,
+};
+
+use super::{DispersionFamily, DispersionGlm};
+use crate::data::{Rows, with_rows};
+
+impl<F: DispersionFamily> Terms for DispersionGlm<F> {
+    fn dim(&self) -> usize {
+        self.design.dim() + 1
+    }
+
+    fn num_terms(&self) -> usize {
+        self.design.len()
+    }
+
+    fn log_terms(&self, theta: &[f64], indices: &[u32], out: &mut [f64]) {
+        let y = self.design.y();
+        let (beta, at) = self.split(theta);
+        let f = &self.family;
+        with_rows!(self.design, r => {
+            for (o, &i) in out.iter_mut().zip(indices) {
+                let i = i as usize;
+                *o = f.value(&at, y[i], r.predictor(i, beta));
+            }
+        })
+    }
+
+    fn sum_log_terms(&self, theta: &[f64], indices: &[u32]) -> f64 {
+        let y = self.design.y();
+        let (beta, at) = self.split(theta);
+        let f = &self.family;
+        with_rows!(self.design, r => {
+            let mut acc = 0.0;
+            for &i in indices {
+                let i = i as usize;
+                acc += f.value(&at, y[i], r.predictor(i, beta));
+            }
+            acc
+        })
+    }
+
+    fn sum_log_terms_range(&self, theta: &[f64], start: u32, end: u32) -> f64 {
+        let y = self.design.y();
+        let (beta, at) = self.split(theta);
+        let f = &self.family;
+        with_rows!(self.design, r => {
+            let mut acc = 0.0;
+            for i in start as usize..end as usize {
+                acc += f.value(&at, y[i], r.predictor(i, beta));
+            }
+            acc
+        })
+    }
+}
+
+impl<F: DispersionFamily> TermGradients for DispersionGlm<F> {
+    fn log_terms_grad_sum(
+        &self, theta: &[f64], indices: &[u32], out: &mut [f64], grad_sum: &mut [f64],
+    ) -> f64 {
+        let y = self.design.y();
+        let p = self.design.dim();
+        let (beta, at) = self.split(theta);
+        let f = &self.family;
+        let (g_beta, g_tau) = grad_sum.split_at_mut(p);
+        with_rows!(self.design, r => {
+            let (mut total, mut gt) = (0.0, 0.0);
+            for (o, &i) in out.iter_mut().zip(indices) {
+                let i = i as usize;
+                let (v, fe, ft) = f.value_and_scores(&at, y[i], r.predictor(i, beta));
+                *o = v;
+                total += v;
+                r.add_row(i, fe, g_beta);
+                gt += ft;
+            }
+            g_tau[0] += gt;
+            total
+        })
+    }
+
+    fn log_terms_grads(&self, theta: &[f64], indices: &[u32], out: &mut [f64], grads: &mut [f64]) {
+        let y = self.design.y();
+        let p = self.design.dim();
+        let (beta, at) = self.split(theta);
+        let f = &self.family;
+        with_rows!(self.design, r => {
+            for ((o, &i), g) in out.iter_mut().zip(indices).zip(grads.chunks_exact_mut(p + 1)) {
+                let i = i as usize;
+                let (v, fe, ft) = f.value_and_scores(&at, y[i], r.predictor(i, beta));
+                *o = v;
+                r.set_row(i, fe, &mut g[..p]);
+                g[p] = ft;
+            }
+        })
+    }
+
+    fn sum_log_terms_grad_range(
+        &self, theta: &[f64], start: u32, end: u32, grad_sum: &mut [f64],
+    ) -> f64 {
+        let y = self.design.y();
+        let p = self.design.dim();
+        let (beta, at) = self.split(theta);
+        let f = &self.family;
+        let (g_beta, g_tau) = grad_sum.split_at_mut(p);
+        with_rows!(self.design, r => {
+            let (mut total, mut gt) = (0.0, 0.0);
+            for i in start as usize..end as usize {
+                let (v, fe, ft) = f.value_and_scores(&at, y[i], r.predictor(i, beta));
+                total += v;
+                r.add_row(i, fe, g_beta);
+                gt += ft;
+            }
+            g_tau[0] += gt;
+            total
+        })
+    }
+}
+
+impl<F: DispersionFamily> TermHessians for DispersionGlm<F> {
+    /// (H_i v)_β = (f_ηη x̃_iᵀv_β + f_ητ v_τ) x̃_i, (H_i v)_τ = f_ητ x̃_iᵀv_β + f_ττ v_τ.
+    fn hessian_vector_products(&self, theta: &[f64], indices: &[u32], v: &[f64], out: &mut [f64]) {
+        let y = self.design.y();
+        let p = self.design.dim();
+        let (beta, at) = self.split(theta);
+        let (v_beta, v_tau) = (&v[..p], v[p]);
+        let f = &self.family;
+        with_rows!(self.design, r => {
+            for (&i, o) in indices.iter().zip(out.chunks_exact_mut(p + 1)) {
+                let i = i as usize;
+                let h = f.derivatives(&at, y[i], r.predictor(i, beta));
+                let xv = r.dot(i, v_beta);
+                r.set_row(i, h.eta_eta * xv + h.eta_tau * v_tau, &mut o[..p]);
+                o[p] = h.eta_tau * xv + h.tau_tau * v_tau;
+            }
+        })
+    }
+
+    fn sum_hessian(&self, theta: &[f64], indices: &[u32], hess: &mut [f64]) {
+        let y = self.design.y();
+        let p = self.design.dim();
+        let d = p + 1;
+        let (beta, at) = self.split(theta);
+        let f = &self.family;
+        let mut row = vec![0.0; p];
+        with_rows!(self.design, r => {
+            for &i in indices {
+                let i = i as usize;
+                let h = f.derivatives(&at, y[i], r.predictor(i, beta));
+                r.set_row(i, 1.0, &mut row);
+                for (j, &xj) in row.iter().enumerate() {
+                    let line = &mut hess[j * d..(j + 1) * d];
+                    let w = h.eta_eta * xj;
+                    for (hk, &xk) in line[..p].iter_mut().zip(&row) {
+                        *hk += w * xk;
+                    }
+                    line[p] += h.eta_tau * xj;
+                    hess[p * d + j] += h.eta_tau * xj;
+                }
+                hess[p * d + p] += h.tau_tau;
+            }
+        })
+    }
+}
+
+impl<F: DispersionFamily> LogPrior for DispersionGlm<F> {
+    fn log_prior(&self, theta: &[f64]) -> f64 {
+        self.prior.log_density(theta)
+    }
+
+    fn log_prior_grad(&self, theta: &[f64], grad: &mut [f64]) -> f64 {
+        self.prior.log_density_grad(theta, grad)
+    }
+}
+
+impl<F: DispersionFamily> LogPriorHessian for DispersionGlm<F> {
+    fn add_log_prior_hessian(&self, _theta: &[f64], hess: &mut [f64]) {
+        self.prior.add_hessian(self.design.dim() + 1, hess);
+    }
+}
+
+/// ∇² log p = −I/s²: κ = 1/s², constant.
+impl<F: DispersionFamily> LogPriorCurvature for DispersionGlm<F> {
+    fn prior_curvature_bound(&self) -> f64 {
+        self.prior.precision()
+    }
+
+    fn prior_hessian_is_constant(&self) -> bool {
+        true
+    }
+}
+
+/// The design's column names, then the family's name of τ.
+impl<F: DispersionFamily> ParameterNames for DispersionGlm<F> {
+    fn parameter_names(&self) -> Vec<String> {
+        let mut names = self.design.column_names();
+        names.push(self.family.parameter_name().to_string());
+        names
+    }
+}
