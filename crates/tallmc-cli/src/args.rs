@@ -9,7 +9,8 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use tallmc_run::spec::InitChoice;
 use tallmc_run::{
-    DataSpec, Execution, ModelSpec, OutputSpec, RegressionSpec, RunSpec, SamplerSettings,
+    CountSpec, DataSpec, Execution, ModelSpec, OffsetSpec, OutputSpec, RegressionSpec, RobustSpec,
+    RunSpec, SamplerSettings,
 };
 
 /// tallmc: MCMC for Bayesian inference on tall data.
@@ -62,9 +63,20 @@ pub enum ModelKind {
     /// Bayesian logistic regression: y ∈ {0,1}, θ ~ N(0, prior_sd² I). Parameters named after
     /// the data's columns (`intercept` first).
     Logistic,
+    /// Probit regression: y ∈ {0,1}, P(y = 1) = Φ(xᵀθ), θ ~ N(0, prior_sd² I).
+    Probit,
+    /// Poisson regression (counts, log link): log μ = xᵀβ (+ --offset / --exposure),
+    /// β ~ N(0, prior_sd² I).
+    Poisson,
+    /// Negative binomial regression (NB2, counts, log link): Var = μ + μ²/φ, θ = (β, log φ),
+    /// all ~ N(0, prior_sd²); the last parameter is log_phi.
+    NegativeBinomial,
     /// Linear regression with unknown noise sd: θ = (β, log σ), all ~ N(0, prior_sd²).
     /// Parameters named after the data's columns, then log_sigma.
     Linear,
+    /// Robust linear regression: Student-t noise with --nu degrees of freedom (default 4),
+    /// θ = (β, log σ), all ~ N(0, prior_sd²); the last parameter is log_sigma.
+    Robust,
     /// Gaussian N(μ, σ²) on column y, θ = (μ, log σ), flat priors. Parameters mu, log_sigma.
     Gaussian,
     /// Gaussian mean with known σ (--sigma) on column y, μ ~ N(prior_mean, prior_sd²).
@@ -93,20 +105,34 @@ pub struct Common {
     #[arg(long, value_name = "FILE", global = true)]
     pub y_npy: Option<PathBuf>,
 
-    /// Fit an intercept (logistic and linear; the default, as in the Python package).
+    /// Fit an intercept (the regressions; the default, as in the Python package).
     #[arg(long, global = true, overrides_with = "no_intercept")]
     pub intercept: bool,
 
-    /// Fit no intercept (logistic and linear).
+    /// Fit no intercept (the regressions).
     #[arg(long, global = true)]
     pub no_intercept: bool,
 
-    /// Standardize every covariate column (mean 0, population sd 1; logistic and linear only).
+    /// Standardize every covariate column (mean 0, population sd 1; the regressions only).
     /// Applied on the fly: a memory-mapped file is never copied.
     #[arg(long, global = true)]
     pub standardize: bool,
 
-    /// Prior sd s: of every coefficient (logistic, linear — also of log σ), or of μ
+    /// A data column added to every linear predictor as it is, with no coefficient (poisson
+    /// and negative-binomial): log μ = xᵀβ + offset.
+    #[arg(long, value_name = "COLUMN", global = true)]
+    pub offset: Option<String>,
+
+    /// A data column t > 0 of exposures (poisson and negative-binomial): μ = t·exp(xᵀβ), i.e.
+    /// the offset log t.
+    #[arg(long, value_name = "COLUMN", global = true)]
+    pub exposure: Option<String>,
+
+    /// Degrees of freedom ν of the Student-t noise (robust only). [default: 4]
+    #[arg(long, value_name = "NU", global = true)]
+    pub nu: Option<f64>,
+
+    /// Prior sd s: of every coefficient (the regressions; also of log σ and log φ), or of μ
     /// (gaussian-mean). Not used by gaussian (flat priors). [default: 10]
     #[arg(long, value_name = "S", global = true)]
     pub prior_sd: Option<f64>,
@@ -214,14 +240,27 @@ impl SampleArgs {
         let model = c.model.ok_or_else(|| missing("--model <MODEL>", &name))?;
         let data = c.data.ok_or_else(|| missing("--data <FILE>", &name))?;
         let out = c.out.ok_or_else(|| missing("--out <DIR>", &name))?;
-        let regression = matches!(model, ModelKind::Logistic | ModelKind::Linear);
+        let regression = !matches!(model, ModelKind::Gaussian | ModelKind::GaussianMean);
+        let counts = matches!(model, ModelKind::Poisson | ModelKind::NegativeBinomial);
         let invalid = |m: &str| Err(SpecError::Invalid(m.to_string()));
+        const REGRESSIONS: &str = "logistic, probit, poisson, negative-binomial, linear or robust";
         if !regression && (c.intercept || c.no_intercept) {
             let flag = if c.intercept { "--intercept" } else { "--no-intercept" };
-            return invalid(&format!("{flag} applies only to --model logistic or linear"));
+            return invalid(&format!("{flag} applies only to --model {REGRESSIONS}"));
         }
         if !regression && c.standardize {
-            return invalid("--standardize applies only to --model logistic or linear");
+            return invalid(&format!("--standardize applies only to --model {REGRESSIONS}"));
+        }
+        if !counts && (c.offset.is_some() || c.exposure.is_some()) {
+            let flag = if c.offset.is_some() { "--offset" } else { "--exposure" };
+            return invalid(&format!(
+                "{flag} applies only to --model poisson or negative-binomial (count models)"
+            ));
+        }
+        if model != ModelKind::Robust && c.nu.is_some() {
+            return invalid(
+                "--nu applies only to --model robust (the Student-t degrees of freedom)",
+            );
         }
         if model != ModelKind::GaussianMean && c.sigma.is_some() {
             return invalid("--sigma applies only to --model gaussian-mean (the known noise sd)");
@@ -232,14 +271,23 @@ impl SampleArgs {
         if model == ModelKind::Gaussian && c.prior_sd.is_some() {
             return invalid("--prior-sd does not apply to --model gaussian (its priors are flat)");
         }
-        let regression_spec = RegressionSpec {
+        let regression = RegressionSpec {
             prior_sd: c.prior_sd.unwrap_or(RegressionSpec::default().prior_sd),
             intercept: !c.no_intercept,
             standardize: c.standardize,
         };
+        let count =
+            CountSpec { regression, offset: OffsetSpec { offset: c.offset, exposure: c.exposure } };
         let model = match model {
-            ModelKind::Logistic => ModelSpec::Logistic(regression_spec),
-            ModelKind::Linear => ModelSpec::Linear(regression_spec),
+            ModelKind::Logistic => ModelSpec::Logistic(regression),
+            ModelKind::Probit => ModelSpec::Probit(regression),
+            ModelKind::Poisson => ModelSpec::Poisson(count),
+            ModelKind::NegativeBinomial => ModelSpec::NegativeBinomial(count),
+            ModelKind::Linear => ModelSpec::Linear(regression),
+            ModelKind::Robust => ModelSpec::Robust(RobustSpec {
+                regression,
+                nu: c.nu.unwrap_or(RobustSpec::default().nu),
+            }),
             ModelKind::Gaussian => ModelSpec::Gaussian {},
             ModelKind::GaussianMean => {
                 let Some(sigma) = c.sigma else {

@@ -178,7 +178,7 @@ const SAMPLERS: [&str; 18] = [
 ];
 
 /// The flags every sampler takes.
-const COMMON_FLAGS: [&str; 19] = [
+const COMMON_FLAGS: [&str; 22] = [
     "--model",
     "--data",
     "--y-npy",
@@ -186,6 +186,9 @@ const COMMON_FLAGS: [&str; 19] = [
     "--no-intercept",
     "--overwrite",
     "--standardize",
+    "--offset",
+    "--exposure",
+    "--nu",
     "--prior-sd",
     "--prior-mean",
     "--sigma",

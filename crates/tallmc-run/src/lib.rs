@@ -31,7 +31,8 @@ pub use run::{
     AnyTuning, MaybeCsv, Outcome, RunModel, RunProgress, RunResult, Sinks, abandon_open_files, run,
 };
 pub use spec::{
-    DataSpec, Execution, Invalid, ModelSpec, OutputSpec, RegressionSpec, RunSpec, SamplerSettings,
+    CountSpec, DataSpec, Execution, Invalid, ModelSpec, OffsetSpec, OutputSpec, RegressionSpec,
+    RobustSpec, RunSpec, SamplerSettings,
 };
 
 /// One line for an error and the causes that add something (many messages already quote

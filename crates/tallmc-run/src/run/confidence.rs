@@ -2,16 +2,19 @@
 //! bounds, or with 2nd-order Taylor proxies whose remainders a bound on third derivatives
 //! controls; a model without the bound it needs is a clear error naming it.
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 use tallmc_bounds::ConfidenceTest;
 use tallmc_core::{TaylorRemainderBound, TermBounds};
-use tallmc_models::{FastLogisticRegression, Gaussian, GaussianMean, LinearRegression};
+use tallmc_models::{
+    FastLogisticRegression, Gaussian, GaussianMean, LinearRegression, NegativeBinomialRegression,
+    PoissonRegression, ProbitRegression, RobustRegression,
+};
 use tallmc_samplers::{
     Driver, MinibatchMh, ProxyConfig, ProxyMinibatchMh, RandomWalkProposal,
     RandomWalkProposalConfig,
 };
 
-use super::context::RunModel;
+use super::context::{RunModel, unbounded_because};
 use super::outputs::{Outputs, Sinks, run_kernel};
 
 /// What the confidence sampler runs with besides the model and the sinks.
@@ -44,8 +47,16 @@ fn confidence_with_proxies<M: RunModel + TaylorRemainderBound>(
 fn no_third_derivative_bound(model: &str) -> anyhow::Error {
     anyhow::anyhow!(
         "tallmc sample confidence --cv needs a bound on the third derivatives of ℓ_i and --model \
-         {model} has none (its terms are unbounded in log σ); use confidence without --cv, \
-         austerity or an exact sampler"
+         {model} has none ({}); use austerity or an exact sampler",
+        unbounded_because(model)
+    )
+}
+
+fn no_term_bound(model: &str, proxies: &str) -> anyhow::Error {
+    anyhow::anyhow!(
+        "tallmc sample confidence needs a bound on |ℓ_i(θ′) − ℓ_i(θ)| and --model {model} has \
+         none ({}); use {proxies}austerity or an exact sampler",
+        unbounded_because(model)
     )
 }
 
@@ -85,14 +96,36 @@ confidence_via_bounds!(
     GaussianMean => "gaussian-mean", yes
 );
 
-impl RunConfidence for LinearRegression {
-    fn run_confidence(&self, run: &ConfidenceRun<'_>, _sinks: Vec<Sinks>) -> Result<Outputs> {
-        if run.proxies_at.is_some() {
-            return Err(no_third_derivative_bound("linear"));
+/// Probit regression bounds third derivatives (|φ‴| ≤ 0.2958) but not its terms' differences
+/// (the score grows without bound): the confidence sampler runs it with Taylor proxies only.
+impl RunConfidence for ProbitRegression {
+    fn run_confidence(&self, run: &ConfidenceRun<'_>, sinks: Vec<Sinks>) -> Result<Outputs> {
+        match run.proxies_at {
+            Some(center) => confidence_with_proxies(self, run, center, sinks),
+            None => Err(no_term_bound("probit", "confidence --cv (Taylor proxies), ")),
         }
-        bail!(
-            "tallmc sample confidence needs a bound on |ℓ_i(θ′) − ℓ_i(θ)| and --model linear has \
-             none (its terms are unbounded in θ); use austerity or an exact sampler"
-        )
     }
 }
+
+/// Implements [`RunConfidence`] for models with no bound at all: a message naming the bound.
+macro_rules! confidence_refused {
+    ($($model:ty => $name:literal),*) => {$(
+        impl RunConfidence for $model {
+            fn run_confidence(
+                &self, run: &ConfidenceRun<'_>, _sinks: Vec<Sinks>,
+            ) -> Result<Outputs> {
+                if run.proxies_at.is_some() {
+                    return Err(no_third_derivative_bound($name));
+                }
+                Err(no_term_bound($name, ""))
+            }
+        }
+    )*};
+}
+
+confidence_refused!(
+    LinearRegression => "linear",
+    PoissonRegression => "poisson",
+    NegativeBinomialRegression => "negative-binomial",
+    RobustRegression => "robust"
+);

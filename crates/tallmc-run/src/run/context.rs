@@ -22,6 +22,17 @@ impl<M> RunModel for M where
 {
 }
 
+/// Why a model lacks the bounds some samplers need, for their refusals.
+pub(crate) fn unbounded_because(model: &str) -> &'static str {
+    match model {
+        "linear" | "robust" | "gaussian" => "its terms are unbounded in log σ",
+        "negative-binomial" => "its terms are unbounded in log φ, and its score in η",
+        "poisson" => "its score y − e^η and curvature −e^η grow without bound",
+        "probit" => "its score grows without bound in the tails",
+        _ => "no bound is known for it",
+    }
+}
+
 /// How a run ended (errors aside).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]

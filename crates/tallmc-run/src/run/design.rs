@@ -6,7 +6,8 @@
 use anyhow::Result;
 use tallmc_models::{
     DEFAULT_COLLINEARITY_TOLERANCE, DesignFinding, DesignMatrix, FastLogisticRegression, Gaussian,
-    GaussianMean, LinearRegression, diagnose_design, separates,
+    GaussianMean, LinearRegression, NegativeBinomialRegression, PoissonRegression,
+    ProbitRegression, RobustRegression, diagnose_design, separates,
 };
 
 use super::context::RunModel;
@@ -41,31 +42,50 @@ fn capitalized(sentence: &str) -> String {
     }
 }
 
-impl DesignWarnings for FastLogisticRegression {
-    fn design_warnings(&self, mode: &[f64], prior_sd: f64) -> Result<Vec<String>> {
-        let design = self.design();
-        let found = findings(design, true)?;
-        let mut warnings = sentences(&found, prior_sd);
-        // One column that separates is reported above; a separating hyperplane of several
-        // columns shows at the mode, which then classifies every row correctly.
-        let single_column = found.iter().any(|f| matches!(f, DesignFinding::Separation { .. }));
-        if !single_column && separates(design, design.y(), mode)? {
-            warnings.push(format!(
-                "The data are perfectly separated: the posterior mode classifies every row \
-                 correctly (xᵢᵀθ̂ > 0 exactly when yᵢ = 1), so the likelihood keeps growing along \
-                 a separating direction and the posterior there is driven by the prior (prior sd \
-                 {prior_sd})."
-            ));
-        }
-        Ok(warnings)
+/// The warnings of a binary regression (logistic, probit): the design's, and separation —
+/// one column that separates the classes, or a posterior mode that classifies every row.
+fn binary_warnings(design: &DesignMatrix, mode: &[f64], prior_sd: f64) -> Result<Vec<String>> {
+    let found = findings(design, true)?;
+    let mut warnings = sentences(&found, prior_sd);
+    // One column that separates is reported above; a separating hyperplane of several
+    // columns shows at the mode, which then classifies every row correctly.
+    let single_column = found.iter().any(|f| matches!(f, DesignFinding::Separation { .. }));
+    if !single_column && separates(design, design.y(), mode)? {
+        warnings.push(format!(
+            "The data are perfectly separated: the posterior mode classifies every row \
+             correctly (xᵢᵀθ̂ > 0 exactly when yᵢ = 1), so the likelihood keeps growing along \
+             a separating direction and the posterior there is driven by the prior (prior sd \
+             {prior_sd})."
+        ));
     }
+    Ok(warnings)
 }
 
-impl DesignWarnings for LinearRegression {
-    fn design_warnings(&self, _mode: &[f64], prior_sd: f64) -> Result<Vec<String>> {
-        Ok(sentences(&findings(self.design(), false)?, prior_sd))
-    }
+/// Implements [`DesignWarnings`] for binary regressions.
+macro_rules! binary_design {
+    ($($model:ty),*) => {$(
+        impl DesignWarnings for $model {
+            fn design_warnings(&self, mode: &[f64], prior_sd: f64) -> Result<Vec<String>> {
+                binary_warnings(self.design(), mode, prior_sd)
+            }
+        }
+    )*};
 }
+
+/// Implements [`DesignWarnings`] for regressions of other responses: constant and collinear
+/// columns.
+macro_rules! columns_design {
+    ($($model:ty),*) => {$(
+        impl DesignWarnings for $model {
+            fn design_warnings(&self, _mode: &[f64], prior_sd: f64) -> Result<Vec<String>> {
+                Ok(sentences(&findings(self.design(), false)?, prior_sd))
+            }
+        }
+    )*};
+}
+
+binary_design!(FastLogisticRegression, ProbitRegression);
+columns_design!(LinearRegression, PoissonRegression, NegativeBinomialRegression, RobustRegression);
 
 impl DesignWarnings for Gaussian {
     fn design_warnings(&self, _mode: &[f64], _prior_sd: f64) -> Result<Vec<String>> {

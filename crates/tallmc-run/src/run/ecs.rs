@@ -15,7 +15,10 @@ use anyhow::Result;
 use serde::Serialize;
 use tallmc_diagnostics::{SignCorrected, sign_corrected};
 use tallmc_estimators::{CvOrder, DifferenceTerms, HessianProducts, RankOne};
-use tallmc_models::{FastLogisticRegression, Gaussian, GaussianMean, LinearRegression};
+use tallmc_models::{
+    FastLogisticRegression, Gaussian, GaussianMean, LinearRegression, NegativeBinomialRegression,
+    PoissonRegression, ProbitRegression, RobustRegression,
+};
 use tallmc_samplers::{
     ChainOutput, Driver, EcsDynamics, HmcEcs, HmcEcsConfig, SignedHmcEcs, SignedHmcEcsConfig,
     ThetaIntegrator,
@@ -140,7 +143,8 @@ impl EcsSettings<'_> {
 }
 
 /// The difference engine of a model: rank-one for models with a linear predictor (logistic,
-/// gaussian-mean), Hessian-vector products otherwise. HMC-ECS and the stochastic-gradient
+/// probit, Poisson, gaussian-mean), Hessian-vector products otherwise (linear, robust, NB2,
+/// gaussian: their τ is a second parameter of every term). HMC-ECS and the stochastic-gradient
 /// kernels' control variates use it.
 pub trait WithEngine: RunModel + Sized {
     /// The engine type.
@@ -171,8 +175,8 @@ macro_rules! hessian_products_engine {
     )*};
 }
 
-rank_one_engine!(FastLogisticRegression, GaussianMean);
-hessian_products_engine!(LinearRegression, Gaussian);
+rank_one_engine!(FastLogisticRegression, GaussianMean, ProbitRegression, PoissonRegression);
+hessian_products_engine!(LinearRegression, Gaussian, NegativeBinomialRegression, RobustRegression);
 
 /// Runs perturbed or signed HMC-ECS with θ* = `center`.
 pub(crate) fn run_ecs<M: WithEngine>(

@@ -6,6 +6,7 @@
 mod confidence;
 mod context;
 mod design;
+mod design_of;
 mod discrete;
 mod ecs;
 mod outputs;
@@ -21,9 +22,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use anyhow::{Context as _, Result, bail};
+use tallmc_models::dispersion::{NegativeBinomialFamily, StudentTFamily};
+use tallmc_models::glm::{PoissonFamily, ProbitFamily};
 use tallmc_models::{
-    Dataset, DesignOptions, FastLogisticRegression, Gaussian, GaussianMean, LinearRegression,
-    LoadOptions,
+    Dataset, FastLogisticRegression, Gaussian, GaussianMean, LinearRegression, LoadOptions,
+    NegativeBinomialRegression, PoissonRegression, ProbitRegression, RobustRegression,
 };
 use tallmc_samplers::continuous::MemorySkeleton;
 use tallmc_samplers::sink::{ColumnMemorySink, Tee, memory_sink_bytes};
@@ -36,6 +39,7 @@ pub use progress::RunProgress;
 use self::confidence::RunConfidence;
 use self::context::Setup;
 use self::design::DesignWarnings;
+use self::design_of::regression_design;
 use self::discrete::{DiscreteRun, Plan, run_discrete};
 use self::ecs::WithEngine;
 use self::pdmp::{PdmpRun, PdmpSettings, RunPdmp};
@@ -223,19 +227,43 @@ fn sample(
     };
     let n = data.len();
     let start = (setup_start, spinner);
-    match spec.model {
+    match &spec.model {
         ModelSpec::Logistic(r) => {
-            let design = DesignOptions { intercept: r.intercept, standardize: r.standardize };
-            let model = FastLogisticRegression::new(data, design, r.prior_sd)?;
+            let model =
+                FastLogisticRegression::from_design(regression_design(data, r, None)?, r.prior_sd)?;
+            run_model(&model, spec, n, start, stop, progress)
+        }
+        ModelSpec::Probit(r) => {
+            let design = regression_design(data, r, None)?;
+            let model = ProbitRegression::with_family(ProbitFamily, design, r.prior_sd)?;
+            run_model(&model, spec, n, start, stop, progress)
+        }
+        ModelSpec::Poisson(c) => {
+            let design = regression_design(data, &c.regression, Some(&c.offset))?;
+            let model =
+                PoissonRegression::with_family(PoissonFamily, design, c.regression.prior_sd)?;
+            run_model(&model, spec, n, start, stop, progress)
+        }
+        ModelSpec::NegativeBinomial(c) => {
+            let design = regression_design(data, &c.regression, Some(&c.offset))?;
+            let family = NegativeBinomialFamily;
+            let model =
+                NegativeBinomialRegression::with_family(family, design, c.regression.prior_sd)?;
             run_model(&model, spec, n, start, stop, progress)
         }
         ModelSpec::Linear(r) => {
-            let design = DesignOptions { intercept: r.intercept, standardize: r.standardize };
-            let model = LinearRegression::new(data, design, r.prior_sd)?;
+            let model =
+                LinearRegression::from_design(regression_design(data, r, None)?, r.prior_sd)?;
+            run_model(&model, spec, n, start, stop, progress)
+        }
+        ModelSpec::Robust(r) => {
+            let design = regression_design(data, &r.regression, None)?;
+            let family = StudentTFamily::new(r.nu)?;
+            let model = RobustRegression::with_family(family, design, r.regression.prior_sd)?;
             run_model(&model, spec, n, start, stop, progress)
         }
         ModelSpec::Gaussian {} => run_model(&Gaussian::new(data)?, spec, n, start, stop, progress),
-        ModelSpec::GaussianMean { sigma, prior_mean, prior_sd } => {
+        &ModelSpec::GaussianMean { sigma, prior_mean, prior_sd } => {
             let model = GaussianMean::new(data, sigma, prior_mean, prior_sd)?;
             run_model(&model, spec, n, start, stop, progress)
         }
@@ -283,11 +311,9 @@ fn run_model<M: RunConfidence + WithEngine + RunPdmp + DesignWarnings>(
         InitChoice::Mode => laplace.dispersed_positions(spec.chains, 0.0, spec.seed)?,
         InitChoice::Uniform => uniform_positions(d, spec.chains, 2.0, spec.seed)?,
     };
-    let warnings = match spec.model {
-        ModelSpec::Logistic(r) | ModelSpec::Linear(r) => {
-            model.design_warnings(&laplace.mode, r.prior_sd)?
-        }
-        _ => Vec::new(),
+    let warnings = match spec.model.regression() {
+        Some(r) => model.design_warnings(&laplace.mode, r.prior_sd)?,
+        None => Vec::new(),
     };
     let setup = Setup {
         evals: laplace.evals,
@@ -343,18 +369,23 @@ fn config_comments(spec: &RunSpec, n: usize, d: usize) -> Vec<(String, String)> 
         ("sampler".to_string(), spec.sampler.name()),
         ("init".to_string(), init.to_string()),
     ];
+    if let Some(r) = spec.model.regression() {
+        c.push(("intercept".into(), r.intercept.to_string()));
+        c.push(("standardize".into(), r.standardize.to_string()));
+        c.push(("prior_sd".into(), r.prior_sd.to_string()));
+    }
+    if let Some((column, exposure)) = spec.model.offset().and_then(|o| o.column()) {
+        let key = if exposure { "exposure" } else { "offset" };
+        c.push((key.into(), column.to_string()));
+    }
     match spec.model {
-        ModelSpec::Logistic(r) | ModelSpec::Linear(r) => {
-            c.push(("intercept".into(), r.intercept.to_string()));
-            c.push(("standardize".into(), r.standardize.to_string()));
-            c.push(("prior_sd".into(), r.prior_sd.to_string()));
-        }
-        ModelSpec::Gaussian {} => {}
+        ModelSpec::Robust(r) => c.push(("nu".into(), r.nu.to_string())),
         ModelSpec::GaussianMean { sigma, prior_mean, prior_sd } => {
             c.push(("sigma".into(), sigma.to_string()));
             c.push(("prior_mean".into(), prior_mean.to_string()));
             c.push(("prior_sd".into(), prior_sd.to_string()));
         }
+        _ => {}
     }
     c
 }

@@ -23,7 +23,10 @@ use serde::Serialize;
 use tallmc_core::{EventTotals, PdmpKernel};
 use tallmc_diagnostics::continuous::{ContinuousSummary, TimeAverageConfig, summarize_continuous};
 use tallmc_diagnostics::{Draws, Summary, summarize};
-use tallmc_models::{FastLogisticRegression, Gaussian, GaussianMean, LinearRegression};
+use tallmc_models::{
+    FastLogisticRegression, Gaussian, GaussianMean, LinearRegression, NegativeBinomialRegression,
+    PoissonRegression, ProbitRegression, RobustRegression,
+};
 use tallmc_samplers::continuous::{
     Budget, ContinuousChainOutput, ContinuousDriver, ContinuousRunConfig, GridDraws,
     MemorySkeleton, SkeletonSink, TimeAverageSink,
@@ -327,9 +330,9 @@ fn run_without_bounds<M: RunModel>(
         }
         SamplerKind::Lipsbps | SamplerKind::ZigzagSs | SamplerKind::ZigzagCv => bail!(
             "tallmc sample {} is exact only with bounds on the per-datum gradients or their \
-             Lipschitz constants, and --model {name} has neither (its terms are unbounded in \
-             log σ); use sbps, or bps / zigzag",
-            run.spec.sampler.name()
+             Lipschitz constants, and --model {name} has neither ({}); use sbps, or bps / zigzag",
+            run.spec.sampler.name(),
+            super::context::unbounded_because(name)
         ),
         _ => bail!("{} is not a continuous-time sampler", run.spec.sampler.name()),
     }
@@ -373,40 +376,57 @@ impl RunPdmp for FastLogisticRegression {
     }
 }
 
-impl RunPdmp for GaussianMean {
-    /// Lipschitz per-datum gradients (unbounded): lipSBPS and ZZ-SS around the mode; ZZ-CV
-    /// with the rank-one engine; BPS and Zig-Zag invert their rates exactly.
-    fn run_pdmp(&self, run: &PdmpRun<'_>) -> Result<PdmpOutputs> {
-        if let Some(out) = full_data_with_bound!(self, "gaussian-mean", run) {
-            return out;
-        }
-        let (s, mode) = (&run.settings, run.mode);
-        match s.kind {
-            SamplerKind::Lipsbps => {
-                run.go(self, LipSbps::lipschitz(s.lipsbps(run.grid), mode.to_vec()))
+/// Implements [`RunPdmp`] for models whose per-datum gradients are Lipschitz (unbounded):
+/// lipSBPS and ZZ-SS around the mode; ZZ-CV with the rank-one engine; BPS and Zig-Zag with the
+/// curvature bound.
+macro_rules! lipschitz_pdmp {
+    ($($model:ty => $name:literal),*) => {$(
+        impl RunPdmp for $model {
+            fn run_pdmp(&self, run: &PdmpRun<'_>) -> Result<PdmpOutputs> {
+                if let Some(out) = full_data_with_bound!(self, $name, run) {
+                    return out;
+                }
+                let (s, mode) = (&run.settings, run.mode);
+                match s.kind {
+                    SamplerKind::Lipsbps => {
+                        run.go(self, LipSbps::lipschitz(s.lipsbps(run.grid), mode.to_vec()))
+                    }
+                    SamplerKind::ZigzagSs => {
+                        run.go(self, ZigZagSubsampling::lipschitz(mode.to_vec()))
+                    }
+                    SamplerKind::ZigzagCv => run.go(
+                        self,
+                        ControlVariates::rank_one(mode.to_vec())
+                            .map(|cv| ZigZagSubsampling::with_estimator(cv.built_on_all_cores())),
+                    ),
+                    _ => run_without_bounds(self, $name, run),
+                }
             }
-            SamplerKind::ZigzagSs => run.go(self, ZigZagSubsampling::lipschitz(mode.to_vec())),
-            SamplerKind::ZigzagCv => run.go(
-                self,
-                ControlVariates::rank_one(mode.to_vec())
-                    .map(|cv| ZigZagSubsampling::with_estimator(cv.built_on_all_cores())),
-            ),
-            _ => run_without_bounds(self, "gaussian-mean", run),
         }
-    }
+    )*};
 }
 
-impl RunPdmp for LinearRegression {
-    fn run_pdmp(&self, run: &PdmpRun<'_>) -> Result<PdmpOutputs> {
-        run_without_bounds(self, "linear", run)
-    }
+lipschitz_pdmp!(GaussianMean => "gaussian-mean", ProbitRegression => "probit");
+
+/// Implements [`RunPdmp`] for models without gradient bounds: SBPS, and BPS / Zig-Zag with the
+/// automatic envelope; the others refuse, naming the bound.
+macro_rules! unbounded_pdmp {
+    ($($model:ty => $name:literal),*) => {$(
+        impl RunPdmp for $model {
+            fn run_pdmp(&self, run: &PdmpRun<'_>) -> Result<PdmpOutputs> {
+                run_without_bounds(self, $name, run)
+            }
+        }
+    )*};
 }
 
-impl RunPdmp for Gaussian {
-    fn run_pdmp(&self, run: &PdmpRun<'_>) -> Result<PdmpOutputs> {
-        run_without_bounds(self, "gaussian", run)
-    }
-}
+unbounded_pdmp!(
+    LinearRegression => "linear",
+    Gaussian => "gaussian",
+    PoissonRegression => "poisson",
+    NegativeBinomialRegression => "negative-binomial",
+    RobustRegression => "robust"
+);
 
 /// What the trajectory did, summed over chains.
 #[derive(Serialize)]

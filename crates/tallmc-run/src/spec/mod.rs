@@ -132,14 +132,93 @@ impl Default for RegressionSpec {
     }
 }
 
-/// The model: its family, prior and design. Parameter names come from the data's columns.
+/// A count regression's design and prior, and an optional offset: a data column added to
+/// every linear predictor as it is (`offset`), or one whose logarithm is (`exposure`, values
+/// > 0). The column gets no coefficient.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct OffsetSpec {
+    /// A column o added to η: log μ_i = x̃_iᵀβ + o_i.
+    #[serde(default)]
+    pub offset: Option<String>,
+    /// A column t > 0 whose log is added to η: μ_i = t_i e^{x̃_iᵀβ} (counts over an exposure).
+    #[serde(default)]
+    pub exposure: Option<String>,
+}
+
+impl OffsetSpec {
+    /// The column named by `offset` or `exposure`, with whether its log is taken.
+    pub fn column(&self) -> Option<(&str, bool)> {
+        match (&self.offset, &self.exposure) {
+            (Some(o), _) => Some((o, false)),
+            (None, Some(e)) => Some((e, true)),
+            (None, None) => None,
+        }
+    }
+
+    fn validate(&self) -> Result<(), Invalid> {
+        if let (Some(o), Some(e)) = (&self.offset, &self.exposure) {
+            return Err(Invalid::message(format!(
+                "--offset {o} and --exposure {e}: give at most one (an exposure t is the offset                  log t)"
+            )));
+        }
+        for (flag, name) in [("offset", &self.offset), ("exposure", &self.exposure)] {
+            if name.as_deref().is_some_and(str::is_empty) {
+                return Err(Invalid::new(flag, "\"\"", "the name of a data column"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A count regression: its design and prior, and its offset.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct CountSpec {
+    /// The design and prior (every coefficient, and NB2's log φ, ~ N(0, prior_sd²)).
+    #[serde(flatten)]
+    pub regression: RegressionSpec,
+    /// The offset or exposure column, if any.
+    #[serde(flatten)]
+    pub offset: OffsetSpec,
+}
+
+fn default_nu() -> f64 {
+    4.0
+}
+
+/// Robust (Student-t) regression: its design and prior, and the degrees of freedom ν.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct RobustSpec {
+    /// The design and prior (every coefficient and log σ ~ N(0, prior_sd²)).
+    #[serde(flatten)]
+    pub regression: RegressionSpec,
+    /// Degrees of freedom ν > 0 of the noise, fixed (default 4).
+    #[serde(default = "default_nu")]
+    pub nu: f64,
+}
+
+impl Default for RobustSpec {
+    fn default() -> Self {
+        Self { regression: RegressionSpec::default(), nu: default_nu() }
+    }
+}
+
+/// The model: its family, prior and design. Parameter names come from the data's columns.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "family", rename_all = "kebab-case")]
 pub enum ModelSpec {
     /// Bayesian logistic regression: y ∈ {0, 1}, θ ~ N(0, prior_sd² I).
     Logistic(RegressionSpec),
+    /// Probit regression: y ∈ {0, 1}, P(y = 1) = Φ(x̃ᵀθ), θ ~ N(0, prior_sd² I).
+    Probit(RegressionSpec),
+    /// Poisson regression with the log link (and an optional offset or exposure).
+    Poisson(CountSpec),
+    /// Negative binomial (NB2) regression with the log link, θ = (β, log φ),
+    /// Var = μ + μ²/φ (and an optional offset or exposure).
+    NegativeBinomial(CountSpec),
     /// Linear regression with unknown noise sd: θ = (β, log σ), all ~ N(0, prior_sd²).
     Linear(RegressionSpec),
+    /// Robust linear regression with Student-t noise (ν fixed): θ = (β, log σ).
+    Robust(RobustSpec),
     /// Gaussian N(μ, σ²) on the response, θ = (μ, log σ), flat priors.
     Gaussian {},
     /// Gaussian mean with known σ on the response, μ ~ N(prior_mean, prior_sd²).
@@ -165,19 +244,46 @@ impl ModelSpec {
     pub fn family(&self) -> &'static str {
         match self {
             Self::Logistic(_) => "logistic",
+            Self::Probit(_) => "probit",
+            Self::Poisson(_) => "poisson",
+            Self::NegativeBinomial(_) => "negative-binomial",
             Self::Linear(_) => "linear",
+            Self::Robust(_) => "robust",
             Self::Gaussian {} => "gaussian",
             Self::GaussianMean { .. } => "gaussian-mean",
         }
     }
 
+    /// A regression's design and prior (`None` for the Gaussian models).
+    pub fn regression(&self) -> Option<&RegressionSpec> {
+        match self {
+            Self::Logistic(r) | Self::Probit(r) | Self::Linear(r) => Some(r),
+            Self::Poisson(c) | Self::NegativeBinomial(c) => Some(&c.regression),
+            Self::Robust(r) => Some(&r.regression),
+            Self::Gaussian {} | Self::GaussianMean { .. } => None,
+        }
+    }
+
+    /// A count regression's offset (`None` for the other models).
+    pub fn offset(&self) -> Option<&OffsetSpec> {
+        match self {
+            Self::Poisson(c) | Self::NegativeBinomial(c) => Some(&c.offset),
+            _ => None,
+        }
+    }
+
     /// Checks the prior's and the model's parameters.
     pub fn validate(&self) -> Result<(), Invalid> {
+        if let Some(r) = self.regression() {
+            check_positive("prior_sd", r.prior_sd, "a finite number > 0")?;
+        }
+        if let Some(o) = self.offset() {
+            o.validate()?;
+        }
         match *self {
-            Self::Logistic(r) | Self::Linear(r) => {
-                check_positive("prior_sd", r.prior_sd, "a finite number > 0")
+            Self::Robust(r) => {
+                check_positive("nu", r.nu, "degrees of freedom ν, a finite number > 0")
             }
-            Self::Gaussian {} => Ok(()),
             Self::GaussianMean { sigma, prior_mean, prior_sd } => {
                 check_positive("sigma", sigma, "a finite noise sd > 0")?;
                 check_positive("prior_sd", prior_sd, "a finite number > 0")?;
@@ -186,6 +292,7 @@ impl ModelSpec {
                 }
                 Ok(())
             }
+            _ => Ok(()),
         }
     }
 }

@@ -1,0 +1,33 @@
+//! A regression's design from the run's data: the intercept and standardization, and a count
+//! model's offset or exposure column, which leaves the covariates for the linear predictor.
+
+use anyhow::{Result, bail};
+use tallmc_models::{Dataset, DesignMatrix, DesignOptions};
+
+use crate::spec::{OffsetSpec, RegressionSpec};
+
+/// The design of `r` on `data`, with the offset `offset` names (a column split off the
+/// covariates; an exposure's values must be > 0 and their logs are the offset).
+pub(crate) fn regression_design(
+    data: Dataset, r: &RegressionSpec, offset: Option<&OffsetSpec>,
+) -> Result<DesignMatrix> {
+    let options = DesignOptions { intercept: r.intercept, standardize: r.standardize };
+    let Some((name, exposure)) = offset.and_then(OffsetSpec::column) else {
+        return Ok(DesignMatrix::new(data, options)?);
+    };
+    let flag = if exposure { "--exposure" } else { "--offset" };
+    let (data, mut values) =
+        data.split_off_column(name).map_err(|e| anyhow::anyhow!("{flag} {name}: {e}"))?;
+    if exposure {
+        if let Some(row) = values.iter().position(|&t| !(t > 0.0 && t.is_finite())) {
+            let at = data.location(row);
+            bail!(
+                "--exposure {name}: expected values > 0 (an exposure, whose log is the offset), \
+                 and {at} has {}",
+                values[row]
+            );
+        }
+        values.iter_mut().for_each(|t| *t = t.ln());
+    }
+    Ok(DesignMatrix::new(data, options)?.with_offset(values, name)?)
+}
