@@ -19,7 +19,7 @@
 //! | [`NegativeBinomialFamily`] | NB2: log Γ(y+φ) − log Γ(φ) − log y! + φ log(φ/(φ+μ)) + y log(μ/(φ+μ)), μ = e^η, φ = e^τ | `log_phi` | [`NegativeBinomialRegression`] |
 //! | [`StudentTFamily`] | log t_ν((y − η)/σ) − τ, σ = e^τ, ν fixed | `log_sigma` | [`RobustRegression`] |
 //!
-//! Derivations in `docs/methods/glm-families.md`.
+//! Derivations in `docs/methods/glm-negative-binomial.md` and `docs/methods/glm-robust.md`.
 
 mod negative_binomial;
 mod student_t;

@@ -22,7 +22,7 @@ use crate::glm::special::{
 /// (the Poisson limit): finite sums for small counts, the differences of the asymptotic
 /// series for φ ≥ 10 (`glm/special.rs`); p, q and both softplus values come from one `exp`
 /// and one `log1p`. No bound (τ and η are unbounded). Derivations in
-/// `docs/methods/glm-families.md`.
+/// `docs/methods/glm-negative-binomial.md`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct NegativeBinomialFamily;
 

@@ -1,7 +1,7 @@
 //! Special functions the GLM families need, evaluated stably over the whole real line: the
 //! log normal CDF and its inverse Mills ratio (probit), log-gamma differences and their
 //! derivatives (negative binomial), log y! (counts). Derivations and accuracy in
-//! `docs/methods/glm-families.md`.
+//! `docs/methods/glm-probit.md`, `glm-negative-binomial.md` (log-gamma differences).
 
 use std::f64::consts::{FRAC_1_SQRT_2, PI};
 use std::sync::LazyLock;
