@@ -51,13 +51,15 @@ enum Cmd {
         /// target/peers/venv-pdmp).
         #[arg(long)]
         peers: bool,
-        /// In-repo benchmarks: the PDMP benchmark at n = 10⁵ with shorter runs (about a minute).
+        /// In-repo benchmarks: the PDMP benchmark at n = 10⁵ with shorter runs (about a minute),
+        /// and family_ecs at n = 10⁵.
         #[arg(long, conflicts_with = "peers")]
         quick: bool,
         /// In-repo benchmarks: n of the PDMP benchmark (default 10⁶, or 10⁵ with --quick).
         #[arg(long, value_name = "N", conflicts_with = "peers")]
         pdmp_n: Option<usize>,
-        /// In-repo benchmarks: run only this one (term_throughput, sg_gradient or pdmp_throughput).
+        /// In-repo benchmarks: run only this one (term_throughput, sg_gradient, pdmp_throughput or
+        /// family_ecs).
         #[arg(long, value_name = "NAME", conflicts_with = "peers")]
         only: Option<String>,
         /// Options of --peers.
@@ -90,10 +92,12 @@ const BENCHES: &[(&str, &str)] = &[
     ("tallmc-models", "term_throughput"),
     ("tallmc-models", "sg_gradient"),
     ("tallmc-samplers", "pdmp_throughput"),
+    ("tallmc-run", "family_ecs"),
 ];
 
 /// Runs the in-repo benchmarks (`cargo bench`, release profile); the PDMP report is also
-/// written to `target/bench/pdmp_throughput_n{N}.md`.
+/// written to `target/bench/pdmp_throughput_n{N}.md`, the GLM families' HMC-ECS table to
+/// `target/bench/family_ecs.md`.
 fn in_repo_benches(
     root: &Path, quick: bool, pdmp_n: Option<usize>, only: Option<&str>,
 ) -> Result<()> {
@@ -120,6 +124,16 @@ fn in_repo_benches(
             }
             cmd.args(["--n", &n.to_string(), "--out"])
                 .arg(dir.join(format!("pdmp_throughput_n{n}.md")));
+        }
+        if *bench == "family_ecs" {
+            let dir = root.join("target/bench");
+            std::fs::create_dir_all(&dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+            cmd.arg("--");
+            if quick {
+                cmd.arg("--quick");
+            }
+            cmd.arg("--out").arg(dir.join("family_ecs.md"));
         }
         println!("== cargo bench -p {krate} --bench {bench}");
         let status = cmd.status().context("cannot run cargo bench")?;
