@@ -19,6 +19,8 @@
 //! Library errors are `ValueError` with the library's message; a panic in Rust is caught and
 //! becomes a `RuntimeError`, never a crash.
 
+mod custom;
+
 use std::any::Any;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -34,6 +36,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use tallmc_models::{Dataset, SharedF64, default_names};
 use tallmc_run::{Outcome, RunProgress, RunResult, RunSpec, SamplerSettings};
+
+use self::custom::{PyModel, PyModelParts};
 
 /// How often the waiting thread takes the GIL back to let Python run its signal handlers.
 const SIGNAL_CHECK: Duration = Duration::from_millis(100);
@@ -210,8 +214,56 @@ fn run<'py>(
         py,
         move |stop| tallmc_run::run(&spec, Some(data), stop, observer),
         progress,
+        Arc::new(AtomicBool::new(false)),
     )?;
     result_dict(py, result)
+}
+
+/// Runs the run `spec_json` (its model `{"family": "custom", …}`) on a model written in
+/// Python: `evaluate(kind, theta, rows)` is the Python side's bridge (`kind` is `"terms"`,
+/// `"gradients"` or `"hessians"`; `rows` a uint32 array of row indices or a slice; it returns
+/// a tuple of float64 C-contiguous arrays: (ℓ,), (ℓ, ∇ℓ) or (∇²ℓ,)), on `n` rows with
+/// parameters `names`; `gradients` / `hessians` say whether the model gives its own (else
+/// central differences); the prior is N(`prior_mean`, `prior_sd`²) per parameter. A Python
+/// exception in `evaluate` stops the run and is raised here, with its traceback. Returns as
+/// [`run`].
+#[pyfunction]
+#[pyo3(signature = (spec_json, evaluate, n, names, gradients, hessians, prior_mean, prior_sd, on_progress=None))]
+#[allow(clippy::too_many_arguments)]
+fn run_custom<'py>(
+    py: Python<'py>, spec_json: &str, evaluate: Bound<'py, PyAny>, n: usize, names: Vec<String>,
+    gradients: bool, hessians: bool, prior_mean: Vec<f64>, prior_sd: Vec<f64>,
+    on_progress: Option<Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let spec: RunSpec = serde_json::from_str(spec_json)
+        .map_err(|e| PyValueError::new_err(format!("invalid run: {e}")))?;
+    spec.validate().map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let parts = PyModelParts {
+        evaluate: evaluate.unbind(),
+        n,
+        names,
+        gradients,
+        hessians,
+        prior_mean,
+        prior_sd,
+    };
+    let model = Arc::new(PyModel::new(parts, stop.clone())?);
+    let progress = on_progress.map(|callback| (callback, Arc::new(RunProgress::new())));
+    let observer = progress.as_ref().map(|(_, o)| o.clone());
+    let worker_model = model.clone();
+    let result = run_on_worker(
+        py,
+        move |stop| tallmc_run::run_custom(&spec, &*worker_model, stop, observer),
+        progress,
+        stop,
+    );
+    // The user's exception first: the run's own error (a mode search that met NaN terms, …)
+    // only follows from it.
+    if let Some(e) = model.take_failure() {
+        return Err(e);
+    }
+    result_dict(py, result?)
 }
 
 /// The run's result as NumPy arrays (one copy out of the in-memory sinks).
@@ -268,6 +320,7 @@ fn _test_job(py: Python<'_>, kind: &str, seconds: f64) -> PyResult<()> {
             py,
             |_| -> anyhow::Result<()> { panic!("a panic raised on purpose by the test hook") },
             None,
+            Arc::new(AtomicBool::new(false)),
         ),
         "busy" => {
             let busy = Duration::from_secs_f64(seconds.max(0.0));
@@ -278,6 +331,7 @@ fn _test_job(py: Python<'_>, kind: &str, seconds: f64) -> PyResult<()> {
                     Ok(())
                 },
                 None,
+                Arc::new(AtomicBool::new(false)),
             )
         }
         other => Err(PyValueError::new_err(format!("unknown test job `{other}`"))),
@@ -289,15 +343,16 @@ fn _test_job(py: Python<'_>, kind: &str, seconds: f64) -> PyResult<()> {
 /// `KeyboardInterrupt` once the job has returned (the chains stop within an iteration), or
 /// after [`DETACH_AFTER`] if it has not: a pass of the setup over 10⁸ rows does not look at the
 /// flag, so the thread is left to finish it in the background (no chain starts after it, and
-/// nothing more is written). Errors become `ValueError`, panics `RuntimeError`.
+/// nothing more is written). Errors become `ValueError`, panics `RuntimeError`. `stop` is the
+/// job's stop flag (a model written in Python raises it too, when its function fails).
 fn run_on_worker<T, F>(
     py: Python<'_>, job: F, progress: Option<(Bound<'_, PyAny>, Arc<RunProgress>)>,
+    stop: Arc<AtomicBool>,
 ) -> PyResult<T>
 where
     T: Send + 'static,
     F: FnOnce(&AtomicBool) -> anyhow::Result<T> + Send + 'static,
 {
-    let stop = Arc::new(AtomicBool::new(false));
     let (done_tx, mut done_rx) = channel::<()>();
     let worker_stop = stop.clone();
     let worker = std::thread::Builder::new()
@@ -364,6 +419,7 @@ where
 #[pymodule]
 fn _tallmc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(run_custom, m)?)?;
     m.add_function(wrap_pyfunction!(check_sampler, m)?)?;
     m.add_function(wrap_pyfunction!(sampler_schema, m)?)?;
     m.add_function(wrap_pyfunction!(_test_job, m)?)?;

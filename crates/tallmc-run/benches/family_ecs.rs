@@ -243,6 +243,8 @@ struct Row {
     data_fraction: f64,
     leapfrog: f64,
     step_size: f64,
+    /// Per-datum evaluations (terms + gradients + Hessians) per iteration, sampling phase.
+    evals_per_iteration: f64,
     ess_min: f64,
     worst: String,
 }
@@ -296,6 +298,7 @@ fn run_family(family: Family, x: &[f64], o: &Options) -> Result<Row, String> {
     let sampling_s = number(s, &[wall[0], wall[1], "sampling_max_over_chains"])?;
     let setup_s = number(s, &[wall[0], wall[1], "setup"])?;
     let data_fraction = number(s, &["totals", "data_fraction_per_iteration"])?;
+    let evals_per_iteration = number(s, &["totals", "evals_per_draw"])?;
     // Leapfrog steps and step size: means over every chain's draws.
     let column_mean = |prefix: &str| -> Result<f64, String> {
         let (mut sum, mut count) = (0.0, 0usize);
@@ -338,6 +341,7 @@ fn run_family(family: Family, x: &[f64], o: &Options) -> Result<Row, String> {
         data_fraction,
         leapfrog,
         step_size,
+        evals_per_iteration,
         ess_min,
         worst,
     };
@@ -369,14 +373,15 @@ fn report(rows: &[Row], o: &Options) -> String {
     let ratio = |v: f64, b: Option<f64>| b.map_or("–".to_string(), |b| format!("{:.2}", v / b));
     let _ = writeln!(
         m,
-        "| family | d | mean y | m | data % / iter | leapfrog / iter | ε | µs / iter | × logistic \
+        "| family | d | mean y | m | data % / iter | leapfrog / iter | ε | evals / iter | µs / iter | × logistic \
          | µs / leapfrog | × logistic | min ESS / s (param) | × logistic | set-up s |"
     );
-    let _ = writeln!(m, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let _ =
+        writeln!(m, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for r in rows {
         let _ = writeln!(
             m,
-            "| {} | {} | {:.3} | {:.0} | {:.3} | {:.1} | {:.3} | {:.2} | {} | {:.1} | {} | {:.1} \
+            "| {} | {} | {:.3} | {:.0} | {:.3} | {:.1} | {:.3} | {:.0} | {:.2} | {} | {:.1} | {} | {:.1} \
              ({}) | {} | {:.1} |",
             r.family.name(),
             r.d,
@@ -385,6 +390,7 @@ fn report(rows: &[Row], o: &Options) -> String {
             100.0 * r.data_fraction,
             r.leapfrog,
             r.step_size,
+            r.evals_per_iteration,
             1e6 * r.per_iteration(),
             ratio(r.per_iteration(), base.map(Row::per_iteration)),
             1e6 * r.per_leapfrog(),

@@ -28,7 +28,8 @@ mod run;
 pub mod spec;
 
 pub use run::{
-    AnyTuning, MaybeCsv, Outcome, RunModel, RunProgress, RunResult, Sinks, abandon_open_files, run,
+    AnyTuning, CustomModel, MaybeCsv, Outcome, RunModel, RunProgress, RunResult, Sinks,
+    abandon_open_files, run, run_custom,
 };
 pub use spec::{
     CountSpec, DataSpec, Execution, Invalid, ModelSpec, OffsetSpec, OutputSpec, RegressionSpec,

@@ -13,6 +13,9 @@ Models: :class:`LogisticRegression`, :class:`ProbitRegression`, :class:`PoissonR
 :class:`LinearRegression`, :class:`RobustRegression` (Student-t noise), :class:`Gaussian`,
 :class:`GaussianMean`. :func:`glm` makes a regression from a formula and a DataFrame
 (``tallmc.glm("y ~ age + C(region)", people, family="poisson")``; needs formulaic).
+Models of your own: :class:`CustomModel` (per-row log-likelihood terms as NumPy functions,
+optionally their gradients and Hessians) and :meth:`CustomModel.from_jax` (one row's
+log-likelihood as a JAX function, derivatives derived), with a :class:`NormalPrior`.
 
 Samplers: one class per ``tallmc sample`` subcommand, with its flags as keyword arguments
 (``Nuts``, ``Hmc``, ``HmcEcs``, ``HmcEcsSigned``, ``Sgld``, ``Sghmc``, ``Sgnht``,
@@ -24,6 +27,7 @@ code, so the same seed gives the same draws in Python, on the command line and i
 """
 
 from . import _tallmc
+from ._custom import CustomModel, NormalPrior
 from ._formula import glm
 from ._models import (
     Gaussian, GaussianMean, LinearRegression, LogisticRegression, Model,
@@ -38,5 +42,5 @@ globals().update(SAMPLERS)
 __all__ = [
     "Model", "LogisticRegression", "ProbitRegression", "PoissonRegression",
     "NegativeBinomialRegression", "LinearRegression", "RobustRegression", "Gaussian",
-    "GaussianMean", "glm", "Sampler", "SAMPLERS", "sample", "read_run", *SAMPLERS,
+    "GaussianMean", "glm", "CustomModel", "NormalPrior", "Sampler", "SAMPLERS", "sample", "read_run", *SAMPLERS,
 ]

@@ -11,6 +11,7 @@ import os
 
 from . import _progress, _tallmc
 from ._inference import inference_data
+from ._custom import CustomModel
 from ._models import Model
 from ._names import pythonic
 from ._samplers import Sampler
@@ -26,6 +27,18 @@ def _count(name: str, value, least: int) -> int:
     if value < least:
         raise ValueError(f"{name} = {value}: expected at least {least}")
     return int(value)
+
+
+def _sampler_spec(model, sampler) -> dict:
+    """The sampler's settings; for a model of your own without Hessians, first-order control
+    variates unless the sampler's ``cv_order`` was given (second order needs Hessians)."""
+    spec = sampler.spec()
+    # The SG kernels take cv_order only with cv; HMC-ECS always has control variates.
+    uses_cv = spec.get("cv", False) or not sampler.takes("cv")
+    if (isinstance(model, CustomModel) and model.hess_terms is None and uses_cv
+            and "cv_order" not in spec and sampler.takes("cv_order")):
+        spec["cv_order"] = 1
+    return spec
 
 
 def sample(model: Model, sampler: Sampler, chains: int = 4, warmup: int = 1000,
@@ -55,9 +68,10 @@ def sample(model: Model, sampler: Sampler, chains: int = 4, warmup: int = 1000,
     (the run as JSON). A continuous-time sampler with ``skeleton=True`` adds a ``skeleton``
     group (see :func:`tallmc.read_run`).
     """
-    if not isinstance(model, Model):
+    if not isinstance(model, (Model, CustomModel)):
         raise TypeError(f"model is a {type(model).__name__}; expected a tallmc model "
-                        "(tallmc.LogisticRegression(X, y), tallmc.GaussianMean(y, sigma), …)")
+                        "(tallmc.LogisticRegression(X, y), tallmc.GaussianMean(y, sigma), "
+                        "tallmc.CustomModel(log_terms, data, dim), …)")
     if not isinstance(sampler, Sampler):
         raise TypeError(f"sampler is a {type(sampler).__name__}; expected a tallmc sampler "
                         "(tallmc.Nuts(), tallmc.HmcEcs(subsample=1000), …)")
@@ -68,7 +82,7 @@ def sample(model: Model, sampler: Sampler, chains: int = 4, warmup: int = 1000,
     spec = {
         "model": model.spec(),
         "data": {"kind": "arrays", "label": model.label},
-        "sampler": sampler.spec(),
+        "sampler": _sampler_spec(model, sampler),
         "chains": _count("chains", chains, 1),
         "warmup": _count("warmup", warmup, 0),
         "draws": _count("draws", draws, 4),
@@ -80,7 +94,14 @@ def sample(model: Model, sampler: Sampler, chains: int = 4, warmup: int = 1000,
                       "progress": draw == "terminal", "report": False},
     }
     try:
-        result = _tallmc.run(json.dumps(spec), model.X, model.y, model.names, model.label, bar)
+        if isinstance(model, CustomModel):
+            result = _tallmc.run_custom(
+                json.dumps(spec), model._evaluate, model.num_rows, model.names,
+                model.grad_terms is not None, model.hess_terms is not None, model.prior_mean,
+                model.prior_sd, bar)
+        else:
+            result = _tallmc.run(json.dumps(spec), model.X, model.y, model.names, model.label,
+                                 bar)
     except ValueError as e:
         raise ValueError(pythonic(str(e))) from None
     finally:

@@ -70,6 +70,10 @@ class Sampler:
         """The sampler's part of the run (the JSON form of the library's settings)."""
         return dict(self._json)
 
+    def takes(self, keyword: str) -> bool:
+        """Whether the sampler has the setting ``keyword`` (``cv_order``)."""
+        return any(keyword_name(f) == keyword for f in self.setting_info)
+
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.settings.items())
         return f"{type(self).__name__}({args})"

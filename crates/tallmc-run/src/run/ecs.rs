@@ -151,6 +151,23 @@ pub trait WithEngine: RunModel + Sized {
     type Engine: DifferenceTerms<Self> + Clone + Send + Sync;
     /// An engine with `lanes` lanes sized for `m` indices each (it grows if needed).
     fn engine(&self, lanes: usize, m: usize) -> Self::Engine;
+    /// Whether the model's per-datum Hessians are its own (exact), so that second-order
+    /// control variates are exact too; a model of the user's own without them refuses order 2.
+    fn exact_hessians(&self) -> bool {
+        true
+    }
+}
+
+/// Second-order control variates need exact per-datum Hessians.
+pub(crate) fn check_cv_order<M: WithEngine>(model: &M, order: CvOrder) -> Result<()> {
+    if order == CvOrder::Two && !model.exact_hessians() {
+        anyhow::bail!(
+            "--cv-order 2: second-order control variates need the model's per-datum Hessians, \
+             and this model gives none (CustomModel without hess_terms: give hess_terms, or use \
+             --cv-order 1, which needs gradients only)"
+        );
+    }
+    Ok(())
 }
 
 macro_rules! rank_one_engine {
@@ -183,6 +200,7 @@ pub(crate) fn run_ecs<M: WithEngine>(
     model: &M, s: EcsSettings<'_>, center: &[f64], driver: &Driver<'_>, inits: &[Vec<f64>],
     sinks: Vec<Sinks>,
 ) -> Result<Outputs> {
+    check_cv_order(model, s.common().order().unwrap_or(CvOrder::Two))?;
     Ok(match s {
         EcsSettings::Signed(signed) => {
             let cfg = s.signed_config(signed, Some(center));

@@ -5,6 +5,7 @@
 
 mod confidence;
 mod context;
+mod custom;
 mod design;
 mod design_of;
 mod discrete;
@@ -33,11 +34,13 @@ use tallmc_samplers::sink::{ColumnMemorySink, Tee, memory_sink_bytes};
 use tallmc_samplers::{NewtonOptions, SamplerError, laplace_approximation, uniform_positions};
 
 pub use context::{Outcome, RunModel};
+pub use custom::CustomModel;
 pub use outputs::{AnyTuning, MaybeCsv, Sinks, abandon_open_files};
 pub use progress::RunProgress;
 
 use self::confidence::RunConfidence;
 use self::context::Setup;
+use self::custom::Custom;
 use self::design::DesignWarnings;
 use self::design_of::regression_design;
 use self::discrete::{DiscreteRun, Plan, run_discrete};
@@ -73,10 +76,45 @@ pub struct RunResult {
 pub fn run(
     spec: &RunSpec, data: Option<Dataset>, stop: &AtomicBool, observer: Option<Arc<RunProgress>>,
 ) -> Result<RunResult> {
+    execute(spec, observer, move |progress| sample(spec, data, stop, progress))
+}
+
+/// Runs `spec` on a model of the user's own (`spec.model` is [`ModelSpec::Custom`]): any
+/// type with the evaluation traits of `tallmc_core` ([`CustomModel`]), e.g. the Python
+/// package's `CustomModel` whose terms call back into Python. Every sampler whose needs the
+/// model meets runs it: the exact samplers, HMC-ECS and the SG kernels (control variates by
+/// Hessian-vector products; second order only with exact Hessians), austerity, SBPS and BPS /
+/// Zig-Zag with the automatic envelope; the bound-based samplers refuse. Otherwise as [`run`].
+pub fn run_custom<M: CustomModel>(
+    spec: &RunSpec, model: &M, stop: &AtomicBool, observer: Option<Arc<RunProgress>>,
+) -> Result<RunResult> {
+    if !matches!(spec.model, ModelSpec::Custom { .. }) {
+        bail!(
+            "run_custom runs a model of your own: the run's model must be ModelSpec::Custom, not \
+             --model {}",
+            spec.model.family()
+        );
+    }
+    execute(spec, observer, move |progress| {
+        let start = prepare(spec, "checking the model", progress)?;
+        let n = model.num_terms();
+        if n == 0 {
+            bail!("the model has no terms (N = 0); expected at least one data point");
+        }
+        run_model(&Custom(model), spec, n, start, stop, progress)
+    })
+}
+
+/// Validates `spec`, then runs `go` on the spec's number of threads (a pool of the run's own),
+/// else on all cores; errors of diverging chains are told in the command's terms.
+fn execute<F>(spec: &RunSpec, observer: Option<Arc<RunProgress>>, go: F) -> Result<RunResult>
+where
+    F: FnOnce(&ProgressTo) -> Result<RunResult> + Send,
+{
     spec.validate()?;
     let progress = ProgressTo { terminal: spec.execution.progress, observer };
     let go = || {
-        let result = sample(spec, data, stop, &progress).map_err(|e| explain_non_finite(e, spec));
+        let result = go(&progress).map_err(|e| explain_non_finite(e, spec));
         outputs::forget_open_files();
         result
     };
@@ -202,9 +240,9 @@ fn bytes(b: u128) -> String {
     if gb >= 1000.0 { format!("{:.1} TB", gb / 1000.0) } else { format!("{gb:.1} GB") }
 }
 
-fn sample(
-    spec: &RunSpec, data: Option<Dataset>, stop: &AtomicBool, progress: &ProgressTo,
-) -> Result<RunResult> {
+/// What every run does before its model exists: refuse draw counts that cannot fit, make the
+/// output directory ready, start the set-up's clock and spinner (at `phase`).
+fn prepare(spec: &RunSpec, phase: &str, progress: &ProgressTo) -> Result<(Instant, SetupSpinner)> {
     if spec.sampler.continuous().is_none() {
         // The dimension is not known yet: a first check with d = 1 refuses absurd draw counts
         // before the data are read; `run_model` checks again with the real d.
@@ -213,8 +251,13 @@ fn sample(
     if let Some(dir) = &spec.output.dir {
         prepare_output_dir(dir, spec.output.overwrite)?;
     }
-    let setup_start = Instant::now();
-    let spinner = SetupSpinner::new("reading and checking the data", progress);
+    Ok((Instant::now(), SetupSpinner::new(phase, progress)))
+}
+
+fn sample(
+    spec: &RunSpec, data: Option<Dataset>, stop: &AtomicBool, progress: &ProgressTo,
+) -> Result<RunResult> {
+    let start = prepare(spec, "reading and checking the data", progress)?;
     let data = match (data, &spec.data) {
         (Some(data), _) => data,
         (None, DataSpec::File { path, y_npy }) => {
@@ -226,7 +269,6 @@ fn sample(
         ),
     };
     let n = data.len();
-    let start = (setup_start, spinner);
     match &spec.model {
         ModelSpec::Logistic(r) => {
             let model =
@@ -267,6 +309,10 @@ fn sample(
             let model = GaussianMean::new(data, sigma, prior_mean, prior_sd)?;
             run_model(&model, spec, n, start, stop, progress)
         }
+        ModelSpec::Custom { label } => bail!(
+            "the run's model was defined in code ({label}): hand it over again to repeat it \
+             (tallmc_run::run_custom, or tallmc.sample with the CustomModel)"
+        ),
     }
 }
 

@@ -313,7 +313,7 @@ pub(crate) trait RunPdmp: RunModel {
 }
 
 /// The samplers every model can run; the bounded ones are an error naming what is missing.
-fn run_without_bounds<M: RunModel>(
+pub(crate) fn run_without_bounds<M: RunModel>(
     model: &M, name: &str, run: &PdmpRun<'_>,
 ) -> Result<PdmpOutputs> {
     let s = &run.settings;

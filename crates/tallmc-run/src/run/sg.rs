@@ -153,6 +153,7 @@ pub(crate) fn run_stochastic_gradient<M: WithEngine>(
         };
         return Ok((outputs, EvalCounts::ZERO));
     };
+    super::ecs::check_cv_order(model, order)?;
     let (cv, setup) = ControlVariate::new_on_all_cores(model, mode, order)
         .context("cannot build the control variates at the posterior mode")?;
     let engine = model.engine(1, s.batch);

@@ -158,7 +158,8 @@ impl OffsetSpec {
     fn validate(&self) -> Result<(), Invalid> {
         if let (Some(o), Some(e)) = (&self.offset, &self.exposure) {
             return Err(Invalid::message(format!(
-                "--offset {o} and --exposure {e}: give at most one (an exposure t is the offset                  log t)"
+                "--offset {o} and --exposure {e}: give at most one (an exposure t is the \
+                 offset log t)"
             )));
         }
         for (flag, name) in [("offset", &self.offset), ("exposure", &self.exposure)] {
@@ -221,6 +222,13 @@ pub enum ModelSpec {
     Robust(RobustSpec),
     /// Gaussian N(μ, σ²) on the response, θ = (μ, log σ), flat priors.
     Gaussian {},
+    /// A model of the user's own, handed over in code (the Python package's `CustomModel`, a
+    /// Rust type run by [`run_custom`](crate::run_custom)); `label` says what it was. A run of
+    /// it is repeated by handing the model over again.
+    Custom {
+        /// What the model was (`CustomModel(log_terms=…)`).
+        label: String,
+    },
     /// Gaussian mean with known σ on the response, μ ~ N(prior_mean, prior_sd²).
     GaussianMean {
         /// The known noise sd σ > 0.
@@ -251,6 +259,7 @@ impl ModelSpec {
             Self::Robust(_) => "robust",
             Self::Gaussian {} => "gaussian",
             Self::GaussianMean { .. } => "gaussian-mean",
+            Self::Custom { .. } => "custom",
         }
     }
 
@@ -260,7 +269,7 @@ impl ModelSpec {
             Self::Logistic(r) | Self::Probit(r) | Self::Linear(r) => Some(r),
             Self::Poisson(c) | Self::NegativeBinomial(c) => Some(&c.regression),
             Self::Robust(r) => Some(&r.regression),
-            Self::Gaussian {} | Self::GaussianMean { .. } => None,
+            Self::Gaussian {} | Self::GaussianMean { .. } | Self::Custom { .. } => None,
         }
     }
 
