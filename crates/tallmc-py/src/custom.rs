@@ -15,6 +15,7 @@
 //! gradients along v, h = 10⁻⁵(1 + |θ_j|). Second-order control variates are refused then
 //! (`exact_hessians` is false).
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -28,6 +29,21 @@ use tallmc_run::CustomModel;
 /// At most this many numbers come back from one call (rows are split into calls to stay under
 /// it): 32 MB.
 const MAX_NUMBERS_PER_CALL: usize = 1 << 22;
+
+/// At most this many numbers of per-row Hessians are kept (256 MB); beyond, the cache starts
+/// afresh.
+const MAX_CACHED_NUMBERS: usize = 1 << 25;
+
+/// Per-row Hessians ∇²ℓ_i(θ) at one θ: HMC-ECS and the SG kernels' second-order control
+/// variates ask for products H_i(θ*) v at the same centre θ* on every step, for a subsample
+/// that changes by a few rows per iteration, so each row's Hessian is asked of Python once.
+#[derive(Default)]
+struct HessianCache {
+    theta: Vec<f64>,
+    /// Row → its d × d block's position in `blocks`.
+    at: HashMap<u32, usize>,
+    blocks: Vec<f64>,
+}
 
 /// Rows of one call: indices, or a contiguous range.
 #[derive(Clone, Copy)]
@@ -100,6 +116,7 @@ pub(crate) struct PyModel {
     prior_sd: Vec<f64>,
     failure: Mutex<Option<PyErr>>,
     stop: Arc<AtomicBool>,
+    cache: Mutex<HessianCache>,
 }
 
 /// What the Python side says of its model.
@@ -158,6 +175,7 @@ impl PyModel {
             prior_sd: parts.prior_sd,
             failure: Mutex::new(None),
             stop,
+            cache: Mutex::new(HessianCache::default()),
         })
     }
 
@@ -376,13 +394,38 @@ fn add_rows(rows: &[f64], d: usize, out: &mut [f64]) {
 }
 
 impl TermHessians for PyModel {
+    /// H_i v from the rows' Hessians at θ, each asked of Python once per θ (see
+    /// [`HessianCache`]).
     fn hessian_vector_products(&self, theta: &[f64], indices: &[u32], v: &[f64], out: &mut [f64]) {
-        let (d, m) = (self.dim, indices.len());
-        let mut hess = vec![0.0; m * d * d];
-        self.hessians(theta, Rows::Indices(indices), &mut hess);
-        for (h, o) in hess.chunks_exact(d * d).zip(out.chunks_exact_mut(d)) {
-            for (i, oi) in o.iter_mut().enumerate() {
-                *oi = h[i * d..(i + 1) * d].iter().zip(v).map(|(a, b)| a * b).sum();
+        let d = self.dim;
+        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        let same = cache.theta.len() == d
+            && cache.theta.iter().zip(theta).all(|(a, b)| a.to_bits() == b.to_bits());
+        if !same || cache.blocks.len() + indices.len() * d * d > MAX_CACHED_NUMBERS {
+            *cache = HessianCache { theta: theta.to_vec(), ..HessianCache::default() };
+        }
+        let mut missing: Vec<u32> =
+            indices.iter().copied().filter(|i| !cache.at.contains_key(i)).collect();
+        missing.sort_unstable();
+        missing.dedup();
+        if !missing.is_empty() {
+            let mut fresh = vec![0.0; missing.len() * d * d];
+            self.hessians(theta, Rows::Indices(&missing), &mut fresh);
+            if self.failed() {
+                out[..indices.len() * d].fill(f64::NAN);
+                return;
+            }
+            for (k, &i) in missing.iter().enumerate() {
+                let at = cache.blocks.len();
+                cache.blocks.extend_from_slice(&fresh[k * d * d..(k + 1) * d * d]);
+                cache.at.insert(i, at);
+            }
+        }
+        for (&i, o) in indices.iter().zip(out.chunks_exact_mut(d)) {
+            let at = cache.at[&i];
+            let h = &cache.blocks[at..at + d * d];
+            for (r, oi) in o.iter_mut().enumerate() {
+                *oi = h[r * d..(r + 1) * d].iter().zip(v).map(|(a, b)| a * b).sum();
             }
         }
     }
