@@ -254,9 +254,20 @@ fn prepare(spec: &RunSpec, phase: &str, progress: &ProgressTo) -> Result<(Instan
     Ok((Instant::now(), SetupSpinner::new(phase, progress)))
 }
 
+/// A run of a model defined in code cannot be run from its spec alone.
+fn defined_in_code(label: &str) -> anyhow::Error {
+    anyhow::anyhow!(
+        "the run's model was defined in code ({label}): hand it over again to repeat it \
+         (tallmc_run::run_custom, or tallmc.sample with the CustomModel)"
+    )
+}
+
 fn sample(
     spec: &RunSpec, data: Option<Dataset>, stop: &AtomicBool, progress: &ProgressTo,
 ) -> Result<RunResult> {
+    if let ModelSpec::Custom { label } = &spec.model {
+        return Err(defined_in_code(label));
+    }
     let start = prepare(spec, "reading and checking the data", progress)?;
     let data = match (data, &spec.data) {
         (Some(data), _) => data,
@@ -309,10 +320,7 @@ fn sample(
             let model = GaussianMean::new(data, sigma, prior_mean, prior_sd)?;
             run_model(&model, spec, n, start, stop, progress)
         }
-        ModelSpec::Custom { label } => bail!(
-            "the run's model was defined in code ({label}): hand it over again to repeat it \
-             (tallmc_run::run_custom, or tallmc.sample with the CustomModel)"
-        ),
+        ModelSpec::Custom { label } => Err(defined_in_code(label)),
     }
 }
 
