@@ -5,8 +5,36 @@ use tallmc_core::{
     Terms,
 };
 
-use super::{DispersionFamily, DispersionGlm};
+use super::{BLOCK, DispersionFamily, DispersionGlm};
 use crate::data::{Rows, with_rows};
+
+/// The predictors η_k = x̃_kᵀβ (+ offset) and responses of a block of rows (at most [`BLOCK`]),
+/// into `eta` and `yb`; returns how many.
+#[inline(always)]
+fn block_predictors<R: Rows>(
+    r: &R, beta: &[f64], y: &[f64], rows: impl Iterator<Item = usize>, eta: &mut [f64; BLOCK],
+    yb: &mut [f64; BLOCK],
+) -> usize {
+    let mut n = 0;
+    for (i, (e, v)) in rows.zip(eta.iter_mut().zip(yb.iter_mut())) {
+        *e = r.predictor(i, beta);
+        *v = y[i];
+        n += 1;
+    }
+    n
+}
+
+/// (f, f_η, f_τ) of a block, [`DispersionFamily::value_and_scores_block`] on its predictors.
+#[inline(always)]
+fn block_values<F: DispersionFamily, R: Rows>(
+    f: &F, at: &F::At, r: &R, beta: &[f64], y: &[f64], rows: impl Iterator<Item = usize>,
+    out: &mut [(f64, f64, f64); BLOCK],
+) -> usize {
+    let (mut eta, mut yb) = ([0.0; BLOCK], [0.0; BLOCK]);
+    let n = block_predictors(r, beta, y, rows, &mut eta, &mut yb);
+    f.value_and_scores_block(at, &yb[..n], &eta[..n], &mut out[..n]);
+    n
+}
 
 impl<F: DispersionFamily> Terms for DispersionGlm<F> {
     fn dim(&self) -> usize {
@@ -21,10 +49,14 @@ impl<F: DispersionFamily> Terms for DispersionGlm<F> {
         let y = self.design.y();
         let (beta, at) = self.split(theta);
         let f = &self.family;
+        let mut vals = [(0.0, 0.0, 0.0); BLOCK];
         with_rows!(self.design, r => {
-            for (o, &i) in out.iter_mut().zip(indices) {
-                let i = i as usize;
-                *o = f.value(&at, y[i], r.predictor(i, beta));
+            for (o, idx) in out.chunks_mut(BLOCK).zip(indices.chunks(BLOCK)) {
+                let rows = idx.iter().map(|&i| i as usize);
+                let n = block_values(f, &at, &r, beta, y, rows, &mut vals);
+                for (o, v) in o[..n].iter_mut().zip(&vals) {
+                    *o = v.0;
+                }
             }
         })
     }
@@ -33,11 +65,15 @@ impl<F: DispersionFamily> Terms for DispersionGlm<F> {
         let y = self.design.y();
         let (beta, at) = self.split(theta);
         let f = &self.family;
+        let mut vals = [(0.0, 0.0, 0.0); BLOCK];
         with_rows!(self.design, r => {
             let mut acc = 0.0;
-            for &i in indices {
-                let i = i as usize;
-                acc += f.value(&at, y[i], r.predictor(i, beta));
+            for idx in indices.chunks(BLOCK) {
+                let rows = idx.iter().map(|&i| i as usize);
+                let n = block_values(f, &at, &r, beta, y, rows, &mut vals);
+                for v in &vals[..n] {
+                    acc += v.0;
+                }
             }
             acc
         })
@@ -47,10 +83,15 @@ impl<F: DispersionFamily> Terms for DispersionGlm<F> {
         let y = self.design.y();
         let (beta, at) = self.split(theta);
         let f = &self.family;
+        let mut vals = [(0.0, 0.0, 0.0); BLOCK];
         with_rows!(self.design, r => {
             let mut acc = 0.0;
-            for i in start as usize..end as usize {
-                acc += f.value(&at, y[i], r.predictor(i, beta));
+            for first in (start as usize..end as usize).step_by(BLOCK) {
+                let rows = first..(first + BLOCK).min(end as usize);
+                let n = block_values(f, &at, &r, beta, y, rows, &mut vals);
+                for v in &vals[..n] {
+                    acc += v.0;
+                }
             }
             acc
         })
@@ -66,15 +107,18 @@ impl<F: DispersionFamily> TermGradients for DispersionGlm<F> {
         let (beta, at) = self.split(theta);
         let f = &self.family;
         let (g_beta, g_tau) = grad_sum.split_at_mut(p);
+        let mut vals = [(0.0, 0.0, 0.0); BLOCK];
         with_rows!(self.design, r => {
             let (mut total, mut gt) = (0.0, 0.0);
-            for (o, &i) in out.iter_mut().zip(indices) {
-                let i = i as usize;
-                let (v, fe, ft) = f.value_and_scores(&at, y[i], r.predictor(i, beta));
-                *o = v;
-                total += v;
-                r.add_row(i, fe, g_beta);
-                gt += ft;
+            for (o, idx) in out.chunks_mut(BLOCK).zip(indices.chunks(BLOCK)) {
+                let rows = idx.iter().map(|&i| i as usize);
+                let n = block_values(f, &at, &r, beta, y, rows, &mut vals);
+                for ((o, &i), &(v, fe, ft)) in o[..n].iter_mut().zip(idx).zip(&vals) {
+                    *o = v;
+                    total += v;
+                    r.add_row(i as usize, fe, g_beta);
+                    gt += ft;
+                }
             }
             g_tau[0] += gt;
             total
@@ -86,13 +130,18 @@ impl<F: DispersionFamily> TermGradients for DispersionGlm<F> {
         let p = self.design.dim();
         let (beta, at) = self.split(theta);
         let f = &self.family;
+        let mut vals = [(0.0, 0.0, 0.0); BLOCK];
         with_rows!(self.design, r => {
-            for ((o, &i), g) in out.iter_mut().zip(indices).zip(grads.chunks_exact_mut(p + 1)) {
-                let i = i as usize;
-                let (v, fe, ft) = f.value_and_scores(&at, y[i], r.predictor(i, beta));
-                *o = v;
-                r.set_row(i, fe, &mut g[..p]);
-                g[p] = ft;
+            let blocks = out.chunks_mut(BLOCK).zip(indices.chunks(BLOCK));
+            for ((o, idx), gb) in blocks.zip(grads.chunks_mut(BLOCK * (p + 1))) {
+                let rows = idx.iter().map(|&i| i as usize);
+                let n = block_values(f, &at, &r, beta, y, rows, &mut vals);
+                let each = o[..n].iter_mut().zip(idx).zip(gb.chunks_exact_mut(p + 1));
+                for (((o, &i), g), &(v, fe, ft)) in each.zip(&vals) {
+                    *o = v;
+                    r.set_row(i as usize, fe, &mut g[..p]);
+                    g[p] = ft;
+                }
             }
         })
     }
@@ -105,13 +154,17 @@ impl<F: DispersionFamily> TermGradients for DispersionGlm<F> {
         let (beta, at) = self.split(theta);
         let f = &self.family;
         let (g_beta, g_tau) = grad_sum.split_at_mut(p);
+        let mut vals = [(0.0, 0.0, 0.0); BLOCK];
         with_rows!(self.design, r => {
             let (mut total, mut gt) = (0.0, 0.0);
-            for i in start as usize..end as usize {
-                let (v, fe, ft) = f.value_and_scores(&at, y[i], r.predictor(i, beta));
-                total += v;
-                r.add_row(i, fe, g_beta);
-                gt += ft;
+            for first in (start as usize..end as usize).step_by(BLOCK) {
+                let rows = first..(first + BLOCK).min(end as usize);
+                let n = block_values(f, &at, &r, beta, y, rows.clone(), &mut vals);
+                for (i, &(v, fe, ft)) in rows.zip(&vals[..n]) {
+                    total += v;
+                    r.add_row(i, fe, g_beta);
+                    gt += ft;
+                }
             }
             g_tau[0] += gt;
             total
@@ -127,13 +180,20 @@ impl<F: DispersionFamily> TermHessians for DispersionGlm<F> {
         let (beta, at) = self.split(theta);
         let (v_beta, v_tau) = (&v[..p], v[p]);
         let f = &self.family;
+        let mut curv = [(0.0, 0.0, 0.0); BLOCK];
         with_rows!(self.design, r => {
-            for (&i, o) in indices.iter().zip(out.chunks_exact_mut(p + 1)) {
-                let i = i as usize;
-                let h = f.derivatives(&at, y[i], r.predictor(i, beta));
-                let xv = r.dot(i, v_beta);
-                r.set_row(i, h.eta_eta * xv + h.eta_tau * v_tau, &mut o[..p]);
-                o[p] = h.eta_tau * xv + h.tau_tau * v_tau;
+            for (idx, ob) in indices.chunks(BLOCK).zip(out.chunks_mut(BLOCK * (p + 1))) {
+                let (mut eta, mut yb) = ([0.0; BLOCK], [0.0; BLOCK]);
+                let rows = idx.iter().map(|&i| i as usize);
+                let n = block_predictors(&r, beta, y, rows, &mut eta, &mut yb);
+                f.curvatures_block(&at, &yb[..n], &eta[..n], &mut curv[..n]);
+                let each = idx.iter().zip(ob.chunks_exact_mut(p + 1)).zip(&curv[..n]);
+                for ((&i, o), &(eta_eta, eta_tau, tau_tau)) in each {
+                    let i = i as usize;
+                    let xv = r.dot(i, v_beta);
+                    r.set_row(i, eta_eta * xv + eta_tau * v_tau, &mut o[..p]);
+                    o[p] = eta_tau * xv + tau_tau * v_tau;
+                }
             }
         })
     }
