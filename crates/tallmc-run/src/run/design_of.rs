@@ -16,8 +16,14 @@ pub(crate) fn regression_design(
         return Ok(DesignMatrix::new(data, options)?);
     };
     let flag = if exposure { "--exposure" } else { "--offset" };
-    let (data, mut values) =
-        data.split_off_column(name).map_err(|e| anyhow::anyhow!("{flag} {name}: {e}"))?;
+    if !data.covariate_names().iter().any(|c| c == name) {
+        bail!(
+            "{flag} {name}: no such column in {}; its columns besides y are {}",
+            data.source().map_or("the data".to_string(), |p| p.display().to_string()),
+            data.covariate_names().join(", ")
+        );
+    }
+    let (data, mut values) = data.split_off_column(name)?;
     if exposure {
         if let Some(row) = values.iter().position(|&t| !(t > 0.0 && t.is_finite())) {
             let at = data.location(row);
