@@ -431,10 +431,83 @@ impl TermHessians for PyModel {
     }
 
     fn sum_hessian(&self, theta: &[f64], indices: &[u32], hess: &mut [f64]) {
-        let (d, m) = (self.dim, indices.len());
-        let mut each = vec![0.0; m * d * d];
-        self.hessians(theta, Rows::Indices(indices), &mut each);
-        add_rows(&each, d * d, hess);
+        self.add_hessians(theta, Rows::Indices(indices), hess);
+    }
+
+    /// In large contiguous calls (the default goes through small index batches).
+    fn sum_hessian_range(&self, theta: &[f64], start: u32, end: u32, hess: &mut [f64]) {
+        self.add_hessians(theta, Rows::Range(start, end), hess);
+    }
+
+    /// Σ_i H_i v over the range: from the Hessians in large contiguous calls, or (without
+    /// them) by central differences of the summed gradient along v, two gradient passes.
+    fn sum_hessian_vector_range(
+        &self, theta: &[f64], start: u32, end: u32, v: &[f64], out: &mut [f64],
+    ) {
+        let d = self.dim;
+        if self.hessians {
+            let mut sum = vec![0.0; d * d];
+            self.add_hessians(theta, Rows::Range(start, end), &mut sum);
+            for (i, o) in out.iter_mut().enumerate() {
+                *o += sum[i * d..(i + 1) * d].iter().zip(v).map(|(a, b)| a * b).sum::<f64>();
+            }
+            return;
+        }
+        let norm = v.iter().map(|x| x * x).sum::<f64>().sqrt();
+        if norm == 0.0 {
+            return;
+        }
+        let scale = theta.iter().map(|t| t.abs()).fold(0.0, f64::max);
+        let h = 1e-5 * (1.0 + scale) / norm;
+        let at = |sign: f64| {
+            let shifted: Vec<f64> = theta.iter().zip(v).map(|(t, x)| t + sign * h * x).collect();
+            let mut g = vec![0.0; d];
+            self.sum_log_terms_grad_range(&shifted, start, end, &mut g);
+            g
+        };
+        let (plus, minus) = (at(1.0), at(-1.0));
+        for ((o, p), m) in out.iter_mut().zip(plus).zip(minus) {
+            *o += (p - m) / (2.0 * h);
+        }
+    }
+}
+
+impl PyModel {
+    /// hess += Σ_i ∇²ℓ_i(θ) over `rows`: the rows' Hessians in calls of at most
+    /// [`MAX_NUMBERS_PER_CALL`] numbers, or (without them) central differences of the summed
+    /// gradients, 2d gradient passes in large calls.
+    fn add_hessians(&self, theta: &[f64], rows: Rows<'_>, hess: &mut [f64]) {
+        let d = self.dim;
+        if self.hessians {
+            rows.split(self.rows_per_call(Kind::Hessians), |chunk, _| {
+                let mut each = vec![0.0; chunk.len() * d * d];
+                self.hessians(theta, chunk, &mut each);
+                add_rows(&each, d * d, hess);
+            });
+            return;
+        }
+        let summed = |t: &[f64]| {
+            let mut g = vec![0.0; d];
+            rows.split(self.rows_per_call(Kind::Gradients), |chunk, _| {
+                let m = chunk.len();
+                let (mut out, mut grads) = (vec![0.0; m], vec![0.0; m * d]);
+                self.gradients(t, chunk, &mut out, &mut grads);
+                add_rows(&grads, d, &mut g);
+            });
+            g
+        };
+        let mut shifted = theta.to_vec();
+        for j in 0..d {
+            let h = 1e-5 * (1.0 + theta[j].abs());
+            shifted[j] = theta[j] + h;
+            let plus = summed(&shifted);
+            shifted[j] = theta[j] - h;
+            let minus = summed(&shifted);
+            shifted[j] = theta[j];
+            for i in 0..d {
+                hess[i * d + j] += (plus[i] - minus[i]) / (2.0 * h);
+            }
+        }
     }
 }
 
