@@ -113,8 +113,17 @@ fn in_repo_benches(
         }
         let mut cmd = Command::new(env!("CARGO"));
         cmd.current_dir(root).args(["bench", "-p", krate, "--bench", bench]);
-        if *bench == "pdmp_throughput" {
-            let n = pdmp_n.unwrap_or(if quick { 100_000 } else { 1_000_000 });
+        // The benchmarks that write a report (under target/bench), with their arguments; a
+        // bench's --quick comes first, so that the arguments after it override its sizes.
+        let report = match *bench {
+            "pdmp_throughput" => {
+                let n = pdmp_n.unwrap_or(if quick { 100_000 } else { 1_000_000 });
+                Some((vec!["--n".to_string(), n.to_string()], format!("pdmp_throughput_n{n}.md")))
+            }
+            "family_ecs" => Some((Vec::new(), "family_ecs.md".to_string())),
+            _ => None,
+        };
+        if let Some((args, file)) = report {
             let dir = root.join("target/bench");
             std::fs::create_dir_all(&dir)
                 .with_context(|| format!("cannot create {}", dir.display()))?;
@@ -122,18 +131,7 @@ fn in_repo_benches(
             if quick {
                 cmd.arg("--quick");
             }
-            cmd.args(["--n", &n.to_string(), "--out"])
-                .arg(dir.join(format!("pdmp_throughput_n{n}.md")));
-        }
-        if *bench == "family_ecs" {
-            let dir = root.join("target/bench");
-            std::fs::create_dir_all(&dir)
-                .with_context(|| format!("cannot create {}", dir.display()))?;
-            cmd.arg("--");
-            if quick {
-                cmd.arg("--quick");
-            }
-            cmd.arg("--out").arg(dir.join("family_ecs.md"));
+            cmd.args(args).arg("--out").arg(dir.join(file));
         }
         println!("== cargo bench -p {krate} --bench {bench}");
         let status = cmd.status().context("cannot run cargo bench")?;

@@ -30,6 +30,7 @@ use std::sync::Arc;
 
 use crate::data::{Dataset, DesignMatrix, DesignOptions};
 use crate::error::{Error, Result};
+use crate::glm::check_responses;
 use crate::prior::NormalPrior;
 
 pub use negative_binomial::{NegativeBinomialFamily, NegativeBinomialRegression};
@@ -152,24 +153,8 @@ impl<F: DispersionFamily> DispersionGlm<F> {
                 remedy: "rename the covariate",
             });
         }
-        let data = design.data();
-        if let Some(row) = data.y().iter().position(|&v| !family.accepts_response(v)) {
-            let value = data.y()[row];
-            return Err(if value.is_finite() {
-                Error::InvalidResponse {
-                    at: data.response_location(row),
-                    value,
-                    expected: family.response_domain(),
-                }
-            } else {
-                Error::NonFinite {
-                    source_name: data.response_source_name(),
-                    row,
-                    column: "y".to_string(),
-                    value,
-                }
-            });
-        }
+        let domain = family.response_domain();
+        check_responses(design.data(), |v| family.accepts_response(v), domain)?;
         Ok(Self { family, design, prior })
     }
 

@@ -57,6 +57,7 @@ pub use logistic::{
     FastLogisticFamily, FastLogisticRegression, LogisticFamily, LogisticRegression,
 };
 pub(crate) use poisson::is_count;
+
 pub use poisson::{PoissonFamily, PoissonRegression};
 pub use probit::{ProbitFamily, ProbitRegression};
 
@@ -105,7 +106,7 @@ impl<F: GlmFamily> Glm<F> {
     pub fn with_family(family: F, design: DesignMatrix, prior_sd: f64) -> Result<Self> {
         let prior = NormalPrior::new(prior_sd)?;
         design.check_regression_shape()?;
-        check_responses(&family, design.data())?;
+        check_responses(design.data(), |v| family.accepts_response(v), family.response_domain())?;
         let bounds = design.bound_statistics();
         if !bounds.finite {
             design.data().check_finite()?;
@@ -158,14 +159,14 @@ impl<F: BoundedScore> Glm<F> {
     }
 }
 
-/// Errors on the first response the family does not accept (one parallel pass over y).
-fn check_responses<F: GlmFamily>(family: &F, data: &Dataset) -> Result<()> {
+/// Errors on the first response `accepts` refuses (one parallel pass over y); `expected` says
+/// what it accepts. Every regression model checks its responses with it.
+pub(crate) fn check_responses(
+    data: &Dataset, accepts: impl Fn(f64) -> bool + Sync, expected: &'static str,
+) -> Result<()> {
     let y = data.y();
     let bad = y.par_chunks(PASS_CHUNK_ROWS).enumerate().find_map_first(|(c, chunk)| {
-        chunk
-            .iter()
-            .position(|&v| !family.accepts_response(v))
-            .map(|k| (c * PASS_CHUNK_ROWS + k, chunk[k]))
+        chunk.iter().position(|&v| !accepts(v)).map(|k| (c * PASS_CHUNK_ROWS + k, chunk[k]))
     });
     match bad {
         Some((row, value)) if !value.is_finite() => Err(Error::NonFinite {
@@ -174,11 +175,9 @@ fn check_responses<F: GlmFamily>(family: &F, data: &Dataset) -> Result<()> {
             column: "y".to_string(),
             value,
         }),
-        Some((row, value)) => Err(Error::InvalidResponse {
-            at: data.response_location(row),
-            value,
-            expected: family.response_domain(),
-        }),
+        Some((row, value)) => {
+            Err(Error::InvalidResponse { at: data.response_location(row), value, expected })
+        }
         None => Ok(()),
     }
 }
