@@ -82,9 +82,10 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::{
-    BinaryFactors, CurvatureBound, EvalCounts, LinearPredictor, LogPrior, LogPriorCurvature,
-    LogPriorHessian, ParameterNames, TaylorRemainderBound, TermBounds, TermCurvatureBound,
-    TermGradientBounds, TermGradientLipschitz, TermGradients, TermHessians, Terms,
+    BinaryFactors, CurvatureBound, DispersionPredictor, EvalCounts, LinearPredictor, LogPrior,
+    LogPriorCurvature, LogPriorHessian, ParameterNames, PredictorDerivatives, TaylorRemainderBound,
+    TermBounds, TermCurvatureBound, TermGradientBounds, TermGradientLipschitz, TermGradients,
+    TermHessians, Terms,
 };
 
 /// A model that forwards every call to `inner` and counts the per-datum evaluations made (see
@@ -143,7 +144,7 @@ impl<M> Counting<M> {
 
     /// Indices passed to [`LinearPredictor::predictor_derivatives`] (each returns φ_i, φ_i′ and
     /// φ_i″ at once; the caller decides which kinds it counts, so these are not part of
-    /// [`Counting::counts`]).
+    /// [`Counting::counts`]), and to the derivative methods of [`DispersionPredictor`].
     pub fn predictor_derivatives(&self) -> u64 {
         self.predictor.load(Ordering::Relaxed)
     }
@@ -258,6 +259,31 @@ impl<M: LinearPredictor> LinearPredictor for Counting<M> {
 
     fn add_weighted_rows(&self, indices: &[u32], weights: &[f64], out: &mut [f64]) {
         self.inner.add_weighted_rows(indices, weights, out);
+    }
+}
+
+/// The derivative methods add their indices to [`Counting::predictor_derivatives`].
+impl<M: DispersionPredictor> DispersionPredictor for Counting<M> {
+    fn dispersion_predictors(&self, theta: &[f64], indices: &[u32], eta: &mut [f64]) {
+        self.inner.dispersion_predictors(theta, indices, eta);
+    }
+
+    fn predictor_scores_at(
+        &self, tau: f64, indices: &[u32], eta: &[f64], out: &mut [(f64, f64, f64)],
+    ) {
+        self.predictor.fetch_add(indices.len() as u64, Ordering::Relaxed);
+        self.inner.predictor_scores_at(tau, indices, eta, out);
+    }
+
+    fn predictor_derivatives_at(
+        &self, tau: f64, indices: &[u32], eta: &[f64], out: &mut [PredictorDerivatives],
+    ) {
+        self.predictor.fetch_add(indices.len() as u64, Ordering::Relaxed);
+        self.inner.predictor_derivatives_at(tau, indices, eta, out);
+    }
+
+    fn add_weighted_predictor_rows(&self, indices: &[u32], weights: &[f64], out: &mut [f64]) {
+        self.inner.add_weighted_predictor_rows(indices, weights, out);
     }
 }
 

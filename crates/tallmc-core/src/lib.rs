@@ -13,6 +13,8 @@
 //!
 //! * a **model** evaluates terms for a batch of indices: [`Terms`], [`TermGradients`],
 //!   [`TermHessians`], optional [`TermBounds`] and [`TaylorRemainderBound`], and its prior [`LogPrior`];
+//!   models with one linear predictor per datum say so ([`LinearPredictor`], or
+//!   [`DispersionPredictor`] with a shared dispersion parameter), for the control-variate engines;
 //! * a **subsampler** chooses indices: [`subsample`];
 //! * a **kernel** moves a chain: [`Kernel`], reporting typed [`StepStats`]; a
 //!   piecewise-deterministic kernel ([`PdmpKernel`]) moves a particle along a continuous
@@ -32,6 +34,7 @@
 pub mod columns;
 pub mod counting;
 pub mod counts;
+pub mod dispersion_predictor;
 pub mod error;
 pub mod full_data;
 pub mod gradient_bounds;
@@ -47,6 +50,7 @@ mod test_quadratic;
 pub use columns::{ColumnError, StatColumns};
 pub use counting::Counting;
 pub use counts::EvalCounts;
+pub use dispersion_predictor::{DispersionPredictor, PredictorDerivatives};
 pub use error::{Error, Result};
 pub use full_data::{FullData, Parallelism};
 pub use gradient_bounds::{

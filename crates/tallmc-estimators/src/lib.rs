@@ -9,7 +9,9 @@
 //!   with the full-data sums built in one pass and Σ_k q_k(θ) in O(d²).
 //! * [`DifferenceTerms`] — the engines that evaluate d_k = ℓ_k − q_k and ∇d_k for a subsample:
 //!   [`RankOne`] for [`LinearPredictor`](tallmc_core::LinearPredictor) models (scalars per datum
-//!   only), [`HessianProducts`] for any model with Hessians.
+//!   only), [`RankTwo`] for [`DispersionPredictor`](tallmc_core::DispersionPredictor) models
+//!   (the same with a shared dispersion parameter), [`HessianProducts`] for any model with
+//!   Hessians.
 //! * [`DifferenceEstimator`] — ℓ̂_m, σ̂²_m, the perturbed ℓ̂ − σ̂²/2 and their gradients.
 //! * [`BlockPoissonEstimator`] with [`BlockPoissonSubsample`] — the signed block-Poisson
 //!   estimator of L(θ) in log space, its sign and ∇log|L̂_B|.
@@ -41,7 +43,7 @@ pub use block_poisson::{BlockPoissonEstimate, BlockPoissonEstimator, BlockPoisso
 pub use control_variate::{ControlVariate, CvOrder};
 pub use cv_gradient::ControlVariateGradient;
 pub use difference::{DifferenceEstimate, DifferenceEstimator};
-pub use differences::{DifferenceTerms, HessianProducts, RankOne};
+pub use differences::{DifferenceTerms, HessianProducts, RankOne, RankTwo};
 pub use error::{Error, Result};
 pub use gradient::MinibatchGradient;
 pub use traits::{

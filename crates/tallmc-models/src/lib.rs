@@ -76,7 +76,10 @@ pub use data::{
     DesignOptions, INTERCEPT_NAME, LoadOptions, SharedF64, default_names, diagnose_design, load,
     read_binary, read_csv, read_npy, separates, write_binary, write_csv,
 };
-pub use dispersion::{DispersionGlm, NegativeBinomialRegression, RobustRegression};
+pub use dispersion::{
+    DispersionFamily, DispersionGlm, NegativeBinomialFamily, NegativeBinomialRegression,
+    RobustRegression, StudentTFamily,
+};
 pub use error::{Error, Result, RowLocation};
 pub use gaussian::Gaussian;
 pub use gaussian_mean::GaussianMean;

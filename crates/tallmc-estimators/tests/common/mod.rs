@@ -105,3 +105,42 @@ impl Moments {
         (s2 - target) / ((m4 - s2 * s2) / n).sqrt()
     }
 }
+
+/// Negative binomial (NB2) regression with an intercept on gamma–Poisson counts (φ = 3):
+/// d = p + 2 (β and log φ).
+pub fn negative_binomial(n: usize, p: usize) -> tallmc_models::NegativeBinomialRegression {
+    use rand_distr::{Gamma, Poisson};
+    let x = covariates(n, p, 12);
+    let mut r = ChaCha8Rng::seed_from_u64(13);
+    let phi = 3.0;
+    let y: Vec<f64> = (0..n)
+        .map(|i| {
+            let eta = 0.8 + x[i * p..(i + 1) * p].iter().sum::<f64>() * 0.4;
+            let rate: f64 = Gamma::new(phi, eta.exp() / phi).unwrap().sample(&mut r);
+            Poisson::new(rate.max(1e-12)).unwrap().sample(&mut r)
+        })
+        .collect();
+    let data = Dataset::with_default_names(x, y, p).unwrap();
+    let options = DesignOptions::default().with_intercept(true);
+    tallmc_models::DispersionGlm::new(tallmc_models::NegativeBinomialFamily, data, options, 10.0)
+        .unwrap()
+}
+
+/// Student-t (ν = 4) robust regression with an intercept on t₃ noise of scale 0.5:
+/// d = p + 2 (β and log σ).
+pub fn robust(n: usize, p: usize) -> tallmc_models::RobustRegression {
+    use rand_distr::StudentT;
+    let x = covariates(n, p, 14);
+    let mut r = ChaCha8Rng::seed_from_u64(15);
+    let t = StudentT::new(3.0).unwrap();
+    let y: Vec<f64> = (0..n)
+        .map(|i| {
+            let noise: f64 = t.sample(&mut r);
+            1.0 + x[i * p..(i + 1) * p].iter().sum::<f64>() * 0.7 + 0.5 * noise
+        })
+        .collect();
+    let data = Dataset::with_default_names(x, y, p).unwrap();
+    let family = tallmc_models::StudentTFamily::new(4.0).unwrap();
+    let options = DesignOptions::default().with_intercept(true);
+    tallmc_models::DispersionGlm::new(family, data, options, 10.0).unwrap()
+}

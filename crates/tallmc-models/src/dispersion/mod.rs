@@ -32,6 +32,7 @@ use crate::data::{Dataset, DesignMatrix, DesignOptions};
 use crate::error::{Error, Result};
 use crate::glm::check_responses;
 use crate::prior::NormalPrior;
+pub use tallmc_core::PredictorDerivatives;
 
 pub use negative_binomial::{NegativeBinomialFamily, NegativeBinomialRegression};
 pub use student_t::{RobustRegression, StudentTFamily};
@@ -39,23 +40,6 @@ pub use student_t::{RobustRegression, StudentTFamily};
 /// Data per block of the batch loops ([`DispersionFamily::value_and_scores_block`]): the
 /// predictors of a block are computed first, then the family's functions over the block.
 pub const BLOCK: usize = 8;
-
-/// f_y(η, τ) and its derivatives at one datum (see the [module docs](self)).
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct TermDerivatives {
-    /// f.
-    pub value: f64,
-    /// ∂f/∂η.
-    pub eta: f64,
-    /// ∂f/∂τ.
-    pub tau: f64,
-    /// ∂²f/∂η².
-    pub eta_eta: f64,
-    /// ∂²f/∂η∂τ.
-    pub eta_tau: f64,
-    /// ∂²f/∂τ².
-    pub tau_tau: f64,
-}
 
 /// The per-datum function f_y(η, τ) of a [`DispersionGlm`].
 ///
@@ -73,7 +57,7 @@ pub trait DispersionFamily: Clone + fmt::Debug + Send + Sync {
     fn value_and_scores(&self, at: &Self::At, y: f64, eta: f64) -> (f64, f64, f64);
     /// Every derivative up to order two, the value and scores equal bit for bit to
     /// [`DispersionFamily::value_and_scores`].
-    fn derivatives(&self, at: &Self::At, y: f64, eta: f64) -> TermDerivatives;
+    fn derivatives(&self, at: &Self::At, y: f64, eta: f64) -> PredictorDerivatives;
     /// (∂²f/∂η², ∂²f/∂η∂τ, ∂²f/∂τ²) alone, equal bit for bit to those of
     /// [`DispersionFamily::derivatives`]: what a Hessian-vector product needs. By default from
     /// it; families override it when the value costs more than the curvatures (NB2: a log of

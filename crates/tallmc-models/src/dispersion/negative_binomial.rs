@@ -1,6 +1,6 @@
 //! Negative binomial (NB2) regression with the log link and a log dispersion parameter.
 
-use super::{BLOCK, DispersionFamily, DispersionGlm, TermDerivatives};
+use super::{BLOCK, DispersionFamily, DispersionGlm, PredictorDerivatives};
 use crate::glm::is_count;
 use crate::glm::special::{
     digamma_ratio, digamma_trigamma_ratios, ln_factorial, ln_gamma_ratio, softplus_exp,
@@ -161,10 +161,10 @@ impl DispersionFamily for NegativeBinomialFamily {
     }
 
     #[inline]
-    fn derivatives(&self, at: &NegativeBinomialAt, y: f64, eta: f64) -> TermDerivatives {
+    fn derivatives(&self, at: &NegativeBinomialAt, y: f64, eta: f64) -> PredictorDerivatives {
         let Parts { value, softplus, p, q } = Self::parts(at, y, eta);
         let (eta_eta, eta_tau, tau_tau, f_eta, f_tau) = Self::second_order(at, y, softplus, p, q);
-        TermDerivatives { value, eta: f_eta, tau: f_tau, eta_eta, eta_tau, tau_tau }
+        PredictorDerivatives { value, eta: f_eta, tau: f_tau, eta_eta, eta_tau, tau_tau }
     }
 
     /// The curvatures without the value (no log-gamma difference, no log y!): one `exp`, one

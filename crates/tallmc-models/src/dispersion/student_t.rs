@@ -1,6 +1,6 @@
 //! Robust linear regression: Student-t noise with a fixed number of degrees of freedom.
 
-use super::{DispersionFamily, DispersionGlm, TermDerivatives};
+use super::{DispersionFamily, DispersionGlm, PredictorDerivatives};
 use crate::error::{Error, Result};
 use statrs::function::gamma::ln_gamma;
 
@@ -77,14 +77,14 @@ impl DispersionFamily for StudentTFamily {
     }
 
     #[inline]
-    fn derivatives(&self, at: &StudentTAt, y: f64, eta: f64) -> TermDerivatives {
+    fn derivatives(&self, at: &StudentTAt, y: f64, eta: f64) -> PredictorDerivatives {
         let (value, f_eta, f_tau) = self.value_and_scores(at, y, eta);
         let r = y - eta;
         let s = r * r * at.w;
         let (nu, k) = (self.nu, self.nu + 1.0);
         let u = nu + s;
         let u2 = u * u;
-        TermDerivatives {
+        PredictorDerivatives {
             value,
             eta: f_eta,
             tau: f_tau,

@@ -41,7 +41,7 @@ mod poisson;
 mod probit;
 pub(crate) mod special;
 mod terms;
-mod wide;
+pub(crate) mod wide;
 
 use rayon::prelude::*;
 

@@ -18,14 +18,14 @@ use super::batch::{self, RangeValues, ScoreDifferences};
 use super::family::GlmFamily;
 use crate::data::Rows;
 
-/// `pub(super) fn $name` calls `$body` with the same arguments, through a copy compiled with
+/// `$vis fn $name` calls `$body` with the same arguments, through a copy compiled with
 /// AVX2 (`$avx2`) when the CPU has it.
 macro_rules! avx2_dispatch {
-    ($(#[$doc:meta])* fn $name:ident / $avx2:ident <$($g:ident: $bound:path),*>
+    ($(#[$doc:meta])* $vis:vis fn $name:ident / $avx2:ident <$($g:ident: $bound:path),*>
         ($($arg:ident: $ty:ty),*) -> $ret:ty = $body:path) => {
         $(#[$doc])*
         #[inline(always)]
-        pub(super) fn $name<$($g: $bound),*>($($arg: $ty),*) -> $ret {
+        $vis fn $name<$($g: $bound),*>($($arg: $ty),*) -> $ret {
             #[cfg(target_arch = "x86_64")]
             if std::arch::is_x86_feature_detected!("avx2") {
                 // SAFETY: the copy only needs AVX2, which the CPU has just reported.
@@ -47,39 +47,39 @@ macro_rules! avx2_dispatch {
 
 avx2_dispatch! {
     /// [`RangeValues::sum`].
-    fn range_values / range_values_avx2 <F: GlmFamily, R: Rows>
+    pub(super) fn range_values / range_values_avx2 <F: GlmFamily, R: Rows>
         (job: &RangeValues<'_, F, R>) -> f64 = RangeValues::sum
 }
 
 avx2_dispatch! {
     /// [`RangeValues::sum_and_gradient`].
-    fn range_values_and_gradient / range_values_and_gradient_avx2 <F: GlmFamily, R: Rows>
+    pub(super) fn range_values_and_gradient / range_values_and_gradient_avx2 <F: GlmFamily, R: Rows>
         (job: &RangeValues<'_, F, R>, grad_sum: &mut [f64]) -> f64 = RangeValues::sum_and_gradient
 }
 
 avx2_dispatch! {
     /// [`batch::batch_etas`]: η (and η′) of an index batch.
-    fn gathered_etas / gathered_etas_avx2 <R: Rows>
+    pub(crate) fn gathered_etas / gathered_etas_avx2 <R: Rows>
         (rows: &R, theta: &[f64], indices: &[u32], eta: &mut [f64],
          other: Option<(&[f64], &mut [f64])>) -> () = batch::batch_etas
 }
 
 avx2_dispatch! {
     /// [`batch::family_scores`]: φ′ (and φ″) of an index batch.
-    fn family_scores / family_scores_avx2 <F: GlmFamily>
+    pub(super) fn family_scores / family_scores_avx2 <F: GlmFamily>
         (f: &F, y: &[f64], indices: &[u32], eta: &[f64], d1: &mut [f64],
          d2: Option<&mut [f64]>) -> () = batch::family_scores
 }
 
 avx2_dispatch! {
     /// [`batch::add_indexed_rows`]: out += Σ a_k x̃_{i_k}.
-    fn add_weighted_rows / add_weighted_rows_avx2 <R: Rows>
+    pub(crate) fn add_weighted_rows / add_weighted_rows_avx2 <R: Rows>
         (rows: &R, indices: &[u32], a: &[f64], out: &mut [f64]) -> () = batch::add_indexed_rows
 }
 
 avx2_dispatch! {
     /// [`ScoreDifferences::add`]: the fused first-order control-variate gradient.
-    fn score_differences / score_differences_avx2 <F: GlmFamily, R: Rows>
+    pub(super) fn score_differences / score_differences_avx2 <F: GlmFamily, R: Rows>
         (job: &ScoreDifferences<'_, F>, rows: &R, indices: &[u32], out: &mut [f64]) -> ()
         = ScoreDifferences::add
 }
@@ -111,26 +111,26 @@ fn score_differences_in_order_avx512<F: GlmFamily, R: Rows>(
 
 avx2_dispatch! {
     /// [`ScoreDifferences::add_in_order`] on CPUs without AVX-512.
-    fn score_differences_in_order_up_to_avx2 / score_differences_in_order_avx2 <F: GlmFamily, R: Rows>
+    pub(super) fn score_differences_in_order_up_to_avx2 / score_differences_in_order_avx2 <F: GlmFamily, R: Rows>
         (job: &ScoreDifferences<'_, F>, rows: &R, out: &mut [f64]) -> ()
         = ScoreDifferences::add_in_order
 }
 
 avx2_dispatch! {
     /// [`batch::batch_scores`]: η and φ′ over a gathered batch.
-    fn gathered_batch_scores / gathered_batch_scores_avx2 <F: GlmFamily, R: Rows>
+    pub(super) fn gathered_batch_scores / gathered_batch_scores_avx2 <F: GlmFamily, R: Rows>
         (f: &F, rows: &R, theta: &[f64], y: &[f64], eta: &mut [f64], d1: &mut [f64]) -> ()
         = batch::batch_scores
 }
 
 avx2_dispatch! {
     /// [`batch::batch_etas_in_order`]: η over a gathered batch.
-    fn gathered_etas_in_order / gathered_etas_in_order_avx2 <R: Rows>
+    pub(super) fn gathered_etas_in_order / gathered_etas_in_order_avx2 <R: Rows>
         (rows: &R, theta: &[f64], eta: &mut [f64]) -> () = batch::batch_etas_in_order
 }
 
 avx2_dispatch! {
     /// [`batch::add_rows_in_order`]: out += Σ a_k x̃_k over a gathered batch.
-    fn add_weighted_rows_in_order / add_weighted_rows_in_order_avx2 <R: Rows>
+    pub(super) fn add_weighted_rows_in_order / add_weighted_rows_in_order_avx2 <R: Rows>
         (rows: &R, a: &[f64], out: &mut [f64]) -> () = batch::add_rows_in_order
 }

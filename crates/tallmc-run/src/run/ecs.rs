@@ -6,15 +6,16 @@
 //! re-centre θ* (the paper's §6.3 re-sets θ* and M every 200 warmup iterations because its θ*
 //! comes from an optimizer stopped early; each re-centring costs a pass over all N rows, which
 //! at n = 10⁷ is more than the 3,000 draws cost). The only passes over all rows are Newton's
-//! and the control variates' sums at θ*. Models with a linear predictor (logistic,
-//! gaussian-mean) use the rank-one difference engine; the others use Hessian-vector products.
+//! and the control variates' sums at θ*. Models with a linear predictor (logistic, probit,
+//! Poisson, gaussian-mean) use the rank-one difference engine, NB2 and robust regression the
+//! rank-two one; the others use Hessian-vector products.
 //! The θ-step is fixed-length HMC (`--inner hmc`, the paper's) or NUTS (`--inner nuts`,
 //! `--max-depth`), see [`ThetaIntegrator`].
 
 use anyhow::Result;
 use serde::Serialize;
 use tallmc_diagnostics::{SignCorrected, sign_corrected};
-use tallmc_estimators::{CvOrder, DifferenceTerms, HessianProducts, RankOne};
+use tallmc_estimators::{CvOrder, DifferenceTerms, HessianProducts, RankOne, RankTwo};
 use tallmc_models::{
     FastLogisticRegression, Gaussian, GaussianMean, LinearRegression, NegativeBinomialRegression,
     PoissonRegression, ProbitRegression, RobustRegression,
@@ -143,9 +144,9 @@ impl EcsSettings<'_> {
 }
 
 /// The difference engine of a model: rank-one for models with a linear predictor (logistic,
-/// probit, Poisson, gaussian-mean), Hessian-vector products otherwise (linear, robust, NB2,
-/// gaussian: their τ is a second parameter of every term). HMC-ECS and the stochastic-gradient
-/// kernels' control variates use it.
+/// probit, Poisson, gaussian-mean), rank-two for those with a linear predictor and a shared
+/// dispersion parameter (NB2, robust), Hessian-vector products otherwise (linear, gaussian, the
+/// user's own models). HMC-ECS and the stochastic-gradient kernels' control variates use it.
 pub trait WithEngine: RunModel + Sized {
     /// The engine type.
     type Engine: DifferenceTerms<Self> + Clone + Send + Sync;
@@ -193,7 +194,20 @@ macro_rules! hessian_products_engine {
 }
 
 rank_one_engine!(FastLogisticRegression, GaussianMean, ProbitRegression, PoissonRegression);
-hessian_products_engine!(LinearRegression, Gaussian, NegativeBinomialRegression, RobustRegression);
+hessian_products_engine!(LinearRegression, Gaussian);
+
+macro_rules! rank_two_engine {
+    ($($model:ty),*) => {$(
+        impl WithEngine for $model {
+            type Engine = RankTwo;
+            fn engine(&self, lanes: usize, m: usize) -> RankTwo {
+                RankTwo::with_lanes(lanes, m)
+            }
+        }
+    )*};
+}
+
+rank_two_engine!(NegativeBinomialRegression, RobustRegression);
 
 /// Runs perturbed or signed HMC-ECS with θ* = `center`.
 pub(crate) fn run_ecs<M: WithEngine>(

@@ -8,7 +8,7 @@
 //! * weighted sums Σ_k w_k ∇d_k (the gradients of ℓ̂, σ̂², log|L̂_B| are all of this form once the
 //!   d_k are known).
 //!
-//! [`DifferenceTerms`] is that interface; two engines implement it:
+//! [`DifferenceTerms`] is that interface; three engines implement it:
 //!
 //! * [`RankOne`] for models with a [`LinearPredictor`] (logistic regression, Gaussian mean):
 //!   with η_k = x_kᵀθ, η*_k = x_kᵀθ* and δ_k = η_k − η*_k,
@@ -18,12 +18,16 @@
 //!   ```
 //!   so it stores four scalars per subsample slot (η*, φ*, φ′*, φ″*) and one (r_k) per slot
 //!   for the gradients — never a d-vector or a d×d matrix per datum.
+//! * [`RankTwo`] for models with a
+//!   [`DispersionPredictor`](tallmc_core::DispersionPredictor) (θ = (β, τ), ℓ_k = f_k(x_kᵀβ, τ):
+//!   negative binomial and Student-t regression): η*_k and the six derivatives of f_k at
+//!   (η*_k, τ*) per slot, two scalars r_k, s_k per slot for the gradients ∇d_k = (r_k x_k, s_k);
 //! * [`HessianProducts`], the generic fallback for any [`TermHessians`] model: it caches
 //!   ℓ_k(θ*) and ∇ℓ_k(θ*) per slot (m d-vectors) and evaluates H_k(θ*)h by a Hessian-vector
 //!   product at every call (order 2).
 //!
 //! **Caching and cost accounting.** The quantities at θ* depend only on the index in a slot
-//! and on the control variate, so both engines keep them per slot and recompute only the
+//! and on the control variate, so every engine keeps them per slot and recomputes only the
 //! slots whose index changed since the last call (or all of them after a re-centring). A
 //! pseudo-marginal kernel that keeps its subsample through a whole trajectory therefore pays
 //! for the control variates of a subsample once per refresh, not once per leapfrog step.
@@ -33,13 +37,18 @@
 //!   **gradients** when gradients are asked (∇ℓ_k(θ); for [`RankOne`], φ′_k(η_k), whose
 //!   contribution r_k x_k is added to the caller's sum);
 //! * at θ*, for each slot whose cache missed: one term, plus one gradient from order 1, plus one
-//!   Hessian at order 2 ([`CvOrder::counts_per_datum`]; for [`RankOne`], η*_k and φ*, φ′*, φ″*);
+//!   Hessian at order 2 ([`CvOrder::counts_per_datum`]; for [`RankOne`], η*_k and φ*, φ′*, φ″*;
+//!   for [`RankTwo`], η*_k and the derivatives of f_k at (η*_k, τ*));
 //! * [`HessianProducts`] at order 2: m more **Hessians** per call (the products H_k(θ*)h).
 //!
 //! *Lanes.* An engine keeps independent caches in numbered lanes, so an estimator with several
 //! subsamples (block-Poisson: one lane per factor) does not thrash one cache.
 
+mod rank_two;
+
 use tallmc_core::{EvalCounts, LinearPredictor, RowBatch, TermHessians};
+
+pub use rank_two::RankTwo;
 
 use crate::control_variate::{ControlVariate, CvOrder};
 
@@ -94,7 +103,7 @@ fn lane_mut<L: Default>(lanes: &mut Vec<L>, lane: usize) -> &mut L {
 }
 
 /// Which subsample slots of a lane hold the control-variate quantities of their current index,
-/// for the control variate with id `cv_id`: the bookkeeping both engines share.
+/// for the control variate with id `cv_id`: the bookkeeping the engines share.
 #[derive(Debug, Clone, Default)]
 struct SlotCache {
     cv_id: u64,
