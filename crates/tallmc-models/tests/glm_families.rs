@@ -11,7 +11,7 @@ use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 use statrs::function::gamma::ln_gamma;
 use tallmc_core::{ParameterNames, TermHessians, Terms};
-use tallmc_models::dispersion::{NegativeBinomialFamily, StudentTFamily};
+use tallmc_models::dispersion::{DispersionFamily, NegativeBinomialFamily, StudentTFamily};
 use tallmc_models::glm::{GlmFamily, PoissonFamily, ProbitFamily};
 use tallmc_models::{
     Dataset, DesignMatrix, DesignOptions, Error, NegativeBinomialRegression, PoissonRegression,
@@ -300,4 +300,30 @@ fn a_column_split_off_becomes_the_offset_and_leaves_the_others() {
     assert_eq!(rest.y(), [3.0, 4.0]);
     let e = data.split_off_column("exposure").unwrap_err().to_string();
     assert!(e.contains("exposure") && e.contains("age, log_t, income"), "{e}");
+}
+
+/// NB2's batch scores (which tabulate the log-gamma and digamma differences of the batch's
+/// small counts once) give the bits of the datum-by-datum function, for dispersions on both
+/// sides of the asymptotic switch (φ = 10), counts inside and beyond the table (0 … 40, 1000),
+/// and batches that are not a multiple of the block size.
+#[test]
+fn negative_binomial_batch_scores_give_the_bits_of_one_datum_at_a_time() {
+    let f = NegativeBinomialFamily;
+    let mut r = rng(31);
+    for tau in [-3.0, 0.7, 2.3, 2.31, 6.0] {
+        let at = f.at(tau);
+        for len in [1, 7, 8, 61, 300] {
+            let y: Vec<f64> = (0..len)
+                .map(|k| if k % 37 == 5 { 1000.0 } else { f64::from(r.random_range(0u32..41)) })
+                .collect();
+            let eta: Vec<f64> = (0..len).map(|_| r.random_range(-8.0..8.0)).collect();
+            let mut out = vec![(0.0, 0.0, 0.0); len];
+            f.value_and_scores_batch(&at, &y, &eta, &mut out);
+            for k in 0..len {
+                let one = f.value_and_scores(&at, y[k], eta[k]);
+                let bits = |t: (f64, f64, f64)| [t.0.to_bits(), t.1.to_bits(), t.2.to_bits()];
+                assert_eq!(bits(out[k]), bits(one), "τ = {tau}, y = {}, η = {}", y[k], eta[k]);
+            }
+        }
+    }
 }

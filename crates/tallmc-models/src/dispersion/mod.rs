@@ -79,6 +79,19 @@ pub trait DispersionFamily: Clone + fmt::Debug + Send + Sync {
             *o = self.value_and_scores(at, y, e);
         }
     }
+    /// [`DispersionFamily::value_and_scores`] of a whole batch (`y`, `eta` and `out` of one
+    /// length), the same bits: what the control-variate engine's calls at θ use. By default
+    /// block by block ([`DispersionFamily::value_and_scores_block`]); families override it to
+    /// share work between the batch's data (NB2: the log-gamma and digamma differences of the
+    /// batch's small counts, computed once).
+    fn value_and_scores_batch(
+        &self, at: &Self::At, y: &[f64], eta: &[f64], out: &mut [(f64, f64, f64)],
+    ) {
+        let blocks = y.chunks(BLOCK).zip(eta.chunks(BLOCK)).zip(out.chunks_mut(BLOCK));
+        for ((y, eta), out) in blocks {
+            self.value_and_scores_block(at, y, eta, out);
+        }
+    }
     /// [`DispersionFamily::curvatures`] of a block of at most [`BLOCK`] data, the same bits;
     /// by default datum by datum.
     #[inline(always)]

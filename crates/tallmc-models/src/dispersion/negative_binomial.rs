@@ -3,8 +3,8 @@
 use super::{BLOCK, DispersionFamily, DispersionGlm, PredictorDerivatives};
 use crate::glm::is_count;
 use crate::glm::special::{
-    digamma_ratio, digamma_trigamma_ratios, ln_factorial, ln_gamma_ratio, softplus_exp,
-    softplus_from, softplus_log, softplus_pair,
+    SMALL_COUNTS, digamma_ratio, digamma_trigamma_ratios, ln_factorial, ln_gamma_ratio,
+    small_count, softplus_exp, softplus_from, softplus_log, softplus_pair,
 };
 
 /// The NB2 family: y ∈ {0, 1, 2, …} with mean μ = e^η and dispersion φ = e^τ,
@@ -51,8 +51,16 @@ impl NegativeBinomialFamily {
     /// [`Self::parts`] from the softplus pair of δ = η − τ.
     #[inline(always)]
     fn parts_from(at: &NegativeBinomialAt, y: f64, pair: (f64, f64, f64, f64)) -> Parts {
+        Self::parts_with(at, y, pair, ln_gamma_ratio(at.phi, y))
+    }
+
+    /// [`Self::parts_from`] with log Γ(y + φ) − log Γ(φ) given (from a table of the batch).
+    #[inline(always)]
+    fn parts_with(
+        at: &NegativeBinomialAt, y: f64, pair: (f64, f64, f64, f64), ln_gamma_ratio: f64,
+    ) -> Parts {
         let (sp, sp_neg, p, q) = pair;
-        let value = ln_gamma_ratio(at.phi, y) - ln_factorial(y) - at.phi * sp - y * sp_neg;
+        let value = ln_gamma_ratio - ln_factorial(y) - at.phi * sp - y * sp_neg;
         Parts { value, softplus: sp, p, q }
     }
 
@@ -77,10 +85,16 @@ impl NegativeBinomialFamily {
     /// f_η and f_τ from the parts: the operations of `value_and_scores`.
     #[inline(always)]
     fn scores(at: &NegativeBinomialAt, y: f64, parts: &Parts) -> (f64, f64) {
+        Self::scores_with(at, y, parts, digamma_ratio(at.phi, y))
+    }
+
+    /// [`Self::scores`] with ψ(y + φ) − ψ(φ) given (from a table of the batch).
+    #[inline(always)]
+    fn scores_with(at: &NegativeBinomialAt, y: f64, parts: &Parts, d1: f64) -> (f64, f64) {
         let Parts { softplus, p, q, .. } = *parts;
         let phi = at.phi;
         let f_eta = y * q - phi * p;
-        let f_tau = phi * digamma_ratio(phi, y) - phi * softplus + phi * p - y * q;
+        let f_tau = phi * d1 - phi * softplus + phi * p - y * q;
         (f_eta, f_tau)
     }
 
@@ -145,6 +159,34 @@ impl DispersionFamily for NegativeBinomialFamily {
             let parts = Self::parts_from(at, y, pair);
             let (f_eta, f_tau) = Self::scores(at, y, &parts);
             *o = (parts.value, f_eta, f_tau);
+        }
+    }
+
+    /// The log-gamma and digamma differences depend on y and φ only, and a batch's counts are
+    /// mostly small: for the integers 0 ..= K (K the batch's largest count up to 32) they are
+    /// computed once, by the same functions (so the same bits), and looked up per datum.
+    fn value_and_scores_batch(
+        &self, at: &NegativeBinomialAt, y: &[f64], eta: &[f64], out: &mut [(f64, f64, f64)],
+    ) {
+        let largest = y.iter().filter_map(|&v| small_count(v)).max().unwrap_or(0) as usize;
+        let (mut lg, mut dg) = ([0.0; SMALL_COUNTS + 1], [0.0; SMALL_COUNTS + 1]);
+        for k in 0..=largest {
+            lg[k] = ln_gamma_ratio(at.phi, k as f64);
+            dg[k] = digamma_ratio(at.phi, k as f64);
+        }
+        let mut pairs = [(0.0, 0.0, 0.0, 0.0); BLOCK];
+        let blocks = y.chunks(BLOCK).zip(eta.chunks(BLOCK)).zip(out.chunks_mut(BLOCK));
+        for ((yb, eb), ob) in blocks {
+            let n = Self::softplus_block(at, eb, &mut pairs);
+            for ((o, &y), &pair) in ob[..n].iter_mut().zip(yb).zip(&pairs) {
+                let (l, d) = match small_count(y) {
+                    Some(k) => (lg[k as usize], dg[k as usize]),
+                    None => (ln_gamma_ratio(at.phi, y), digamma_ratio(at.phi, y)),
+                };
+                let parts = Self::parts_with(at, y, pair, l);
+                let (f_eta, f_tau) = Self::scores_with(at, y, &parts, d);
+                *o = (parts.value, f_eta, f_tau);
+            }
         }
     }
 

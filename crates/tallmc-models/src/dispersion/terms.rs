@@ -227,9 +227,9 @@ impl<F: DispersionFamily> TermHessians for DispersionGlm<F> {
 }
 
 /// The index paths of `Glm`'s rank-one engine (four rows interleaved, prefetched, AVX2 when the
-/// CPU has it) for the predictors and the row sums; the family's functions by blocks of
-/// [`BLOCK`] for the scores, datum by datum for the second derivatives (only the control
-/// variates' cache misses ask for those).
+/// CPU has it) for the predictors and the row sums; the family's batch function for the scores
+/// ([`DispersionFamily::value_and_scores_batch`]), datum by datum for the second derivatives
+/// (only the control variates' cache misses ask for those).
 impl<F: DispersionFamily> DispersionPredictor for DispersionGlm<F> {
     fn dispersion_predictors(&self, theta: &[f64], indices: &[u32], eta: &mut [f64]) {
         let beta = &theta[..self.design.dim()];
@@ -240,15 +240,17 @@ impl<F: DispersionFamily> DispersionPredictor for DispersionGlm<F> {
     fn predictor_scores_at(
         &self, tau: f64, indices: &[u32], eta: &[f64], out: &mut [(f64, f64, f64)],
     ) {
+        /// Responses gathered per chunk (on the stack).
+        const CHUNK: usize = 256;
         let (y, at, f) = (self.design.y(), self.family.at(tau), &self.family);
-        let mut yb = [0.0; BLOCK];
-        let blocks = indices.chunks(BLOCK).zip(eta.chunks(BLOCK)).zip(out.chunks_mut(BLOCK));
-        for ((idx, e), o) in blocks {
+        let mut yb = [0.0; CHUNK];
+        let chunks = indices.chunks(CHUNK).zip(eta.chunks(CHUNK)).zip(out.chunks_mut(CHUNK));
+        for ((idx, e), o) in chunks {
             for (v, &i) in yb.iter_mut().zip(idx) {
                 *v = y[i as usize];
             }
             let n = idx.len();
-            f.value_and_scores_block(&at, &yb[..n], &e[..n], &mut o[..n]);
+            f.value_and_scores_batch(&at, &yb[..n], &e[..n], &mut o[..n]);
         }
     }
 

@@ -96,13 +96,14 @@ pub(crate) fn ln_factorial(y: f64) -> f64 {
 /// From this argument on, log Γ, ψ and ψ′ differences use their asymptotic series.
 const ASYMPTOTIC_FROM: f64 = 10.0;
 /// Integer increments up to this many use finite sums and products.
-const SMALL_INCREMENT: f64 = 32.0;
+pub(crate) const SMALL_COUNTS: usize = 32;
+const SMALL_INCREMENT: f64 = SMALL_COUNTS as f64;
 
 /// `Some(y)` as a count when y is an integer in 1 ..= [`SMALL_INCREMENT`] (the finite sums'
 /// range), else `None`. A compare and two conversions: `f64::fract` is a library call (`trunc`)
 /// on x86-64 without SSE4.1, and this runs once per datum.
 #[inline(always)]
-fn small_count(y: f64) -> Option<u32> {
+pub(crate) fn small_count(y: f64) -> Option<u32> {
     // On [0, 32] the conversion truncates exactly, so k == y exactly when y is an integer.
     if (0.0..=SMALL_INCREMENT).contains(&y) {
         let k = y as u32;
