@@ -20,7 +20,7 @@
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::{Dataset, NAME_RULES, RowLines, name_problem};
 use crate::error::{Error, Result};
@@ -186,6 +186,383 @@ impl Record {
     }
 }
 
+/// What a [`CsvRowReader`] can still do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ReadState {
+    /// More lines may follow.
+    Reading,
+    /// The end of the file was reached (after at least one row).
+    Done,
+    /// An error was returned; the reader refuses to go on.
+    Failed,
+}
+
+/// A streaming reader of the CSV format of [`read_csv`]: opens the file, checks its header, and
+/// then yields the rows in chunks of at most `max_rows`, so a file of any length is read in
+/// memory proportional to the chunk (one line buffer plus the caller's two vectors).
+///
+/// The format, the checks and every error message are those of [`read_csv`] (which is built on
+/// this reader): the header is line 1 (a byte-order mark before it is skipped), the column
+/// named `response` is the response y, every other column a covariate in file order, quoted
+/// fields as in RFC 4180, blank lines skipped and counted, and every error names the file, the
+/// 1-based physical line and, for one cell, the 1-based column and its header name.
+///
+/// A chunk is row-major: after [`CsvRowReader::read_chunk`] returned r rows, `x` holds r·p
+/// values (`x[i·p + j]` is covariate j of the chunk's row i) and `y` holds r. The reader keeps
+/// no per-row state, so its memory does not grow with the number of rows.
+///
+/// An empty data section is an error: a file with a header but no data rows makes the first
+/// call of `read_chunk` that reaches the end of the file return [`read_csv`]'s "no data rows
+/// after the header" error (naming the file's last line), so a streaming consumer cannot
+/// mistake it for a valid empty data set.
+///
+/// ```
+/// use tallmc_models::CsvRowReader;
+///
+/// let dir = tempfile::tempdir().unwrap();
+/// let path = dir.path().join("d.csv");
+/// std::fs::write(&path, "y,a,b\n1,2,3\n\n0,4,5\n1,6,7\n")?;
+/// let mut reader = CsvRowReader::open(&path, "y")?;
+/// assert_eq!(reader.covariate_names(), ["a", "b"]);
+/// let (mut x, mut y) = (Vec::new(), Vec::new());
+/// assert_eq!(reader.read_chunk(2, &mut x, &mut y)?, 2);
+/// assert_eq!((x.as_slice(), y.as_slice()), ([2.0, 3.0, 4.0, 5.0].as_slice(), [1.0, 0.0].as_slice()));
+/// assert_eq!(reader.read_chunk(2, &mut x, &mut y)?, 1);
+/// assert_eq!(reader.line(), 5); // the last row is on line 5 (line 3 is blank)
+/// assert_eq!(reader.read_chunk(2, &mut x, &mut y)?, 0); // the end of the file
+/// assert_eq!(reader.rows_read(), 3);
+/// assert_eq!(reader.bytes_read(), reader.total_bytes());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct CsvRowReader {
+    path: PathBuf,
+    reader: BufReader<File>,
+    /// The current line's text (reused).
+    line: String,
+    /// The current line's fields (reused).
+    record: Record,
+    /// Every column's header name, in file order (the response's included).
+    names: Vec<String>,
+    /// The covariates' names, in file order.
+    covariate_names: Vec<String>,
+    /// The response's column (0-based).
+    y_col: usize,
+    /// The 1-based number of the last line read (the header is line 1).
+    line_no: usize,
+    /// Rows read so far.
+    rows: u64,
+    /// Bytes of the file consumed so far (line ends and byte-order mark included).
+    bytes_read: u64,
+    /// The file's size when it was opened.
+    total_bytes: u64,
+    state: ReadState,
+    /// The line of every row, recorded only for [`read_csv`] (a streaming read keeps none).
+    lines: Option<RowLines>,
+}
+
+impl std::fmt::Debug for CsvRowReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CsvRowReader")
+            .field("path", &self.path)
+            .field("covariate_names", &self.covariate_names)
+            .field("line", &self.line_no)
+            .field("rows_read", &self.rows)
+            .field("bytes_read", &self.bytes_read)
+            .field("total_bytes", &self.total_bytes)
+            .finish_non_exhaustive()
+    }
+}
+
+impl CsvRowReader {
+    /// Opens `path`, reads its header (line 1) and checks it: the column named `response`
+    /// (usually `"y"`) is the response, every other column a covariate, in file order, named by
+    /// its header. No data line is read yet.
+    ///
+    /// Errors, as [`read_csv`]'s (each naming the file and line 1, and the column for one
+    /// name): unreadable file or non-UTF-8 header, an empty file, a malformed header line,
+    /// duplicate or empty column names, no response column, a covariate name that cannot be a
+    /// CSV column name (with a comma, quote, control character or surrounding spaces, `y`, or
+    /// ending in `__`).
+    pub fn open(path: impl AsRef<Path>, response: &str) -> Result<Self> {
+        let path = path.as_ref();
+        let file = File::open(path).map_err(|e| Error::io(path, "open", e))?;
+        let total_bytes =
+            file.metadata().map_err(|e| Error::io(path, "read metadata of", e))?.len();
+        let mut reader = Self {
+            path: path.to_path_buf(),
+            reader: BufReader::with_capacity(1 << 16, file),
+            line: String::new(),
+            record: Record::default(),
+            names: Vec::new(),
+            covariate_names: Vec::new(),
+            y_col: 0,
+            line_no: 0,
+            rows: 0,
+            bytes_read: 0,
+            total_bytes,
+            state: ReadState::Reading,
+            lines: None,
+        };
+        reader.read_header(response)?;
+        Ok(reader)
+    }
+
+    /// Reads and checks line 1 (blank lines before it are not allowed: the header is line 1).
+    fn read_header(&mut self, response: &str) -> Result<()> {
+        if !self.next_line()? {
+            return Err(self.error(1, None, "file is empty; expected a header line".into()));
+        }
+        let header_text = self.line.trim_end_matches(['\n', '\r']);
+        let header_text = header_text.strip_prefix('\u{feff}').unwrap_or(header_text);
+        if let Err(e) = self.record.parse(header_text) {
+            return Err(self.syntax_error(1, e, false));
+        }
+        let names: Vec<String> =
+            (0..self.record.len()).map(|j| self.record.get(j).to_string()).collect();
+        let mut seen: HashMap<&str, usize> = HashMap::new();
+        for (j, name) in names.iter().enumerate() {
+            if name.is_empty() {
+                return Err(self.error(
+                    1,
+                    Some((j + 1, String::new())),
+                    "empty column name in the header; expected a name for every column".into(),
+                ));
+            }
+            if let Some(first) = seen.insert(name.as_str(), j) {
+                return Err(self.error(
+                    1,
+                    Some((j + 1, name.clone())),
+                    format!(
+                        "duplicate column name `{name}` (also column {}); expected unique names",
+                        first + 1
+                    ),
+                ));
+            }
+        }
+        let Some(&y_col) = seen.get(response) else {
+            return Err(self.error(
+                1,
+                None,
+                format!(
+                    "no response column named `{response}` in the header ({}); expected one",
+                    names.join(", ")
+                ),
+            ));
+        };
+        for (j, name) in names.iter().enumerate() {
+            if j == y_col {
+                continue;
+            }
+            if let Some(why) = name_problem(name) {
+                let shown = name.escape_debug().to_string();
+                return Err(self.error(
+                    1,
+                    Some((j + 1, shown.clone())),
+                    format!(
+                        "`{shown}` cannot be a covariate name: {why}; expected {NAME_RULES} (rename the column)"
+                    ),
+                ));
+            }
+        }
+        self.covariate_names =
+            names.iter().enumerate().filter(|&(j, _)| j != y_col).map(|(_, n)| n.clone()).collect();
+        self.names = names;
+        self.y_col = y_col;
+        Ok(())
+    }
+
+    /// The covariates' names (the header's columns other than the response), in file order.
+    pub fn covariate_names(&self) -> &[String] {
+        &self.covariate_names
+    }
+
+    /// Number of covariates p: the values per row in the chunks' `x`.
+    pub fn num_covariates(&self) -> usize {
+        self.covariate_names.len()
+    }
+
+    /// The file being read.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Rows read so far (over all chunks).
+    pub fn rows_read(&self) -> u64 {
+        self.rows
+    }
+
+    /// The 1-based number of the last line read (the header is line 1; blank lines counted):
+    /// after a chunk, the line of its last row.
+    pub fn line(&self) -> usize {
+        self.line_no
+    }
+
+    /// Bytes of the file read so far, line ends (and a byte-order mark) included: equal to
+    /// [`CsvRowReader::total_bytes`] once the end of the file is reached. With it, the fraction
+    /// done is `bytes_read / total_bytes` (for a progress bar).
+    pub fn bytes_read(&self) -> u64 {
+        self.bytes_read
+    }
+
+    /// The file's size in bytes when it was opened.
+    pub fn total_bytes(&self) -> u64 {
+        self.total_bytes
+    }
+
+    /// Records the line of every row from now on, for [`read_csv`]'s [`Dataset::location`]
+    /// (one pair per run of consecutive lines; a streaming read leaves this off).
+    pub(crate) fn record_row_lines(&mut self) {
+        self.lines.get_or_insert_with(RowLines::default);
+    }
+
+    /// The rows' lines recorded since [`CsvRowReader::record_row_lines`].
+    pub(crate) fn take_row_lines(&mut self) -> Option<RowLines> {
+        self.lines.take()
+    }
+
+    /// Clears `x` and `y`, then appends the next rows of the file, at most `max_rows` of them:
+    /// their covariates to `x` (row-major, p = [`CsvRowReader::num_covariates`] values per row)
+    /// and their responses to `y`. Returns how many rows it appended: `max_rows` unless the end
+    /// of the file came first, and 0 once the whole file has been read. Blank lines are skipped.
+    ///
+    /// Errors, as [`read_csv`]'s (each naming the file, the 1-based line and, for one cell,
+    /// the 1-based column and its header name): an unreadable or non-UTF-8 line, a malformed
+    /// line (a quote inside an unquoted field, text after a closing quote, a quote not closed
+    /// on its line), a row with the wrong number of fields, a value that is not a number, a NaN
+    /// or infinite value, and — when the end of the file is reached without a single data row —
+    /// "no data rows after the header" (naming the file's last line). `max_rows` = 0 is an
+    /// error. After an error the reader refuses to read further (every later call errors).
+    pub fn read_chunk(
+        &mut self, max_rows: usize, x: &mut Vec<f64>, y: &mut Vec<f64>,
+    ) -> Result<usize> {
+        x.clear();
+        y.clear();
+        if max_rows == 0 {
+            return Err(Error::invalid("max_rows", 0, "at least 1 row per chunk"));
+        }
+        match self.state {
+            ReadState::Done => return Ok(0),
+            ReadState::Failed => {
+                return Err(self.error(
+                    self.line_no.max(1),
+                    None,
+                    "reading stopped at an earlier error (at or after this line); expected no further reads after an error".into(),
+                ));
+            }
+            ReadState::Reading => {}
+        }
+        let result = self.fill(max_rows, x, y);
+        if result.is_err() {
+            self.state = ReadState::Failed;
+        }
+        result
+    }
+
+    /// The loop of [`CsvRowReader::read_chunk`].
+    fn fill(&mut self, max_rows: usize, x: &mut Vec<f64>, y: &mut Vec<f64>) -> Result<usize> {
+        let width = self.names.len();
+        let mut count = 0usize;
+        while count < max_rows {
+            if !self.next_line()? {
+                if self.rows == 0 {
+                    return Err(self.error(
+                        self.line_no.max(1),
+                        None,
+                        "no data rows after the header; expected at least one".into(),
+                    ));
+                }
+                self.state = ReadState::Done;
+                break;
+            }
+            let line_no = self.line_no;
+            let text = self.line.trim_end_matches(['\n', '\r']);
+            if text.trim().is_empty() {
+                continue;
+            }
+            if let Err(e) = self.record.parse(text) {
+                return Err(self.syntax_error(line_no, e, true));
+            }
+            if self.record.len() != width {
+                return Err(self.error(
+                    line_no,
+                    None,
+                    format!(
+                        "row has {} fields; expected {width} (as many as the header)",
+                        self.record.len()
+                    ),
+                ));
+            }
+            for j in 0..width {
+                let cell = self.record.get(j);
+                let Ok(value) = cell.parse::<f64>() else {
+                    return Err(self.error(
+                        line_no,
+                        Some((j + 1, self.names[j].clone())),
+                        format!(
+                            "`{cell}` is not a number; expected a decimal floating-point value"
+                        ),
+                    ));
+                };
+                if !value.is_finite() {
+                    return Err(self.error(
+                        line_no,
+                        Some((j + 1, self.names[j].clone())),
+                        format!("value `{cell}` is not finite; expected a finite number"),
+                    ));
+                }
+                if j == self.y_col {
+                    y.push(value);
+                } else {
+                    x.push(value);
+                }
+            }
+            if let Some(lines) = &mut self.lines {
+                lines.push(self.rows as usize, line_no);
+            }
+            self.rows += 1;
+            count += 1;
+        }
+        Ok(count)
+    }
+
+    /// Reads the next physical line into `self.line` (with its line end) and advances the line
+    /// number; `false` at the end of the file.
+    fn next_line(&mut self) -> Result<bool> {
+        self.line.clear();
+        let line_no = self.line_no + 1;
+        let read = self.reader.read_line(&mut self.line).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::InvalidData {
+                self.error(line_no, None, "line is not valid UTF-8 text".to_string())
+            } else {
+                Error::io(&self.path, "read", e)
+            }
+        })?;
+        if read == 0 {
+            return Ok(false);
+        }
+        self.line_no = line_no;
+        self.bytes_read += read as u64;
+        Ok(true)
+    }
+
+    /// A [`Error::Csv`] about this file.
+    fn error(&self, line: usize, column: Option<(usize, String)>, message: String) -> Error {
+        csv_error(&self.path, line, column, message)
+    }
+
+    /// A syntax error of line `line_no`, naming the column by its header name when the header
+    /// has been read (`named`).
+    fn syntax_error(&self, line_no: usize, e: SyntaxError, named: bool) -> Error {
+        let column = if named { self.names.get(e.field - 1) } else { None }
+            .map(|name| (e.field, name.clone()));
+        let message = match column {
+            Some(_) => e.message,
+            None => format!("field {}: {}", e.field, e.message),
+        };
+        self.error(line_no, column, message)
+    }
+}
+
 /// Reads a CSV file with a header line. The column named `response` (usually `"y"`) is the
 /// response; every other column is a covariate, in file order, named by its header.
 ///
@@ -196,7 +573,8 @@ impl Record {
 /// skipped; a quoted field cannot span lines.
 ///
 /// The data set remembers the file and the line of every row, so models name both in their
-/// errors ([`Dataset::location`]).
+/// errors ([`Dataset::location`]). The whole file is held in memory; [`CsvRowReader`] reads the
+/// same format in chunks (this function is one chunk of it).
 ///
 /// Errors (each naming the file, the 1-based line and, for a cell, the 1-based column and its
 /// name): unreadable file or non-UTF-8 line, no header, a malformed line (a quote inside an
@@ -206,155 +584,17 @@ impl Record {
 /// with the wrong number of fields, a value that is not a number, a NaN or infinite value, no
 /// data rows.
 pub fn read_csv(path: impl AsRef<Path>, response: &str) -> Result<Dataset> {
-    let path = path.as_ref();
-    let file = File::open(path).map_err(|e| Error::io(path, "open", e))?;
-    let mut reader = BufReader::with_capacity(1 << 16, file);
-    let mut line = String::new();
-    let mut record = Record::default();
-    let syntax = |line_no: usize, e: SyntaxError, names: Option<&[String]>| {
-        let column = names.and_then(|n| n.get(e.field - 1)).map(|name| (e.field, name.clone()));
-        let message = match column {
-            Some(_) => e.message,
-            None => format!("field {}: {}", e.field, e.message),
-        };
-        csv_error(path, line_no, column, message)
-    };
-
-    // Header: the first line (blank lines before it are not allowed: the header is line 1).
-    let read_line = |reader: &mut BufReader<File>, line: &mut String, line_no: usize| {
-        line.clear();
-        reader.read_line(line).map_err(|e| {
-            if e.kind() == std::io::ErrorKind::InvalidData {
-                csv_error(path, line_no, None, "line is not valid UTF-8 text".to_string())
-            } else {
-                Error::io(path, "read", e)
-            }
-        })
-    };
-    let mut line_no = 1usize;
-    if read_line(&mut reader, &mut line, line_no)? == 0 {
-        return Err(csv_error(path, 1, None, "file is empty; expected a header line".into()));
-    }
-    let header_text = line.trim_end_matches(['\n', '\r']);
-    let header_text = header_text.strip_prefix('\u{feff}').unwrap_or(header_text);
-    record.parse(header_text).map_err(|e| syntax(1, e, None))?;
-    let names: Vec<String> = (0..record.len()).map(|j| record.get(j).to_string()).collect();
-    let mut seen: HashMap<&str, usize> = HashMap::new();
-    for (j, name) in names.iter().enumerate() {
-        if name.is_empty() {
-            return Err(csv_error(
-                path,
-                1,
-                Some((j + 1, String::new())),
-                "empty column name in the header; expected a name for every column".into(),
-            ));
-        }
-        if let Some(first) = seen.insert(name.as_str(), j) {
-            return Err(csv_error(
-                path,
-                1,
-                Some((j + 1, name.clone())),
-                format!(
-                    "duplicate column name `{name}` (also column {}); expected unique names",
-                    first + 1
-                ),
-            ));
-        }
-    }
-    let Some(&y_col) = seen.get(response) else {
-        return Err(csv_error(
-            path,
-            1,
-            None,
-            format!(
-                "no response column named `{response}` in the header ({}); expected one",
-                names.join(", ")
-            ),
-        ));
-    };
-    for (j, name) in names.iter().enumerate() {
-        if j == y_col {
-            continue;
-        }
-        if let Some(why) = name_problem(name) {
-            let shown = name.escape_debug().to_string();
-            return Err(csv_error(
-                path,
-                1,
-                Some((j + 1, shown.clone())),
-                format!(
-                    "`{shown}` cannot be a covariate name: {why}; expected {NAME_RULES} (rename the column)"
-                ),
-            ));
-        }
-    }
-    let width = names.len();
-    let p = width - 1;
-    let covariate_names: Vec<String> =
-        names.iter().enumerate().filter(|&(j, _)| j != y_col).map(|(_, n)| n.clone()).collect();
-
-    let mut x: Vec<f64> = Vec::new();
-    let mut y: Vec<f64> = Vec::new();
-    let mut lines = RowLines::default();
-    loop {
-        line_no += 1;
-        if read_line(&mut reader, &mut line, line_no)? == 0 {
-            break;
-        }
-        let text = line.trim_end_matches(['\n', '\r']);
-        if text.trim().is_empty() {
-            continue;
-        }
-        record.parse(text).map_err(|e| syntax(line_no, e, Some(&names)))?;
-        if record.len() != width {
-            return Err(csv_error(
-                path,
-                line_no,
-                None,
-                format!(
-                    "row has {} fields; expected {width} (as many as the header)",
-                    record.len()
-                ),
-            ));
-        }
-        for j in 0..width {
-            let cell = record.get(j);
-            let value: f64 = cell.parse().map_err(|_| {
-                csv_error(
-                    path,
-                    line_no,
-                    Some((j + 1, names[j].clone())),
-                    format!("`{cell}` is not a number; expected a decimal floating-point value"),
-                )
-            })?;
-            if !value.is_finite() {
-                return Err(csv_error(
-                    path,
-                    line_no,
-                    Some((j + 1, names[j].clone())),
-                    format!("value `{cell}` is not finite; expected a finite number"),
-                ));
-            }
-            if j == y_col {
-                y.push(value);
-            } else {
-                x.push(value);
-            }
-        }
-        lines.push(y.len() - 1, line_no);
-    }
-    if y.is_empty() {
-        return Err(csv_error(
-            path,
-            line_no.saturating_sub(1).max(1),
-            None,
-            "no data rows after the header; expected at least one".into(),
-        ));
-    }
-    debug_assert_eq!(x.len(), y.len() * p);
+    let mut reader = CsvRowReader::open(path, response)?;
+    reader.record_row_lines();
+    let (mut x, mut y) = (Vec::new(), Vec::new());
+    // One chunk of unbounded size reads to the end of the file (and errors when it has no rows).
+    reader.read_chunk(usize::MAX, &mut x, &mut y)?;
+    debug_assert_eq!(x.len(), y.len() * reader.num_covariates());
+    let lines = reader.take_row_lines();
+    let CsvRowReader { path, covariate_names, .. } = reader;
     let mut ds = Dataset::new(x, y, covariate_names)?;
-    ds.source = Some(path.to_path_buf());
-    ds.lines = Some(lines);
+    ds.source = Some(path);
+    ds.lines = lines;
     Ok(ds)
 }
 

@@ -4,11 +4,13 @@
 //! The file formats are specified in `docs/data-format.md`; in short:
 //!
 //! * **CSV** ([`read_csv`], [`write_csv`]): a header line, a response column (`y` by default),
-//!   every other column a covariate, in order;
+//!   every other column a covariate, in order; [`CsvRowReader`] reads the same format in chunks
+//!   of rows, in memory that does not grow with the file;
 //! * **binary** ([`read_binary`], [`write_binary`]): `name.bin` holds X (row-major, n × d) then y
 //!   as little-endian f64 with no header bytes; `name.json` beside it holds `n`, `d`, `dtype`,
 //!   `endianness`, `x_offset_bytes`, `y_offset_bytes` and optional extra fields. The `.bin` file
-//!   is memory-mapped, never copied.
+//!   is memory-mapped, never copied. [`BinaryWriter`] writes the format chunk by chunk without
+//!   knowing n in advance (the header last).
 //!
 //! * **NumPy** ([`read_npy`]): X (n × p) and y (n) as two `.npy` files of float64 in C order,
 //!   as `np.save` writes them; both are memory-mapped.
@@ -34,8 +36,8 @@ use serde_json::{Map, Value};
 
 use crate::error::{Error, Result, RowLocation};
 
-pub use binary::{read_binary, write_binary};
-pub use csv::{read_csv, write_csv};
+pub use binary::{BinaryWriter, read_binary, write_binary};
+pub use csv::{CsvRowReader, read_csv, write_csv};
 pub use design::{
     AffineRows, DesignMatrix, DesignOptions, INTERCEPT_NAME, PlainRows, RowView, Rows,
 };
