@@ -39,6 +39,48 @@ pub enum Command {
     /// Same data file, same settings, same seed, same platform → the same draws. `tallmc repeat
     /// runs/a/summary.json --out runs/b`.
     Repeat(RepeatArgs),
+
+    /// Convert Parquet, CSV or .npy data into the tall-data binary format, which --data
+    /// memory-maps: streamed in chunks, so memory stays small whatever the number of rows.
+    ///
+    /// `tallmc convert shards/ --out data.bin` (a Parquet directory: its shards in natural
+    /// order); several inputs are concatenated in the order given and must have the same
+    /// covariates. Writes data.bin and its header data.json.
+    Convert(ConvertArgs),
+}
+
+/// `tallmc convert IN… --out FILE [flags]`.
+#[derive(Debug, Args)]
+pub struct ConvertArgs {
+    /// Inputs: .parquet files or directories of Parquet shards, .csv files (header; column y
+    /// the response), .npy files of X (with --y-npy), or binary files; concatenated in order.
+    #[arg(required = true, value_name = "IN")]
+    pub inputs: Vec<PathBuf>,
+
+    /// The output: name.bin (name.json, its header, is written beside it).
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+
+    /// The response's column of CSV and Parquet inputs.
+    #[arg(long = "y", value_name = "COLUMN", default_value = "y")]
+    pub response: String,
+
+    /// The covariates, by column name and in this order (default: every column but the
+    /// response; for Parquet, every such column holding numbers).
+    #[arg(long, value_name = "A,B,…", value_delimiter = ',')]
+    pub columns: Option<Vec<String>>,
+
+    /// With one .npy input (the covariates X): the .npy file of the responses y.
+    #[arg(long, value_name = "FILE")]
+    pub y_npy: Option<PathBuf>,
+
+    /// Replace an existing output file.
+    #[arg(long)]
+    pub overwrite: bool,
+
+    /// No progress bar (it is drawn only when stderr is a terminal anyway).
+    #[arg(long)]
+    pub no_progress: bool,
 }
 
 /// `tallmc sample <SAMPLER> [flags]`.
@@ -94,12 +136,24 @@ pub struct Common {
     pub model: Option<ModelKind>,
 
     /// Data file (required): .csv (header; column y is the response, the other columns
-    /// covariates, which name the parameters), the tall-data binary format (.bin with its .json
+    /// covariates, which name the parameters), Parquet (a .parquet file or a directory of
+    /// shards, read in natural order: part.2 before part.10; the covariates are the numeric
+    /// columns other than the response), the tall-data binary format (.bin with its .json
     /// header beside it; either path works), or a NumPy .npy file of the covariates X (n × p
     /// float64, C order; give y with --y-npy; parameters x0, x1, …). Binary and .npy files are
-    /// memory-mapped, never copied.
+    /// memory-mapped, never copied; CSV and Parquet are read into memory (`tallmc convert`
+    /// turns them into the binary format once).
     #[arg(long, value_name = "FILE", global = true)]
     pub data: Option<PathBuf>,
+
+    /// The response's column of a CSV or Parquet --data source (default y).
+    #[arg(long = "y", value_name = "COLUMN", global = true)]
+    pub response: Option<String>,
+
+    /// The covariates, by column name and in this order (default: every column but the
+    /// response; for Parquet, every such column holding numbers). They name the parameters.
+    #[arg(long, value_name = "A,B,…", value_delimiter = ',', global = true)]
+    pub columns: Option<Vec<String>>,
 
     /// With a .npy --data file: the .npy file of the responses y (n float64 values).
     #[arg(long, value_name = "FILE", global = true)]
@@ -300,8 +354,9 @@ impl SampleArgs {
                 }
             }
         };
-        let mut spec =
-            RunSpec::new(model, DataSpec::File { path: data, y_npy: c.y_npy }, self.sampler);
+        let source =
+            DataSpec::File { path: data, y_npy: c.y_npy, response: c.response, columns: c.columns };
+        let mut spec = RunSpec::new(model, source, self.sampler);
         spec.chains = c.chains;
         spec.warmup = c.warmup;
         spec.draws = c.draws;
@@ -368,7 +423,7 @@ mod tests {
         argv.extend(args);
         match Cli::try_parse_from(argv).unwrap().command {
             Command::Sample(a) => a.spec().unwrap(),
-            Command::Repeat(_) => unreachable!(),
+            Command::Repeat(_) | Command::Convert(_) => unreachable!(),
         }
     }
 

@@ -14,6 +14,7 @@
 //! ```
 
 mod args;
+mod convert;
 
 use std::ffi::OsString;
 use std::sync::Arc;
@@ -137,11 +138,23 @@ impl Invocation {
         let spec = match self.cli.command {
             args::Command::Sample(a) => a.spec(),
             args::Command::Repeat(a) => a.spec(),
+            args::Command::Convert(_) => Err(args::SpecError::Invalid(
+                "`tallmc convert` converts data; it is not a run".to_string(),
+            )),
         };
         match spec {
             Ok(spec) => Ok((spec, self.observer)),
             Err(args::SpecError::Usage(e)) => Err(InvocationError::Usage(e)),
             Err(args::SpecError::Invalid(m)) => Err(InvocationError::Invalid(m)),
+        }
+    }
+
+    /// Runs `tallmc convert` when that is the command (printing its one-line report on
+    /// stderr, and a progress bar when stderr is a terminal); `None` for the other commands.
+    pub fn run_convert(&self) -> Option<anyhow::Result<()>> {
+        match &self.cli.command {
+            args::Command::Convert(a) => Some(convert::run(a)),
+            _ => None,
         }
     }
 

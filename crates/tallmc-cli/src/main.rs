@@ -25,6 +25,9 @@
 //!
 //! `tallmc repeat runs/a/summary.json --out runs/b` runs the run recorded in a summary.json
 //! again: the same draws, bit for bit, on the same data file and platform.
+//!
+//! `tallmc convert shards/ --out data.bin` streams Parquet (a file or a directory of shards),
+//! CSV or `.npy` data into the binary format in bounded memory.
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -38,7 +41,18 @@ fn main() -> ExitCode {
         let msg = tallmc_cli::panic_message(info.payload());
         let _ = writeln!(std::io::stderr(), "tallmc: internal error: {}", msg.replace('\n', " "));
     }));
-    let (mut spec, _) = match Invocation::parse_from_env().spec() {
+    let invocation = Invocation::parse_from_env();
+    if let Some(done) = invocation.run_convert() {
+        return match done {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                let msg = tallmc_cli::error_message(&e);
+                let _ = writeln!(std::io::stderr(), "tallmc: error: {msg}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    let (mut spec, _) = match invocation.spec() {
         Ok(spec) => spec,
         Err(InvocationError::Usage(e)) => e.exit(),
         Err(InvocationError::Invalid(msg)) => {

@@ -178,9 +178,11 @@ const SAMPLERS: [&str; 18] = [
 ];
 
 /// The flags every sampler takes.
-const COMMON_FLAGS: [&str; 22] = [
+const COMMON_FLAGS: [&str; 24] = [
     "--model",
     "--data",
+    "--y",
+    "--columns",
     "--y-npy",
     "--intercept",
     "--no-intercept",

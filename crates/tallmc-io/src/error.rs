@@ -34,7 +34,7 @@ pub enum Error {
         path: PathBuf,
     },
     /// A column the selection names is not in a shard.
-    #[error("{path}: no column `{column}` ({role}); the file's columns are: {available}")]
+    #[error("{path}: no column `{column}` ({role}); the file's columns are: {available}{hint}")]
     MissingColumn {
         /// The shard.
         path: PathBuf,
@@ -44,6 +44,8 @@ pub enum Error {
         role: &'static str,
         /// The shard's columns with their types.
         available: String,
+        /// How to name another column.
+        hint: &'static str,
     },
     /// A selected column whose type is not a number tallmc can read exactly as f64.
     #[error(

@@ -37,11 +37,27 @@ fn shard(path: &Path, first: usize, rows: usize) {
         vec![
             ("a", f64s(&r.iter().map(|&i| 0.1 * i as f64 - 1.0 / 3.0).collect::<Vec<_>>())),
             ("y", f64s(&r.iter().map(|&i| (i % 3) as f64).collect::<Vec<_>>())),
-            ("b", Arc::new(Float32Array::from(r.iter().map(|&i| i as f32 * 0.25).collect::<Vec<_>>()))),
+            (
+                "b",
+                Arc::new(Float32Array::from(
+                    r.iter().map(|&i| i as f32 * 0.25).collect::<Vec<_>>(),
+                )),
+            ),
             ("c", Arc::new(Int64Array::from(r.iter().map(|&i| i as i64 - 7).collect::<Vec<_>>()))),
-            ("flag", Arc::new(BooleanArray::from(r.iter().map(|&i| i % 2 == 0).collect::<Vec<_>>()))),
-            ("label", Arc::new(StringArray::from(r.iter().map(|i| format!("r{i}")).collect::<Vec<_>>()))),
-            ("u", Arc::new(UInt8Array::from(r.iter().map(|&i| (i % 250) as u8).collect::<Vec<_>>()))),
+            (
+                "flag",
+                Arc::new(BooleanArray::from(
+                    r.iter().map(|&i| i.is_multiple_of(2)).collect::<Vec<_>>(),
+                )),
+            ),
+            (
+                "label",
+                Arc::new(StringArray::from(r.iter().map(|i| format!("r{i}")).collect::<Vec<_>>())),
+            ),
+            (
+                "u",
+                Arc::new(UInt8Array::from(r.iter().map(|&i| (i % 250) as u8).collect::<Vec<_>>())),
+            ),
         ],
     );
 }
@@ -50,7 +66,10 @@ fn shard(path: &Path, first: usize, rows: usize) {
 fn expected(i: usize) -> ([f64; 5], f64) {
     let a = 0.1 * i as f64 - 1.0 / 3.0;
     let b = f64::from(i as f32 * 0.25);
-    ([a, b, i as f64 - 7.0, f64::from(u8::from(i % 2 == 0)), (i % 250) as f64], (i % 3) as f64)
+    (
+        [a, b, i as f64 - 7.0, f64::from(u8::from(i.is_multiple_of(2))), (i % 250) as f64],
+        (i % 3) as f64,
+    )
 }
 
 /// A directory whose shards sort differently by name and naturally, with files to skip.
@@ -70,7 +89,8 @@ fn sharded_dir() -> tempfile::TempDir {
 fn a_directory_of_shards_reads_as_their_concatenation_in_natural_order() {
     let dir = sharded_dir();
     let source = ParquetSource::open(dir.path(), &ColumnSelection::default()).unwrap();
-    let names: Vec<_> = source.shards().iter().map(|s| s.path.file_name().unwrap().to_owned()).collect();
+    let names: Vec<_> =
+        source.shards().iter().map(|s| s.path.file_name().unwrap().to_owned()).collect();
     assert_eq!(names, ["part.0.parquet", "part.2.parquet", "part.10.parquet"]);
     assert_eq!(source.shards().iter().map(|s| s.rows).collect::<Vec<_>>(), [12, 3, 9]);
     assert_eq!(source.num_rows(), 24);
@@ -82,7 +102,10 @@ fn a_directory_of_shards_reads_as_their_concatenation_in_natural_order() {
     assert_eq!(data.covariate_names(), ["a", "b", "c", "flag", "u"]);
     for i in 0..24 {
         let (x, y) = expected(i);
-        assert_eq!(data.row(i).iter().map(|v| v.to_bits()).collect::<Vec<_>>(), x.map(f64::to_bits));
+        assert_eq!(
+            data.row(i).iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            x.map(f64::to_bits)
+        );
         assert_eq!(data.y()[i].to_bits(), y.to_bits(), "row {i}");
     }
     assert_eq!(data.metadata()["source_format"], "parquet");
@@ -156,7 +179,12 @@ fn bad_values_are_errors_naming_shard_column_and_row() {
     let a: ArrayRef = Arc::new(Float64Array::from(vec![Some(1.0), Some(2.0), None]));
     write(&dir.path().join("part.1.parquet"), vec![("y", f64s(&[0.0, 1.0, 0.0])), ("a", a)]);
     let m = read_parquet(dir.path(), &ColumnSelection::default()).unwrap_err().to_string();
-    assert!(m.contains("part.1.parquet") && m.contains("column `a`, row 2 of this file (row 4 overall)") && m.contains("null"), "{m}");
+    assert!(
+        m.contains("part.1.parquet")
+            && m.contains("column `a`, row 2 of this file (row 4 overall)")
+            && m.contains("null"),
+        "{m}"
+    );
 
     for (name, array, what) in [
         ("nan", f64s(&[1.0, f64::NAN]), "not finite"),

@@ -192,10 +192,11 @@ impl ParquetSource {
         &self.skipped
     }
 
-    /// A reader of every row, shard after shard, in chunks of at most `batch_rows` rows.
-    pub fn rows(&self, batch_rows: usize) -> ParquetRows<'_> {
+    /// A reader of every row, shard after shard, in chunks of at most `batch_rows` rows (it
+    /// keeps its own copy of the source's description: the shard list and the names).
+    pub fn rows(&self, batch_rows: usize) -> ParquetRows {
         ParquetRows {
-            source: self,
+            source: self.clone(),
             batch_rows: batch_rows.max(1),
             shard: 0,
             reader: None,
@@ -323,8 +324,8 @@ pub fn is_parquet_path(path: &Path) -> bool {
 }
 
 /// Reads a source's rows shard after shard, in chunks (see [`ParquetSource::rows`]).
-pub struct ParquetRows<'a> {
-    source: &'a ParquetSource,
+pub struct ParquetRows {
+    source: ParquetSource,
     batch_rows: usize,
     shard: usize,
     reader: Option<ParquetRecordBatchReader>,
@@ -333,7 +334,7 @@ pub struct ParquetRows<'a> {
     global_row: u64,
 }
 
-impl std::fmt::Debug for ParquetRows<'_> {
+impl std::fmt::Debug for ParquetRows {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ParquetRows")
             .field("shard", &self.shard)
@@ -342,7 +343,7 @@ impl std::fmt::Debug for ParquetRows<'_> {
     }
 }
 
-impl ParquetRows<'_> {
+impl ParquetRows {
     /// Overwrites `x` (row-major) and `y` with the next rows (at most the batch size, within
     /// one shard) and returns how many; 0 after the last row.
     pub fn read_chunk(&mut self, x: &mut Vec<f64>, y: &mut Vec<f64>) -> Result<usize> {
@@ -380,6 +381,11 @@ impl ParquetRows<'_> {
     /// Rows read so far.
     pub fn rows_read(&self) -> u64 {
         self.global_row
+    }
+
+    /// The source being read.
+    pub fn source(&self) -> &ParquetSource {
+        &self.source
     }
 }
 
@@ -433,6 +439,11 @@ fn check_column(path: &Path, schema: &Schema, name: &str, role: &'static str) ->
                 .map(|f| format!("{} ({})", f.name(), f.data_type()))
                 .collect::<Vec<_>>()
                 .join(", "),
+            hint: if role == "the response" {
+                " (name the response's column with --y COLUMN)"
+            } else {
+                ""
+            },
         }),
         Ok(f) if !is_number(f.data_type()) => Err(Error::NotNumeric {
             path: path.to_path_buf(),

@@ -219,6 +219,54 @@ impl Dataset {
         Ok((data, column))
     }
 
+    /// The data set with the covariate columns `names` only, in that order: how a run chooses
+    /// its covariates by name (`--columns`). Copies the covariates once (n × k numbers, also
+    /// for memory-mapped data); keeps the responses, the source, the rows' lines and the
+    /// metadata, so messages still name the file and line.
+    ///
+    /// Errors: an empty list, a name that is not a covariate column (the message lists the
+    /// columns), a name given twice.
+    pub fn select_covariates(&self, names: &[String]) -> Result<Dataset> {
+        if names.is_empty() {
+            return Err(Error::invalid(
+                "columns",
+                "an empty list",
+                "at least one covariate column",
+            ));
+        }
+        let mut picks = Vec::with_capacity(names.len());
+        for (k, name) in names.iter().enumerate() {
+            let Some(j) = self.names.iter().position(|c| c == name) else {
+                return Err(Error::invalid(
+                    "column",
+                    name,
+                    format!("one of the data's covariate columns ({})", self.names.join(", ")),
+                ));
+            };
+            if names[..k].contains(name) {
+                return Err(Error::invalid("columns", names.join(","), "each column once"));
+            }
+            picks.push(j);
+        }
+        let (n, p) = (self.n, self.p);
+        let x = self.x();
+        let mut chosen = Vec::with_capacity(n * picks.len());
+        for i in 0..n {
+            let row = &x[i * p..(i + 1) * p];
+            chosen.extend(picks.iter().map(|&j| row[j]));
+        }
+        Ok(Self {
+            n,
+            p: picks.len(),
+            names: names.to_vec(),
+            storage: Storage::Owned { x: chosen, y: self.y().to_vec() },
+            source: self.source.clone(),
+            response_source: self.response_source.clone(),
+            lines: self.lines.clone(),
+            metadata: self.metadata.clone(),
+        })
+    }
+
     /// Number of observations n.
     pub fn len(&self) -> usize {
         self.n

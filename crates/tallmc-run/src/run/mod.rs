@@ -6,6 +6,7 @@
 mod confidence;
 mod context;
 mod custom;
+mod data;
 mod design;
 mod design_of;
 mod discrete;
@@ -26,7 +27,7 @@ use anyhow::{Context as _, Result, bail};
 use tallmc_models::dispersion::{NegativeBinomialFamily, StudentTFamily};
 use tallmc_models::glm::{PoissonFamily, ProbitFamily};
 use tallmc_models::{
-    Dataset, FastLogisticRegression, Gaussian, GaussianMean, LinearRegression, LoadOptions,
+    Dataset, FastLogisticRegression, Gaussian, GaussianMean, LinearRegression,
     NegativeBinomialRegression, PoissonRegression, ProbitRegression, RobustRegression,
 };
 use tallmc_samplers::continuous::MemorySkeleton;
@@ -271,9 +272,14 @@ fn sample(
     let start = prepare(spec, "reading and checking the data", progress)?;
     let data = match (data, &spec.data) {
         (Some(data), _) => data,
-        (None, DataSpec::File { path, y_npy }) => {
-            let options = LoadOptions { npy_response: y_npy.clone(), ..LoadOptions::default() };
-            tallmc_models::load(path, &options)?
+        (None, DataSpec::File { path, y_npy, response, columns }) => {
+            let offset = match &spec.model {
+                ModelSpec::Poisson(c) | ModelSpec::NegativeBinomial(c) => c.offset.column(),
+                _ => None,
+            };
+            let keep = offset.map(|(name, _)| name);
+            let (response, columns) = (response.as_deref(), columns.as_deref());
+            data::load_file(path, y_npy.as_deref(), response, columns, keep)?
         }
         (None, DataSpec::Arrays { label }) => bail!(
             "the run's data were arrays in memory ({label}): hand them over again to repeat it"

@@ -310,14 +310,22 @@ impl ModelSpec {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum DataSpec {
-    /// A file: CSV with a header (column `y` the response), the tall-data binary format, or
-    /// a `.npy` file of X with the responses in `y_npy`.
+    /// A file: CSV with a header (column `y` the response), the tall-data binary format, a
+    /// `.npy` file of X with the responses in `y_npy`, or Parquet (a `.parquet` file or a
+    /// directory of shards).
     File {
-        /// The file, as given.
+        /// The file (or Parquet directory), as given.
         path: PathBuf,
         /// With a `.npy` file of X: the `.npy` file of y.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         y_npy: Option<PathBuf>,
+        /// The response's column of a CSV or Parquet source (`None`: `y`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        response: Option<String>,
+        /// The covariates, by column name and in this order (`None`: every column but the
+        /// response; for Parquet, every such column that holds numbers).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        columns: Option<Vec<String>>,
     },
     /// Arrays handed over in memory (the Python package's NumPy arrays and DataFrames): `label`
     /// says what they were. A run of them is repeated by handing the arrays over again.
@@ -330,7 +338,7 @@ pub enum DataSpec {
 impl DataSpec {
     /// A data file.
     pub fn file(path: impl Into<PathBuf>) -> Self {
-        Self::File { path: path.into(), y_npy: None }
+        Self::File { path: path.into(), y_npy: None, response: None, columns: None }
     }
 
     /// The same source with its files' paths made absolute (against the current directory), so
@@ -338,7 +346,9 @@ impl DataSpec {
     pub fn absolute(self) -> Self {
         let abs = |p: PathBuf| std::path::absolute(&p).unwrap_or(p);
         match self {
-            Self::File { path, y_npy } => Self::File { path: abs(path), y_npy: y_npy.map(abs) },
+            Self::File { path, y_npy, response, columns } => {
+                Self::File { path: abs(path), y_npy: y_npy.map(abs), response, columns }
+            }
             arrays => arrays,
         }
     }
@@ -479,7 +489,18 @@ impl RunSpec {
         if self.execution.threads == Some(0) {
             return Err(Invalid::new("threads", 0, "at least 1 thread"));
         }
-        if let DataSpec::File { path, y_npy: Some(y) } = &self.data {
+        if let DataSpec::File { columns: Some(cols), .. } = &self.data {
+            if cols.is_empty() {
+                return Err(Invalid::new("columns", "an empty list", "at least one column name"));
+            }
+            if let Some(c) = cols.iter().enumerate().find(|(k, c)| cols[..*k].contains(c)) {
+                return Err(Invalid::message(format!(
+                    "--columns names `{}` twice; expected each column once",
+                    c.1
+                )));
+            }
+        }
+        if let DataSpec::File { path, y_npy: Some(y), .. } = &self.data {
             let npy = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy"));
             if !npy {
                 return Err(Invalid::message(format!(
