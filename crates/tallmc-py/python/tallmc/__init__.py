@@ -13,6 +13,9 @@ Models: :class:`LogisticRegression`, :class:`ProbitRegression`, :class:`PoissonR
 :class:`LinearRegression`, :class:`RobustRegression` (Student-t noise), :class:`Gaussian`,
 :class:`GaussianMean`. :func:`glm` makes a regression from a formula and a DataFrame
 (``tallmc.glm("y ~ age + C(region)", people, family="poisson")``; needs formulaic).
+Data: NumPy arrays (memory-mapped ones read in place), pandas / polars DataFrames, pyarrow
+Tables, RecordBatches and Datasets; :func:`read_parquet` reads a Parquet file or directory of
+shards as the command's ``--data`` does (same rows, same order, same draws; needs pyarrow).
 Models of your own: :class:`CustomModel` (per-row log-likelihood terms as NumPy functions,
 optionally their gradients and Hessians) and :meth:`CustomModel.from_jax` (one row's
 log-likelihood as a JAX function, derivatives derived), with a :class:`NormalPrior`.
@@ -33,6 +36,7 @@ from ._models import (
     Gaussian, GaussianMean, LinearRegression, LogisticRegression, Model,
     NegativeBinomialRegression, PoissonRegression, ProbitRegression, RobustRegression,
 )
+from ._parquet import Data, parquet_files, read_parquet
 from ._read import read_run
 from ._sample import sample
 from ._samplers import SAMPLERS, Sampler
@@ -42,5 +46,6 @@ globals().update(SAMPLERS)
 __all__ = [
     "Model", "LogisticRegression", "ProbitRegression", "PoissonRegression",
     "NegativeBinomialRegression", "LinearRegression", "RobustRegression", "Gaussian",
-    "GaussianMean", "glm", "CustomModel", "NormalPrior", "Sampler", "SAMPLERS", "sample", "read_run", *SAMPLERS,
+    "GaussianMean", "glm", "CustomModel", "NormalPrior", "Sampler", "SAMPLERS", "sample", "read_run",
+    "read_parquet", "parquet_files", "Data", *SAMPLERS,
 ]

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _arrow
+from ._parquet import Data
 from ._models import (
     LinearRegression, LogisticRegression, NegativeBinomialRegression, PoissonRegression,
     ProbitRegression, RobustRegression, _column, _Design, _kind,
@@ -37,14 +39,36 @@ def _formulaic():
 
 
 def _data_label(data) -> str:
+    if isinstance(data, Data):
+        return data.label
     kind = _kind(data)
+    if kind == "pyarrow":
+        return _arrow.label(data)
     return f"{kind}.{type(data).__name__}" if kind else type(data).__name__
+
+
+def _formula_data(data):
+    """What formulaic reads: a pyarrow RecordBatch as a Table, a Dataset read into memory
+    (``to_table()``), :class:`tallmc.Data` as a Table of its columns (it was read with
+    pyarrow); anything else as it is."""
+    if isinstance(data, Data):
+        import pyarrow as pa
+
+        return pa.table({data.response: data.y,
+                         **{n: data.X[:, j] for j, n in enumerate(data.names)}})
+    if _kind(data) != "pyarrow":
+        return data
+    import pyarrow as pa
+
+    if isinstance(data, pa.RecordBatch):
+        return pa.Table.from_batches([data])
+    return _arrow.as_table(data)
 
 
 def _data_column(data, name: str, what: str):
     """The column ``name`` of ``data`` as a float64 array."""
     if _kind(data) == "pyarrow":
-        columns = list(data.column_names)
+        columns = list(data.schema.names)
     elif hasattr(data, "columns"):
         columns = [str(c) for c in data.columns]
     elif isinstance(data, dict):
@@ -75,9 +99,12 @@ def glm(formula, data, family: str = "logistic", **settings):
     than ``C(region, Treatment('north'))``, make ``region`` a pandas Categorical whose first
     category is the reference level, and write ``C(region)``.
 
-    ``data``: a pandas or polars DataFrame, or anything else formulaic reads. Every row is
-    used: a missing value is an error (drop or fill them first), so the rows stay those of
-    ``data``.
+    ``data``: a pandas or polars DataFrame, a pyarrow Table, RecordBatch or Dataset (a
+    Dataset is read into memory with ``to_table()``), :func:`tallmc.read_parquet`'s data (its
+    numeric columns), or anything else formulaic reads. Every
+    row is used: a missing value is an error (drop or fill them first), so the rows stay those
+    of ``data``. A directory of Parquet shards in the command's row order:
+    ``pyarrow.parquet.read_table(tallmc.parquet_files("dir/"))``.
 
     ``family``: ``"logistic"`` (:class:`LogisticRegression`), ``"probit"``
     (:class:`ProbitRegression`), ``"poisson"`` (:class:`PoissonRegression`),
@@ -98,6 +125,8 @@ def glm(formula, data, family: str = "logistic", **settings):
         raise TypeError("glm takes no intercept setting: the formula decides it "
                         "(y ~ x has one, y ~ 0 + x or y ~ x - 1 has none)")
     formulaic = _formulaic()
+    label = _data_label(data)
+    data = _formula_data(data)
     # na_action="raise": no row is dropped, so the rows (and an offset array's) stay data's.
     matrices = formulaic.model_matrix(formula, data, output="numpy", na_action="raise")
     lhs = getattr(matrices, "lhs", None)
@@ -128,6 +157,6 @@ def glm(formula, data, family: str = "logistic", **settings):
     y = np.ascontiguousarray(np.asarray(lhs)[:, 0], dtype=np.float64)
     written = formula if isinstance(formula, str) else (
         f"{lhs.model_spec.formula} ~ {spec.formula}")
-    label = f"formula {' '.join(str(written).split())!r} on {_data_label(data)}"
+    label = f"formula {' '.join(str(written).split())!r} on {label}"
     design = _Design(X, names, label)
     return FAMILIES[family](design, y, intercept=bool(intercept_columns), **settings)

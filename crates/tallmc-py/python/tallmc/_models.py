@@ -1,16 +1,21 @@
 """Models: the data (NumPy arrays, memory-mapped files, pandas / polars DataFrames, pyarrow
-tables) and the model's settings, which become the run's ``model`` part.
+Tables, RecordBatches and Datasets, :func:`tallmc.read_parquet`'s :class:`tallmc.Data`) and
+the model's settings, which become the run's ``model`` part.
 
-Column names name the parameters: a DataFrame's columns (``intercept``, ``age``, ``income``),
-``x0, x1, …`` for a plain array. NumPy arrays that are float64 and C-contiguous are read in
-place (a memory-mapped file is never copied). A DataFrame or table is copied once into a
-row-major float64 array (pandas keeps its columns column-major, polars and Arrow column by
-column, and the samplers read rows), unless it already is one.
+Column names name the parameters: a DataFrame's or table's columns (``intercept``, ``age``,
+``income``), ``x0, x1, …`` for a plain array. NumPy arrays that are float64 and C-contiguous
+are read in place (a memory-mapped file is never copied). A DataFrame or table is copied once
+into a row-major float64 array (pandas keeps its columns column-major, polars and Arrow column
+by column, and the samplers read rows), unless it already is one; a pyarrow Dataset is first
+read into memory as a Table (``to_table()``), then copied so.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from . import _arrow
+from ._parquet import Data
 
 __all__ = [
     "Model", "LogisticRegression", "LinearRegression", "ProbitRegression", "PoissonRegression",
@@ -28,6 +33,18 @@ def _kind(obj) -> str:
     """``pandas``, ``polars``, ``pyarrow`` or ``""`` by the object's type."""
     module = type(obj).__module__.split(".")[0]
     return module if module in ("pandas", "polars", "pyarrow") else ""
+
+
+def _not_numbers(frame, label: str) -> ValueError:
+    """The error for a DataFrame with a column that is not numbers: the first such column, by
+    name and type (as for Arrow columns)."""
+    for name in frame.columns:
+        try:
+            np.asarray(frame[name].to_numpy(), dtype=np.float64)
+        except (TypeError, ValueError):
+            return _arrow.not_numbers(str(name), frame[name].dtype,
+                                      hint=f" (in the {label}; drop it, or code it as numbers)")
+    return ValueError(f"the {label} does not convert to float64 numbers")
 
 
 class _Design:
@@ -48,49 +65,87 @@ def _table(X):
     kind = _kind(X)
     if not kind:
         return X, None, "NumPy arrays"
+    if kind == "pyarrow":
+        return _arrow_table(X, _arrow.label(X))
     if kind == "pandas":
         import pandas as pd
 
         if isinstance(X, pd.Series):
             raise TypeError("X is a pandas Series; expected a DataFrame of covariates "
                             "(X.to_frame()) or a 2-D array")
-        names = [str(c) for c in X.columns]
-        values = X.to_numpy(dtype=np.float64)
         label = "pandas.DataFrame"
-    elif kind == "polars":
-        names = [str(c) for c in X.columns]
-        values = X.to_numpy()
+        convert = lambda: X.to_numpy(dtype=np.float64)  # noqa: E731
+    else:  # polars
         label = "polars.DataFrame"
-    else:  # pyarrow
-        names = [str(c) for c in X.column_names]
-        columns = [np.asarray(X.column(j).to_numpy(), dtype=np.float64)
-                   for j in range(X.num_columns)]
-        values = np.column_stack(columns) if columns else np.empty((X.num_rows, 0))
-        label = "pyarrow.Table"
+        convert = lambda: np.ascontiguousarray(X.to_numpy(), dtype=np.float64)  # noqa: E731
+    names = [str(c) for c in X.columns]
+    try:
+        values = convert()
+    except (TypeError, ValueError):
+        raise _not_numbers(X, label) from None
     # Zero copy when the table already is a C-contiguous float64 array; else one copy.
     values = np.ascontiguousarray(values, dtype=np.float64)
     return values, names, label
 
 
+def _arrow_table(X, label: str, leave_out=None):
+    """A pyarrow Table, RecordBatch or Dataset (read with ``to_table()``) as (one row-major
+    float64 array, column names, label), without the column at ``leave_out``."""
+    table = _arrow.as_table(X)
+    names = list(table.schema.names)
+    keep = [j for j in range(len(names)) if j != leave_out]
+    return _arrow.columns(table, keep), [names[j] for j in keep], label
+
+
 def _column(y, what: str = "y"):
     """A response column as a 1-D array: NumPy arrays as they are, Series and Arrow arrays as
-    float64 (a copy only when they are not already float64)."""
+    float64 (a copy only when they are not already float64; Arrow arrays converted exactly,
+    nulls an error), :class:`tallmc.Data`'s response."""
+    if isinstance(y, Data):
+        return y.y
     kind = _kind(y)
     if not kind:
         return y
-    y = y.to_numpy()  # pandas and polars Series, pyarrow arrays alike
+    if kind == "pyarrow":
+        if not _arrow.is_array(y):  # a Table, RecordBatch or Dataset: not one column
+            raise TypeError(f"{what} is a {_arrow.label(y)}; expected one column (an array, "
+                            "a Series, a pyarrow array) or the name of a column of X")
+        return _arrow.column(y, what)
+    y = y.to_numpy()  # pandas and polars Series
     return np.ascontiguousarray(y, dtype=np.float64)
 
 
+def _response_only(y):
+    """(responses, None for the names, label, source) of a model without covariates: its
+    ``y`` is an array, a Series, or :class:`tallmc.Data` (its response)."""
+    if isinstance(y, Data):
+        return y.y, None, y.label, y.source()
+    return _column(y), None, "NumPy arrays", None
+
+
 def _split(X, y):
-    """(covariates, response, column names, label), taking ``y`` out of ``X`` when it names
-    one of its columns."""
+    """(covariates, response, column names, label, source), taking ``y`` out of ``X`` when it
+    names one of its columns; ``source`` is :class:`tallmc.Data`'s file, else None."""
+    if isinstance(X, Data):
+        if y is not None and not (isinstance(y, str) and y == X.response):
+            raise TypeError(f"y = {y!r}, but X is tallmc.Data read with its response "
+                            f"{X.response!r}; leave y out (or read the file again with "
+                            f"tallmc.read_parquet(..., y=...))")
+        return X.X, X.y, list(X.names), X.label, X.source()
+    if y is None:
+        raise TypeError("y is missing: expected the responses (an array, a Series, or the "
+                        "name of a column of X); only tallmc.read_parquet's data carry them")
     if isinstance(y, str):
         kind = _kind(X)
         if not kind:
             raise TypeError(f"y = {y!r} names a column, but X is not a DataFrame or table; "
                             "pass the responses as an array")
-        columns = list(X.column_names if kind == "pyarrow" else X.columns)
+        if kind == "pyarrow":
+            label = _arrow.label(X)
+            X = _arrow.as_table(X)  # a Dataset is read once, here
+            columns = list(X.schema.names)
+        else:
+            columns = list(X.columns)
         if y not in columns:
             raise ValueError(f"y = {y!r}: no such column; the columns are {columns}")
         if kind == "pandas":
@@ -98,10 +153,12 @@ def _split(X, y):
         elif kind == "polars":
             response, X = X.get_column(y), X.drop(y)
         else:
-            response, X = X.column(y), X.drop_columns([y])
+            at = columns.index(y)
+            values, names, label = _arrow_table(X, label, leave_out=at)
+            return values, _arrow.column(X.column(at), y), names, label, None
         y = response
     X, names, label = _table(X)
-    return X, _column(y), names, label
+    return X, _column(y), names, label, None
 
 
 class Model:
@@ -109,21 +166,30 @@ class Model:
 
     Attributes: ``X`` (covariates as the sampler reads them, n × p, or ``None``), ``y``
     (responses, n), ``names`` (the covariates' names, or ``None`` for x0, x1, …), ``label``
-    (what the data were).
+    (what the data were), ``source`` (the file the data were read from, as the run records
+    it, for :func:`tallmc.read_parquet`'s data; else ``None``).
     """
 
     #: The family's name: the command's ``--model`` value.
     family: str = ""
 
-    def __init__(self, X, y, names=None, label="NumPy arrays"):
+    def __init__(self, X, y, names=None, label="NumPy arrays", source=None):
         self.X = X
         self.y = y
         self.names = names
         self.label = label
+        self.source = source
 
     def spec(self) -> dict:
         """The model's part of the run (the JSON form of the library's model settings)."""
         return {"family": self.family}
+
+    def data_spec(self) -> dict:
+        """The run's data part: the file the data were read from (so that ``tallmc repeat``
+        reads it again), else arrays handed over in memory, named by ``label``."""
+        if self.source is not None:
+            return dict(self.source)
+        return {"kind": "arrays", "label": self.label}
 
     @property
     def num_rows(self) -> int:
@@ -136,10 +202,10 @@ class Model:
 
 
 class _Regression(Model):
-    def __init__(self, X, y, prior_sd: float = 10.0, intercept: bool = True,
+    def __init__(self, X, y=None, prior_sd: float = 10.0, intercept: bool = True,
                  standardize: bool = False):
-        X, y, names, label = _split(X, y)
-        super().__init__(X, y, names, label)
+        X, y, names, label, source = _split(X, y)
+        super().__init__(X, y, names, label, source)
         self.prior_sd = _number("prior_sd", prior_sd)
         self.intercept = bool(intercept)
         self.standardize = bool(standardize)
@@ -159,9 +225,11 @@ class _Regression(Model):
 
 class LogisticRegression(_Regression):
     """Bayesian logistic regression: y_i ∈ {0, 1}, P(y_i = 1) = 1 / (1 + exp(−x_iᵀθ)), prior
-    θ ~ N(0, prior_sd² I). ``X`` is an array (n × p, parameters ``x0, x1, …``) or a DataFrame /
-    table (parameters named after its columns); ``y`` an array, a Series, or the name of a
-    column of ``X``. With ``intercept`` (the default, as on the command line) a parameter
+    θ ~ N(0, prior_sd² I). ``X`` is an array (n × p, parameters ``x0, x1, …``), a pandas or
+    polars DataFrame or a pyarrow Table, RecordBatch or Dataset (parameters named after its
+    columns); ``y`` an array, a Series, a pyarrow array, or the name of a column of ``X``.
+    ``X`` may also be :func:`tallmc.read_parquet`'s data, whose response is read with them
+    (``y`` left out). With ``intercept`` (the default, as on the command line) a parameter
     ``intercept`` comes first; with ``standardize`` every covariate column is centred and
     scaled (the draws are then on the standardized scale, as the command's)."""
 
@@ -188,7 +256,7 @@ class ProbitRegression(_Regression):
 class _CountRegression(_Regression):
     """A log-link count model with an optional offset or exposure column."""
 
-    def __init__(self, X, y, offset=None, exposure=None, prior_sd: float = 10.0,
+    def __init__(self, X, y=None, offset=None, exposure=None, prior_sd: float = 10.0,
                  intercept: bool = True, standardize: bool = False):
         super().__init__(X, y, prior_sd, intercept, standardize)
         if offset is not None and exposure is not None:
@@ -233,6 +301,7 @@ class _CountRegression(_Regression):
         with_column[:, -1] = values
         self.X = with_column
         self.names = [*names, what]
+        self.source = None  # the column is not in the file: the arrays are the data
         return what
 
     def spec(self) -> dict:
@@ -274,8 +343,8 @@ class RobustRegression(_Regression):
 
     family = "robust"
 
-    def __init__(self, X, y, nu: float = 4.0, prior_sd: float = 10.0, intercept: bool = True,
-                 standardize: bool = False):
+    def __init__(self, X, y=None, nu: float = 4.0, prior_sd: float = 10.0,
+                 intercept: bool = True, standardize: bool = False):
         super().__init__(X, y, prior_sd, intercept, standardize)
         self.nu = _number("nu", nu)
 
@@ -290,7 +359,7 @@ class Gaussian(Model):
     family = "gaussian"
 
     def __init__(self, y):
-        super().__init__(None, _column(y))
+        super().__init__(None, *_response_only(y))
 
 
 class GaussianMean(Model):
@@ -300,7 +369,7 @@ class GaussianMean(Model):
     family = "gaussian-mean"
 
     def __init__(self, y, sigma: float, prior_mean: float = 0.0, prior_sd: float = 10.0):
-        super().__init__(None, _column(y))
+        super().__init__(None, *_response_only(y))
         self.sigma = _number("sigma", sigma)
         self.prior_mean = _number("prior_mean", prior_mean)
         self.prior_sd = _number("prior_sd", prior_sd)

@@ -81,7 +81,8 @@ def sample(model: Model, sampler: Sampler, chains: int = 4, warmup: int = 1000,
     bar = _progress.TextBar(f"tallmc {sampler.command}") if draw == "python" else None
     spec = {
         "model": model.spec(),
-        "data": {"kind": "arrays", "label": model.label},
+        "data": (model.data_spec() if isinstance(model, Model)
+                 else {"kind": "arrays", "label": model.label}),
         "sampler": _sampler_spec(model, sampler),
         "chains": _count("chains", chains, 1),
         "warmup": _count("warmup", warmup, 0),
