@@ -198,6 +198,10 @@ impl<M: Terms> Terms for Counting<M> {
         self.add_terms(range_len(start, end));
         self.inner.sum_log_terms_range(theta, start, end)
     }
+
+    fn shard_layout(&self) -> Option<&crate::shards::ShardLayout> {
+        self.inner.shard_layout()
+    }
 }
 
 impl<M: TermGradients> TermGradients for Counting<M> {

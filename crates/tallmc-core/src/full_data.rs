@@ -9,8 +9,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use rayon::prelude::*;
-
+use crate::shards::{ShardLayout, reduce_chunks, reduce_sharded};
 use crate::{LogPrior, TermGradients, TermHessians, Terms};
 
 /// Rows evaluated by full-data passes in this process (every [`FullData`] pass adds its rows,
@@ -49,76 +48,77 @@ pub enum Parallelism {
 
 /// A reusable evaluator of full-data sums with its own scratch space.
 ///
+/// The rows are reduced per shard of the model's [`ShardLayout`] (one shard unless the model
+/// says otherwise, [`Terms::shard_layout`]) in chunks of [`FullData::CHUNK`] rows, chunk sums
+/// added in order within a shard and shard partials in shard order ([`reduce_sharded`]).
+///
 /// Cost: every call evaluates all N terms (and gradients / Hessians when asked).
 #[derive(Debug, Clone)]
 pub struct FullData {
-    n: usize,
+    layout: ShardLayout,
+    /// The reduction's chunks of [`FullData::CHUNK`] rows, made once.
+    chunks: Vec<(usize, u32, u32)>,
     dim: usize,
     parallelism: Parallelism,
     partials: Vec<f64>,
+    /// One partial result (1 + d numbers).
+    total: Vec<f64>,
 }
 
 impl FullData {
     /// Rows per chunk of the deterministic reduction.
     pub const CHUNK: usize = 4096;
 
-    /// An evaluator for a model with `n` terms and dimension `dim`.
+    /// An evaluator for a model with `n` terms (one shard) and dimension `dim`.
     pub fn new(n: usize, dim: usize, parallelism: Parallelism) -> Self {
-        let chunks = n.div_ceil(Self::CHUNK).max(1);
-        Self { n, dim, parallelism, partials: vec![0.0; chunks * (dim + 1)] }
+        Self::with_layout(ShardLayout::single(n), dim, parallelism)
     }
 
-    /// An evaluator sized for `model`.
+    /// An evaluator over the shards of `layout`, for dimension `dim`.
+    pub fn with_layout(layout: ShardLayout, dim: usize, parallelism: Parallelism) -> Self {
+        let chunks = layout.chunks(Self::CHUNK);
+        let partials = vec![0.0; (chunks.len() + 1) * (dim + 1)];
+        Self { layout, chunks, dim, parallelism, partials, total: vec![0.0; dim + 1] }
+    }
+
+    /// An evaluator sized for `model`, over its shards.
     pub fn for_model<M: Terms + ?Sized>(model: &M, parallelism: Parallelism) -> Self {
-        Self::new(model.num_terms(), model.dim(), parallelism)
+        let layout =
+            model.shard_layout().cloned().unwrap_or_else(|| ShardLayout::single(model.num_terms()));
+        Self::with_layout(layout, model.dim(), parallelism)
     }
 
     /// Number of terms N one pass evaluates.
     pub fn len(&self) -> usize {
-        self.n
+        self.layout.num_rows()
     }
 
     /// Whether N = 0.
     pub fn is_empty(&self) -> bool {
-        self.n == 0
+        self.len() == 0
     }
 
-    fn chunk_range(&self, c: usize) -> (u32, u32) {
-        let lo = c * Self::CHUNK;
-        let hi = (lo + Self::CHUNK).min(self.n);
-        (lo as u32, hi as u32)
+    /// The shards the passes reduce over.
+    pub fn layout(&self) -> &ShardLayout {
+        &self.layout
     }
 
-    fn num_chunks(&self) -> usize {
-        self.n.div_ceil(Self::CHUNK)
+    /// Rows per chunk of [`FullData::hessian`]: at least [`FullData::CHUNK`], and at most 64
+    /// chunks' worth of N (each chunk holds a d × d partial), fixed by N alone.
+    pub fn hessian_chunk(n: usize) -> usize {
+        Self::CHUNK.max(n.div_ceil(64))
     }
 
     /// Σ_{i<N} ℓ_i(θ). Cost: N term evaluations.
     pub fn log_likelihood<M: Terms + ?Sized>(&mut self, model: &M, theta: &[f64]) -> f64 {
-        debug_assert_eq!(model.num_terms(), self.n);
-        let chunks = self.num_chunks();
-        let mut out = std::mem::take(&mut self.partials);
-        {
-            let this = &*self;
-            let partial = |c: usize| {
-                let (lo, hi) = this.chunk_range(c);
-                let sum = model.sum_log_terms_range(theta, lo, hi);
-                count_rows(lo, hi);
-                sum
-            };
-            let slots = &mut out[..chunks];
-            match self.parallelism {
-                Parallelism::Sequential => {
-                    slots.iter_mut().enumerate().for_each(|(c, s)| *s = partial(c))
-                }
-                Parallelism::Rayon => {
-                    slots.par_iter_mut().enumerate().for_each(|(c, s)| *s = partial(c))
-                }
-            }
-        }
-        let total = out[..chunks].iter().sum();
-        self.partials = out;
-        total
+        debug_assert_eq!(model.num_terms(), self.len());
+        let partial = |lo: u32, hi: u32, slot: &mut [f64]| {
+            slot[0] = model.sum_log_terms_range(theta, lo, hi);
+            count_rows(lo, hi);
+        };
+        let mut out = [0.0];
+        reduce_chunks(&self.chunks, self.parallelism, partial, &mut out, &mut self.partials);
+        out[0]
     }
 
     /// Σ_{i<N} ℓ_i(θ), **overwriting** `grad` with Σ_{i<N} ∇ℓ_i(θ).
@@ -126,35 +126,18 @@ impl FullData {
     pub fn log_likelihood_grad<M: TermGradients + ?Sized>(
         &mut self, model: &M, theta: &[f64], grad: &mut [f64],
     ) -> f64 {
-        debug_assert_eq!(model.num_terms(), self.n);
+        debug_assert_eq!(model.num_terms(), self.len());
         let d = self.dim;
-        let chunks = self.num_chunks();
-        let mut out = std::mem::take(&mut self.partials);
-        {
-            let this = &*self;
-            let fill = |(c, slot): (usize, &mut [f64])| {
-                let (lo, hi) = this.chunk_range(c);
-                let (v, g) = slot.split_first_mut().expect("slot has d + 1 entries");
-                g.fill(0.0);
-                *v = model.sum_log_terms_grad_range(theta, lo, hi, g);
-                count_rows(lo, hi);
-            };
-            let slots = &mut out[..chunks * (d + 1)];
-            match self.parallelism {
-                Parallelism::Sequential => slots.chunks_mut(d + 1).enumerate().for_each(fill),
-                Parallelism::Rayon => slots.par_chunks_mut(d + 1).enumerate().for_each(fill),
-            }
-        }
-        grad.fill(0.0);
-        let mut total = 0.0;
-        for slot in out[..chunks * (d + 1)].chunks(d + 1) {
-            total += slot[0];
-            for (g, p) in grad.iter_mut().zip(&slot[1..]) {
-                *g += p;
-            }
-        }
-        self.partials = out;
-        total
+        let partial = |lo: u32, hi: u32, slot: &mut [f64]| {
+            let (v, g) = slot.split_first_mut().expect("slot has d + 1 entries");
+            g.fill(0.0);
+            *v = model.sum_log_terms_grad_range(theta, lo, hi, g);
+            count_rows(lo, hi);
+        };
+        let out = &mut self.total[..d + 1];
+        reduce_chunks(&self.chunks, self.parallelism, partial, out, &mut self.partials);
+        grad[..d].copy_from_slice(&out[1..]);
+        out[0]
     }
 
     /// log p(θ) + Σ_{i<N} ℓ_i(θ). Cost: N term evaluations.
@@ -175,64 +158,33 @@ impl FullData {
     }
 
     /// **Overwrites** `out` (length d) with Σ_{i<N} ∇²ℓ_i(θ)·v, with the same deterministic
-    /// chunked reduction as the gradient. Cost: N Hessian(-vector) evaluations.
+    /// reduction as the gradient. Cost: N Hessian(-vector) evaluations.
     pub fn hessian_vector<M: TermHessians + ?Sized>(
         &mut self, model: &M, theta: &[f64], v: &[f64], out: &mut [f64],
     ) {
-        debug_assert_eq!(model.num_terms(), self.n);
+        debug_assert_eq!(model.num_terms(), self.len());
         let d = self.dim;
-        let chunks = self.num_chunks();
-        let mut buf = std::mem::take(&mut self.partials);
-        {
-            let this = &*self;
-            let fill = |(c, slot): (usize, &mut [f64])| {
-                let (lo, hi) = this.chunk_range(c);
-                let g = &mut slot[1..];
-                g.fill(0.0);
-                model.sum_hessian_vector_range(theta, lo, hi, v, g);
-                count_rows(lo, hi);
-            };
-            let slots = &mut buf[..chunks * (d + 1)];
-            match self.parallelism {
-                Parallelism::Sequential => slots.chunks_mut(d + 1).enumerate().for_each(fill),
-                Parallelism::Rayon => slots.par_chunks_mut(d + 1).enumerate().for_each(fill),
-            }
-        }
-        out.fill(0.0);
-        for slot in buf[..chunks * (d + 1)].chunks(d + 1) {
-            for (o, p) in out.iter_mut().zip(&slot[1..]) {
-                *o += p;
-            }
-        }
-        self.partials = buf;
+        let partial = |lo: u32, hi: u32, slot: &mut [f64]| {
+            slot.fill(0.0);
+            model.sum_hessian_vector_range(theta, lo, hi, v, slot);
+            count_rows(lo, hi);
+        };
+        reduce_chunks(&self.chunks, self.parallelism, partial, &mut out[..d], &mut self.partials);
     }
 
     /// **Overwrites** `hess` (d × d, row-major) with Σ_{i<N} ∇²ℓ_i(θ). Cost: N Hessian
-    /// evaluations. Not a hot-path method: it allocates its own partial sums, using at most 64
-    /// chunks so memory stays at 64·d² numbers.
+    /// evaluations. Not a hot-path method: it allocates its own partial sums, in chunks of
+    /// [`FullData::hessian_chunk`] rows (at most 64 chunks per shard's worth of N).
     pub fn hessian<M: TermHessians + ?Sized>(&self, model: &M, theta: &[f64], hess: &mut [f64]) {
         let d = self.dim;
-        let chunk = Self::CHUNK.max(self.n.div_ceil(64));
-        let chunks = self.n.div_ceil(chunk);
-        let mut partials = vec![0.0; chunks * d * d];
-        let fill = |(c, slot): (usize, &mut [f64])| {
-            let lo = c * chunk;
-            let hi = (lo + chunk).min(self.n);
-            model.sum_hessian_range(theta, lo as u32, hi as u32, slot);
-            count_rows(lo as u64, hi as u64);
+        let partial = |lo: u32, hi: u32, slot: &mut [f64]| {
+            slot.fill(0.0);
+            model.sum_hessian_range(theta, lo, hi, slot);
+            count_rows(lo, hi);
         };
-        if d > 0 {
-            match self.parallelism {
-                Parallelism::Sequential => partials.chunks_mut(d * d).enumerate().for_each(fill),
-                Parallelism::Rayon => partials.par_chunks_mut(d * d).enumerate().for_each(fill),
-            }
-        }
-        hess.fill(0.0);
-        for slot in partials.chunks(d * d.max(1)) {
-            for (h, p) in hess.iter_mut().zip(slot) {
-                *h += p;
-            }
-        }
+        let chunk = Self::hessian_chunk(self.len());
+        let out = &mut hess[..d * d];
+        reduce_sharded(&self.layout, chunk, self.parallelism, partial, out, &mut Vec::new());
     }
 }
 

@@ -43,6 +43,7 @@ pub mod linalg;
 pub mod model;
 pub mod pdmp;
 pub mod rng;
+pub mod shards;
 pub mod subsample;
 #[cfg(test)]
 mod test_quadratic;
@@ -63,3 +64,4 @@ pub use model::{
     TaylorRemainderBound, TermBounds, TermGradients, TermHessians, Terms,
 };
 pub use pdmp::{EventKind, EventTotals, PdmpChain, PdmpKernel, Segment, SegmentStats, Trajectory};
+pub use shards::{ShardLayout, add_shard_partials, reduce_chunks, reduce_sharded};

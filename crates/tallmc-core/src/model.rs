@@ -63,6 +63,14 @@ pub trait Terms: Sync {
         for_index_chunks::<CHUNK>(start, end, |idx| total += self.sum_log_terms(theta, idx));
         total
     }
+
+    /// How the rows are cut into shards (the files of a Parquet directory): full-data passes
+    /// reduce shard by shard and add the shards' partial sums in order
+    /// ([`crate::shards::reduce_sharded`]), so a shard reduced where it lives gives the same
+    /// bits. `None` (the default): one shard.
+    fn shard_layout(&self) -> Option<&crate::shards::ShardLayout> {
+        None
+    }
 }
 
 /// Per-datum gradients ∇ℓ_i(θ).

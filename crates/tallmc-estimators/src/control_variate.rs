@@ -16,9 +16,10 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use tallmc_core::{EvalCounts, TermGradients, TermHessians};
+use tallmc_core::{
+    EvalCounts, Parallelism, ShardLayout, TermGradients, TermHessians, reduce_sharded,
+};
 
 use crate::error::{Error, Result};
 
@@ -34,8 +35,10 @@ pub const PARALLEL_CHUNK: u32 = 65_536;
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 /// Σℓ_k(θ*), Σ∇ℓ_k(θ*) (orders ≥ 1) and, with `hessians` (which adds Σ∇²ℓ over a row range),
-/// Σ∇²ℓ_k(θ*): chunks of [`PARALLEL_CHUNK`] rows on the rayon pool, each evaluated while it is
-/// in cache, their partial sums added in chunk order (the bits do not depend on the threads).
+/// Σ∇²ℓ_k(θ*): chunks of [`PARALLEL_CHUNK`] rows of each of the model's shards on the rayon
+/// pool, each evaluated while it is in cache, their partial sums added in chunk order within a
+/// shard and the shards' in shard order ([`reduce_sharded`]: the bits depend on neither the
+/// threads nor where a shard is reduced).
 fn chunked_sums<M, H>(
     model: &M, center: &[f64], order: CvOrder, hessians: Option<H>,
 ) -> (f64, Vec<f64>, Vec<f64>)
@@ -43,33 +46,29 @@ where
     M: TermGradients + ?Sized,
     H: Fn(u32, u32, &mut [f64]) + Sync,
 {
-    let n = model.num_terms() as u32;
     let d = model.dim();
     let hess_len = if hessians.is_some() { d * d } else { 0 };
-    let partials: Vec<(f64, Vec<f64>, Vec<f64>)> = (0..n.div_ceil(PARALLEL_CHUNK))
-        .into_par_iter()
-        .map(|c| {
-            let lo = c * PARALLEL_CHUNK;
-            let hi = n.min(lo.saturating_add(PARALLEL_CHUNK));
-            let (mut grad, mut hess) = (vec![0.0; d], vec![0.0; hess_len]);
-            let total = match order {
-                CvOrder::Zero => model.sum_log_terms_range(center, lo, hi),
-                _ => model.sum_log_terms_grad_range(center, lo, hi, &mut grad),
-            };
-            if let Some(h) = &hessians {
-                h(lo, hi, &mut hess);
-            }
-            tallmc_core::full_data::count_rows_evaluated(u64::from(hi - lo));
-            (total, grad, hess)
-        })
-        .collect();
-    let (mut total, mut grad, mut hess) = (0.0, vec![0.0; d], vec![0.0; hess_len]);
-    for (t, g, h) in &partials {
-        total += t;
-        grad.iter_mut().zip(g).for_each(|(a, b)| *a += b);
-        hess.iter_mut().zip(h).for_each(|(a, b)| *a += b);
-    }
-    (total, grad, hess)
+    let layout =
+        model.shard_layout().cloned().unwrap_or_else(|| ShardLayout::single(model.num_terms()));
+    let partial = |lo: u32, hi: u32, slot: &mut [f64]| {
+        slot.fill(0.0);
+        let (total, rest) = slot.split_first_mut().expect("1 + d + d² entries");
+        let (grad, hess) = rest.split_at_mut(d);
+        *total = match order {
+            CvOrder::Zero => model.sum_log_terms_range(center, lo, hi),
+            _ => model.sum_log_terms_grad_range(center, lo, hi, grad),
+        };
+        if let Some(h) = &hessians {
+            h(lo, hi, hess);
+        }
+        tallmc_core::full_data::count_rows_evaluated(u64::from(hi - lo));
+    };
+    let mut out = vec![0.0; 1 + d + hess_len];
+    let chunk = PARALLEL_CHUNK as usize;
+    reduce_sharded(&layout, chunk, Parallelism::Rayon, partial, &mut out, &mut Vec::new());
+    let hess = out.split_off(1 + d);
+    let grad = out.split_off(1);
+    (out[0], grad, hess)
 }
 
 fn fresh_id() -> u64 {

@@ -172,6 +172,11 @@ impl ParquetSource {
         &self.shards
     }
 
+    /// The shards' row counts, in order.
+    pub fn shard_lengths(&self) -> Vec<u64> {
+        self.shards.iter().map(|s| s.rows).collect()
+    }
+
     /// Rows over every shard.
     pub fn num_rows(&self) -> u64 {
         self.shards.iter().map(|s| s.rows).sum()
@@ -226,8 +231,11 @@ impl ParquetSource {
     }
 
     /// Reads every row into memory as a [`Dataset`] (covariates named by their columns). Its
-    /// metadata record the source: `source_format` = `"parquet"`, `source`, and `shards`
-    /// (file and rows of each).
+    /// metadata record the source: `source_format` = `"parquet"`, `source`, and `shards` (file
+    /// and rows of each). Its full-data passes reduce the rows as one shard, as for the same
+    /// data in CSV or binary form (the same draws, bit for bit); [`ParquetSource::shard_lengths`]
+    /// with [`Dataset::with_shard_lengths`] gives the reduction of a cluster that holds the
+    /// shards apart.
     ///
     /// For data larger than memory, convert them once to the binary format instead
     /// ([`crate::convert()`]), which the samplers memory-map.

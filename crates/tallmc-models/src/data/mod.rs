@@ -33,6 +33,7 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 use serde_json::{Map, Value};
+use tallmc_core::ShardLayout;
 
 use crate::error::{Error, Result, RowLocation};
 
@@ -80,6 +81,8 @@ pub struct Dataset {
     /// The lines of a text file the rows were read from (CSV), for messages.
     lines: Option<RowLines>,
     metadata: Map<String, Value>,
+    /// How the rows are cut into shards (a Parquet directory's files), when they are.
+    shards: Option<ShardLayout>,
 }
 
 /// The 1-based line of every row of a data set read from a text file, stored sparsely: one
@@ -138,6 +141,7 @@ impl Dataset {
             response_source: None,
             lines: None,
             metadata: Map::new(),
+            shards: None,
         };
         ds.check_finite()?;
         Ok(ds)
@@ -173,6 +177,7 @@ impl Dataset {
             response_source: None,
             lines: None,
             metadata: Map::new(),
+            shards: None,
         };
         if check_finite {
             ds.check_finite()?;
@@ -215,6 +220,7 @@ impl Dataset {
             response_source: self.response_source.clone(),
             lines: self.lines.clone(),
             metadata: self.metadata.clone(),
+            shards: self.shards.clone(),
         };
         Ok((data, column))
     }
@@ -264,7 +270,32 @@ impl Dataset {
             response_source: self.response_source.clone(),
             lines: self.lines.clone(),
             metadata: self.metadata.clone(),
+            shards: self.shards.clone(),
         })
+    }
+
+    /// The same data set, its rows cut into shards of `lengths` rows in order (the files of a
+    /// Parquet directory): full-data passes over a model of it reduce shard by shard
+    /// (`tallmc_core::shards`), so that a shard reduced where it lives gives the same bits.
+    /// Errors unless the lengths add up to n.
+    pub fn with_shard_lengths(mut self, lengths: &[u64]) -> Result<Self> {
+        let total: u64 = lengths.iter().sum();
+        if total != self.n as u64 {
+            return Err(Error::invalid(
+                "shard lengths",
+                format!("{lengths:?} (adding up to {total})"),
+                format!("lengths adding up to the {} rows", self.n),
+            ));
+        }
+        let layout = ShardLayout::from_lengths(lengths)
+            .map_err(|e| Error::invalid("shard lengths", format!("{lengths:?}"), e.to_string()))?;
+        self.shards = Some(layout);
+        Ok(self)
+    }
+
+    /// The rows' shards, when the data set has them ([`Dataset::with_shard_lengths`]).
+    pub fn shard_layout(&self) -> Option<&ShardLayout> {
+        self.shards.as_ref()
     }
 
     /// Number of observations n.

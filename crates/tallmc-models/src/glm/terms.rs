@@ -31,6 +31,11 @@ impl<F: GlmFamily> Terms for Glm<F> {
         self.design.len()
     }
 
+    /// The data set's shards (a Parquet directory's files), when it has them.
+    fn shard_layout(&self) -> Option<&tallmc_core::ShardLayout> {
+        self.design.data().shard_layout()
+    }
+
     fn log_terms(&self, theta: &[f64], indices: &[u32], out: &mut [f64]) {
         let y = self.design.y();
         let f = &self.family;
