@@ -68,8 +68,17 @@ impl Scratch {
     }
 }
 
-/// The rank-two difference engine for [`DispersionPredictor`] models (see the
-/// [module docs](self)).
+/// The rank-two difference engine for [`DispersionPredictor`] models: θ = (β, τ),
+/// ℓ_k = f_k(x_kᵀβ, τ). With δ_k = x_kᵀ(β − β*), ε = τ − τ* and f's derivatives at (η*_k, τ*),
+///
+/// ```text
+/// q_k = f* + f*_η δ_k + f*_τ ε + ½ (f*_ηη δ_k² + 2 f*_ητ δ_k ε + f*_ττ ε²),
+/// ∇d_k = (r_k x_k, s_k),  r_k = f_η − f*_η − f*_ηη δ_k − f*_ητ ε,  s_k = f_τ − f*_τ − f*_ητ δ_k − f*_ττ ε
+/// ```
+///
+/// (order one drops the curvatures, order zero keeps f*). Counts as
+/// [`RankOne`](super::RankOne)'s: m terms (and m gradients) at θ per call, plus the control
+/// variate's evaluations for each slot whose cache missed.
 ///
 /// Memory per slot: 9 scalars and an index; scratch: 12 scalars per slot of the largest call.
 /// The gradient-only path ([`DifferenceTerms::add_gradient_differences`]) keeps a cache of its
