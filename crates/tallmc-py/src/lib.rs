@@ -29,7 +29,8 @@ use std::sync::mpsc::{RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 
 use numpy::{
-    IntoPyArray, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods,
+    IntoPyArray, PyArray1, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray,
+    PyUntypedArrayMethods,
 };
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -416,8 +417,33 @@ where
 }
 
 /// The extension module.
+/// The partial sums of one pass over one shard's rows (`x`: rows × p, `y`: rows, read in
+/// place), for the model of `model_json` (a `ModelSpec`) at `theta`: `kind_json` is a
+/// `PassKind` (`"value"`, `"gradient"`, `"hessian"`, `{"control-variate": {"order": 2}}`) and
+/// `total_rows` the whole data's N. What a Dask worker computes next to its shard, with the
+/// GIL released; the driver adds the shards' results in shard order
+/// (`tallmc_core::add_shard_partials`) and gets the bits of the local run over the same shards.
+#[pyfunction]
+#[pyo3(signature = (model_json, x, y, names, theta, kind_json, total_rows))]
+#[allow(clippy::too_many_arguments)]
+fn shard_sums<'py>(
+    py: Python<'py>, model_json: &str, x: Option<Bound<'py, PyAny>>, y: Bound<'py, PyAny>,
+    names: Option<Vec<String>>, theta: Vec<f64>, kind_json: &str, total_rows: usize,
+) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    let model: tallmc_run::ModelSpec = serde_json::from_str(model_json)
+        .map_err(|e| PyValueError::new_err(format!("invalid model: {e}")))?;
+    let kind: tallmc_run::PassKind = serde_json::from_str(kind_json)
+        .map_err(|e| PyValueError::new_err(format!("invalid pass kind: {e}")))?;
+    let data = dataset(x.as_ref(), &y, names, "a shard")?;
+    let sums = py
+        .detach(move || tallmc_run::shard_sums(&model, data, &theta, kind, total_rows))
+        .map_err(|e| PyValueError::new_err(tallmc_run::error_message(&e)))?;
+    Ok(PyArray1::from_vec(py, sums))
+}
+
 #[pymodule]
 fn _tallmc(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(shard_sums, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(run_custom, m)?)?;
     m.add_function(wrap_pyfunction!(check_sampler, m)?)?;

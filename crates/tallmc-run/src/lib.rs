@@ -28,8 +28,8 @@ mod run;
 pub mod spec;
 
 pub use run::{
-    AnyTuning, CustomModel, MaybeCsv, Outcome, RunModel, RunProgress, RunResult, Sinks,
-    abandon_open_files, run, run_custom,
+    AnyTuning, CustomModel, MaybeCsv, Outcome, PassKind, RunModel, RunProgress, RunResult, Sinks,
+    abandon_open_files, run, run_custom, shard_sums,
 };
 pub use spec::{
     CountSpec, DataSpec, Execution, Invalid, ModelSpec, OffsetSpec, OutputSpec, RegressionSpec,

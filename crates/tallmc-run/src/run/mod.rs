@@ -16,6 +16,7 @@ mod pdmp;
 mod progress;
 mod report;
 mod sg;
+mod shard_kernel;
 mod summary;
 
 use std::path::Path;
@@ -38,6 +39,7 @@ pub use context::{Outcome, RunModel};
 pub use custom::CustomModel;
 pub use outputs::{AnyTuning, MaybeCsv, Sinks, abandon_open_files};
 pub use progress::RunProgress;
+pub use shard_kernel::{PassKind, shard_sums};
 
 use self::confidence::RunConfidence;
 use self::context::Setup;
@@ -286,47 +288,74 @@ fn sample(
         ),
     };
     let n = data.len();
-    match &spec.model {
+    build_model(&spec.model, data, RunWith { spec, n, start, stop, progress })
+}
+
+/// The things every model a spec describes can do: sample (every sampler whose needs it
+/// meets), warn about its design.
+pub(crate) trait SpecModel: RunConfidence + WithEngine + RunPdmp + DesignWarnings {}
+impl<M: RunConfidence + WithEngine + RunPdmp + DesignWarnings> SpecModel for M {}
+
+/// Something done with the model a [`ModelSpec`] describes, whatever its type
+/// ([`build_model`]).
+pub(crate) trait WithModel {
+    /// What it gives.
+    type Out;
+    /// Does it with `model`.
+    fn with<M: SpecModel>(self, model: &M) -> Result<Self::Out>;
+}
+
+/// Builds the model `spec` describes on `data` and hands it to `w`.
+pub(crate) fn build_model<W: WithModel>(spec: &ModelSpec, data: Dataset, w: W) -> Result<W::Out> {
+    match spec {
         ModelSpec::Logistic(r) => {
-            let model =
-                FastLogisticRegression::from_design(regression_design(data, r, None)?, r.prior_sd)?;
-            run_model(&model, spec, n, start, stop, progress)
+            let design = regression_design(data, r, None)?;
+            w.with(&FastLogisticRegression::from_design(design, r.prior_sd)?)
         }
         ModelSpec::Probit(r) => {
             let design = regression_design(data, r, None)?;
-            let model = ProbitRegression::with_family(ProbitFamily, design, r.prior_sd)?;
-            run_model(&model, spec, n, start, stop, progress)
+            w.with(&ProbitRegression::with_family(ProbitFamily, design, r.prior_sd)?)
         }
         ModelSpec::Poisson(c) => {
             let design = regression_design(data, &c.regression, Some(&c.offset))?;
-            let model =
-                PoissonRegression::with_family(PoissonFamily, design, c.regression.prior_sd)?;
-            run_model(&model, spec, n, start, stop, progress)
+            let sd = c.regression.prior_sd;
+            w.with(&PoissonRegression::with_family(PoissonFamily, design, sd)?)
         }
         ModelSpec::NegativeBinomial(c) => {
             let design = regression_design(data, &c.regression, Some(&c.offset))?;
-            let family = NegativeBinomialFamily;
-            let model =
-                NegativeBinomialRegression::with_family(family, design, c.regression.prior_sd)?;
-            run_model(&model, spec, n, start, stop, progress)
+            let (family, sd) = (NegativeBinomialFamily, c.regression.prior_sd);
+            w.with(&NegativeBinomialRegression::with_family(family, design, sd)?)
         }
         ModelSpec::Linear(r) => {
-            let model =
-                LinearRegression::from_design(regression_design(data, r, None)?, r.prior_sd)?;
-            run_model(&model, spec, n, start, stop, progress)
+            let design = regression_design(data, r, None)?;
+            w.with(&LinearRegression::from_design(design, r.prior_sd)?)
         }
         ModelSpec::Robust(r) => {
             let design = regression_design(data, &r.regression, None)?;
             let family = StudentTFamily::new(r.nu)?;
-            let model = RobustRegression::with_family(family, design, r.regression.prior_sd)?;
-            run_model(&model, spec, n, start, stop, progress)
+            w.with(&RobustRegression::with_family(family, design, r.regression.prior_sd)?)
         }
-        ModelSpec::Gaussian {} => run_model(&Gaussian::new(data)?, spec, n, start, stop, progress),
+        ModelSpec::Gaussian {} => w.with(&Gaussian::new(data)?),
         &ModelSpec::GaussianMean { sigma, prior_mean, prior_sd } => {
-            let model = GaussianMean::new(data, sigma, prior_mean, prior_sd)?;
-            run_model(&model, spec, n, start, stop, progress)
+            w.with(&GaussianMean::new(data, sigma, prior_mean, prior_sd)?)
         }
         ModelSpec::Custom { label } => Err(defined_in_code(label)),
+    }
+}
+
+/// A run of a spec's model ([`run_model`]).
+struct RunWith<'a> {
+    spec: &'a RunSpec,
+    n: usize,
+    start: (Instant, SetupSpinner),
+    stop: &'a AtomicBool,
+    progress: &'a ProgressTo,
+}
+
+impl WithModel for RunWith<'_> {
+    type Out = RunResult;
+    fn with<M: SpecModel>(self, model: &M) -> Result<RunResult> {
+        run_model(model, self.spec, self.n, self.start, self.stop, self.progress)
     }
 }
 

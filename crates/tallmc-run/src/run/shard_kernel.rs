@@ -1,0 +1,109 @@
+//! The per-shard kernel of a distributed pass: the partial sums of one shard's rows, computed
+//! where the shard lives (a Dask worker), with the bits the whole run's reduction gives that
+//! shard (`tallmc_core::shards`). The driver adds the partials in shard order with
+//! `tallmc_core::add_shard_partials`.
+
+use anyhow::{Result, bail};
+use serde::{Deserialize, Serialize};
+use tallmc_core::{FullData, Parallelism, ShardLayout, reduce_sharded};
+use tallmc_estimators::{ControlVariate, CvOrder};
+use tallmc_models::Dataset;
+
+use super::{SpecModel, WithModel, build_model};
+use crate::spec::ModelSpec;
+
+/// Which sums one pass over the rows computes at θ (d = the model's dimension).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PassKind {
+    /// [Σℓ_i(θ)]: `FullData::log_likelihood`.
+    Value,
+    /// [Σℓ_i, Σ∇ℓ_i] (1 + d numbers): `FullData::log_likelihood_grad`.
+    Gradient,
+    /// Σ∇²ℓ_i (d × d, row-major): `FullData::hessian`, whose chunk size is fixed by the whole
+    /// data's N (`total_rows`).
+    Hessian,
+    /// [Σℓ_i, Σ∇ℓ_i, Σ∇²ℓ_i] at θ* = θ (1 + d + d² numbers; the Hessian part empty below
+    /// order 2): the control variates' construction pass.
+    ControlVariate {
+        /// The Taylor order, 0, 1 or 2.
+        order: u32,
+    },
+}
+
+/// The partial sums of `kind` at `theta` over `rows` — one shard of a data set of
+/// `total_rows` rows — for the model `model` describes: the numbers the whole run's
+/// reduction gives this shard, bit for bit (the model's range sums do not depend on where the
+/// rows sit). Runs on the current rayon pool. On rows that carry their own shards
+/// (`Dataset::with_shard_lengths`), the whole reduction over them: what the driver's local
+/// run computes.
+///
+/// Errors: a model that standardizes its covariates (the column moments of every shard are
+/// needed first; not yet), a model defined in code, a θ of the wrong length, a bad order.
+pub fn shard_sums(
+    model: &ModelSpec, rows: Dataset, theta: &[f64], kind: PassKind, total_rows: usize,
+) -> Result<Vec<f64>> {
+    let standardizes = match model {
+        ModelSpec::Logistic(r) | ModelSpec::Probit(r) | ModelSpec::Linear(r) => r.standardize,
+        ModelSpec::Poisson(c) | ModelSpec::NegativeBinomial(c) => c.regression.standardize,
+        ModelSpec::Robust(r) => r.regression.standardize,
+        _ => false,
+    };
+    if standardizes {
+        bail!(
+            "a pass over one shard cannot standardize the covariates by that shard's rows alone \
+             (the means and sds of all the shards come first): run without standardize"
+        );
+    }
+    build_model(model, rows, ShardPass { theta, kind, total_rows })
+}
+
+/// [`shard_sums`] on a built model.
+struct ShardPass<'a> {
+    theta: &'a [f64],
+    kind: PassKind,
+    total_rows: usize,
+}
+
+impl WithModel for ShardPass<'_> {
+    type Out = Vec<f64>;
+    fn with<M: SpecModel>(self, model: &M) -> Result<Vec<f64>> {
+        let d = model.dim();
+        if self.theta.len() != d {
+            bail!("θ has {} coordinates; the model has d = {d}", self.theta.len());
+        }
+        let theta = self.theta;
+        let par = Parallelism::Rayon;
+        Ok(match self.kind {
+            PassKind::Value => vec![FullData::for_model(model, par).log_likelihood(model, theta)],
+            PassKind::Gradient => {
+                let mut out = vec![0.0; 1 + d];
+                let (v, g) = out.split_first_mut().expect("1 + d numbers");
+                *v = FullData::for_model(model, par).log_likelihood_grad(model, theta, g);
+                out
+            }
+            PassKind::Hessian => {
+                let mut out = vec![0.0; d * d];
+                let layout = model
+                    .shard_layout()
+                    .cloned()
+                    .unwrap_or_else(|| ShardLayout::single(model.num_terms()));
+                let partial = |lo: u32, hi: u32, slot: &mut [f64]| {
+                    slot.fill(0.0);
+                    model.sum_hessian_range(theta, lo, hi, slot);
+                };
+                let chunk = FullData::hessian_chunk(self.total_rows);
+                reduce_sharded(&layout, chunk, par, partial, &mut out, &mut Vec::new());
+                out
+            }
+            PassKind::ControlVariate { order } => {
+                let order = CvOrder::from_number(order)?;
+                let (cv, _) = ControlVariate::new_on_all_cores(model, theta, order)?;
+                let mut out = vec![cv.sum_at_center()];
+                out.extend_from_slice(cv.gradient_sum());
+                out.extend_from_slice(cv.hessian_sum());
+                out
+            }
+        })
+    }
+}
