@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Result, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 use tallmc_io::{ConvertOptions, ConvertProgress};
+use tallmc_samplers::sinks::draws::row_file::thousands;
 
 use crate::args::ConvertArgs;
 
@@ -80,17 +81,4 @@ pub(crate) fn run(a: &ConvertArgs) -> Result<()> {
         )?;
     }
     Ok(())
-}
-
-/// 1234567 → "1,234,567".
-fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::with_capacity(s.len() + s.len() / 3);
-    for (k, c) in s.chars().enumerate() {
-        if k > 0 && (s.len() - k).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }

@@ -426,8 +426,8 @@ fn os_message(e: &io::Error) -> String {
     }
 }
 
-/// `1234567` as `1,234,567`.
-fn thousands(n: u64) -> String {
+/// `1234567` as `1,234,567` (also the command's `convert` report).
+pub fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
