@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """A tall Parquet table for the scaling numbers of docs/scaling.md: N rows of 29 standard-normal
-covariates x0 … x28 (float64) and a binary response y from a logistic model, in S shards
+covariates x0 … x28 (float64, or float32 with --dtype float32: half the disk, as the HIGGS data
+ship) and a binary response y from a logistic model, in S shards
 part.0.parquet … part.{S-1}.parquet (snappy, as pyarrow and Dask write by default), one shard
 in memory at a time.
 
@@ -23,6 +24,7 @@ def main():
     ap.add_argument("--shards", type=int, default=64)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--dtype", choices=["float64", "float32"], default="float64")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     beta = np.linspace(-1.0, 1.0, P) / np.sqrt(P)
@@ -30,9 +32,9 @@ def main():
     for s in range(a.shards):
         rng = np.random.default_rng([a.seed, s])
         rows = int(bounds[s + 1] - bounds[s])
-        x = rng.standard_normal((rows, P))
+        x = rng.standard_normal((rows, P)).astype(a.dtype)
         eta = 0.3 + x @ beta
-        y = (rng.random(rows) < 1.0 / (1.0 + np.exp(-eta))).astype(np.float64)
+        y = (rng.random(rows) < 1.0 / (1.0 + np.exp(-eta))).astype(a.dtype)
         cols = {f"x{j}": x[:, j] for j in range(P)}
         cols["y"] = y
         pq.write_table(pa.table(cols), os.path.join(a.out, f"part.{s}.parquet"),

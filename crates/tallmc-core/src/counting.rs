@@ -202,6 +202,11 @@ impl<M: Terms> Terms for Counting<M> {
     fn shard_layout(&self) -> Option<&crate::shards::ShardLayout> {
         self.inner.shard_layout()
     }
+
+    /// The inner model's (its remote passes are not counted here: their rows are elsewhere).
+    fn shard_passes(&self) -> Option<&dyn crate::shard_passes::ShardPasses> {
+        self.inner.shard_passes()
+    }
 }
 
 impl<M: TermGradients> TermGradients for Counting<M> {

@@ -180,6 +180,10 @@ pub enum Error {
         /// The error.
         source: Box<Error>,
     },
+    /// A full-data pass over shards held elsewhere (a cluster's workers) failed
+    /// ([`crate::shard_passes`]); the message says which shard and why.
+    #[error("a pass over the shards failed: {0}")]
+    ShardPass(String),
     /// A kernel's internal invariant does not hold: a bug in tallmc, please report it.
     #[error("internal error: {0}; this is a bug in tallmc, please report it")]
     Internal(&'static str),

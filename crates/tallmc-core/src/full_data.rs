@@ -9,6 +9,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::shard_passes::{PassKind, ShardPasses, reduce_on_shards};
 use crate::shards::{ShardLayout, reduce_chunks, reduce_sharded};
 use crate::{LogPrior, TermGradients, TermHessians, Terms};
 
@@ -109,14 +110,26 @@ impl FullData {
         Self::CHUNK.max(n.div_ceil(64))
     }
 
+    /// A pass whose shards are elsewhere: their partials added in shard order (NaN, and the
+    /// failure kept by `passes`, if it fails). Counts N rows as evaluated.
+    fn on_shards(&self, passes: &dyn ShardPasses, theta: &[f64], kind: PassKind, out: &mut [f64]) {
+        // A failure leaves NaN in `out` and is kept by `passes` for the caller to report.
+        let _ = reduce_on_shards(passes, theta, kind, out);
+        count_rows(0u32, self.len() as u32);
+    }
+
     /// Σ_{i<N} ℓ_i(θ). Cost: N term evaluations.
     pub fn log_likelihood<M: Terms + ?Sized>(&mut self, model: &M, theta: &[f64]) -> f64 {
         debug_assert_eq!(model.num_terms(), self.len());
+        let mut out = [0.0];
+        if let Some(passes) = model.shard_passes() {
+            self.on_shards(passes, theta, PassKind::Value, &mut out);
+            return out[0];
+        }
         let partial = |lo: u32, hi: u32, slot: &mut [f64]| {
             slot[0] = model.sum_log_terms_range(theta, lo, hi);
             count_rows(lo, hi);
         };
-        let mut out = [0.0];
         reduce_chunks(&self.chunks, self.parallelism, partial, &mut out, &mut self.partials);
         out[0]
     }
@@ -128,6 +141,14 @@ impl FullData {
     ) -> f64 {
         debug_assert_eq!(model.num_terms(), self.len());
         let d = self.dim;
+        if let Some(passes) = model.shard_passes() {
+            let mut out = std::mem::take(&mut self.total);
+            self.on_shards(passes, theta, PassKind::Gradient, &mut out[..d + 1]);
+            grad[..d].copy_from_slice(&out[1..d + 1]);
+            let value = out[0];
+            self.total = out;
+            return value;
+        }
         let partial = |lo: u32, hi: u32, slot: &mut [f64]| {
             let (v, g) = slot.split_first_mut().expect("slot has d + 1 entries");
             g.fill(0.0);
@@ -158,12 +179,22 @@ impl FullData {
     }
 
     /// **Overwrites** `out` (length d) with Σ_{i<N} ∇²ℓ_i(θ)·v, with the same deterministic
-    /// reduction as the gradient. Cost: N Hessian(-vector) evaluations.
+    /// reduction as the gradient. Cost: N Hessian(-vector) evaluations. On a model whose
+    /// shards are elsewhere, (Σ∇²ℓ_i)·v from one Hessian pass (the same number up to
+    /// rounding: the products are summed after the Hessians, not before).
     pub fn hessian_vector<M: TermHessians + ?Sized>(
         &mut self, model: &M, theta: &[f64], v: &[f64], out: &mut [f64],
     ) {
         debug_assert_eq!(model.num_terms(), self.len());
         let d = self.dim;
+        if model.shard_passes().is_some() {
+            let mut hess = vec![0.0; d * d];
+            self.hessian(model, theta, &mut hess);
+            for (o, row) in out[..d].iter_mut().zip(hess.chunks_exact(d)) {
+                *o = row.iter().zip(v).map(|(h, v)| h * v).sum();
+            }
+            return;
+        }
         let partial = |lo: u32, hi: u32, slot: &mut [f64]| {
             slot.fill(0.0);
             model.sum_hessian_vector_range(theta, lo, hi, v, slot);
@@ -177,6 +208,10 @@ impl FullData {
     /// [`FullData::hessian_chunk`] rows (at most 64 chunks per shard's worth of N).
     pub fn hessian<M: TermHessians + ?Sized>(&self, model: &M, theta: &[f64], hess: &mut [f64]) {
         let d = self.dim;
+        if let Some(passes) = model.shard_passes() {
+            self.on_shards(passes, theta, PassKind::Hessian, &mut hess[..d * d]);
+            return;
+        }
         let partial = |lo: u32, hi: u32, slot: &mut [f64]| {
             slot.fill(0.0);
             model.sum_hessian_range(theta, lo, hi, slot);

@@ -43,6 +43,7 @@ pub mod linalg;
 pub mod model;
 pub mod pdmp;
 pub mod rng;
+pub mod shard_passes;
 pub mod shards;
 pub mod subsample;
 #[cfg(test)]
@@ -64,4 +65,5 @@ pub use model::{
     TaylorRemainderBound, TermBounds, TermGradients, TermHessians, Terms,
 };
 pub use pdmp::{EventKind, EventTotals, PdmpChain, PdmpKernel, Segment, SegmentStats, Trajectory};
+pub use shard_passes::{FirstFailure, PassKind, ShardPasses, reduce_on_shards};
 pub use shards::{ShardLayout, add_shard_partials, reduce_chunks, reduce_sharded};

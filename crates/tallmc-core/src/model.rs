@@ -71,6 +71,15 @@ pub trait Terms: Sync {
     fn shard_layout(&self) -> Option<&crate::shards::ShardLayout> {
         None
     }
+
+    /// Where the full-data passes run when the rows are not in this process (a cluster's
+    /// workers hold the shards): [`FullData`](crate::FullData)'s passes and the control
+    /// variates' construction then add the shards' partial sums
+    /// ([`crate::shard_passes`]) instead of reducing rows here. `None` (the default): the
+    /// rows are here.
+    fn shard_passes(&self) -> Option<&dyn crate::shard_passes::ShardPasses> {
+        None
+    }
 }
 
 /// Per-datum gradients ∇ℓ_i(θ).

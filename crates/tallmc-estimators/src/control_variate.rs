@@ -18,7 +18,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::{Deserialize, Serialize};
 use tallmc_core::{
-    EvalCounts, Parallelism, ShardLayout, TermGradients, TermHessians, reduce_sharded,
+    EvalCounts, Parallelism, PassKind, ShardLayout, TermGradients, TermHessians, Terms,
+    reduce_on_shards, reduce_sharded,
 };
 
 use crate::error::{Error, Result};
@@ -204,6 +205,10 @@ impl ControlVariate {
     {
         let mut cv = Self::empty(model.dim(), model.num_terms(), order)?;
         cv.check_center(model.dim(), model.num_terms(), center)?;
+        if model.shard_passes().is_some() {
+            let counts = cv.install_from_shards(model, center, hessians.is_some())?;
+            return Ok((cv, counts));
+        }
         let (total, grad, hess) = chunked_sums(model, center, order, hessians);
         let counts = cv.install(center, total, grad, hess)?;
         Ok((cv, counts))
@@ -251,6 +256,9 @@ impl ControlVariate {
         &mut self, model: &M, center: &[f64],
     ) -> Result<EvalCounts> {
         self.check_center(model.dim(), model.num_terms(), center)?;
+        if model.shard_passes().is_some() {
+            return self.install_from_shards(model, center, self.order == CvOrder::Two);
+        }
         let n = self.num_terms as u32;
         let d = self.dim;
         let mut grad = vec![0.0; d];
@@ -281,6 +289,9 @@ impl ControlVariate {
             return Err(Error::HessiansRequired);
         }
         self.check_center(model.dim(), model.num_terms(), center)?;
+        if model.shard_passes().is_some() {
+            return self.install_from_shards(model, center, false);
+        }
         let n = self.num_terms as u32;
         let mut grad = vec![0.0; self.dim];
         let total = match self.order {
@@ -288,6 +299,25 @@ impl ControlVariate {
             _ => model.sum_log_terms_grad_range(center, 0, n, &mut grad),
         };
         self.install(center, total, grad, Vec::new())
+    }
+
+    /// The construction pass of a model whose shards are elsewhere
+    /// ([`tallmc_core::shard_passes`]): each shard's Σℓ_i, Σ∇ℓ_i (and Σ∇²ℓ_i with
+    /// `hessians`) at θ* computed where it lives, added in shard order — the bits of
+    /// [`ControlVariate::new_on_all_cores`] over the same shards here. Center already checked.
+    fn install_from_shards<M: Terms + ?Sized>(
+        &mut self, model: &M, center: &[f64], hessians: bool,
+    ) -> Result<EvalCounts> {
+        let passes = model.shard_passes().expect("called for a model with shard passes");
+        let d = self.dim;
+        let order = if hessians { 2 } else { self.order.number().min(1) };
+        let kind = PassKind::ControlVariate { order };
+        let mut out = vec![0.0; kind.partial_len(d)];
+        reduce_on_shards(passes, center, kind, &mut out).map_err(Error::ShardPass)?;
+        tallmc_core::full_data::count_rows_evaluated(self.num_terms as u64);
+        let hess = out.split_off(1 + d);
+        let grad = out.split_off(1);
+        self.install(center, out[0], grad, hess)
     }
 
     fn check_center(&self, dim: usize, num_terms: usize, center: &[f64]) -> Result<()> {

@@ -28,8 +28,9 @@ mod run;
 pub mod spec;
 
 pub use run::{
-    AnyTuning, CustomModel, MaybeCsv, Outcome, PassKind, RunModel, RunProgress, RunResult, Sinks,
-    abandon_open_files, run, run_custom, shard_sums,
+    AnyTuning, ControlVariateSums, CustomModel, MaybeCsv, Outcome, PassKind, RunModel, RunProgress,
+    RunResult, ShardSource, ShardedSetup, Sinks, abandon_open_files, run, run_custom, setup_local,
+    setup_on_shards, shard_sums,
 };
 pub use spec::{
     CountSpec, DataSpec, Execution, Invalid, ModelSpec, OffsetSpec, OutputSpec, RegressionSpec,

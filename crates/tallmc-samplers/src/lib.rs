@@ -161,7 +161,7 @@ pub use hamiltonian::{
 };
 pub use init::{
     InitStrategy, Initialization, Laplace, NewtonOptions, initialize, laplace_approximation,
-    uniform_positions,
+    uniform_positions, warm_start_indices,
 };
 pub use mh::{
     AdaptiveMetropolis, AdaptiveMetropolisConfig, ApproximateGibbs, EmpiricalConditional,

@@ -11,12 +11,14 @@ mod design;
 mod design_of;
 mod discrete;
 mod ecs;
+mod fetched;
 mod outputs;
 mod pdmp;
 mod progress;
 mod report;
 mod sg;
 mod shard_kernel;
+mod sharded_setup;
 mod summary;
 
 use std::path::Path;
@@ -33,13 +35,17 @@ use tallmc_models::{
 };
 use tallmc_samplers::continuous::MemorySkeleton;
 use tallmc_samplers::sink::{ColumnMemorySink, Tee, memory_sink_bytes};
-use tallmc_samplers::{NewtonOptions, SamplerError, laplace_approximation, uniform_positions};
+use tallmc_samplers::{SamplerError, laplace_approximation, uniform_positions};
 
 pub use context::{Outcome, RunModel};
 pub use custom::CustomModel;
 pub use outputs::{AnyTuning, MaybeCsv, Sinks, abandon_open_files};
 pub use progress::RunProgress;
-pub use shard_kernel::{PassKind, shard_sums};
+pub use shard_kernel::shard_sums;
+pub use sharded_setup::{
+    ControlVariateSums, ShardSource, ShardedSetup, setup_local, setup_on_shards,
+};
+pub use tallmc_core::PassKind;
 
 use self::confidence::RunConfidence;
 use self::context::Setup;
@@ -375,14 +381,8 @@ fn run_model<M: RunConfidence + WithEngine + RunPdmp + DesignWarnings>(
         }
         None => Some(PdmpSettings::new(spec, n)?),
     };
-    // Warm-started on 100,000 evenly spaced rows: on tall data this saves most of Newton's
-    // passes over the full data (the mode is still the full-data one, to Newton's tolerance).
-    let newton = NewtonOptions {
-        warm_start_rows: Some(NewtonOptions::WARM_START_ROWS),
-        ..Default::default()
-    };
     spinner.phase("finding the posterior mode (Newton's method)", n);
-    let laplace = laplace_approximation(model, &vec![0.0; d], newton)
+    let laplace = laplace_approximation(model, &vec![0.0; d], sharded_setup::run_newton_options())
         .context("cannot find the posterior mode to start from (Newton's method)")?;
     drop(spinner);
     if stop.load(Ordering::SeqCst) {

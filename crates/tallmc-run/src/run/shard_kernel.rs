@@ -4,32 +4,12 @@
 //! `tallmc_core::add_shard_partials`.
 
 use anyhow::{Result, bail};
-use serde::{Deserialize, Serialize};
-use tallmc_core::{FullData, Parallelism, ShardLayout, reduce_sharded};
+use tallmc_core::{FullData, Parallelism, PassKind, ShardLayout, reduce_sharded};
 use tallmc_estimators::{ControlVariate, CvOrder};
 use tallmc_models::Dataset;
 
 use super::{SpecModel, WithModel, build_model};
 use crate::spec::ModelSpec;
-
-/// Which sums one pass over the rows computes at θ (d = the model's dimension).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum PassKind {
-    /// [Σℓ_i(θ)]: `FullData::log_likelihood`.
-    Value,
-    /// [Σℓ_i, Σ∇ℓ_i] (1 + d numbers): `FullData::log_likelihood_grad`.
-    Gradient,
-    /// Σ∇²ℓ_i (d × d, row-major): `FullData::hessian`, whose chunk size is fixed by the whole
-    /// data's N (`total_rows`).
-    Hessian,
-    /// [Σℓ_i, Σ∇ℓ_i, Σ∇²ℓ_i] at θ* = θ (1 + d + d² numbers; the Hessian part empty below
-    /// order 2): the control variates' construction pass.
-    ControlVariate {
-        /// The Taylor order, 0, 1 or 2.
-        order: u32,
-    },
-}
 
 /// The partial sums of `kind` at `theta` over `rows` — one shard of a data set of
 /// `total_rows` rows — for the model `model` describes: the numbers the whole run's
@@ -43,18 +23,7 @@ pub enum PassKind {
 pub fn shard_sums(
     model: &ModelSpec, rows: Dataset, theta: &[f64], kind: PassKind, total_rows: usize,
 ) -> Result<Vec<f64>> {
-    let standardizes = match model {
-        ModelSpec::Logistic(r) | ModelSpec::Probit(r) | ModelSpec::Linear(r) => r.standardize,
-        ModelSpec::Poisson(c) | ModelSpec::NegativeBinomial(c) => c.regression.standardize,
-        ModelSpec::Robust(r) => r.regression.standardize,
-        _ => false,
-    };
-    if standardizes {
-        bail!(
-            "a pass over one shard cannot standardize the covariates by that shard's rows alone \
-             (the means and sds of all the shards come first): run without standardize"
-        );
-    }
+    super::sharded_setup::refuse_standardize(model)?;
     build_model(model, rows, ShardPass { theta, kind, total_rows })
 }
 

@@ -86,6 +86,16 @@ impl Laplace {
     }
 }
 
+/// The rows [`laplace_approximation`]'s warm start reads on a model of `n` rows with
+/// `options` (evenly spaced, from row 0, in order), or `None` when it makes no warm start: what
+/// a driver whose rows live elsewhere fetches before the mode search, so that its warm start
+/// reads the same rows as a local one.
+pub fn warm_start_indices(n: usize, options: &NewtonOptions) -> Option<Vec<u32>> {
+    let rows = options.warm_start_rows.filter(|&rows| rows > 0 && n / 4 >= rows)?;
+    let (stride, len) = Thinned::<dyn tallmc_core::Terms>::stride_and_len(n, rows);
+    Some((0..len as u32).map(|k| k * stride).collect())
+}
+
 /// Finds the posterior mode from `start` by Newton's method with Levenberg damping and
 /// backtracking line search, and returns the Laplace approximation there.
 ///

@@ -26,9 +26,16 @@ impl<'a, M: Terms + ?Sized> Thinned<'a, M> {
     /// About `rows` evenly spaced terms of `model` (all of them if `rows ≥ N`).
     pub(crate) fn new(model: &'a M, rows: usize) -> Self {
         let n = model.num_terms();
+        let (stride, len) = Self::stride_and_len(n, rows);
+        Self { model, stride, len, scale: n as f64 / len.max(1) as f64 }
+    }
+
+    /// The view's stride and number of terms for a model of `n` terms and about `rows` rows:
+    /// the rows are 0, stride, 2·stride, … below n.
+    pub(crate) fn stride_and_len(n: usize, rows: usize) -> (u32, usize) {
         let stride = (n / rows.max(1)).clamp(1, u32::MAX as usize);
         let len = if n == 0 { 0 } else { (n - 1) / stride + 1 };
-        Self { model, stride: stride as u32, len, scale: n as f64 / len.max(1) as f64 }
+        (stride as u32, len)
     }
 
     /// Calls `f(mapped, k0)` for consecutive pieces of `indices`, mapped to the model's

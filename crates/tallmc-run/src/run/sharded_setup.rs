@@ -1,0 +1,254 @@
+//! The set-up every run makes before its chains — the posterior mode (Newton's method, warm
+//! started on evenly spaced rows), the Laplace covariance there and the control variates' sums
+//! at θ* — over data cut into shards: here ([`setup_local`]), or where the shards live
+//! ([`setup_on_shards`]: a cluster's workers, reached through a [`ShardSource`]).
+//!
+//! On shards elsewhere the driver holds only Newton's warm-start rows (fetched by global
+//! index: the same rows a local warm start reads, 100,000 of them on tall data) and the small
+//! partial sums of each pass; every pass over all rows is one per-shard kernel per shard
+//! ([`shard_sums`](super::shard_sums)) added in shard order. So the two give the same numbers
+//! bit for bit as long as the data and the shards are the same.
+
+use std::time::Instant;
+
+use anyhow::{Context as _, Result, bail};
+use serde::Serialize;
+use tallmc_core::{FirstFailure, PassKind, ShardLayout, ShardPasses};
+use tallmc_estimators::{ControlVariate, CvOrder};
+use tallmc_models::Dataset;
+use tallmc_samplers::{Laplace, NewtonOptions, laplace_approximation, warm_start_indices};
+
+use super::context::RunModel;
+use super::fetched::Fetched;
+use super::{SpecModel, WithModel, build_model};
+use crate::spec::ModelSpec;
+
+/// Where the shards of a data set live, as the driver reaches them: their lengths, a pass's
+/// per-shard partial sums (each computed next to its shard by the per-shard kernel), and rows
+/// by global index.
+pub trait ShardSource: Send + Sync {
+    /// Rows per shard, in shard order (at least one shard).
+    fn shard_lengths(&self) -> Vec<u64>;
+
+    /// Each shard's partial sums of `kind` at `theta` for the run's model, in shard order:
+    /// what [`shard_sums`](super::shard_sums) gives on that shard's rows.
+    ///
+    /// # Errors
+    /// A message naming the shard and what went wrong (a lost worker, an unreadable shard).
+    fn partials(&self, theta: &[f64], kind: PassKind) -> Result<Vec<Vec<f64>>, String>;
+
+    /// The rows at the global `indices` (ascending), in that order: their covariates under
+    /// the data's column names (and the offset or exposure column the model reads), and their
+    /// responses.
+    ///
+    /// # Errors
+    /// A row that no shard holds, a shard that cannot be read.
+    fn take_rows(&self, indices: &[u32]) -> Result<Dataset>;
+}
+
+/// The control variates' sums at θ* (the mode): Σℓ_i(θ*), Σ∇ℓ_i(θ*) and, at order 2,
+/// Σ∇²ℓ_i(θ*) (d × d, row-major).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ControlVariateSums {
+    /// The Taylor order, 0, 1 or 2.
+    pub order: u32,
+    /// Σℓ_i(θ*).
+    pub value: f64,
+    /// Σ∇ℓ_i(θ*) (zeros at order 0).
+    pub gradient: Vec<f64>,
+    /// Σ∇²ℓ_i(θ*) (empty below order 2).
+    pub hessian: Vec<f64>,
+}
+
+/// What the set-up found, and what it cost.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ShardedSetup {
+    /// The parameters' names, in θ's order.
+    pub parameter_names: Vec<String>,
+    /// The posterior mode θ*.
+    pub mode: Vec<f64>,
+    /// The Laplace covariance (−∇²log π(θ*))⁻¹, d × d row-major.
+    pub covariance: Vec<f64>,
+    /// log π(θ*) (up to the normalizing constant).
+    pub log_density: f64,
+    /// Newton iterations, warm start included.
+    pub newton_iterations: usize,
+    /// Per-datum evaluations: terms, gradients, Hessians (the control variates' pass included).
+    pub evaluations: [u64; 3],
+    /// The control variates' sums at θ*, when asked for.
+    pub control_variate: Option<ControlVariateSums>,
+    /// Rows the driver held (fetched for the warm start; all of them for a local set-up).
+    pub rows_on_driver: usize,
+    /// Shards the passes reduced over.
+    pub shards: usize,
+    /// Wall-clock seconds of the set-up.
+    pub seconds: f64,
+}
+
+/// Newton's options of every run: warm-started on 100,000 evenly spaced rows (on tall data
+/// this saves most of the passes over all rows; the mode is still the full-data one, to
+/// Newton's tolerance).
+pub(crate) fn run_newton_options() -> NewtonOptions {
+    NewtonOptions { warm_start_rows: Some(NewtonOptions::WARM_START_ROWS), ..Default::default() }
+}
+
+/// Whether the model standardizes its covariates.
+pub(crate) fn standardizes(model: &ModelSpec) -> bool {
+    match model {
+        ModelSpec::Logistic(r) | ModelSpec::Probit(r) | ModelSpec::Linear(r) => r.standardize,
+        ModelSpec::Poisson(c) | ModelSpec::NegativeBinomial(c) => c.regression.standardize,
+        ModelSpec::Robust(r) => r.regression.standardize,
+        _ => false,
+    }
+}
+
+/// Refuses a model that standardizes its covariates on shards reduced apart.
+pub(crate) fn refuse_standardize(model: &ModelSpec) -> Result<()> {
+    if standardizes(model) {
+        bail!(
+            "a pass over one shard cannot standardize the covariates by that shard's rows alone \
+             (the means and sds of all the shards come first): run without standardize"
+        );
+    }
+    Ok(())
+}
+
+/// The set-up of `model` on `data`, here, reduced over the data's shards
+/// ([`Dataset::with_shard_lengths`]; one shard when it has none): the numbers
+/// [`setup_on_shards`] gives over the same shards elsewhere.
+///
+/// # Errors
+/// The model cannot be built on the data, Newton's method fails, a bad `cv_order`.
+pub fn setup_local(
+    model: &ModelSpec, data: Dataset, cv_order: Option<u32>,
+) -> Result<ShardedSetup> {
+    let started = Instant::now();
+    let rows = data.len();
+    let shards = data.shard_layout().map_or(1, ShardLayout::num_shards);
+    let mut setup = build_model(model, data, Local { cv_order })?;
+    setup.rows_on_driver = rows;
+    setup.shards = shards;
+    setup.seconds = started.elapsed().as_secs_f64();
+    Ok(setup)
+}
+
+/// The set-up of `model` on shards that live elsewhere: the warm-start rows fetched from
+/// `source`, every pass over all rows computed per shard by `source` and added here in shard
+/// order. The driver never holds more than the warm-start rows.
+///
+/// # Errors
+/// A model that standardizes its covariates (not yet over shards), a source with no rows or
+/// more than 2³² − 1, a failed pass or fetch (its message), Newton's method failing.
+pub fn setup_on_shards(
+    model: &ModelSpec, source: &dyn ShardSource, cv_order: Option<u32>,
+) -> Result<ShardedSetup> {
+    let started = Instant::now();
+    refuse_standardize(model)?;
+    let lengths = source.shard_lengths();
+    let layout = ShardLayout::from_lengths(&lengths)?;
+    let n = layout.num_rows();
+    if n == 0 {
+        bail!("the shards hold no rows; expected at least one");
+    }
+    // The warm start's rows, or (no warm start on short data) the first row: the model built
+    // on the fetched rows gives the dimension, the names and the prior.
+    let globals = warm_start_indices(n, &run_newton_options()).unwrap_or_else(|| vec![0]);
+    let rows =
+        source.take_rows(&globals).context("cannot fetch the warm-start rows from the shards")?;
+    if rows.len() != globals.len() {
+        bail!("asked the shards for {} rows and got {}", globals.len(), rows.len());
+    }
+    let passes = SourcePasses { source, failure: FirstFailure::default() };
+    let on_shards = OnShards { globals, layout, passes: &passes, cv_order };
+    let mut setup = build_model(model, rows, on_shards).map_err(|e| match passes.failure() {
+        Some(failure) => anyhow::anyhow!("a pass over the shards failed: {failure}"),
+        None => e,
+    })?;
+    setup.shards = lengths.len();
+    setup.seconds = started.elapsed().as_secs_f64();
+    Ok(setup)
+}
+
+/// A [`ShardSource`]'s passes as the model's [`ShardPasses`].
+struct SourcePasses<'a> {
+    source: &'a dyn ShardSource,
+    failure: FirstFailure,
+}
+
+impl ShardPasses for SourcePasses<'_> {
+    fn shard_partials(&self, theta: &[f64], kind: PassKind) -> Result<Vec<Vec<f64>>, String> {
+        self.source.partials(theta, kind)
+    }
+    fn note_failure(&self, message: String) {
+        self.failure.note(message);
+    }
+    fn failure(&self) -> Option<String> {
+        self.failure.get()
+    }
+}
+
+/// [`setup_local`] on a built model.
+struct Local {
+    cv_order: Option<u32>,
+}
+
+impl WithModel for Local {
+    type Out = ShardedSetup;
+    fn with<M: SpecModel>(self, model: &M) -> Result<ShardedSetup> {
+        setup_of(model, self.cv_order)
+    }
+}
+
+/// [`setup_on_shards`] on the model built on the fetched rows.
+struct OnShards<'a> {
+    globals: Vec<u32>,
+    layout: ShardLayout,
+    passes: &'a dyn ShardPasses,
+    cv_order: Option<u32>,
+}
+
+impl WithModel for OnShards<'_> {
+    type Out = ShardedSetup;
+    fn with<M: SpecModel>(self, model: &M) -> Result<ShardedSetup> {
+        let rows = self.globals.len();
+        let fetched = Fetched::new(model, self.globals, self.layout, self.passes);
+        let mut setup = setup_of(&fetched, self.cv_order)?;
+        setup.rows_on_driver = rows;
+        Ok(setup)
+    }
+}
+
+/// Newton's method from θ = 0 with the run's options, then the control variates at the mode.
+fn setup_of<M: RunModel>(model: &M, cv_order: Option<u32>) -> Result<ShardedSetup> {
+    let d = model.dim();
+    let laplace: Laplace = laplace_approximation(model, &vec![0.0; d], run_newton_options())
+        .context("cannot find the posterior mode (Newton's method)")?;
+    let mut evals = laplace.evals;
+    let control_variate = match cv_order {
+        None => None,
+        Some(order) => {
+            let order = CvOrder::from_number(order)?;
+            let (cv, counts) = ControlVariate::new_on_all_cores(model, &laplace.mode, order)
+                .context("cannot build the control variates at the mode")?;
+            evals += counts;
+            Some(ControlVariateSums {
+                order: order.number(),
+                value: cv.sum_at_center(),
+                gradient: cv.gradient_sum().to_vec(),
+                hessian: cv.hessian_sum().to_vec(),
+            })
+        }
+    };
+    Ok(ShardedSetup {
+        parameter_names: model.parameter_names(),
+        mode: laplace.mode,
+        covariance: laplace.covariance,
+        log_density: laplace.log_density,
+        newton_iterations: laplace.iterations,
+        evaluations: [evals.terms, evals.gradients, evals.hessians],
+        control_variate,
+        rows_on_driver: 0,
+        shards: 1,
+        seconds: 0.0,
+    })
+}

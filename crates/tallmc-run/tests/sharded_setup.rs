@@ -1,0 +1,190 @@
+//! The set-up over shards that live elsewhere (`setup_on_shards`, the driver of a Dask run)
+//! against the same set-up here over the same shards (`setup_local`): the mode, the Laplace
+//! covariance, the control variates' sums and the evaluation counts are equal bit for bit —
+//! with Newton's warm start (N ≥ 400,000: its rows fetched by global index) and without, for
+//! logistic, Poisson with an exposure column and NB2 regression. The source here computes each
+//! shard's partial on a copy of that shard's rows alone, as a worker does.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use tallmc_models::Dataset;
+use tallmc_run::{
+    CountSpec, ModelSpec, OffsetSpec, PassKind, RegressionSpec, ShardSource, ShardedSetup,
+    setup_local, setup_on_shards, shard_sums,
+};
+
+const NAMES: [&str; 3] = ["a", "b", "t"];
+
+/// n rows of (a, b, t) with t > 0 an exposure; y a count or 0/1 from a model with effects.
+fn rows(n: usize, counts: bool) -> (Vec<f64>, Vec<f64>) {
+    let mut state: u64 = 5;
+    let mut u = || {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((state >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    };
+    let (mut x, mut y) = (Vec::with_capacity(3 * n), Vec::with_capacity(n));
+    for _ in 0..n {
+        let (a, b, t) = (u() * 2.0 - 1.0, u() * 3.0, 0.5 + u());
+        x.extend([a, b, t]);
+        let eta: f64 = 0.2 + 0.8 * a - 0.3 * b;
+        let v = if counts {
+            // Inverse-CDF Poisson draw with mean t·e^η (small means).
+            let (mut k, mut p, mut c, lambda) = (0.0, 0.0, 0.0, t * eta.exp());
+            let target = u();
+            loop {
+                p = if k == 0.0 { (-lambda).exp() } else { p * lambda / k };
+                c += p;
+                if c >= target || k > 50.0 {
+                    break k;
+                }
+                k += 1.0;
+            }
+        } else {
+            f64::from(u() < 1.0 / (1.0 + (-eta).exp()))
+        };
+        y.push(v);
+    }
+    (x, y)
+}
+
+fn dataset(x: &[f64], y: &[f64]) -> Dataset {
+    Dataset::new(x.to_vec(), y.to_vec(), NAMES.iter().map(|s| s.to_string()).collect()).unwrap()
+}
+
+/// Shards held apart: each pass computes every shard's partial on a copy of its rows only.
+struct Apart {
+    model: ModelSpec,
+    x: Vec<f64>,
+    y: Vec<f64>,
+    lengths: Vec<u64>,
+    fetched: AtomicUsize,
+    fail_after: Option<usize>,
+    passes: AtomicUsize,
+}
+
+impl Apart {
+    fn new(model: &ModelSpec, x: &[f64], y: &[f64], lengths: &[u64]) -> Self {
+        Self {
+            model: model.clone(),
+            x: x.to_vec(),
+            y: y.to_vec(),
+            lengths: lengths.to_vec(),
+            fetched: AtomicUsize::new(0),
+            fail_after: None,
+            passes: AtomicUsize::new(0),
+        }
+    }
+}
+
+impl ShardSource for Apart {
+    fn shard_lengths(&self) -> Vec<u64> {
+        self.lengths.clone()
+    }
+
+    fn partials(&self, theta: &[f64], kind: PassKind) -> Result<Vec<Vec<f64>>, String> {
+        let pass = self.passes.fetch_add(1, Ordering::SeqCst);
+        if self.fail_after.is_some_and(|k| pass >= k) {
+            return Err("shard 2: the worker holding it was lost".into());
+        }
+        let n = self.y.len();
+        let mut first = 0;
+        self.lengths
+            .iter()
+            .map(|&len| {
+                let (a, b) = (first, first + len as usize);
+                first = b;
+                let own = dataset(&self.x[a * 3..b * 3], &self.y[a..b]);
+                shard_sums(&self.model, own, theta, kind, n).map_err(|e| e.to_string())
+            })
+            .collect()
+    }
+
+    fn take_rows(&self, indices: &[u32]) -> anyhow::Result<Dataset> {
+        self.fetched.fetch_add(indices.len(), Ordering::SeqCst);
+        let mut x = Vec::with_capacity(indices.len() * 3);
+        let mut y = Vec::with_capacity(indices.len());
+        for &i in indices {
+            let i = i as usize;
+            x.extend_from_slice(&self.x[i * 3..i * 3 + 3]);
+            y.push(self.y[i]);
+        }
+        Ok(dataset(&x, &y))
+    }
+}
+
+/// Everything but the wall time and the rows held by the driver.
+fn numbers(s: &ShardedSetup) -> ShardedSetup {
+    ShardedSetup { seconds: 0.0, rows_on_driver: 0, ..s.clone() }
+}
+
+fn count_model() -> CountSpec {
+    CountSpec {
+        regression: RegressionSpec::default(),
+        offset: OffsetSpec { offset: None, exposure: Some("t".into()) },
+    }
+}
+
+#[test]
+fn shards_elsewhere_give_the_local_sharded_setup_bit_for_bit() {
+    let cases = [
+        ("logistic, warm start", ModelSpec::Logistic(RegressionSpec::default()), false, 450_000),
+        ("logistic", ModelSpec::Logistic(RegressionSpec::default()), false, 20_000),
+        ("poisson", ModelSpec::Poisson(count_model()), true, 20_000),
+        ("negative binomial", ModelSpec::NegativeBinomial(count_model()), true, 20_000),
+    ];
+    for (name, model, counts, n) in cases {
+        let (x, y) = rows(n, counts);
+        // Uneven shards, one of them shorter than a chunk of the reduction.
+        let lengths = [n as u64 / 3, 1_000, n as u64 - n as u64 / 3 - 1_000];
+        let source = Apart::new(&model, &x, &y, &lengths);
+        let remote = setup_on_shards(&model, &source, Some(2)).unwrap();
+        let here = dataset(&x, &y).with_shard_lengths(&lengths).unwrap();
+        let local = setup_local(&model, here, Some(2)).unwrap();
+        assert_eq!(numbers(&remote), numbers(&local), "{name}");
+        assert_eq!(remote.shards, 3);
+        assert!(remote.control_variate.as_ref().unwrap().hessian.len() == remote.mode.len().pow(2));
+        // The driver held the warm-start rows only (or the first row, without a warm start).
+        let held = source.fetched.load(Ordering::SeqCst);
+        assert_eq!(remote.rows_on_driver, held, "{name}");
+        if n >= 400_000 {
+            // Every ⌊N / 100,000⌋-th row: between 100,000 and 200,000 of them.
+            assert!((100_000..200_000).contains(&held), "{name}: {held} rows fetched");
+        } else {
+            assert_eq!(held, 1, "{name}");
+        }
+        // The sharded set-up differs from one shard only by rounding.
+        let one = setup_local(&model, dataset(&x, &y), Some(2)).unwrap();
+        for (a, b) in local.mode.iter().zip(&one.mode) {
+            assert!((a - b).abs() <= 1e-9 * (1.0 + b.abs()), "{name}: {a} vs {b}");
+        }
+    }
+}
+
+#[test]
+fn a_failed_pass_is_reported_with_its_cause() {
+    let model = ModelSpec::Logistic(RegressionSpec::default());
+    let (x, y) = rows(5_000, false);
+    let mut source = Apart::new(&model, &x, &y, &[2_500, 2_500]);
+    for fail_after in [0, 3] {
+        source.fail_after = Some(fail_after);
+        source.passes.store(0, Ordering::SeqCst);
+        let e = format!("{:#}", setup_on_shards(&model, &source, Some(1)).unwrap_err());
+        assert!(e.contains("the worker holding it was lost"), "after {fail_after} passes: {e}");
+    }
+}
+
+#[test]
+fn standardizing_and_empty_sources_are_refused() {
+    let standardized =
+        ModelSpec::Logistic(RegressionSpec { standardize: true, ..Default::default() });
+    let (x, y) = rows(100, false);
+    let e = setup_on_shards(&standardized, &Apart::new(&standardized, &x, &y, &[100]), None)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("standardize"), "{e}");
+    let model = ModelSpec::Logistic(RegressionSpec::default());
+    let e = setup_on_shards(&model, &Apart::new(&model, &x, &y, &[0, 0]), None)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("no rows"), "{e}");
+}
