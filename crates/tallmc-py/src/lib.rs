@@ -20,6 +20,7 @@
 //! becomes a `RuntimeError`, never a crash.
 
 mod custom;
+mod shards;
 
 use std::any::Any;
 use std::panic::AssertUnwindSafe;
@@ -444,6 +445,8 @@ fn shard_sums<'py>(
 #[pymodule]
 fn _tallmc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(shard_sums, m)?)?;
+    m.add_function(wrap_pyfunction!(shards::setup_on_shards, m)?)?;
+    m.add_function(wrap_pyfunction!(shards::setup_local, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(run_custom, m)?)?;
     m.add_function(wrap_pyfunction!(check_sampler, m)?)?;

@@ -24,6 +24,8 @@ Samplers: one class per ``tallmc sample`` subcommand, with its flags as keyword 
 (``Nuts``, ``Hmc``, ``HmcEcs``, ``HmcEcsSigned``, ``Sgld``, ``Sghmc``, ``Sgnht``,
 ``Austerity``, ``Confidence``, ``Sbps``, ``Zigzag``, ``ZigzagCv``, …; ``SAMPLERS`` lists
 them). :func:`sample` runs one; :func:`read_run` reads a command's output directory.
+:func:`setup` gives what a run computes first (the mode, the Laplace covariance, the control
+variates' sums), here or on a Dask cluster next to the data's shards (:mod:`tallmc.dask`).
 
 This package is a thin layer over the Rust library: the sampling is the ``tallmc`` command's
 code, so the same seed gives the same draws in Python, on the command line and in Rust.
@@ -39,6 +41,7 @@ from ._models import (
 from ._parquet import Data, parquet_files, read_parquet
 from ._read import read_run
 from ._sample import sample
+from ._setup import Setup, setup
 from ._samplers import SAMPLERS, Sampler
 
 globals().update(SAMPLERS)
@@ -47,5 +50,5 @@ __all__ = [
     "Model", "LogisticRegression", "ProbitRegression", "PoissonRegression",
     "NegativeBinomialRegression", "LinearRegression", "RobustRegression", "Gaussian",
     "GaussianMean", "glm", "CustomModel", "NormalPrior", "Sampler", "SAMPLERS", "sample", "read_run",
-    "read_parquet", "parquet_files", "Data", *SAMPLERS,
+    "read_parquet", "parquet_files", "Data", "setup", "Setup", *SAMPLERS,
 ]

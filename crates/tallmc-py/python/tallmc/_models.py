@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _arrow
+from . import _arrow, _sharded
 from ._parquet import Data
 
 __all__ = [
@@ -125,7 +125,11 @@ def _response_only(y):
 
 def _split(X, y):
     """(covariates, response, column names, label, source), taking ``y`` out of ``X`` when it
-    names one of its columns; ``source`` is :class:`tallmc.Data`'s file, else None."""
+    names one of its columns; ``source`` is :class:`tallmc.Data`'s file, the data left on a
+    cluster (:class:`tallmc._sharded.Sharded`: X and y are then None), else None."""
+    sharded = _sharded.describe(X, y)
+    if sharded is not None:  # a Dask DataFrame or Parquet files: left where they are
+        return None, None, sharded.names, sharded.label, sharded
     if isinstance(X, Data):
         if y is not None and not (isinstance(y, str) and y == X.response):
             raise TypeError(f"y = {y!r}, but X is tallmc.Data read with its response "
@@ -167,7 +171,9 @@ class Model:
     Attributes: ``X`` (covariates as the sampler reads them, n × p, or ``None``), ``y``
     (responses, n), ``names`` (the covariates' names, or ``None`` for x0, x1, …), ``label``
     (what the data were), ``source`` (the file the data were read from, as the run records
-    it, for :func:`tallmc.read_parquet`'s data; else ``None``).
+    it, for :func:`tallmc.read_parquet`'s data; else ``None``), ``sharded`` (data left on a
+    cluster — a Dask DataFrame or Parquet files, read by :class:`tallmc.dask.Engine`'s
+    workers; ``X`` and ``y`` are then ``None``; else ``None``).
     """
 
     #: The family's name: the command's ``--model`` value.
@@ -178,7 +184,8 @@ class Model:
         self.y = y
         self.names = names
         self.label = label
-        self.source = source
+        self.sharded = source if isinstance(source, _sharded.Sharded) else None
+        self.source = None if self.sharded is not None else source
 
     def spec(self) -> dict:
         """The model's part of the run (the JSON form of the library's model settings)."""
@@ -193,10 +200,15 @@ class Model:
 
     @property
     def num_rows(self) -> int:
-        """Number of observations n."""
+        """Number of observations n (data on a cluster: ``TypeError``, the workers count them)."""
+        if self.sharded is not None:
+            raise TypeError("the model's data are on a cluster: their rows are counted by the "
+                            "workers (tallmc.dask.Engine(client).persist(model.sharded))")
         return len(self.y)
 
     def __repr__(self) -> str:
+        if self.sharded is not None:
+            return f"{type(self).__name__}({self.sharded!r})"
         shape = "" if self.X is None else f"X {tuple(np.shape(self.X))}, "
         return f"{type(self).__name__}({shape}y ({len(self.y)},))"
 
@@ -204,8 +216,11 @@ class Model:
 class _Regression(Model):
     def __init__(self, X, y=None, prior_sd: float = 10.0, intercept: bool = True,
                  standardize: bool = False):
+        shards = [rows for _, rows in X.shards] if isinstance(X, Data) else None
         X, y, names, label, source = _split(X, y)
         super().__init__(X, y, names, label, source)
+        # The files' rows, which tallmc.setup reduces over (a run reads them as one).
+        self._shard_lengths = shards
         self.prior_sd = _number("prior_sd", prior_sd)
         self.intercept = bool(intercept)
         self.standardize = bool(standardize)
@@ -279,6 +294,9 @@ class _CountRegression(_Regression):
                 raise ValueError(f"{what} = {column!r}: no such column; the columns are "
                                  f"{self.names}")
             return column
+        if self.sharded is not None:
+            raise TypeError(f"{what} is a {type(column).__name__}; with data on a cluster it "
+                            "names a column of the data")
         try:
             values = np.asarray(_column(column, what), dtype=np.float64)
         except (TypeError, ValueError):

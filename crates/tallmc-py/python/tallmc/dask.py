@@ -1,0 +1,154 @@
+"""tallmc on a Dask cluster: the O(n) passes of a run (the posterior mode's Newton steps, the
+Laplace covariance, the control variates' sums at the mode) run as one task per shard next to
+the shard, on the cluster's workers, and only their small partial results travel.
+
+    from dask.distributed import Client
+    import tallmc, tallmc.dask
+
+    client = Client("scheduler:8786")            # or Client(LocalCluster(n_workers=2))
+    engine = tallmc.dask.Engine(client)
+    model = tallmc.LogisticRegression(["s3://…/part.0.parquet", …], y="y")   # or a Dask DataFrame
+    setup = tallmc.setup(model, engine=engine)   # mode, covariance, control variates
+
+Each shard (a Dask DataFrame's partition, or one Parquet file) is loaded once by a worker and
+kept in its memory (:meth:`Engine.persist`). A pass is one task per shard calling the Rust
+per-shard kernel (``tallmc._tallmc.shard_sums``, the GIL released) where the shard is; the
+driver adds the partial results in shard order, so the numbers are those of a local run over
+the same shards, bit for bit (``tallmc.setup(model)`` on the same data read into memory with
+the same shards). The driver holds Newton's warm-start rows (100,000 evenly spaced rows, on
+tall data) and never the data.
+
+Needs ``dask[distributed]`` (``pip install "dask[dataframe]" distributed``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _sharded
+from ._sharded import Sharded
+
+__all__ = ["Engine", "ShardsOnWorkers"]
+
+
+class ShardsOnWorkers:
+    """A model's shards loaded into the workers' memory: one Dask future per shard, in shard
+    order, and the rows of each. Made by :meth:`Engine.persist`."""
+
+    def __init__(self, client, futures, lengths, data: Sharded):
+        self.client = client
+        self.futures = list(futures)
+        self.lengths = [int(n) for n in lengths]
+        self.data = data
+        self.bounds = np.concatenate([[0], np.cumsum(self.lengths)]).astype(np.int64)
+
+    @property
+    def num_rows(self) -> int:
+        return int(self.bounds[-1])
+
+    def pass_sums(self, model_json: str, theta, kind_json: str):
+        """Each shard's partial sums of one pass (a list of float64 arrays, in shard order)."""
+        client, names, n = self.client, self.data.names, self.num_rows
+        theta = [float(t) for t in theta]
+        tasks = [client.submit(_sharded.shard_pass, f, model_json, names, theta, kind_json, n,
+                               pure=False) for f in self.futures]
+        # Arrays from the network may be unaligned views of the message: aligned copies.
+        return [np.array(r, dtype=np.float64) for r in client.gather(tasks)]
+
+    def take(self, indices):
+        """The rows at the ascending global ``indices``: (X, y, names), one request per shard
+        that holds some of them."""
+        indices = np.asarray(indices, dtype=np.int64)
+        if indices.size and (indices[0] < 0 or indices[-1] >= self.num_rows):
+            raise IndexError(f"row {indices[-1]} asked of shards holding {self.num_rows} rows")
+        shard_of = np.searchsorted(self.bounds, indices, side="right") - 1
+        tasks = []
+        for s in np.unique(shard_of):
+            local = indices[shard_of == s] - self.bounds[s]
+            tasks.append(self.client.submit(_sharded.take, self.futures[s], local, pure=False))
+        parts = self.client.gather(tasks)
+        p = len(self.data.names)
+        X = np.ascontiguousarray(np.concatenate([x for x, _ in parts]) if parts
+                                 else np.empty((0, p)))
+        y = np.ascontiguousarray(np.concatenate([y for _, y in parts]) if parts
+                                 else np.empty(0))
+        return X, y, list(self.data.names)
+
+    def __repr__(self) -> str:
+        return (f"ShardsOnWorkers({len(self.futures)} shards, {self.num_rows} rows, "
+                f"from {self.data.label})")
+
+
+class _Source:
+    """What the Rust driver calls (``partials``, ``take``) for one model's shards."""
+
+    def __init__(self, shards: ShardsOnWorkers, model_json: str):
+        self.shards = shards
+        self.model_json = model_json
+
+    def partials(self, theta, kind_json):
+        return self.shards.pass_sums(self.model_json, theta, kind_json)
+
+    def take(self, indices):
+        return self.shards.take(indices)
+
+
+class Engine:
+    """Runs the passes over a model's shards on a Dask cluster (``client``: a
+    ``dask.distributed.Client``). Pass it as ``engine=`` to :func:`tallmc.setup`.
+
+    The shards of a model's data are loaded into the workers' memory at the first use and kept
+    there (:meth:`persist`) for the passes that follow."""
+
+    def __init__(self, client):
+        try:
+            from distributed import Client
+        except ImportError:
+            raise ImportError('tallmc.dask needs Dask\'s distributed scheduler: pip install '
+                              '"dask[dataframe]" distributed') from None
+        if not isinstance(client, Client):
+            raise TypeError(f"client is a {type(client).__name__}; expected a "
+                            "dask.distributed.Client (Client(LocalCluster()) on one machine)")
+        self.client = client
+        self._persisted = {}
+
+    def persist(self, data: Sharded) -> ShardsOnWorkers:
+        """Loads every shard into a worker's memory (once per data: later calls return the same
+        shards) and counts their rows. A shard that does not read (a missing file, a null or
+        NaN, a column that is not numbers) is an error naming it."""
+        if not isinstance(data, Sharded):
+            raise TypeError(f"data is a {type(data).__name__}; expected a model's data on the "
+                            "cluster (a model made from a Dask DataFrame or Parquet files)")
+        key = id(data)
+        if key in self._persisted:
+            return self._persisted[key][1]
+        client = self.client
+        if data.kind == "parquet":
+            futures = [client.submit(_sharded.load_parquet, path, data.response, data.names,
+                                     pure=False) for path in data.files]
+        else:
+            import dask
+
+            parts = data.frame.to_delayed()
+            load = dask.delayed(_sharded.load_partition, pure=True)
+            futures = client.compute([load(p, data.response, data.names, s)
+                                      for s, p in enumerate(parts)])
+        lengths = client.gather([client.submit(_sharded.num_rows, f, pure=False)
+                                 for f in futures])
+        shards = ShardsOnWorkers(client, futures, lengths, data)
+        # The data object is kept alive with its shards, so its id is not reused.
+        self._persisted[key] = (data, shards)
+        return shards
+
+    def release(self) -> None:
+        """Frees the workers' copies of every shard this engine loaded."""
+        for _, shards in self._persisted.values():
+            self.client.cancel(shards.futures)
+        self._persisted.clear()
+
+    def _source(self, model, model_json: str):
+        shards = self.persist(model.sharded)
+        return _Source(shards, model_json), shards.lengths
+
+    def __repr__(self) -> str:
+        return f"tallmc.dask.Engine({self.client!r})"
