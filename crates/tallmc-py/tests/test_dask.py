@@ -1,0 +1,124 @@
+"""The Dask engine on a LocalCluster of 2 worker processes (the API of a many-machine cluster):
+the set-up over shards the workers hold equals, bit for bit, the same set-up here over the same
+shards; the driver holds only Newton's warm-start rows; bad shards and misuse are clear errors."""
+
+import os
+
+import numpy as np
+import pytest
+
+import tallmc
+
+distributed = pytest.importorskip("distributed")
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+import tallmc.dask  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def engine():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=None)
+    client = distributed.Client(cluster)
+    yield tallmc.dask.Engine(client)
+    client.close()
+    cluster.close()
+
+
+def write_shards(directory, columns, bounds):
+    """Parquet shards part.0 … of the columns (a dict of arrays) cut at ``bounds``."""
+    os.makedirs(directory, exist_ok=True)
+    for s in range(len(bounds) - 1):
+        a, b = bounds[s], bounds[s + 1]
+        pq.write_table(pa.table({k: v[a:b] for k, v in columns.items()}),
+                       os.path.join(directory, f"part.{s}.parquet"))
+    return tallmc.parquet_files(directory)
+
+
+def logistic_columns(n, seed=1):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    y = (rng.random(n) < 1 / (1 + np.exp(-(0.3 + X @ [0.5, -1.0, 0.2])))).astype(np.float64)
+    return {"a": X[:, 0], "b": X[:, 1], "c": X[:, 2], "y": y}
+
+
+def same_bits(dask, local):
+    assert dask.names == local.names
+    for name in ("mode", "covariance"):
+        assert getattr(dask, name).tobytes() == getattr(local, name).tobytes(), name
+    assert dask.log_density == local.log_density
+    assert dask.newton_iterations == local.newton_iterations
+    assert dask.evaluations == local.evaluations
+    cd, cl = dask.control_variate, local.control_variate
+    assert cd["order"] == cl["order"] and cd["value"] == cl["value"]
+    for part in ("gradient", "hessian"):
+        assert cd[part].tobytes() == cl[part].tobytes(), part
+    assert dask.shards == local.shards
+
+
+def test_parquet_shards_on_the_cluster_give_the_local_setup_bit_for_bit(engine, tmp_path):
+    # 450,000 rows: Newton's warm start reads every 4th row, fetched from the workers.
+    n = 450_000
+    files = write_shards(tmp_path / "logit", logistic_columns(n), [0, 100_000, 101_000, 300_000, n])
+    on_cluster = tallmc.setup(tallmc.LogisticRegression(files, y="y"), engine=engine)
+    here = tallmc.setup(tallmc.LogisticRegression(tallmc.read_parquet(tmp_path / "logit")))
+    same_bits(on_cluster, here)
+    assert on_cluster.shards == 4 and on_cluster.rows_on_driver == 112_500
+    assert here.rows_on_driver == n
+    # A second set-up reuses the shards already in the workers' memory.
+    again = tallmc.setup(tallmc.LogisticRegression(files, y="y"), engine=engine)
+    same_bits(again, here)
+    # The mode is the logistic regression's: the gradient of the log posterior vanishes there.
+    cv = on_cluster.control_variate
+    prior_grad = -on_cluster.mode / 10.0**2
+    assert np.abs(cv["gradient"] + prior_grad).max() < 1e-6 * np.abs(cv["hessian"]).max()
+
+
+def test_poisson_with_exposure_and_a_dask_dataframe(engine, tmp_path):
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(2)
+    n = 3_000
+    x = rng.normal(size=n)
+    t = rng.uniform(0.5, 2.0, size=n)
+    y = rng.poisson(t * np.exp(0.2 + 0.5 * x)).astype(np.float64)
+    frame = pd.DataFrame({"x": x, "t": t, "y": y})
+    ddf = dd.from_pandas(frame, npartitions=3, sort=False)
+    lengths = [int(len(ddf.get_partition(k))) for k in range(ddf.npartitions)]
+    bounds = np.concatenate([[0], np.cumsum(lengths)])
+    files = write_shards(tmp_path / "counts", {"x": x, "t": t, "y": y}, bounds)
+    model = tallmc.PoissonRegression(ddf, y="y", exposure="t")
+    on_cluster = tallmc.setup(model, engine=engine)
+    here = tallmc.setup(tallmc.PoissonRegression(tallmc.read_parquet(tmp_path / "counts"),
+                                                 exposure="t"))
+    same_bits(on_cluster, here)
+    assert on_cluster.names == ["intercept", "x"]
+    assert on_cluster.rows_on_driver == 1  # no warm start on 3,000 rows: the first row only
+    assert abs(on_cluster.mode[1] - 0.5) < 5 * on_cluster.sds[1]
+
+
+def test_a_bad_shard_is_named(engine, tmp_path):
+    columns = logistic_columns(2_000, seed=3)
+    columns["b"] = columns["b"].copy()
+    columns["b"][1_234] = np.nan
+    files = write_shards(tmp_path / "bad", columns, [0, 1_000, 2_000])
+    with pytest.raises(Exception, match=r"part\.1\.parquet.*b.*row 234"):
+        tallmc.setup(tallmc.LogisticRegression(files, y="y"), engine=engine)
+
+
+def test_misuse_is_a_clear_error(engine, tmp_path):
+    files = write_shards(tmp_path / "ok", logistic_columns(500), [0, 250, 500])
+    model = tallmc.LogisticRegression(files, y="y")
+    with pytest.raises(ValueError, match="engine=tallmc.dask.Engine"):
+        tallmc.setup(model)
+    with pytest.raises(TypeError, match="dask.distributed.Client"):
+        tallmc.dask.Engine("scheduler:8786")
+    with pytest.raises(ValueError, match="no such column"):
+        tallmc.LogisticRegression(files, y="outcome")
+    with pytest.raises(ValueError, match="standardize"):
+        tallmc.setup(tallmc.LogisticRegression(files, y="y", standardize=True), engine=engine)
+    with pytest.raises(TypeError, match="counted by the workers"):
+        model.num_rows
+    here = tallmc.LogisticRegression(tallmc.read_parquet(tmp_path / "ok"))
+    with pytest.raises(ValueError, match="in memory here"):
+        tallmc.setup(here, engine=engine)
