@@ -207,6 +207,10 @@ impl<M: Terms> Terms for Counting<M> {
     fn shard_passes(&self) -> Option<&dyn crate::shard_passes::ShardPasses> {
         self.inner.shard_passes()
     }
+
+    fn row_service(&self) -> Option<&dyn crate::row_service::RowService> {
+        self.inner.row_service()
+    }
 }
 
 impl<M: TermGradients> TermGradients for Counting<M> {

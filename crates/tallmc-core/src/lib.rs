@@ -43,6 +43,7 @@ pub mod linalg;
 pub mod model;
 pub mod pdmp;
 pub mod rng;
+pub mod row_service;
 pub mod shard_passes;
 pub mod shards;
 pub mod subsample;
@@ -65,5 +66,6 @@ pub use model::{
     TaylorRemainderBound, TermBounds, TermGradients, TermHessians, Terms,
 };
 pub use pdmp::{EventKind, EventTotals, PdmpChain, PdmpKernel, Segment, SegmentStats, Trajectory};
+pub use row_service::RowService;
 pub use shard_passes::{FirstFailure, PassKind, ShardPasses, reduce_on_shards};
 pub use shards::{ShardLayout, add_shard_partials, reduce_chunks, reduce_sharded};

@@ -80,6 +80,13 @@ pub trait Terms: Sync {
     fn shard_passes(&self) -> Option<&dyn crate::shard_passes::ShardPasses> {
         None
     }
+
+    /// The rows' service when they live elsewhere and only the rows a kernel declared ahead
+    /// are here ([`crate::row_service`]); such a model panics on a row nobody declared.
+    /// `None` (the default): every row is here.
+    fn row_service(&self) -> Option<&dyn crate::row_service::RowService> {
+        None
+    }
 }
 
 /// Per-datum gradients ∇ℓ_i(θ).

@@ -13,7 +13,8 @@
 //!
 //! Indices are `u32`: N must be at most 2³² − 1.
 
-use rand::{Rng, RngExt};
+use rand::{Rng, RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 
 use crate::{Error, Result};
 
@@ -115,6 +116,13 @@ impl WithReplacement {
 /// Block b holds `m / G` indices (the first `m mod G` blocks one more). A refresh redraws one
 /// uniformly chosen block, keeping a copy of the old one so that a rejected refresh can be undone
 /// with [`BlockSubsample::reject`].
+///
+/// **Its own stream.** The indices never depend on θ or on the chain's decisions, so they are
+/// drawn from a random stream of their own (ChaCha8, seeded from the caller's RNG by the first
+/// [`BlockSubsample::draw_all`]; later draws take nothing from the caller's RNG): which block a
+/// refresh redraws and with which indices is known ahead of the kernel
+/// ([`BlockSubsample::upcoming`]), so rows that live elsewhere can be fetched before they are
+/// read.
 #[derive(Debug, Clone)]
 pub struct BlockSubsample {
     n: u32,
@@ -122,6 +130,7 @@ pub struct BlockSubsample {
     starts: Vec<usize>,
     saved: Vec<u32>,
     pending: Option<usize>,
+    stream: Option<ChaCha8Rng>,
 }
 
 impl BlockSubsample {
@@ -152,6 +161,7 @@ impl BlockSubsample {
             starts,
             saved: Vec::with_capacity(base + 1),
             pending: None,
+            stream: None,
         })
     }
 
@@ -170,26 +180,46 @@ impl BlockSubsample {
         &self.indices[self.starts[b]..self.starts[b + 1]]
     }
 
-    /// Redraws every block (initialization).
+    /// Draws all m indices afresh, from the subsample's own stream, which this first seeds from
+    /// `rng` (one `u64` taken from it).
     pub fn draw_all<R: Rng + ?Sized>(&mut self, rng: &mut R) {
+        let mut stream = ChaCha8Rng::seed_from_u64(rng.random());
         for i in self.indices.iter_mut() {
-            *i = rng.random_range(0..self.n);
+            *i = stream.random_range(0..self.n);
         }
+        self.stream = Some(stream);
         self.pending = None;
     }
 
-    /// Redraws one uniformly chosen block and returns its number; the old block is kept until
-    /// [`BlockSubsample::accept`] or [`BlockSubsample::reject`].
+    /// Proposes a refresh: one uniformly chosen block redrawn, from the subsample's own stream
+    /// (seeded from `rng` first if nothing was drawn yet); returns the block. Undo it with
+    /// [`BlockSubsample::reject`], keep it with [`BlockSubsample::accept`].
     pub fn propose_refresh<R: Rng + ?Sized>(&mut self, rng: &mut R) -> usize {
-        let b = rng.random_range(0..self.num_blocks());
-        let range = self.starts[b]..self.starts[b + 1];
+        let stream = self.stream.get_or_insert_with(|| ChaCha8Rng::seed_from_u64(rng.random()));
+        let (b, range) = next_refresh(stream, &self.starts);
         self.saved.clear();
         self.saved.extend_from_slice(&self.indices[range.clone()]);
         for i in &mut self.indices[range] {
-            *i = rng.random_range(0..self.n);
+            *i = stream.random_range(0..self.n);
         }
         self.pending = Some(b);
         b
+    }
+
+    /// Appends to `out` the indices that proposals `skip + 1` to `skip + refreshes` from now
+    /// will draw, in order, without drawing them (the stream is copied): what a row source
+    /// fetches ahead. Nothing before the first [`BlockSubsample::draw_all`].
+    pub fn upcoming(&self, skip: usize, refreshes: usize, out: &mut Vec<u32>) {
+        let Some(stream) = &self.stream else { return };
+        let mut stream = stream.clone();
+        for k in 0..skip + refreshes {
+            let (_, range) = next_refresh(&mut stream, &self.starts);
+            if k < skip {
+                range.for_each(|_| _ = stream.random_range(0..self.n));
+            } else {
+                out.extend(range.map(|_| stream.random_range(0..self.n)));
+            }
+        }
     }
 
     /// Keeps the refreshed block.
@@ -203,6 +233,12 @@ impl BlockSubsample {
             self.indices[self.starts[b]..self.starts[b + 1]].copy_from_slice(&self.saved);
         }
     }
+}
+
+/// The block a refresh redraws, and its positions in u, from the subsample's stream.
+fn next_refresh(stream: &mut ChaCha8Rng, starts: &[usize]) -> (usize, std::ops::Range<usize>) {
+    let b = stream.random_range(0..starts.len() - 1);
+    (b, starts[b]..starts[b + 1])
 }
 
 #[cfg(test)]
@@ -245,6 +281,29 @@ mod tests {
         for c in counts {
             assert!((f64::from(c) - 10_000.0).abs() < 5.0 * 94.9, "counts {counts:?}");
         }
+    }
+
+    #[test]
+    fn upcoming_refreshes_are_the_ones_proposed_whatever_is_accepted() {
+        let mut rng = chain_rng(4, 0);
+        let mut s = BlockSubsample::new(1_000, 23, 5).unwrap();
+        let mut none = Vec::new();
+        s.upcoming(0, 3, &mut none);
+        assert!(none.is_empty(), "nothing is known before the first draw");
+        s.draw_all(&mut rng);
+        let mut ahead = Vec::new();
+        s.upcoming(0, 25, &mut ahead);
+        s.upcoming(25, 15, &mut ahead);
+        // The caller's RNG is not read after the first draw: its next number is unchanged.
+        let mut untouched = rng.clone();
+        let mut drawn = Vec::new();
+        for k in 0..40 {
+            let b = s.propose_refresh(&mut rng);
+            drawn.extend_from_slice(s.block(b));
+            if k % 3 == 0 { s.reject() } else { s.accept() }
+        }
+        assert_eq!(drawn, ahead);
+        assert_eq!(rng.random::<u64>(), untouched.random::<u64>());
     }
 
     #[test]

@@ -249,6 +249,14 @@ impl GibbsSubsample for BlockSubsample {
     fn accept(&mut self) {
         BlockSubsample::accept(self);
     }
+    fn current_indices(&self, out: &mut Vec<u32>) -> bool {
+        out.extend_from_slice(self.indices());
+        true
+    }
+    fn upcoming_indices(&self, skip: usize, refreshes: usize, out: &mut Vec<u32>) -> bool {
+        self.upcoming(skip, refreshes, out);
+        true
+    }
 }
 
 /// Perturbed HMC-ECS's estimator: ℓ̂ − σ̂²/2 and its gradient, around the control variate's θ*.

@@ -29,8 +29,8 @@ pub mod spec;
 
 pub use run::{
     AnyTuning, ControlVariateSums, CustomModel, MaybeCsv, Outcome, PassKind, RunModel, RunProgress,
-    RunResult, ShardSource, ShardedSetup, Sinks, abandon_open_files, run, run_custom, setup_local,
-    setup_on_shards, shard_sums,
+    RunResult, ShardSource, ShardedSetup, Sinks, abandon_open_files, run, run_custom,
+    run_on_shards, setup_local, setup_on_shards, shard_sums,
 };
 pub use spec::{
     CountSpec, DataSpec, Execution, Invalid, ModelSpec, OffsetSpec, OutputSpec, RegressionSpec,

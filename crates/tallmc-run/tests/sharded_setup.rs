@@ -5,6 +5,7 @@
 //! logistic, Poisson with an exposure column and NB2 regression. The source here computes each
 //! shard's partial on a copy of that shard's rows alone, as a worker does.
 
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tallmc_models::Dataset;
@@ -60,6 +61,7 @@ struct Apart {
     fetched: AtomicUsize,
     fail_after: Option<usize>,
     passes: AtomicUsize,
+    requests: Mutex<Vec<Option<Vec<u32>>>>,
 }
 
 impl Apart {
@@ -72,6 +74,7 @@ impl Apart {
             fetched: AtomicUsize::new(0),
             fail_after: None,
             passes: AtomicUsize::new(0),
+            requests: Mutex::new(Vec::new()),
         }
     }
 }
@@ -99,11 +102,18 @@ impl ShardSource for Apart {
             .collect()
     }
 
-    fn take_rows(&self, indices: &[u32]) -> anyhow::Result<Dataset> {
+    fn request_rows(&self, indices: &[u32]) -> anyhow::Result<u64> {
+        let mut requests = self.requests.lock().unwrap();
+        requests.push(Some(indices.to_vec()));
+        Ok(requests.len() as u64 - 1)
+    }
+
+    fn collect_rows(&self, ticket: u64) -> anyhow::Result<Dataset> {
+        let indices = self.requests.lock().unwrap()[ticket as usize].take().expect("collected once");
         self.fetched.fetch_add(indices.len(), Ordering::SeqCst);
         let mut x = Vec::with_capacity(indices.len() * 3);
         let mut y = Vec::with_capacity(indices.len());
-        for &i in indices {
+        for &i in &indices {
             let i = i as usize;
             x.extend_from_slice(&self.x[i * 3..i * 3 + 3]);
             y.push(self.y[i]);

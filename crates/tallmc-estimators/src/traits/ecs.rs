@@ -43,6 +43,22 @@ pub trait GibbsSubsample {
     fn batch_size(&self) -> usize;
     /// Keeps u′ (after [`GibbsSubsample::propose`]). Nothing by default.
     fn accept(&mut self) {}
+
+    /// Appends u's data indices to `out`; `false` (the default) when the subsample cannot say
+    /// its indices ahead of drawing them, so it cannot read rows that live elsewhere
+    /// ([`tallmc_core::RowService`]).
+    fn current_indices(&self, out: &mut Vec<u32>) -> bool {
+        let _ = out;
+        false
+    }
+
+    /// Appends to `out` the data indices that proposals `skip + 1` to `skip + refreshes` from
+    /// now will draw (whatever is accepted: they come from a stream of their own); `false` (the
+    /// default) when they are not known ahead.
+    fn upcoming_indices(&self, skip: usize, refreshes: usize, out: &mut Vec<u32>) -> bool {
+        let _ = (skip, refreshes, out);
+        false
+    }
 }
 
 /// What one evaluation of an [`EcsEstimator`] records.

@@ -179,6 +179,12 @@ macro_rules! rank_one_engine {
                 RankOne::with_lanes(lanes, m)
             }
         }
+        impl super::sharded_run::ServedEngine for $model {
+            type Served = RankOne;
+            fn served_engine(&self, lanes: usize, m: usize) -> RankOne {
+                RankOne::with_lanes(lanes, m)
+            }
+        }
     )*};
 }
 
@@ -187,6 +193,12 @@ macro_rules! hessian_products_engine {
         impl WithEngine for $model {
             type Engine = HessianProducts;
             fn engine(&self, lanes: usize, m: usize) -> HessianProducts {
+                HessianProducts::with_lanes(tallmc_core::Terms::dim(self), lanes, m)
+            }
+        }
+        impl super::sharded_run::ServedEngine for $model {
+            type Served = HessianProducts;
+            fn served_engine(&self, lanes: usize, m: usize) -> HessianProducts {
                 HessianProducts::with_lanes(tallmc_core::Terms::dim(self), lanes, m)
             }
         }
@@ -201,6 +213,12 @@ macro_rules! rank_two_engine {
         impl WithEngine for $model {
             type Engine = RankTwo;
             fn engine(&self, lanes: usize, m: usize) -> RankTwo {
+                RankTwo::with_lanes(lanes, m)
+            }
+        }
+        impl super::sharded_run::ServedEngine for $model {
+            type Served = RankTwo;
+            fn served_engine(&self, lanes: usize, m: usize) -> RankTwo {
                 RankTwo::with_lanes(lanes, m)
             }
         }

@@ -11,13 +11,14 @@ mod design;
 mod design_of;
 mod discrete;
 mod ecs;
-mod fetched;
 mod outputs;
 mod pdmp;
 mod progress;
 mod report;
+mod served;
 mod sg;
 mod shard_kernel;
+mod sharded_run;
 mod sharded_setup;
 mod summary;
 
@@ -42,6 +43,7 @@ pub use custom::CustomModel;
 pub use outputs::{AnyTuning, MaybeCsv, Sinks, abandon_open_files};
 pub use progress::RunProgress;
 pub use shard_kernel::shard_sums;
+pub use sharded_run::run_on_shards;
 pub use sharded_setup::{
     ControlVariateSums, ShardSource, ShardedSetup, setup_local, setup_on_shards,
 };
@@ -299,8 +301,14 @@ fn sample(
 
 /// The things every model a spec describes can do: sample (every sampler whose needs it
 /// meets), warn about its design.
-pub(crate) trait SpecModel: RunConfidence + WithEngine + RunPdmp + DesignWarnings {}
-impl<M: RunConfidence + WithEngine + RunPdmp + DesignWarnings> SpecModel for M {}
+pub(crate) trait SpecModel:
+    RunConfidence + WithEngine + RunPdmp + DesignWarnings + sharded_run::ServedEngine
+{
+}
+impl<M: RunConfidence + WithEngine + RunPdmp + DesignWarnings + sharded_run::ServedEngine> SpecModel
+    for M
+{
+}
 
 /// Something done with the model a [`ModelSpec`] describes, whatever its type
 /// ([`build_model`]).

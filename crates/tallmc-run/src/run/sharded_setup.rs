@@ -19,7 +19,7 @@ use tallmc_models::Dataset;
 use tallmc_samplers::{Laplace, NewtonOptions, laplace_approximation, warm_start_indices};
 
 use super::context::RunModel;
-use super::fetched::Fetched;
+use super::served::Served;
 use super::{SpecModel, WithModel, build_model};
 use crate::spec::ModelSpec;
 
@@ -37,13 +37,29 @@ pub trait ShardSource: Send + Sync {
     /// A message naming the shard and what went wrong (a lost worker, an unreadable shard).
     fn partials(&self, theta: &[f64], kind: PassKind) -> Result<Vec<Vec<f64>>, String>;
 
-    /// The rows at the global `indices` (ascending), in that order: their covariates under
-    /// the data's column names (and the offset or exposure column the model reads), and their
-    /// responses.
+    /// Starts fetching the rows at the global `indices` (ascending) and returns at once with a
+    /// ticket for [`ShardSource::collect_rows`].
     ///
     /// # Errors
-    /// A row that no shard holds, a shard that cannot be read.
-    fn take_rows(&self, indices: &[u32]) -> Result<Dataset>;
+    /// The request could not be made (a row that no shard holds).
+    fn request_rows(&self, indices: &[u32]) -> Result<u64>;
+
+    /// The rows of a [`ShardSource::request_rows`] ticket, in the order asked, once they are
+    /// here: their covariates under the data's column names (and the offset or exposure column
+    /// the model reads), and their responses.
+    ///
+    /// # Errors
+    /// A shard could not be read, or its worker was lost.
+    fn collect_rows(&self, ticket: u64) -> Result<Dataset>;
+
+    /// The rows at the global `indices` (ascending), fetched now.
+    ///
+    /// # Errors
+    /// As [`ShardSource::request_rows`] and [`ShardSource::collect_rows`].
+    fn take_rows(&self, indices: &[u32]) -> Result<Dataset> {
+        let ticket = self.request_rows(indices)?;
+        self.collect_rows(ticket)
+    }
 }
 
 /// The control variates' sums at θ* (the mode): Σℓ_i(θ*), Σ∇ℓ_i(θ*) and, at order 2,
@@ -143,36 +159,97 @@ pub fn setup_on_shards(
     model: &ModelSpec, source: &dyn ShardSource, cv_order: Option<u32>,
 ) -> Result<ShardedSetup> {
     let started = Instant::now();
-    refuse_standardize(model)?;
-    let lengths = source.shard_lengths();
-    let layout = ShardLayout::from_lengths(&lengths)?;
-    let n = layout.num_rows();
-    if n == 0 {
-        bail!("the shards hold no rows; expected at least one");
-    }
-    // The warm start's rows, or (no warm start on short data) the first row: the model built
-    // on the fetched rows gives the dimension, the names and the prior.
-    let globals = warm_start_indices(n, &run_newton_options()).unwrap_or_else(|| vec![0]);
-    let rows =
-        source.take_rows(&globals).context("cannot fetch the warm-start rows from the shards")?;
-    if rows.len() != globals.len() {
-        bail!("asked the shards for {} rows and got {}", globals.len(), rows.len());
-    }
-    let passes = SourcePasses { source, failure: FirstFailure::default() };
-    let on_shards = OnShards { globals, layout, passes: &passes, cv_order };
-    let mut setup = build_model(model, rows, on_shards).map_err(|e| match passes.failure() {
-        Some(failure) => anyhow::anyhow!("a pass over the shards failed: {failure}"),
-        None => e,
-    })?;
-    setup.shards = lengths.len();
+    let warm = WarmRows::fetch(model, source)?;
+    let shards = warm.layout.num_shards();
+    let passes = SourcePasses::new(source);
+    let mut setup = on_served(model, source, &passes, warm, SetupOn { cv_order })?;
+    setup.shards = shards;
     setup.seconds = started.elapsed().as_secs_f64();
     Ok(setup)
 }
 
+/// The shards' layout and Newton's warm-start rows, fetched: what a run over shards elsewhere
+/// starts from.
+pub(crate) struct WarmRows {
+    pub(crate) layout: ShardLayout,
+    globals: Vec<u32>,
+    rows: Dataset,
+}
+
+impl WarmRows {
+    /// Checks the model and the shards and fetches the rows Newton's warm start reads (or,
+    /// without a warm start on short data, the first row: the model built on the fetched rows
+    /// gives the dimension, the names and the prior).
+    pub(crate) fn fetch(model: &ModelSpec, source: &dyn ShardSource) -> Result<Self> {
+        refuse_standardize(model)?;
+        let lengths = source.shard_lengths();
+        let layout = ShardLayout::from_lengths(&lengths)?;
+        let n = layout.num_rows();
+        if n == 0 {
+            bail!("the shards hold no rows; expected at least one");
+        }
+        let globals = warm_start_indices(n, &run_newton_options()).unwrap_or_else(|| vec![0]);
+        let rows = source
+            .take_rows(&globals)
+            .context("cannot fetch the warm-start rows from the shards")?;
+        if rows.len() != globals.len() {
+            bail!("asked the shards for {} rows and got {}", globals.len(), rows.len());
+        }
+        Ok(Self { layout, globals, rows })
+    }
+}
+
+/// Something done with the model of a run over shards elsewhere ([`on_served`]).
+pub(crate) trait WithServed {
+    /// What it gives.
+    type Out;
+    /// Does it with `model`.
+    fn with<M: SpecModel>(self, model: &Served<'_, M>) -> Result<Self::Out>;
+}
+
+/// Builds the spec's model on the warm-start rows, serves it ([`Served`]) and hands it to
+/// `w`; a failed pass over the shards is reported as such.
+pub(crate) fn on_served<W: WithServed>(
+    spec: &ModelSpec, source: &dyn ShardSource, passes: &SourcePasses<'_>, warm: WarmRows, w: W,
+) -> Result<W::Out> {
+    struct Build<'a, W> {
+        spec: &'a ModelSpec,
+        source: &'a dyn ShardSource,
+        passes: &'a SourcePasses<'a>,
+        layout: ShardLayout,
+        globals: Vec<u32>,
+        x: Vec<f64>,
+        y: Vec<f64>,
+        columns: Vec<String>,
+        w: W,
+    }
+    impl<W: WithServed> WithModel for Build<'_, W> {
+        type Out = W::Out;
+        fn with<M: SpecModel>(self, model: &M) -> Result<W::Out> {
+            let rows = (self.globals, self.x, self.y, self.columns);
+            let served = Served::new(self.spec, self.source, self.passes, self.layout, model, rows);
+            self.w.with(&served)
+        }
+    }
+    let WarmRows { layout, globals, rows } = warm;
+    let (x, y, columns) = (rows.x().to_vec(), rows.y().to_vec(), rows.covariate_names().to_vec());
+    let build = Build { spec, source, passes, layout, globals, x, y, columns, w };
+    build_model(spec, rows, build).map_err(|e| match passes.failure() {
+        Some(failure) => anyhow::anyhow!("a pass over the shards failed: {failure}"),
+        None => e,
+    })
+}
+
 /// A [`ShardSource`]'s passes as the model's [`ShardPasses`].
-struct SourcePasses<'a> {
+pub(crate) struct SourcePasses<'a> {
     source: &'a dyn ShardSource,
     failure: FirstFailure,
+}
+
+impl<'a> SourcePasses<'a> {
+    pub(crate) fn new(source: &'a dyn ShardSource) -> Self {
+        Self { source, failure: FirstFailure::default() }
+    }
 }
 
 impl ShardPasses for SourcePasses<'_> {
@@ -199,20 +276,16 @@ impl WithModel for Local {
     }
 }
 
-/// [`setup_on_shards`] on the model built on the fetched rows.
-struct OnShards<'a> {
-    globals: Vec<u32>,
-    layout: ShardLayout,
-    passes: &'a dyn ShardPasses,
+/// [`setup_on_shards`] on the served model.
+struct SetupOn {
     cv_order: Option<u32>,
 }
 
-impl WithModel for OnShards<'_> {
+impl WithServed for SetupOn {
     type Out = ShardedSetup;
-    fn with<M: SpecModel>(self, model: &M) -> Result<ShardedSetup> {
-        let rows = self.globals.len();
-        let fetched = Fetched::new(model, self.globals, self.layout, self.passes);
-        let mut setup = setup_of(&fetched, self.cv_order)?;
+    fn with<M: SpecModel>(self, model: &Served<'_, M>) -> Result<ShardedSetup> {
+        let rows = model.rows_here();
+        let mut setup = setup_of(model, self.cv_order)?;
         setup.rows_on_driver = rows;
         Ok(setup)
     }

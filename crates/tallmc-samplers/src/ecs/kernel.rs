@@ -23,6 +23,7 @@ use tallmc_integrators::{Metric, PhasePoint};
 use tallmc_estimators::{EcsEstimator, GibbsSubsample};
 
 use super::gibbs::{EcsPoint, EcsStep, gibbs_sweep, initial_point, recenter};
+use super::rows_ahead::RowsAhead;
 use super::settings::{EcsDynamics, ThetaIntegrator};
 use super::theta::Dynamics;
 
@@ -163,6 +164,8 @@ pub struct EcsChain<M: ?Sized, T: EcsEstimator<M>, H> {
     /// Gradient scratch of the u-step proposal.
     grad: Vec<f64>,
     report: H,
+    /// The rows declared ahead, when the model's rows live elsewhere.
+    rows: Option<RowsAhead>,
     model: PhantomData<fn(&M)>,
 }
 
@@ -228,6 +231,7 @@ where
         tallmc_core::error::check_finite_vector("initial position", position, d)?;
         let EcsStart { mut estimator, subsample, covariance, mut evals, report } =
             self.setup.start(model, position, rng)?;
+        let rows = RowsAhead::start(model, &subsample)?;
         let (point, estimate) =
             initial_point(&mut estimator, model, position, &subsample, &mut evals, S::ESTIMATE)?;
         let dynamics = Dynamics::new(self.setup.dynamics(), covariance, evals)?;
@@ -239,6 +243,7 @@ where
             dynamics,
             grad: vec![0.0; d],
             report,
+            rows,
             model: PhantomData,
         })
     }
@@ -264,6 +269,9 @@ where
     }
 
     fn step<R: Rng + ?Sized>(&mut self, model: &M, rng: &mut R) -> Result<H::Stats> {
+        if let Some(rows) = &mut self.rows {
+            rows.before_step(model, &self.subsample)?;
+        }
         let parts = EcsPoint {
             point: &mut self.point,
             subsample: &mut self.subsample,

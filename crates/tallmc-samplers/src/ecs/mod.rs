@@ -8,11 +8,13 @@
 //! * [`kernel`] — the kernel and chain all three share, over their [`EcsSetup`];
 //! * [`settings`] — the θ-step settings they share ([`EcsDynamics`]);
 //! * `start` — θ*, control variates, the Laplace covariance and the tuning at a chain's start;
-//! * `gibbs`, `theta` — the sweep (u-step, θ-step) and the θ-step's dynamics.
+//! * `gibbs`, `theta` — the sweep (u-step, θ-step) and the θ-step's dynamics;
+//! * `rows_ahead` — the rows a chain declares ahead when the model's rows live elsewhere.
 
 pub(crate) mod gibbs;
 pub mod kernel;
 pub mod perturbed;
+pub(crate) mod rows_ahead;
 pub mod settings;
 pub mod signed;
 pub(crate) mod start;
