@@ -194,6 +194,8 @@ fn sampler_schema(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
 /// Runs the run `spec_json` (the JSON of [`RunSpec`]) on covariates `x` (n × p, or None) named
 /// `names` and responses `y`, read in place (`label` names them in messages and outputs).
 /// `on_progress`, if given, is called about every 100 ms with `(message, done, total)`.
+/// `shard_lengths`, if given, cuts the rows into shards that the full-data passes reduce one by
+/// one (the draws of a run on a cluster over the same shards).
 ///
 /// Returns a dict of the run, handed over from memory: `interrupted`, `parameter_names`,
 /// `draws` (chains × draws × d), `lp` (chains × draws), `stat_names`, `stats` (chains × draws ×
@@ -201,20 +203,51 @@ fn sampler_schema(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
 /// `time`, `event`, `coordinate`, `position` (events × d), `velocity` (events × d)). Chains
 /// interrupted at different draws are cut to the shortest.
 #[pyfunction]
-#[pyo3(signature = (spec_json, x, y, names=None, label="NumPy arrays", on_progress=None))]
+#[pyo3(signature = (spec_json, x, y, names=None, label="NumPy arrays", on_progress=None, shard_lengths=None))]
+#[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>, spec_json: &str, x: Option<Bound<'py, PyAny>>, y: Bound<'py, PyAny>,
     names: Option<Vec<String>>, label: &str, on_progress: Option<Bound<'py, PyAny>>,
+    shard_lengths: Option<Vec<u64>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let spec: RunSpec = serde_json::from_str(spec_json)
         .map_err(|e| PyValueError::new_err(format!("invalid run: {e}")))?;
     spec.validate().map_err(|e| PyValueError::new_err(e.to_string()))?;
-    let data = dataset(x.as_ref(), &y, names, label)?;
+    let mut data = dataset(x.as_ref(), &y, names, label)?;
+    if let Some(lengths) = shard_lengths {
+        data = data
+            .with_shard_lengths(&lengths)
+            .map_err(|e| PyValueError::new_err(format!("shard_lengths: {e}")))?;
+    }
     let progress = on_progress.map(|callback| (callback, Arc::new(RunProgress::new())));
     let observer = progress.as_ref().map(|(_, o)| o.clone());
     let result = run_on_worker(
         py,
         move |stop| tallmc_run::run(&spec, Some(data), stop, observer),
+        progress,
+        Arc::new(AtomicBool::new(false)),
+    )?;
+    result_dict(py, result)
+}
+
+/// Runs the run `spec_json` on the shards `source` holds (`partials`, `request`, `collect`:
+/// see `shards::PyShardSource`) of `shard_lengths` rows: the set-up's passes next to the
+/// shards, the chains' rows fetched ahead. Returns as [`run`].
+#[pyfunction]
+#[pyo3(signature = (spec_json, source, shard_lengths, on_progress=None))]
+fn run_on_shards<'py>(
+    py: Python<'py>, spec_json: &str, source: Py<PyAny>, shard_lengths: Vec<u64>,
+    on_progress: Option<Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let spec: RunSpec = serde_json::from_str(spec_json)
+        .map_err(|e| PyValueError::new_err(format!("invalid run: {e}")))?;
+    spec.validate().map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let source = shards::PyShardSource::new(source, shard_lengths);
+    let progress = on_progress.map(|callback| (callback, Arc::new(RunProgress::new())));
+    let observer = progress.as_ref().map(|(_, o)| o.clone());
+    let result = run_on_worker(
+        py,
+        move |stop| tallmc_run::run_on_shards(&spec, &source, stop, observer),
         progress,
         Arc::new(AtomicBool::new(false)),
     )?;
@@ -447,6 +480,7 @@ fn _tallmc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(shard_sums, m)?)?;
     m.add_function(wrap_pyfunction!(shards::setup_on_shards, m)?)?;
     m.add_function(wrap_pyfunction!(shards::setup_local, m)?)?;
+    m.add_function(wrap_pyfunction!(run_on_shards, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(run_custom, m)?)?;
     m.add_function(wrap_pyfunction!(check_sampler, m)?)?;

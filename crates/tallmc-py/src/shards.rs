@@ -13,11 +13,18 @@ use super::dataset;
 
 /// A Python object that holds shards, as the driver's [`ShardSource`]. It has the methods
 /// `partials(theta: list[float], kind_json: str) -> list[numpy.ndarray]` (one float64 array per
-/// shard, in shard order) and `take(indices: numpy.ndarray[uint32]) -> (x, y, names)` (the rows
-/// at the ascending global indices, in that order: x rows × p, y, and the p column names).
-struct PyShardSource {
+/// shard, in shard order), `request(indices: numpy.ndarray[uint32]) -> int` (starts fetching
+/// the rows at the ascending global indices; returns a ticket) and `collect(ticket) -> (x, y,
+/// names)` (those rows, in that order: x rows × p, y, and the p column names).
+pub(crate) struct PyShardSource {
     object: Py<PyAny>,
     lengths: Vec<u64>,
+}
+
+impl PyShardSource {
+    pub(crate) fn new(object: Py<PyAny>, lengths: Vec<u64>) -> Self {
+        Self { object, lengths }
+    }
 }
 
 /// A Python exception as one line: its type and message.
@@ -54,11 +61,21 @@ impl ShardSource for PyShardSource {
         })
     }
 
-    fn take_rows(&self, indices: &[u32]) -> anyhow::Result<Dataset> {
+    fn request_rows(&self, indices: &[u32]) -> anyhow::Result<u64> {
+        Python::attach(|py| {
+            let ticket = self
+                .object
+                .call_method1(py, "request", (PyArray1::from_slice(py, indices),))
+                .map_err(|e| anyhow::anyhow!(exception_text(py, &e)))?;
+            Ok(ticket.extract::<u64>(py)?)
+        })
+    }
+
+    fn collect_rows(&self, ticket: u64) -> anyhow::Result<Dataset> {
         Python::attach(|py| {
             let answer = self
                 .object
-                .call_method1(py, "take", (PyArray1::from_slice(py, indices),))
+                .call_method1(py, "collect", (ticket,))
                 .map_err(|e| anyhow::anyhow!(exception_text(py, &e)))?;
             let answer = answer.bind(py);
             let parts = answer
@@ -96,7 +113,7 @@ pub(crate) fn setup_on_shards(
     cv_order: Option<u32>,
 ) -> PyResult<String> {
     let model = model_spec(model_json)?;
-    let source = PyShardSource { object: source, lengths: shard_lengths };
+    let source = PyShardSource::new(source, shard_lengths);
     setup_json(py.detach(|| tallmc_run::setup_on_shards(&model, &source, cv_order)))
 }
 

@@ -61,7 +61,8 @@ def test_parquet_shards_on_the_cluster_give_the_local_setup_bit_for_bit(engine, 
     n = 450_000
     files = write_shards(tmp_path / "logit", logistic_columns(n), [0, 100_000, 101_000, 300_000, n])
     on_cluster = tallmc.setup(tallmc.LogisticRegression(files, y="y"), engine=engine)
-    here = tallmc.setup(tallmc.LogisticRegression(tallmc.read_parquet(tmp_path / "logit")))
+    here = tallmc.setup(tallmc.LogisticRegression(tallmc.read_parquet(tmp_path / "logit")),
+                        by_shard=True)
     same_bits(on_cluster, here)
     assert on_cluster.shards == 4 and on_cluster.rows_on_driver == 112_500
     assert here.rows_on_driver == n
@@ -90,7 +91,7 @@ def test_poisson_with_exposure_and_a_dask_dataframe(engine, tmp_path):
     model = tallmc.PoissonRegression(ddf, y="y", exposure="t")
     on_cluster = tallmc.setup(model, engine=engine)
     here = tallmc.setup(tallmc.PoissonRegression(tallmc.read_parquet(tmp_path / "counts"),
-                                                 exposure="t"))
+                                                 exposure="t"), by_shard=True)
     same_bits(on_cluster, here)
     assert on_cluster.names == ["intercept", "x"]
     assert on_cluster.rows_on_driver == 1  # no warm start on 3,000 rows: the first row only
@@ -122,3 +123,35 @@ def test_misuse_is_a_clear_error(engine, tmp_path):
     here = tallmc.LogisticRegression(tallmc.read_parquet(tmp_path / "ok"))
     with pytest.raises(ValueError, match="in memory here"):
         tallmc.setup(here, engine=engine)
+
+
+def test_hmc_ecs_with_rows_from_the_workers_gives_the_local_draws_bit_for_bit(engine, tmp_path):
+    n = 20_000
+    files = write_shards(tmp_path / "draws", logistic_columns(n, seed=5),
+                         [0, 5_000, 5_500, 12_000, n])
+    sampler = tallmc.HmcEcs(subsample=300)
+    settings = dict(chains=2, warmup=150, draws=150, seed=7, progress=False)
+    on_cluster = tallmc.sample(tallmc.LogisticRegression(files, y="y"), sampler,
+                               engine=engine, **settings)
+    here = tallmc.sample(tallmc.LogisticRegression(tallmc.read_parquet(tmp_path / "draws")),
+                         sampler, by_shard=True, **settings)
+    for group in ("posterior", "sample_stats"):
+        a, b = on_cluster[group], here[group]
+        assert sorted(a.data_vars) == sorted(b.data_vars)
+        for name in a.data_vars:
+            assert a[name].values.tobytes() == b[name].values.tobytes(), f"{group}.{name}"
+    # One block instead of the files' shards: the same posterior, other bits.
+    one_block = tallmc.sample(tallmc.LogisticRegression(tallmc.read_parquet(tmp_path / "draws")),
+                              sampler, **settings)
+    assert one_block.posterior["beta"].values.tobytes() != here.posterior["beta"].values.tobytes()
+
+
+def test_samplers_that_read_every_row_are_refused_on_the_cluster(engine, tmp_path):
+    files = write_shards(tmp_path / "refused", logistic_columns(600), [0, 300, 600])
+    model = tallmc.LogisticRegression(files, y="y")
+    with pytest.raises(ValueError, match="nuts over shards"):
+        tallmc.sample(model, tallmc.Nuts(), engine=engine, progress=False)
+    with pytest.raises(ValueError, match="subsample"):
+        tallmc.sample(model, tallmc.HmcEcs(), engine=engine, progress=False)
+    with pytest.raises(ValueError, match="engine=tallmc.dask.Engine"):
+        tallmc.sample(model, tallmc.HmcEcs(subsample=100), progress=False)

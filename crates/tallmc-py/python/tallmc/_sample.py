@@ -43,7 +43,8 @@ def _sampler_spec(model, sampler) -> dict:
 
 def sample(model: Model, sampler: Sampler, chains: int = 4, warmup: int = 1000,
            draws: int = 1000, seed: int = 1, init: str = "dispersed", threads=None,
-           progress: bool = True, output_dir=None, overwrite: bool = False):
+           progress: bool = True, output_dir=None, overwrite: bool = False, engine=None,
+           by_shard: bool = False):
     """Samples ``model``'s posterior with ``sampler`` and returns ArviZ InferenceData.
 
     Same settings, same seed → the same draws as ``tallmc sample`` on the same data, bit for
@@ -55,6 +56,15 @@ def sample(model: Model, sampler: Sampler, chains: int = 4, warmup: int = 1000,
     Nothing is written to disk unless ``output_dir`` is given: then the command's files go
     there (``chain_1.csv`` …, ``summary.json``; a non-empty directory is refused unless
     ``overwrite=True``), and ``tallmc.read_run(output_dir)`` reads them back as this.
+
+    **Data on a cluster.** A model whose data are a Dask DataFrame or Parquet files
+    (``tallmc.LogisticRegression(ddf, y="y")``) runs with ``engine=tallmc.dask.Engine(client)``:
+    the set-up's passes run as one task per shard next to the shards, and the chains read only
+    the rows they need, fetched from the workers a window of iterations ahead (perturbed
+    ``HmcEcs`` with ``subsample`` given). ``by_shard=True`` makes a run on data in memory
+    reduce its passes over the data's files one by one (:func:`tallmc.read_parquet`'s shards),
+    as the cluster does: the same draws, bit for bit, as the same files on the cluster. By
+    default the rows are one block, as the same rows in any other format.
 
     Returns InferenceData with groups ``posterior`` (a regression's coefficients as ``beta``
     over the dimension ``coefficient``, whose coordinates are the data's column names —
@@ -94,15 +104,30 @@ def sample(model: Model, sampler: Sampler, chains: int = 4, warmup: int = 1000,
         "execution": {"threads": None if threads is None else _count("threads", threads, 1),
                       "progress": draw == "terminal", "report": False},
     }
+    sharded = getattr(model, "sharded", None)
+    if sharded is not None and engine is None:
+        raise ValueError(f"the model's data are on a cluster ({sharded.label}); pass "
+                         "engine=tallmc.dask.Engine(client)")
+    if sharded is None and engine is not None:
+        raise ValueError("engine= runs the passes where the data are; this model's data are "
+                         "in memory here: make the model from a Dask DataFrame or Parquet "
+                         "files, or leave engine out")
+    lengths = getattr(model, "_shard_lengths", None) if by_shard else None
+    if by_shard and lengths is None and sharded is None:
+        raise ValueError("by_shard=True: the model's data have no shards (only "
+                         "tallmc.read_parquet's files do)")
     try:
-        if isinstance(model, CustomModel):
+        if sharded is not None:
+            source, shard_lengths = engine._source(model, json.dumps(spec["model"]))
+            result = _tallmc.run_on_shards(json.dumps(spec), source, shard_lengths, bar)
+        elif isinstance(model, CustomModel):
             result = _tallmc.run_custom(
                 json.dumps(spec), model._evaluate, model.num_rows, model.names,
                 model.grad_terms is not None, model.hess_terms is not None, model.prior_mean,
                 model.prior_sd, bar)
         else:
             result = _tallmc.run(json.dumps(spec), model.X, model.y, model.names, model.label,
-                                 bar)
+                                 bar, lengths)
     except ValueError as e:
         raise ValueError(pythonic(str(e))) from None
     finally:

@@ -54,13 +54,13 @@ class Setup:
                 f"{self.shards} shard(s), {self.seconds:.2f} s)")
 
 
-def setup(model: Model, engine=None, cv_order: int = 2) -> Setup:
+def setup(model: Model, engine=None, cv_order: int = 2, by_shard: bool = False) -> Setup:
     """The posterior mode, the Laplace covariance there and the control variates' sums at the
     mode (Taylor order ``cv_order``: 0, 1, 2, or ``None`` for none), as every run computes
     them before its chains.
 
-    ``engine=None``: here, on all cores, over the data's shards when they have some (the files
-    of :func:`tallmc.read_parquet`), else as one. ``engine=tallmc.dask.Engine(client)``: each
+    ``engine=None``: here, on all cores; with ``by_shard=True`` over the data's files one by one
+    (:func:`tallmc.read_parquet`'s shards), as a cluster does, else as one block (as a run). ``engine=tallmc.dask.Engine(client)``: each
     pass over the data is one task per shard on the cluster, for a model whose data are a Dask
     DataFrame or Parquet files (``tallmc.LogisticRegression(ddf, y="y")``); the shards stay on
     the workers. Over the same shards both give the same numbers, bit for bit.
@@ -87,10 +87,10 @@ def setup(model: Model, engine=None, cv_order: int = 2) -> Setup:
                 raise ValueError("engine= runs the passes where the data are; this model's "
                                  "data are in memory here: make the model from a Dask "
                                  "DataFrame or Parquet files, or leave engine out")
-            lengths = None
-            shards = getattr(model, "_shard_lengths", None)
-            if shards is not None:
-                lengths = list(shards)
+            lengths = getattr(model, "_shard_lengths", None) if by_shard else None
+            if by_shard and lengths is None:
+                raise ValueError("by_shard=True: the model's data have no shards (only "
+                                 "tallmc.read_parquet's files do)")
             raw = _tallmc.setup_local(model_json, model.X, model.y, model.names, lengths,
                                       cv_order)
     except ValueError as e:

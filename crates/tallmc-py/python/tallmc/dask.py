@@ -23,6 +23,8 @@ Needs ``dask[distributed]`` (``pip install "dask[dataframe]" distributed``).
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from . import _sharded
@@ -41,6 +43,8 @@ class ShardsOnWorkers:
         self.lengths = [int(n) for n in lengths]
         self.data = data
         self.bounds = np.concatenate([[0], np.cumsum(self.lengths)]).astype(np.int64)
+        self._tickets = itertools.count(1)  # next() is atomic: chains request from threads
+        self._requests = {}
 
     @property
     def num_rows(self) -> int:
@@ -55,9 +59,10 @@ class ShardsOnWorkers:
         # Arrays from the network may be unaligned views of the message: aligned copies.
         return [np.array(r, dtype=np.float64) for r in client.gather(tasks)]
 
-    def take(self, indices):
-        """The rows at the ascending global ``indices``: (X, y, names), one request per shard
-        that holds some of them."""
+    def request(self, indices):
+        """Starts fetching the rows at the ascending global ``indices`` — one task per shard
+        that holds some, run where the shard is — and returns at once with a ticket for
+        :meth:`collect`."""
         indices = np.asarray(indices, dtype=np.int64)
         if indices.size and (indices[0] < 0 or indices[-1] >= self.num_rows):
             raise IndexError(f"row {indices[-1]} asked of shards holding {self.num_rows} rows")
@@ -66,13 +71,23 @@ class ShardsOnWorkers:
         for s in np.unique(shard_of):
             local = indices[shard_of == s] - self.bounds[s]
             tasks.append(self.client.submit(_sharded.take, self.futures[s], local, pure=False))
-        parts = self.client.gather(tasks)
+        ticket = next(self._tickets)
+        self._requests[ticket] = tasks
+        return ticket
+
+    def collect(self, ticket):
+        """The rows of a :meth:`request`, in the order asked: (X, y, names)."""
+        parts = self.client.gather(self._requests.pop(ticket))
         p = len(self.data.names)
-        X = np.ascontiguousarray(np.concatenate([x for x, _ in parts]) if parts
-                                 else np.empty((0, p)))
-        y = np.ascontiguousarray(np.concatenate([y for _, y in parts]) if parts
-                                 else np.empty(0))
-        return X, y, list(self.data.names)
+        # Concatenated into new (aligned) arrays: parts from the network may be unaligned.
+        X = np.concatenate([x for x, _ in parts]) if parts else np.empty((0, p))
+        y = np.concatenate([y for _, y in parts]) if parts else np.empty(0)
+        return np.ascontiguousarray(X, dtype=np.float64), np.ascontiguousarray(y), \
+            list(self.data.names)
+
+    def take(self, indices):
+        """The rows at the ascending global ``indices``, fetched now: (X, y, names)."""
+        return self.collect(self.request(indices))
 
     def __repr__(self) -> str:
         return (f"ShardsOnWorkers({len(self.futures)} shards, {self.num_rows} rows, "
@@ -89,8 +104,11 @@ class _Source:
     def partials(self, theta, kind_json):
         return self.shards.pass_sums(self.model_json, theta, kind_json)
 
-    def take(self, indices):
-        return self.shards.take(indices)
+    def request(self, indices):
+        return self.shards.request(indices)
+
+    def collect(self, ticket):
+        return self.shards.collect(ticket)
 
 
 class Engine:

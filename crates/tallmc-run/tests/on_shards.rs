@@ -1,17 +1,21 @@
-//! The set-up over shards that live elsewhere (`setup_on_shards`, the driver of a Dask run)
-//! against the same set-up here over the same shards (`setup_local`): the mode, the Laplace
-//! covariance, the control variates' sums and the evaluation counts are equal bit for bit —
-//! with Newton's warm start (N ≥ 400,000: its rows fetched by global index) and without, for
-//! logistic, Poisson with an exposure column and NB2 regression. The source here computes each
-//! shard's partial on a copy of that shard's rows alone, as a worker does.
+//! Runs over shards that live elsewhere (the driver of a Dask run) against the same work here
+//! over the same shards. The set-up (`setup_on_shards` against `setup_local`): the mode, the
+//! Laplace covariance, the control variates' sums and the evaluation counts are equal bit for
+//! bit — with Newton's warm start (N ≥ 400,000: its rows fetched by global index) and without,
+//! for logistic, Poisson with an exposure column and NB2 regression. The draws
+//! (`run_on_shards` against `run` on the data cut into the same shards): HMC-ECS whose rows are
+//! fetched a window ahead gives the same draws bit for bit, while the driver holds a small part
+//! of the rows. The source here computes each shard's partial on a copy of that shard's rows
+//! alone, as a worker does, and serves rows on request.
 
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use tallmc_models::Dataset;
+use tallmc_run::spec::HmcEcsSettings;
 use tallmc_run::{
-    CountSpec, ModelSpec, OffsetSpec, PassKind, RegressionSpec, ShardSource, ShardedSetup,
-    setup_local, setup_on_shards, shard_sums,
+    CountSpec, DataSpec, ModelSpec, OffsetSpec, PassKind, RegressionSpec, RunSpec, SamplerSettings,
+    ShardSource, ShardedSetup, run, run_on_shards, setup_local, setup_on_shards, shard_sums,
 };
 
 const NAMES: [&str; 3] = ["a", "b", "t"];
@@ -109,7 +113,8 @@ impl ShardSource for Apart {
     }
 
     fn collect_rows(&self, ticket: u64) -> anyhow::Result<Dataset> {
-        let indices = self.requests.lock().unwrap()[ticket as usize].take().expect("collected once");
+        let indices =
+            self.requests.lock().unwrap()[ticket as usize].take().expect("collected once");
         self.fetched.fetch_add(indices.len(), Ordering::SeqCst);
         let mut x = Vec::with_capacity(indices.len() * 3);
         let mut y = Vec::with_capacity(indices.len());
@@ -197,4 +202,68 @@ fn standardizing_and_empty_sources_are_refused() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("no rows"), "{e}");
+}
+
+/// Every chain's draws and stats, as bits.
+fn bits(r: &tallmc_run::RunResult) -> Vec<Vec<u64>> {
+    let d = r.parameter_names.len();
+    r.chains
+        .iter()
+        .map(|c| {
+            let mut v: Vec<u64> = (0..d).flat_map(|j| c.coordinate(j)).map(f64::to_bits).collect();
+            v.extend(c.stat("lp__").unwrap_or_default().into_iter().map(f64::to_bits));
+            v
+        })
+        .collect()
+}
+
+#[test]
+fn hmc_ecs_on_rows_fetched_ahead_gives_the_local_sharded_draws_bit_for_bit() {
+    let cases = [
+        ("logistic, warm start", ModelSpec::Logistic(RegressionSpec::default()), false, 450_000),
+        ("negative binomial", ModelSpec::NegativeBinomial(count_model()), true, 30_000),
+    ];
+    for (name, model, counts, n) in cases {
+        let (x, y) = rows(n, counts);
+        let lengths = [n as u64 / 2, 7_000, n as u64 - n as u64 / 2 - 7_000];
+        let sampler =
+            SamplerSettings::HmcEcs(HmcEcsSettings { subsample: Some(400), ..Default::default() });
+        let mut spec =
+            RunSpec::new(model.clone(), DataSpec::Arrays { label: "shards".into() }, sampler);
+        // 350 iterations: the rows of three windows of 128 declared, fetched and dropped.
+        (spec.chains, spec.warmup, spec.draws, spec.seed) = (2, 150, 200, 11);
+        (spec.execution.progress, spec.execution.report) = (false, false);
+        let stop = AtomicBool::new(false);
+        let here = dataset(&x, &y).with_shard_lengths(&lengths).unwrap();
+        let local = run(&spec, Some(here), &stop, None).unwrap();
+        let source = Apart::new(&model, &x, &y, &lengths);
+        let remote = run_on_shards(&spec, &source, &stop, None).unwrap();
+        assert_eq!(remote.parameter_names, local.parameter_names, "{name}");
+        assert_eq!(bits(&remote), bits(&local), "{name}: the draws differ");
+        // Rows fetched: the warm start's, then u and the proposals of every window (m + 350
+        // refreshes of m/G = 4 rows per chain), far fewer than N.
+        let fetched = source.fetched.load(Ordering::SeqCst);
+        let warm = if n >= 400_000 { 112_500 } else { 1 };
+        let per_chain = 400 + (350 + 2 * 128) * 4;
+        assert!(fetched <= warm + 2 * per_chain, "{name}: {fetched} rows fetched");
+        assert!(fetched > warm + 2 * 400, "{name}: {fetched} rows fetched");
+    }
+}
+
+#[test]
+fn samplers_that_read_every_row_are_refused_over_shards() {
+    let model = ModelSpec::Logistic(RegressionSpec::default());
+    let (x, y) = rows(1_000, false);
+    let source = Apart::new(&model, &x, &y, &[500, 500]);
+    let stop = AtomicBool::new(false);
+    let cases = [
+        (SamplerSettings::Nuts(Default::default()), "nuts over shards"),
+        (SamplerSettings::HmcEcs(HmcEcsSettings::default()), "--subsample"),
+    ];
+    for (sampler, says) in cases {
+        let spec =
+            RunSpec::new(model.clone(), DataSpec::Arrays { label: "shards".into() }, sampler);
+        let e = run_on_shards(&spec, &source, &stop, None).unwrap_err().to_string();
+        assert!(e.contains(says), "{e}");
+    }
 }
