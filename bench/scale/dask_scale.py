@@ -126,7 +126,7 @@ def main():
             idata = tallmc.sample(tallmc.LogisticRegression(X, y), sampler, **settings)
             out["rss_anon_mb_peak_run"] = peak.stop()
         summary = json.loads(idata.attrs["tallmc_summary"])
-        wall = summary["wall_seconds"]
+        wall = summary["totals"]["wall_seconds"]
         out.update(wall=wall, iterations=a.warmup + a.draws,
                    seconds_per_iteration=(wall["warmup_max_over_chains"]
                                           + wall["sampling_max_over_chains"])

@@ -113,6 +113,14 @@ fn shared(
 fn dataset(
     x: Option<&Bound<'_, PyAny>>, y: &Bound<'_, PyAny>, names: Option<Vec<String>>, label: &str,
 ) -> PyResult<Dataset> {
+    dataset_checked(x, y, names, label, true)
+}
+
+/// [`dataset`], with the scan for NaN and ±∞ only when `check_finite`.
+fn dataset_checked(
+    x: Option<&Bound<'_, PyAny>>, y: &Bound<'_, PyAny>, names: Option<Vec<String>>, label: &str,
+    check_finite: bool,
+) -> PyResult<Dataset> {
     let (y, y_shape) = shared(y, "y", &[1])?;
     let (x, p) = match x {
         Some(x) => {
@@ -134,7 +142,7 @@ fn dataset(
             names.len()
         )));
     }
-    Dataset::from_shared(x, y, names, Some(label.into()), true)
+    Dataset::from_shared(x, y, names, Some(label.into()), check_finite)
         .map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
@@ -454,21 +462,23 @@ where
 /// The partial sums of one pass over one shard's rows (`x`: rows × p, `y`: rows, read in
 /// place), for the model of `model_json` (a `ModelSpec`) at `theta`: `kind_json` is a
 /// `PassKind` (`"value"`, `"gradient"`, `"hessian"`, `{"control-variate": {"order": 2}}`) and
-/// `total_rows` the whole data's N. What a Dask worker computes next to its shard, with the
+/// `total_rows` the whole data's N; `check_finite=False` skips the scan for NaN and ±∞ (a shard
+/// checked when it was loaded). What a Dask worker computes next to its shard, with the
 /// GIL released; the driver adds the shards' results in shard order
 /// (`tallmc_core::add_shard_partials`) and gets the bits of the local run over the same shards.
 #[pyfunction]
-#[pyo3(signature = (model_json, x, y, names, theta, kind_json, total_rows))]
+#[pyo3(signature = (model_json, x, y, names, theta, kind_json, total_rows, check_finite=true))]
 #[allow(clippy::too_many_arguments)]
 fn shard_sums<'py>(
     py: Python<'py>, model_json: &str, x: Option<Bound<'py, PyAny>>, y: Bound<'py, PyAny>,
     names: Option<Vec<String>>, theta: Vec<f64>, kind_json: &str, total_rows: usize,
+    check_finite: bool,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let model: tallmc_run::ModelSpec = serde_json::from_str(model_json)
         .map_err(|e| PyValueError::new_err(format!("invalid model: {e}")))?;
     let kind: tallmc_run::PassKind = serde_json::from_str(kind_json)
         .map_err(|e| PyValueError::new_err(format!("invalid pass kind: {e}")))?;
-    let data = dataset(x.as_ref(), &y, names, "a shard")?;
+    let data = dataset_checked(x.as_ref(), &y, names, "a shard", check_finite)?;
     let sums = py
         .detach(move || tallmc_run::shard_sums(&model, data, &theta, kind, total_rows))
         .map_err(|e| PyValueError::new_err(tallmc_run::error_message(&e)))?;

@@ -74,6 +74,17 @@ impl SharedF64 {
         }
     }
 
+    /// The numbers of `values`, shared with whoever else holds the `Arc` (no copy).
+    pub fn from_arc(values: Arc<Vec<f64>>) -> Self {
+        if values.is_empty() {
+            return Self::empty();
+        }
+        let (ptr, len) = (values.as_ptr(), values.len());
+        // The Arc is the owner: the vector can be neither freed nor reallocated while this holds
+        // a reference to it (`Arc::get_mut` needs the only one), so `ptr` stays valid for `len`.
+        Self { ptr, len, memory_mapped: false, _owner: values }
+    }
+
     /// `len` numbers at `ptr`, kept alive by `owner`.
     ///
     /// # Safety

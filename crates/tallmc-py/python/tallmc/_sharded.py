@@ -149,13 +149,14 @@ def _aligned(a):
 
 
 def shard_pass(shard, model_json: str, names, theta, kind_json: str, total_rows: int):
-    """One pass over this shard (the Rust per-shard kernel, GIL released)."""
+    """One pass over this shard (the Rust per-shard kernel, GIL released; its values were
+    checked finite when the shard was loaded)."""
     X, y = _aligned(shard[0]), _aligned(shard[1])
     return _tallmc.shard_sums(model_json, X if names else None, y, list(names) or None, theta,
-                              kind_json, total_rows)
+                              kind_json, total_rows, False)
 
 
-def take(shard, local):
-    """The rows at ``local`` (indices within this shard)."""
-    X, y = shard
-    return X[local], y[local]
+def take(shards, positions):
+    """The rows at ``positions[k]`` (indices within shard k) of each of this worker's
+    ``shards``: one (X, y) per shard, in the order given."""
+    return [(X[local], y[local]) for (X, y), local in zip(shards, positions)]

@@ -50,34 +50,59 @@ class ShardsOnWorkers:
     def num_rows(self) -> int:
         return int(self.bounds[-1])
 
+    def _workers(self):
+        """Where each shard lives (a worker's address), asked of the scheduler: tasks on a
+        shard run there and nowhere else, so a shard never travels between workers."""
+        who = self.client.who_has(self.futures)
+        return [(who.get(f.key) or [None])[0] for f in self.futures]
+
+    def _submit(self, fn, where, *args):
+        if where is None:  # lost and being recomputed: anywhere the scheduler likes
+            return self.client.submit(fn, *args, pure=False)
+        return self.client.submit(fn, *args, workers=[where], allow_other_workers=False,
+                                  pure=False)
+
     def pass_sums(self, model_json: str, theta, kind_json: str):
-        """Each shard's partial sums of one pass (a list of float64 arrays, in shard order)."""
-        client, names, n = self.client, self.data.names, self.num_rows
+        """Each shard's partial sums of one pass (a list of float64 arrays, in shard order):
+        one task per shard, on the worker that holds it."""
+        names, n = self.data.names, self.num_rows
         theta = [float(t) for t in theta]
-        tasks = [client.submit(_sharded.shard_pass, f, model_json, names, theta, kind_json, n,
-                               pure=False) for f in self.futures]
+        tasks = [self._submit(_sharded.shard_pass, w, f, model_json, names, theta, kind_json, n)
+                 for f, w in zip(self.futures, self._workers())]
         # Arrays from the network may be unaligned views of the message: aligned copies.
-        return [np.array(r, dtype=np.float64) for r in client.gather(tasks)]
+        return [np.array(r, dtype=np.float64) for r in self.client.gather(tasks)]
 
     def request(self, indices):
-        """Starts fetching the rows at the ascending global ``indices`` — one task per shard
-        that holds some, run where the shard is — and returns at once with a ticket for
-        :meth:`collect`."""
+        """Starts fetching the rows at the ascending global ``indices`` — one task per worker
+        that holds some, reading its shards where they are — and returns at once with a ticket
+        for :meth:`collect`."""
         indices = np.asarray(indices, dtype=np.int64)
         if indices.size and (indices[0] < 0 or indices[-1] >= self.num_rows):
             raise IndexError(f"row {indices[-1]} asked of shards holding {self.num_rows} rows")
         shard_of = np.searchsorted(self.bounds, indices, side="right") - 1
-        tasks = []
-        for s in np.unique(shard_of):
+        shards = np.unique(shard_of)
+        workers = self._workers()
+        by_worker = {}
+        for s in shards:
             local = indices[shard_of == s] - self.bounds[s]
-            tasks.append(self.client.submit(_sharded.take, self.futures[s], local, pure=False))
+            by_worker.setdefault(workers[s], []).append((int(s), local))
+        tasks = []
+        for where, parts in by_worker.items():
+            futures = [self.futures[s] for s, _ in parts]
+            task = self._submit(_sharded.take, where, futures, [local for _, local in parts])
+            tasks.append(([s for s, _ in parts], task))
         ticket = next(self._tickets)
         self._requests[ticket] = tasks
         return ticket
 
     def collect(self, ticket):
         """The rows of a :meth:`request`, in the order asked: (X, y, names)."""
-        parts = self.client.gather(self._requests.pop(ticket))
+        tasks = self._requests.pop(ticket)
+        results = self.client.gather([task for _, task in tasks])
+        by_shard = {}
+        for (shards, _), parts in zip(tasks, results):
+            by_shard.update(zip(shards, parts))
+        parts = [by_shard[s] for s in sorted(by_shard)]
         p = len(self.data.names)
         # Concatenated into new (aligned) arrays: parts from the network may be unaligned.
         X = np.concatenate([x for x, _ in parts]) if parts else np.empty((0, p))

@@ -21,7 +21,7 @@ use tallmc_core::{
     PredictorDerivatives, RowBatch, RowService, ShardLayout, ShardPasses, TermGradients,
     TermHessians, Terms,
 };
-use tallmc_models::Dataset;
+use tallmc_models::{Dataset, SharedF64};
 
 use super::context::RunModel;
 use super::sharded_setup::ShardSource;
@@ -37,9 +37,19 @@ impl<M: RunModel + Clone + Send + 'static> Servable for M {}
 /// columns) and responses, and the spec's model built on them.
 struct Cache<M> {
     globals: Vec<u32>,
-    x: Vec<f64>,
-    y: Vec<f64>,
+    /// Shared with the model's data set: the rows are held once.
+    x: Arc<Vec<f64>>,
+    y: Arc<Vec<f64>>,
     model: M,
+}
+
+/// A data set on shared rows (no copy): what the model on the rows here is built on.
+pub(crate) fn shared_rows(
+    x: &Arc<Vec<f64>>, y: &Arc<Vec<f64>>, columns: &[String],
+) -> Result<Dataset> {
+    let (x, y) = (SharedF64::from_arc(x.clone()), SharedF64::from_arc(y.clone()));
+    // Finite: checked where the rows were read (the shards), and again when first fetched.
+    Ok(Dataset::from_shared(x, y, columns.to_vec(), None, false)?)
 }
 
 /// Who declared what: each reader's rows, its fetch under way (a ticket and its rows).
@@ -70,7 +80,8 @@ impl<'a, M: Servable> Served<'a, M> {
     /// registers).
     pub(crate) fn new(
         spec: &'a ModelSpec, source: &'a dyn ShardSource, passes: &'a dyn ShardPasses,
-        layout: ShardLayout, model: &M, rows: (Vec<u32>, Vec<f64>, Vec<f64>, Vec<String>),
+        layout: ShardLayout, model: &M,
+        rows: (Vec<u32>, Arc<Vec<f64>>, Arc<Vec<f64>>, Vec<String>),
     ) -> Self {
         let (globals, x, y, columns) = rows;
         debug_assert!(globals.windows(2).all(|w| w[0] < w[1]), "global indices ascend");
@@ -165,8 +176,9 @@ impl<M: Servable> Served<'_, M> {
                 globals.push(i);
             }
         }
-        let data = Dataset::new(x.clone(), y.clone(), self.columns.clone())
-            .context("the rows fetched from the shards")?;
+        let (x, y) = (Arc::new(x), Arc::new(y));
+        let data =
+            shared_rows(&x, &y, &self.columns).context("the rows fetched from the shards")?;
         let model = rebuild::<M>(self.spec, data)?;
         let cache = Arc::new(Cache { globals, x, y, model });
         *self.state.write().unwrap_or_else(PoisonError::into_inner) = cache;

@@ -9,6 +9,7 @@
 //! ([`shard_sums`](super::shard_sums)) added in shard order. So the two give the same numbers
 //! bit for bit as long as the data and the shards are the same.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context as _, Result, bail};
@@ -19,7 +20,7 @@ use tallmc_models::Dataset;
 use tallmc_samplers::{Laplace, NewtonOptions, laplace_approximation, warm_start_indices};
 
 use super::context::RunModel;
-use super::served::Served;
+use super::served::{Served, shared_rows};
 use super::{SpecModel, WithModel, build_model};
 use crate::spec::ModelSpec;
 
@@ -218,8 +219,8 @@ pub(crate) fn on_served<W: WithServed>(
         passes: &'a SourcePasses<'a>,
         layout: ShardLayout,
         globals: Vec<u32>,
-        x: Vec<f64>,
-        y: Vec<f64>,
+        x: Arc<Vec<f64>>,
+        y: Arc<Vec<f64>>,
         columns: Vec<String>,
         w: W,
     }
@@ -232,9 +233,13 @@ pub(crate) fn on_served<W: WithServed>(
         }
     }
     let WarmRows { layout, globals, rows } = warm;
-    let (x, y, columns) = (rows.x().to_vec(), rows.y().to_vec(), rows.covariate_names().to_vec());
+    // The rows are held once, shared by the served model's cache and its data set.
+    let (x, y) = (Arc::new(rows.x().to_vec()), Arc::new(rows.y().to_vec()));
+    let columns = rows.covariate_names().to_vec();
+    drop(rows);
+    let data = shared_rows(&x, &y, &columns)?;
     let build = Build { spec, source, passes, layout, globals, x, y, columns, w };
-    build_model(spec, rows, build).map_err(|e| match passes.failure() {
+    build_model(spec, data, build).map_err(|e| match passes.failure() {
         Some(failure) => anyhow::anyhow!("a pass over the shards failed: {failure}"),
         None => e,
     })
