@@ -43,6 +43,15 @@ struct Cache<M> {
     model: M,
 }
 
+/// Rows held on the driver: their global indices (ascending), raw covariates (row-major, under
+/// `columns`) and responses, shared with the data set the model is built on.
+pub(crate) struct HeldRows {
+    pub(crate) globals: Vec<u32>,
+    pub(crate) x: Arc<Vec<f64>>,
+    pub(crate) y: Arc<Vec<f64>>,
+    pub(crate) columns: Vec<String>,
+}
+
 /// A data set on shared rows (no copy): what the model on the rows here is built on.
 pub(crate) fn shared_rows(
     x: &Arc<Vec<f64>>, y: &Arc<Vec<f64>>, columns: &[String],
@@ -80,10 +89,9 @@ impl<'a, M: Servable> Served<'a, M> {
     /// registers).
     pub(crate) fn new(
         spec: &'a ModelSpec, source: &'a dyn ShardSource, passes: &'a dyn ShardPasses,
-        layout: ShardLayout, model: &M,
-        rows: (Vec<u32>, Arc<Vec<f64>>, Arc<Vec<f64>>, Vec<String>),
+        layout: ShardLayout, model: &M, rows: HeldRows,
     ) -> Self {
-        let (globals, x, y, columns) = rows;
+        let HeldRows { globals, x, y, columns } = rows;
         debug_assert!(globals.windows(2).all(|w| w[0] < w[1]), "global indices ascend");
         let cache = Cache { globals: globals.clone(), x, y, model: model.clone() };
         let readers = Readers { pins: vec![globals], pending: vec![None], setup: Some(0) };

@@ -20,7 +20,7 @@ use tallmc_models::Dataset;
 use tallmc_samplers::{Laplace, NewtonOptions, laplace_approximation, warm_start_indices};
 
 use super::context::RunModel;
-use super::served::{Served, shared_rows};
+use super::served::{HeldRows, Served, shared_rows};
 use super::{SpecModel, WithModel, build_model};
 use crate::spec::ModelSpec;
 
@@ -227,7 +227,8 @@ pub(crate) fn on_served<W: WithServed>(
     impl<W: WithServed> WithModel for Build<'_, W> {
         type Out = W::Out;
         fn with<M: SpecModel>(self, model: &M) -> Result<W::Out> {
-            let rows = (self.globals, self.x, self.y, self.columns);
+            let rows =
+                HeldRows { globals: self.globals, x: self.x, y: self.y, columns: self.columns };
             let served = Served::new(self.spec, self.source, self.passes, self.layout, model, rows);
             self.w.with(&served)
         }
