@@ -25,7 +25,10 @@ use super::sharded_setup::{ShardSource, SourcePasses, WarmRows, WithServed, on_s
 use super::{RunResult, SpecModel, execute, prepare, run_model};
 use crate::spec::{ModelSpec, RunSpec, SamplerSettings};
 
-/// Runs `spec` on the shards `source` holds (see the [module](self) docs). Otherwise as
+/// Runs `spec` on the shards `source` holds: the set-up's passes run next to the shards, and
+/// the chains read only the rows they declared ahead, fetched while they sample; over the same
+/// shards the draws are a local run's, bit for bit. Perturbed HMC-ECS with its subsample size
+/// given runs this way; the other samplers are refused, naming what to use. Otherwise as
 /// [`run`](super::run): `stop` ends the chains after their current iteration, progress goes to
 /// the terminal and to `observer`.
 ///
