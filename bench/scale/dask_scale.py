@@ -6,6 +6,7 @@
     python bench/scale/dask_scale.py setup-dask   DIR            # LocalCluster, 2 processes
     python bench/scale/dask_scale.py sample-dask  DIR --m 2000   # HMC-ECS, rows from workers
     python bench/scale/dask_scale.py sample-local BIN --m 2000   # HMC-ECS on a memory map
+    python bench/scale/dask_scale.py compare DIR --binary BIN    # both, and their ratio
 
 Each prints one JSON line: wall times, the setup's passes, per-iteration sampling time, and the
 driver's anonymous resident memory (RssAnon of /proc/self/status, sampled every 50 ms: its peak
@@ -64,13 +65,18 @@ def cluster():
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("what", choices=["setup-local", "setup-dask", "sample-dask", "sample-local"])
+    ap.add_argument("what", choices=["setup-local", "setup-dask", "sample-dask", "sample-local",
+                                     "compare"])
     ap.add_argument("data")
     ap.add_argument("--m", type=int, default=2000)
     ap.add_argument("--warmup", type=int, default=500)
     ap.add_argument("--draws", type=int, default=500)
     ap.add_argument("--chains", type=int, default=2)
+    ap.add_argument("--binary", help="compare: the same rows in the binary format")
+    ap.add_argument("--rounds", type=int, default=3, help="compare: runs of each")
     a = ap.parse_args()
+    if a.what == "compare":
+        return compare(a)
 
     import numpy as np
     import tallmc
@@ -146,6 +152,33 @@ def main():
                    beta_mean_head=[float(v) for v in
                                    idata.posterior["beta"].mean(("chain", "draw")).values[:3]])
     print(json.dumps(out), flush=True)
+
+
+def compare(a):
+    """HMC-ECS per iteration with rows from the workers against a memory map of the same rows,
+    measured in one invocation (each run in a fresh process, alternating), and the ratio."""
+    import subprocess
+    import sys
+
+    common = ["--m", str(a.m), "--warmup", str(a.warmup), "--draws", str(a.draws),
+              "--chains", str(a.chains)]
+    runs = {"sample-local": [], "sample-dask": []}
+    for _ in range(a.rounds):
+        for what, data in (("sample-local", a.binary), ("sample-dask", a.data)):
+            line = subprocess.run([sys.executable, __file__, what, data, *common], check=True,
+                                  capture_output=True, text=True).stdout.strip().splitlines()[-1]
+            runs[what].append(json.loads(line))
+    per = {k: [r["seconds_per_iteration"] for r in v] for k, v in runs.items()}
+    sampling = {k: [r["wall"]["sampling_max_over_chains"] / a.draws for r in v]
+                for k, v in runs.items()}
+    print(json.dumps({
+        "seconds_per_iteration": per,
+        "ratio_dask_to_memory_map": min(per["sample-dask"]) / min(per["sample-local"]),
+        "sampling_seconds_per_iteration": sampling,
+        "sampling_ratio": min(sampling["sample-dask"]) / min(sampling["sample-local"]),
+        "rss_anon_mb_peak_sampling_dask": max(r["rss_anon_mb_peak_sampling"]
+                                              for r in runs["sample-dask"]),
+    }))
 
 
 def tallmc_binary(path):
