@@ -1,22 +1,31 @@
 """tallmc on a Dask cluster: the O(n) passes of a run (the posterior mode's Newton steps, the
 Laplace covariance, the control variates' sums at the mode) run as one task per shard next to
-the shard, on the cluster's workers, and only their small partial results travel.
+the shard, on the cluster's workers, and the chains read only the rows they need, fetched from
+the workers ahead of time. Only small results and a few rows travel.
 
     from dask.distributed import Client
     import tallmc, tallmc.dask
 
     client = Client("scheduler:8786")            # or Client(LocalCluster(n_workers=2))
     engine = tallmc.dask.Engine(client)
-    model = tallmc.LogisticRegression(["s3://…/part.0.parquet", …], y="y")   # or a Dask DataFrame
+    files = tallmc.parquet_files("/shared/claims/")  # paths every worker can read
+    model = tallmc.LogisticRegression(files, y="claim")   # or a Dask DataFrame
     setup = tallmc.setup(model, engine=engine)   # mode, covariance, control variates
+    idata = tallmc.sample(model, tallmc.HmcEcs(subsample=2000), engine=engine)
 
 Each shard (a Dask DataFrame's partition, or one Parquet file) is loaded once by a worker and
 kept in its memory (:meth:`Engine.persist`). A pass is one task per shard calling the Rust
-per-shard kernel (``tallmc._tallmc.shard_sums``, the GIL released) where the shard is; the
-driver adds the partial results in shard order, so the numbers are those of a local run over
-the same shards, bit for bit (``tallmc.setup(model)`` on the same data read into memory with
-the same shards). The driver holds Newton's warm-start rows (100,000 evenly spaced rows, on
-tall data) and never the data.
+per-shard kernel (``tallmc._tallmc.shard_sums``, the GIL released) on the worker that holds the
+shard; the driver adds the partial results in shard order, so the numbers are those of a local
+run over the same shards, bit for bit (``tallmc.setup(model, by_shard=True)`` and
+``tallmc.sample(…, by_shard=True)`` on the same files read with :func:`tallmc.read_parquet`).
+HMC-ECS's subsample indices come from a random stream of their own, so every 128 iterations a
+chain asks for the rows of the next window, one task per worker, while it samples. The driver
+holds Newton's warm-start rows (100,000 evenly spaced rows, on tall data) during the set-up and
+the chains' subsamples, never the data.
+
+On a cluster: perturbed ``HmcEcs`` with ``subsample`` given; models that ``standardize`` and the
+other samplers are refused for now, naming what to use.
 
 Needs ``dask[distributed]`` (``pip install "dask[dataframe]" distributed``).
 """
@@ -137,8 +146,9 @@ class _Source:
 
 
 class Engine:
-    """Runs the passes over a model's shards on a Dask cluster (``client``: a
-    ``dask.distributed.Client``). Pass it as ``engine=`` to :func:`tallmc.setup`.
+    """Runs the passes over a model's shards, and serves the chains' rows, on a Dask cluster
+    (``client``: a ``dask.distributed.Client``). Pass it as ``engine=`` to :func:`tallmc.setup`
+    and :func:`tallmc.sample`.
 
     The shards of a model's data are loaded into the workers' memory at the first use and kept
     there (:meth:`persist`) for the passes that follow."""
