@@ -116,6 +116,8 @@ def test_misuse_is_a_clear_error(engine, tmp_path):
         tallmc.dask.Engine("scheduler:8786")
     with pytest.raises(ValueError, match="no such column"):
         tallmc.LogisticRegression(files, y="outcome")
+    with pytest.raises(TypeError, match=r"X is a path.*parquet_files\(path\)"):
+        tallmc.LogisticRegression(str(tmp_path / "ok"), y="y")
     with pytest.raises(ValueError, match="standardize"):
         tallmc.setup(tallmc.LogisticRegression(files, y="y", standardize=True), engine=engine)
     with pytest.raises(TypeError, match="counted by the workers"):

@@ -12,6 +12,8 @@ read into memory as a Table (``to_table()``), then copied so.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from . import _arrow, _sharded
@@ -130,6 +132,10 @@ def _split(X, y):
     sharded = _sharded.describe(X, y)
     if sharded is not None:  # a Dask DataFrame or Parquet files: left where they are
         return None, None, sharded.names, sharded.label, sharded
+    if isinstance(X, (str, os.PathLike)):
+        raise TypeError(f"X is a path ({os.fspath(X)!r}); read it with tallmc.read_parquet(path, "
+                        "y=...) to sample here, or pass tallmc.parquet_files(path) — a list of "
+                        "files — to leave the data on a Dask cluster (engine=tallmc.dask.Engine)")
     if isinstance(X, Data):
         if y is not None and not (isinstance(y, str) and y == X.response):
             raise TypeError(f"y = {y!r}, but X is tallmc.Data read with its response "
