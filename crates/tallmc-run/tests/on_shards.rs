@@ -240,6 +240,8 @@ fn hmc_ecs_on_rows_fetched_ahead_gives_the_local_sharded_draws_bit_for_bit() {
         let remote = run_on_shards(&spec, &source, &stop, None).unwrap();
         assert_eq!(remote.parameter_names, local.parameter_names, "{name}");
         assert_eq!(bits(&remote), bits(&local), "{name}: the draws differ");
+        let warnings = remote.summary["warnings"].to_string();
+        assert!(warnings.contains("not checked for constant, collinear"), "{name}: {warnings}");
         // Rows fetched: the warm start's, then u and the proposals of every window (m + 350
         // refreshes of m/G = 4 rows per chain), far fewer than N.
         let fetched = source.fetched.load(Ordering::SeqCst);

@@ -119,9 +119,14 @@ impl<M: ServedEngine> RunPdmp for Served<'_, M> {
 }
 
 /// The design's checks read every row (constant and collinear columns, separation): not run
-/// over shards elsewhere yet, so such a run warns of nothing.
+/// over shards elsewhere yet, which the run says among its warnings.
 impl<M: Servable> DesignWarnings for Served<'_, M> {
     fn design_warnings(&self, _mode: &[f64], _prior_sd: f64) -> Result<Vec<String>> {
-        Ok(Vec::new())
+        Ok(vec![
+            "The design was not checked for constant, collinear or separating columns: those \
+             checks read every row, and the rows stayed on the cluster (check the data where \
+             they are, or sample a subset here)"
+                .to_string(),
+        ])
     }
 }
