@@ -10,6 +10,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::shard_passes::{PassKind, ShardPasses, reduce_on_shards};
+pub use crate::shards::Parallelism;
 use crate::shards::{ShardLayout, reduce_chunks, reduce_sharded};
 use crate::{LogPrior, TermGradients, TermHessians, Terms};
 
@@ -35,16 +36,6 @@ fn count_rows(lo: impl Into<u64>, hi: impl Into<u64>) {
 #[inline]
 pub fn count_rows_evaluated(rows: u64) {
     ROWS_EVALUATED.fetch_add(rows, Ordering::Relaxed);
-}
-
-/// Whether a full-data pass may use the rayon thread pool.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Parallelism {
-    /// One thread.
-    Sequential,
-    /// The current rayon thread pool (all cores by default).
-    #[default]
-    Rayon,
 }
 
 /// A reusable evaluator of full-data sums with its own scratch space.

@@ -21,7 +21,16 @@
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
-use crate::full_data::Parallelism;
+
+/// Whether a full-data pass may use the rayon thread pool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Parallelism {
+    /// One thread.
+    Sequential,
+    /// The current rayon thread pool (all cores by default).
+    #[default]
+    Rayon,
+}
 
 /// The rows 0..N cut into consecutive shards (at least one; a shard may be empty).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -27,6 +27,7 @@ use tallmc_samplers::{
 
 use super::context::RunModel;
 use super::outputs::{AnyTuning, Outputs, Sinks, run_kernel};
+use super::served::{Servable, Served};
 use crate::spec::{EcsCommon, HmcEcsSettings, HmcEcsSignedSettings};
 
 /// The settings of an HMC-ECS run: perturbed or signed.
@@ -159,6 +160,15 @@ pub trait WithEngine: RunModel + Sized {
     }
 }
 
+/// The engine of a model whose rows are served: the model's own engine type, over the served
+/// model (the difference engines work on any model with the traits they read).
+pub(crate) trait ServedEngine: WithEngine + Servable {
+    /// The engine over the served model.
+    type Served: for<'a> DifferenceTerms<Served<'a, Self>> + Clone + Send + Sync;
+    /// An engine with `lanes` lanes sized for `m` indices each.
+    fn served_engine(&self, lanes: usize, m: usize) -> Self::Served;
+}
+
 /// Second-order control variates need exact per-datum Hessians.
 pub(crate) fn check_cv_order<M: WithEngine>(model: &M, order: CvOrder) -> Result<()> {
     if order == CvOrder::Two && !model.exact_hessians() {
@@ -179,7 +189,7 @@ macro_rules! rank_one_engine {
                 RankOne::with_lanes(lanes, m)
             }
         }
-        impl super::sharded_run::ServedEngine for $model {
+        impl ServedEngine for $model {
             type Served = RankOne;
             fn served_engine(&self, lanes: usize, m: usize) -> RankOne {
                 RankOne::with_lanes(lanes, m)
@@ -196,7 +206,7 @@ macro_rules! hessian_products_engine {
                 HessianProducts::with_lanes(tallmc_core::Terms::dim(self), lanes, m)
             }
         }
-        impl super::sharded_run::ServedEngine for $model {
+        impl ServedEngine for $model {
             type Served = HessianProducts;
             fn served_engine(&self, lanes: usize, m: usize) -> HessianProducts {
                 HessianProducts::with_lanes(tallmc_core::Terms::dim(self), lanes, m)
@@ -216,7 +226,7 @@ macro_rules! rank_two_engine {
                 RankTwo::with_lanes(lanes, m)
             }
         }
-        impl super::sharded_run::ServedEngine for $model {
+        impl ServedEngine for $model {
             type Served = RankTwo;
             fn served_engine(&self, lanes: usize, m: usize) -> RankTwo {
                 RankTwo::with_lanes(lanes, m)

@@ -18,6 +18,7 @@ mod report;
 mod served;
 mod sg;
 mod shard_kernel;
+mod shard_source;
 mod sharded_run;
 mod sharded_setup;
 mod summary;
@@ -302,13 +303,10 @@ fn sample(
 /// The things every model a spec describes can do: sample (every sampler whose needs it
 /// meets), warn about its design.
 pub(crate) trait SpecModel:
-    RunConfidence + WithEngine + RunPdmp + DesignWarnings + sharded_run::ServedEngine
+    RunConfidence + WithEngine + RunPdmp + DesignWarnings + ecs::ServedEngine
 {
 }
-impl<M: RunConfidence + WithEngine + RunPdmp + DesignWarnings + sharded_run::ServedEngine> SpecModel
-    for M
-{
-}
+impl<M: RunConfidence + WithEngine + RunPdmp + DesignWarnings + ecs::ServedEngine> SpecModel for M {}
 
 /// Something done with the model a [`ModelSpec`] describes, whatever its type
 /// ([`build_model`]).

@@ -24,7 +24,7 @@ use tallmc_core::{
 use tallmc_models::{Dataset, SharedF64};
 
 use super::context::RunModel;
-use super::sharded_setup::ShardSource;
+use super::shard_source::ShardSource;
 use super::{SpecModel, WithModel, build_model};
 use crate::spec::ModelSpec;
 

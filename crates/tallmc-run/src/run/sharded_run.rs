@@ -12,11 +12,10 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use anyhow::{Result, bail};
-use tallmc_estimators::DifferenceTerms;
 
 use super::confidence::{ConfidenceRun, RunConfidence};
 use super::design::DesignWarnings;
-use super::ecs::WithEngine;
+use super::ecs::{ServedEngine, WithEngine};
 use super::outputs::Outputs;
 use super::pdmp::{PdmpOutputs, PdmpRun, RunPdmp};
 use super::progress::{ProgressTo, RunProgress, SetupSpinner};
@@ -81,15 +80,6 @@ impl WithServed for RunServed<'_> {
     fn with<M: SpecModel>(self, model: &Served<'_, M>) -> Result<RunResult> {
         run_model(model, self.spec, self.n, self.start, self.stop, self.progress)
     }
-}
-
-/// The engine of a model whose rows are served: the model's own engine type, over the served
-/// model (the difference engines work on any model with the traits they read).
-pub(crate) trait ServedEngine: WithEngine + Servable {
-    /// The engine over the served model.
-    type Served: for<'a> DifferenceTerms<Served<'a, Self>> + Clone + Send + Sync;
-    /// An engine with `lanes` lanes sized for `m` indices each.
-    fn served_engine(&self, lanes: usize, m: usize) -> Self::Served;
 }
 
 impl<'a, M: ServedEngine> WithEngine for Served<'a, M> {
