@@ -329,9 +329,12 @@ impl SampleArgs {
             prior_sd: c.prior_sd.unwrap_or(RegressionSpec::default().prior_sd),
             intercept: !c.no_intercept,
             standardize: c.standardize,
+            column_moments: None,
         };
-        let count =
-            CountSpec { regression, offset: OffsetSpec { offset: c.offset, exposure: c.exposure } };
+        let count = CountSpec {
+            regression: regression.clone(),
+            offset: OffsetSpec { offset: c.offset, exposure: c.exposure },
+        };
         let model = match model {
             ModelKind::Logistic => ModelSpec::Logistic(regression),
             ModelKind::Probit => ModelSpec::Probit(regression),

@@ -41,10 +41,19 @@ pub enum PassKind {
         /// The Taylor order, 0, 1 or 2.
         order: u32,
     },
+    /// The column sums Σ_i x_ij of a regression's p covariates (before standardization; p
+    /// numbers; θ is ignored): the first pass of standardizing over shards
+    /// (`tallmc_models::ColumnMoments`).
+    ColumnSums,
+    /// At θ = the column means m (p numbers): [Σ_i (x_ij − m_j)², min_i x_ij, max_i x_ij] (3p
+    /// numbers): the second pass. Its extremes are not sums: the caller combines these
+    /// partials itself (`ColumnMoments::from_shard_partials`), not with [`add_shard_partials`].
+    ColumnDeviations,
 }
 
 impl PassKind {
-    /// How many numbers one partial of this kind holds, for dimension `d`.
+    /// How many numbers one partial of this kind holds, for dimension `d` (for the column
+    /// passes, `d` is the number of covariates p).
     pub fn partial_len(self, d: usize) -> usize {
         match self {
             Self::Value => 1,
@@ -53,6 +62,8 @@ impl PassKind {
             Self::ControlVariate { order: 0 } => 1 + d,
             Self::ControlVariate { order: 1 } => 1 + d,
             Self::ControlVariate { .. } => 1 + d + d * d,
+            Self::ColumnSums => d,
+            Self::ColumnDeviations => 3 * d,
         }
     }
 }

@@ -72,10 +72,10 @@ mod prior;
 pub mod synthetic;
 
 pub use data::{
-    BinaryWriter, CsvRowReader, DEFAULT_COLLINEARITY_TOLERANCE, Dataset, DesignBounds,
-    DesignFinding, DesignMatrix, DesignOptions, INTERCEPT_NAME, LoadOptions, SharedF64,
-    default_names, diagnose_design, load, read_binary, read_csv, read_npy, separates, write_binary,
-    write_csv,
+    BinaryWriter, ColumnMoments, CsvRowReader, DEFAULT_COLLINEARITY_TOLERANCE, Dataset,
+    DesignBounds, DesignFinding, DesignMatrix, DesignOptions, INTERCEPT_NAME, LoadOptions,
+    SharedF64, column_deviations, column_sums, default_names, diagnose_design, load,
+    means_from_shard_sums, read_binary, read_csv, read_npy, separates, write_binary, write_csv,
 };
 pub use dispersion::{
     DispersionFamily, DispersionGlm, NegativeBinomialFamily, NegativeBinomialRegression,

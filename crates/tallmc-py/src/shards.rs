@@ -12,8 +12,8 @@ use tallmc_run::{ModelSpec, PassKind, ShardSource, ShardedSetup};
 use super::dataset;
 
 /// A Python object that holds shards, as the driver's [`ShardSource`]. It has the methods
-/// `partials(theta: list[float], kind_json: str) -> list[numpy.ndarray]` (one float64 array per
-/// shard, in shard order), `request(indices: numpy.ndarray[uint32]) -> int` (starts fetching
+/// `partials(theta: list[float], kind_json: str, model_json: str) -> list[numpy.ndarray]` (one
+/// float64 array per shard, in shard order, for the model of `model_json`), `request(indices: numpy.ndarray[uint32]) -> int` (starts fetching
 /// the rows at the ascending global indices; returns a ticket) and `collect(ticket) -> (x, y,
 /// names)` (those rows, in that order: x rows × p, y, and the p column names).
 pub(crate) struct PyShardSource {
@@ -38,12 +38,15 @@ impl ShardSource for PyShardSource {
         self.lengths.clone()
     }
 
-    fn partials(&self, theta: &[f64], kind: PassKind) -> Result<Vec<Vec<f64>>, String> {
+    fn partials(
+        &self, model: &ModelSpec, theta: &[f64], kind: PassKind,
+    ) -> Result<Vec<Vec<f64>>, String> {
         let kind_json = serde_json::to_string(&kind).map_err(|e| e.to_string())?;
+        let model_json = serde_json::to_string(model).map_err(|e| e.to_string())?;
         Python::attach(|py| {
             let answer = self
                 .object
-                .call_method1(py, "partials", (theta.to_vec(), kind_json))
+                .call_method1(py, "partials", (theta.to_vec(), kind_json, model_json))
                 .map_err(|e| exception_text(py, &e))?;
             let list = answer
                 .bind(py)

@@ -2,7 +2,8 @@
 //! over the same shards. The set-up (`setup_on_shards` against `setup_local`): the mode, the
 //! Laplace covariance, the control variates' sums and the evaluation counts are equal bit for
 //! bit — with Newton's warm start (N ≥ 400,000: its rows fetched by global index) and without,
-//! for logistic, Poisson with an exposure column and NB2 regression. The draws
+//! for logistic, Poisson with an exposure column and NB2 regression, and with standardized
+//! covariates (their column moments computed over the shards first). The draws
 //! (`run_on_shards` against `run` on the data cut into the same shards): HMC-ECS whose rows are
 //! fetched a window ahead gives the same draws bit for bit, while the driver holds a small part
 //! of the rows. The source here computes each shard's partial on a copy of that shard's rows
@@ -58,7 +59,6 @@ fn dataset(x: &[f64], y: &[f64]) -> Dataset {
 
 /// Shards held apart: each pass computes every shard's partial on a copy of its rows only.
 struct Apart {
-    model: ModelSpec,
     x: Vec<f64>,
     y: Vec<f64>,
     lengths: Vec<u64>,
@@ -69,9 +69,8 @@ struct Apart {
 }
 
 impl Apart {
-    fn new(model: &ModelSpec, x: &[f64], y: &[f64], lengths: &[u64]) -> Self {
+    fn new(x: &[f64], y: &[f64], lengths: &[u64]) -> Self {
         Self {
-            model: model.clone(),
             x: x.to_vec(),
             y: y.to_vec(),
             lengths: lengths.to_vec(),
@@ -88,7 +87,9 @@ impl ShardSource for Apart {
         self.lengths.clone()
     }
 
-    fn partials(&self, theta: &[f64], kind: PassKind) -> Result<Vec<Vec<f64>>, String> {
+    fn partials(
+        &self, model: &ModelSpec, theta: &[f64], kind: PassKind,
+    ) -> Result<Vec<Vec<f64>>, String> {
         let pass = self.passes.fetch_add(1, Ordering::SeqCst);
         if self.fail_after.is_some_and(|k| pass >= k) {
             return Err("shard 2: the worker holding it was lost".into());
@@ -101,7 +102,7 @@ impl ShardSource for Apart {
                 let (a, b) = (first, first + len as usize);
                 first = b;
                 let own = dataset(&self.x[a * 3..b * 3], &self.y[a..b]);
-                shard_sums(&self.model, own, theta, kind, n).map_err(|e| e.to_string())
+                shard_sums(model, own, theta, kind, n).map_err(|e| e.to_string())
             })
             .collect()
     }
@@ -139,6 +140,10 @@ fn count_model() -> CountSpec {
     }
 }
 
+fn standardized() -> RegressionSpec {
+    RegressionSpec { standardize: true, ..Default::default() }
+}
+
 #[test]
 fn shards_elsewhere_give_the_local_sharded_setup_bit_for_bit() {
     let cases = [
@@ -146,17 +151,37 @@ fn shards_elsewhere_give_the_local_sharded_setup_bit_for_bit() {
         ("logistic", ModelSpec::Logistic(RegressionSpec::default()), false, 20_000),
         ("poisson", ModelSpec::Poisson(count_model()), true, 20_000),
         ("negative binomial", ModelSpec::NegativeBinomial(count_model()), true, 20_000),
+        ("logistic, standardized", ModelSpec::Logistic(standardized()), false, 20_000),
+        (
+            "poisson, standardized",
+            ModelSpec::Poisson(CountSpec { regression: standardized(), ..count_model() }),
+            true,
+            20_000,
+        ),
     ];
     for (name, model, counts, n) in cases {
         let (x, y) = rows(n, counts);
         // Uneven shards, one of them shorter than a chunk of the reduction.
         let lengths = [n as u64 / 3, 1_000, n as u64 - n as u64 / 3 - 1_000];
-        let source = Apart::new(&model, &x, &y, &lengths);
+        let source = Apart::new(&x, &y, &lengths);
         let remote = setup_on_shards(&model, &source, Some(2)).unwrap();
         let here = dataset(&x, &y).with_shard_lengths(&lengths).unwrap();
         let local = setup_local(&model, here, Some(2)).unwrap();
         assert_eq!(numbers(&remote), numbers(&local), "{name}");
         assert_eq!(remote.shards, 3);
+        // A standardizing model's moments are those of its covariates (not a count model's
+        // exposure t), over all rows.
+        let moments = remote.column_moments.as_ref();
+        assert_eq!(moments.is_some(), model.standardizes(), "{name}");
+        if let Some(m) = moments {
+            assert_eq!(m.mean.len(), if counts { 2 } else { 3 }, "{name}");
+            // a ~ U(−1, 1): mean 0, sd 1/√3; b ~ U(0, 3): mean 1.5, sd √3/2 (4 standard errors).
+            let se = |sd: f64| 4.0 * sd / (n as f64).sqrt();
+            assert!(m.mean[0].abs() < se(3f64.sqrt().recip()), "{name}: {:?}", m.mean);
+            assert!((m.mean[1] - 1.5).abs() < se(3f64.sqrt() / 2.0), "{name}: {:?}", m.mean);
+            assert!((m.sd[0] - 3f64.sqrt().recip()).abs() < 0.01, "{name}: {:?}", m.sd);
+            assert!((m.sd[1] - 3f64.sqrt() / 2.0).abs() < 0.02, "{name}: {:?}", m.sd);
+        }
         assert!(remote.control_variate.as_ref().unwrap().hessian.len() == remote.mode.len().pow(2));
         // The driver held the warm-start rows only (or the first row, without a warm start).
         let held = source.fetched.load(Ordering::SeqCst);
@@ -179,7 +204,7 @@ fn shards_elsewhere_give_the_local_sharded_setup_bit_for_bit() {
 fn a_failed_pass_is_reported_with_its_cause() {
     let model = ModelSpec::Logistic(RegressionSpec::default());
     let (x, y) = rows(5_000, false);
-    let mut source = Apart::new(&model, &x, &y, &[2_500, 2_500]);
+    let mut source = Apart::new(&x, &y, &[2_500, 2_500]);
     for fail_after in [0, 3] {
         source.fail_after = Some(fail_after);
         source.passes.store(0, Ordering::SeqCst);
@@ -189,18 +214,25 @@ fn a_failed_pass_is_reported_with_its_cause() {
 }
 
 #[test]
-fn standardizing_and_empty_sources_are_refused() {
-    let standardized =
-        ModelSpec::Logistic(RegressionSpec { standardize: true, ..Default::default() });
-    let (x, y) = rows(100, false);
-    let e = setup_on_shards(&standardized, &Apart::new(&standardized, &x, &y, &[100]), None)
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("standardize"), "{e}");
-    let model = ModelSpec::Logistic(RegressionSpec::default());
-    let e = setup_on_shards(&model, &Apart::new(&model, &x, &y, &[0, 0]), None)
-        .unwrap_err()
-        .to_string();
+fn constant_columns_and_empty_sources_are_refused() {
+    let (mut x, y) = rows(100, false);
+    x.chunks_exact_mut(3).for_each(|r| r[1] = 2.5);
+    // Constant in every shard, and over all of them: named.
+    let model = ModelSpec::Logistic(standardized());
+    let e = setup_on_shards(&model, &Apart::new(&x, &y, &[60, 40]), None).unwrap_err();
+    assert!(format!("{e:#}").contains("column `b` is constant (value 2.5)"), "{e:#}");
+    // Constant within each shard only: fine (the moments are those of all the rows).
+    x.iter_mut().skip(1).step_by(3).take(60).for_each(|b| *b = 1.0);
+    setup_on_shards(&model, &Apart::new(&x, &y, &[60, 40]), None).unwrap();
+    // A spec with moments of its own is checked against the covariates.
+    let given = ModelSpec::Logistic(RegressionSpec {
+        column_moments: Some(tallmc_models::ColumnMoments { mean: vec![0.0], sd: vec![1.0] }),
+        ..standardized()
+    });
+    let e = setup_on_shards(&given, &Apart::new(&x, &y, &[60, 40]), None).unwrap_err();
+    assert!(format!("{e:#}").contains("one per covariate (3: a, b, t)"), "{e:#}");
+    let plain = ModelSpec::Logistic(RegressionSpec::default());
+    let e = setup_on_shards(&plain, &Apart::new(&x, &y, &[0, 0]), None).unwrap_err().to_string();
     assert!(e.contains("no rows"), "{e}");
 }
 
@@ -222,6 +254,12 @@ fn hmc_ecs_on_rows_fetched_ahead_gives_the_local_sharded_draws_bit_for_bit() {
     let cases = [
         ("logistic, warm start", ModelSpec::Logistic(RegressionSpec::default()), false, 450_000),
         ("negative binomial", ModelSpec::NegativeBinomial(count_model()), true, 30_000),
+        (
+            "negative binomial, standardized",
+            ModelSpec::NegativeBinomial(CountSpec { regression: standardized(), ..count_model() }),
+            true,
+            30_000,
+        ),
     ];
     for (name, model, counts, n) in cases {
         let (x, y) = rows(n, counts);
@@ -236,7 +274,7 @@ fn hmc_ecs_on_rows_fetched_ahead_gives_the_local_sharded_draws_bit_for_bit() {
         let stop = AtomicBool::new(false);
         let here = dataset(&x, &y).with_shard_lengths(&lengths).unwrap();
         let local = run(&spec, Some(here), &stop, None).unwrap();
-        let source = Apart::new(&model, &x, &y, &lengths);
+        let source = Apart::new(&x, &y, &lengths);
         let remote = run_on_shards(&spec, &source, &stop, None).unwrap();
         assert_eq!(remote.parameter_names, local.parameter_names, "{name}");
         assert_eq!(bits(&remote), bits(&local), "{name}: the draws differ");
@@ -256,7 +294,7 @@ fn hmc_ecs_on_rows_fetched_ahead_gives_the_local_sharded_draws_bit_for_bit() {
 fn samplers_that_read_every_row_are_refused_over_shards() {
     let model = ModelSpec::Logistic(RegressionSpec::default());
     let (x, y) = rows(1_000, false);
-    let source = Apart::new(&model, &x, &y, &[500, 500]);
+    let source = Apart::new(&x, &y, &[500, 500]);
     let stop = AtomicBool::new(false);
     let cases = [
         (SamplerSettings::Nuts(Default::default()), "nuts over shards"),

@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use super::{Dataset, PASS_CHUNK_ROWS};
+use super::{ColumnMoments, Dataset, PASS_CHUNK_ROWS};
 use crate::error::{Error, Result};
 
 /// How a [`DesignMatrix`] derives its columns from a data set's covariates.
@@ -59,6 +59,13 @@ struct Affine {
     inv_sd: Vec<f64>,
 }
 
+impl From<ColumnMoments> for Affine {
+    fn from(m: ColumnMoments) -> Self {
+        let inv_sd = m.sd.iter().map(|s| 1.0 / s).collect();
+        Self { mean: m.mean, sd: m.sd, inv_sd }
+    }
+}
+
 /// Covariates with an optional intercept and optional standardization, shared by the
 /// regression models (see the module docs for the definition of x̃_i).
 ///
@@ -91,11 +98,39 @@ impl DesignMatrix {
             });
         }
         let affine = if options.standardize && data.num_covariates() > 0 {
-            Some(column_stats(&data)?)
+            Some(Affine::from(ColumnMoments::of(&data)?))
         } else {
             None
         };
         Ok(Self { data, options, offset: usize::from(options.intercept), affine, eta_offset: None })
+    }
+
+    /// A design over `data` standardized by given column `moments` — those of all the rows
+    /// these are part of (computed over shards elsewhere, [`ColumnMoments::from_shard_partials`])
+    /// — instead of the moments of `data`'s own rows. `options.standardize` must be on.
+    ///
+    /// # Errors
+    /// As [`DesignMatrix::new`]; moments not for `data`'s covariates ([`ColumnMoments::check`]);
+    /// standardization off.
+    pub fn with_moments(
+        data: impl Into<Arc<Dataset>>, options: DesignOptions, moments: &ColumnMoments,
+    ) -> Result<Self> {
+        if !options.standardize {
+            return Err(Error::invalid(
+                "column moments",
+                "given for a design that does not standardize",
+                "standardize on, or no moments",
+            ));
+        }
+        let data = data.into();
+        moments.check(data.covariate_names())?;
+        let plain = DesignOptions { standardize: false, ..options };
+        let mut design = Self::new(data, plain)?;
+        design.options = options;
+        if !moments.mean.is_empty() {
+            design.affine = Some(Affine::from(moments.clone()));
+        }
+        Ok(design)
     }
 
     /// The design with an offset: the linear predictor of row i becomes η_i = x̃_iᵀθ + o_i
@@ -331,79 +366,6 @@ impl DesignMatrix {
             RowView::Affine(r) => pass(&r),
         }
     }
-}
-
-/// Means, population sds and constant-column check, deterministic for any thread count.
-fn column_stats(data: &Dataset) -> Result<Affine> {
-    let p = data.num_covariates();
-    let n = data.len();
-    let x = data.x();
-    let block = PASS_CHUNK_ROWS * p;
-    let sums: Vec<Vec<f64>> = x
-        .par_chunks(block)
-        .map(|c| {
-            let mut s = vec![0.0; p];
-            for row in c.chunks_exact(p) {
-                for (a, v) in s.iter_mut().zip(row) {
-                    *a += v;
-                }
-            }
-            s
-        })
-        .collect();
-    let mut mean = vec![0.0; p];
-    for s in &sums {
-        for (m, v) in mean.iter_mut().zip(s) {
-            *m += v;
-        }
-    }
-    let nf = n as f64;
-    for m in &mut mean {
-        *m /= nf;
-    }
-    // Sums of squared deviations, plus min and max to detect constant columns exactly.
-    let partials: Vec<(Vec<f64>, Vec<f64>, Vec<f64>)> = x
-        .par_chunks(block)
-        .map(|c| {
-            let mut ss = vec![0.0; p];
-            let mut lo = vec![f64::INFINITY; p];
-            let mut hi = vec![f64::NEG_INFINITY; p];
-            for row in c.chunks_exact(p) {
-                for j in 0..p {
-                    let v = row[j];
-                    let dv = v - mean[j];
-                    ss[j] += dv * dv;
-                    lo[j] = lo[j].min(v);
-                    hi[j] = hi[j].max(v);
-                }
-            }
-            (ss, lo, hi)
-        })
-        .collect();
-    let mut ss = vec![0.0; p];
-    let mut lo = vec![f64::INFINITY; p];
-    let mut hi = vec![f64::NEG_INFINITY; p];
-    for (s, l, h) in &partials {
-        for j in 0..p {
-            ss[j] += s[j];
-            lo[j] = lo[j].min(l[j]);
-            hi[j] = hi[j].max(h[j]);
-        }
-    }
-    let mut sd = vec![0.0; p];
-    let mut inv_sd = vec![0.0; p];
-    for j in 0..p {
-        let s = (ss[j] / nf).sqrt();
-        if lo[j] == hi[j] || !(s > 0.0 && s.is_finite()) {
-            return Err(Error::ConstantColumn {
-                column: data.covariate_names()[j].clone(),
-                value: lo[j],
-            });
-        }
-        sd[j] = s;
-        inv_sd[j] = 1.0 / s;
-    }
-    Ok(Affine { mean, sd, inv_sd })
 }
 
 /// Row operations on a design matrix X̃ (dimension [`Rows::dim`]): what every GLM-type model's

@@ -22,6 +22,7 @@
 //! perfect separation.
 
 mod binary;
+mod column_moments;
 mod csv;
 mod design;
 mod design_stats;
@@ -38,6 +39,7 @@ use tallmc_core::ShardLayout;
 use crate::error::{Error, Result, RowLocation};
 
 pub use binary::{BinaryWriter, read_binary, write_binary};
+pub use column_moments::{ColumnMoments, column_deviations, column_sums, means_from_shard_sums};
 pub use csv::{CsvRowReader, read_csv, write_csv};
 pub use design::{
     AffineRows, DesignMatrix, DesignOptions, INTERCEPT_NAME, PlainRows, RowView, Rows,

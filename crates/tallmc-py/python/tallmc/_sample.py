@@ -118,7 +118,7 @@ def sample(model: Model, sampler: Sampler, chains: int = 4, warmup: int = 1000,
                          "tallmc.read_parquet's files do)")
     try:
         if sharded is not None:
-            source, shard_lengths = engine._source(model, json.dumps(spec["model"]))
+            source, shard_lengths = engine._source(model)
             result = _tallmc.run_on_shards(json.dumps(spec), source, shard_lengths, bar)
         elif isinstance(model, CustomModel):
             result = _tallmc.run_custom(

@@ -80,7 +80,7 @@ def setup(model: Model, engine=None, cv_order: int = 2, by_shard: bool = False) 
             if engine is None:
                 raise ValueError(f"the model's data are on a cluster ({model.sharded.label}); "
                                  "pass engine=tallmc.dask.Engine(client)")
-            source, lengths = engine._source(model, model_json)
+            source, lengths = engine._source(model)
             raw = _tallmc.setup_on_shards(model_json, source, lengths, cv_order)
         else:
             if engine is not None:

@@ -129,14 +129,15 @@ class ShardsOnWorkers:
 
 
 class _Source:
-    """What the Rust driver calls (``partials``, ``take``) for one model's shards."""
+    """What the Rust driver calls (``partials``, ``request``, ``collect``) for one model's
+    shards. The model's JSON comes with every pass: a standardizing model's gains the column
+    means and sds of all the shards after the first two passes."""
 
-    def __init__(self, shards: ShardsOnWorkers, model_json: str):
+    def __init__(self, shards: ShardsOnWorkers):
         self.shards = shards
-        self.model_json = model_json
 
-    def partials(self, theta, kind_json):
-        return self.shards.pass_sums(self.model_json, theta, kind_json)
+    def partials(self, theta, kind_json, model_json):
+        return self.shards.pass_sums(model_json, theta, kind_json)
 
     def request(self, indices):
         return self.shards.request(indices)
@@ -199,9 +200,9 @@ class Engine:
             self.client.cancel(shards.futures)
         self._persisted.clear()
 
-    def _source(self, model, model_json: str):
+    def _source(self, model):
         shards = self.persist(model.sharded)
-        return _Source(shards, model_json), shards.lengths
+        return _Source(shards), shards.lengths
 
     def __repr__(self) -> str:
         return f"tallmc.dask.Engine({self.client!r})"

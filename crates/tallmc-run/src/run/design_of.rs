@@ -12,8 +12,33 @@ pub(crate) fn regression_design(
     data: Dataset, r: &RegressionSpec, offset: Option<&OffsetSpec>,
 ) -> Result<DesignMatrix> {
     let options = DesignOptions { intercept: r.intercept, standardize: r.standardize };
+    let design = |data: Dataset| match &r.column_moments {
+        Some(moments) if r.standardize => DesignMatrix::with_moments(data, options, moments),
+        _ => DesignMatrix::new(data, options),
+    };
+    let (data, offset) = split_offset(data, offset)?;
+    let design = design(data)?;
+    Ok(match offset {
+        Some((values, name)) => design.with_offset(values, name)?,
+        None => design,
+    })
+}
+
+/// The covariates of a regression's design on `data` (before the intercept and
+/// standardization): `data` without the offset or exposure column the model reads.
+pub(crate) fn design_covariates(data: Dataset, offset: Option<&OffsetSpec>) -> Result<Dataset> {
+    Ok(split_offset(data, offset)?.0)
+}
+
+/// An offset's values (an exposure's logs) and the column's name.
+type OffsetColumn<'a> = (Vec<f64>, &'a str);
+
+/// `data` without the offset or exposure column `offset` names, and that column.
+fn split_offset(
+    data: Dataset, offset: Option<&OffsetSpec>,
+) -> Result<(Dataset, Option<OffsetColumn<'_>>)> {
     let Some((name, exposure)) = offset.and_then(OffsetSpec::column) else {
-        return Ok(DesignMatrix::new(data, options)?);
+        return Ok((data, None));
     };
     let flag = if exposure { "--exposure" } else { "--offset" };
     if !data.covariate_names().iter().any(|c| c == name) {
@@ -35,5 +60,5 @@ pub(crate) fn regression_design(
         }
         values.iter_mut().for_each(|t| *t = t.ln());
     }
-    Ok(DesignMatrix::new(data, options)?.with_offset(values, name)?)
+    Ok((data, Some((values, name))))
 }

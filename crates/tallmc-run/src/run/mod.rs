@@ -474,7 +474,7 @@ fn config_comments(spec: &RunSpec, n: usize, d: usize) -> Vec<(String, String)> 
         c.push((key.into(), column.to_string()));
     }
     match spec.model {
-        ModelSpec::Robust(r) => c.push(("nu".into(), r.nu.to_string())),
+        ModelSpec::Robust(ref r) => c.push(("nu".into(), r.nu.to_string())),
         ModelSpec::GaussianMean { sigma, prior_mean, prior_sd } => {
             c.push(("sigma".into(), sigma.to_string()));
             c.push(("prior_mean".into(), prior_mean.to_string()));

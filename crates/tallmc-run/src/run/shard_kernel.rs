@@ -6,8 +6,9 @@
 use anyhow::{Result, bail};
 use tallmc_core::{FullData, Parallelism, PassKind, ShardLayout, reduce_sharded};
 use tallmc_estimators::{ControlVariate, CvOrder};
-use tallmc_models::Dataset;
+use tallmc_models::{Dataset, column_deviations, column_sums};
 
+use super::design_of::design_covariates;
 use super::{SpecModel, WithModel, build_model};
 use crate::spec::ModelSpec;
 
@@ -18,13 +19,49 @@ use crate::spec::ModelSpec;
 /// (`Dataset::with_shard_lengths`), the whole reduction over them: what the driver's local
 /// run computes.
 ///
-/// Errors: a model that standardizes its covariates (the column moments of every shard are
-/// needed first; not yet), a model defined in code, a θ of the wrong length, a bad order.
+/// The column passes ([`PassKind::ColumnSums`], [`PassKind::ColumnDeviations`] at θ = the
+/// means) read the design's covariates: the rows without the offset or exposure column.
+///
+/// Errors: a model that standardizes its covariates without the moments of all the shards in
+/// its spec (`RegressionSpec::column_moments`, which [`setup_on_shards`](super::setup_on_shards)
+/// computes first), a column pass for a model without covariates, a model defined in code, a θ
+/// of the wrong length, a bad order.
 pub fn shard_sums(
     model: &ModelSpec, rows: Dataset, theta: &[f64], kind: PassKind, total_rows: usize,
 ) -> Result<Vec<f64>> {
-    super::sharded_setup::refuse_standardize(model)?;
+    if matches!(kind, PassKind::ColumnSums | PassKind::ColumnDeviations) {
+        return column_pass(model, rows, theta, kind);
+    }
+    if model.regression().is_some_and(|r| r.standardize && r.column_moments.is_none()) {
+        bail!(
+            "a pass over one shard cannot standardize the covariates by that shard's rows alone: \
+             the model's spec needs the column means and sds of all the shards \
+             (column_moments, computed first by the set-up over shards)"
+        );
+    }
     build_model(model, rows, ShardPass { theta, kind, total_rows })
+}
+
+/// A column pass of standardization over `rows`' design covariates.
+fn column_pass(
+    model: &ModelSpec, rows: Dataset, means: &[f64], kind: PassKind,
+) -> Result<Vec<f64>> {
+    if model.regression().is_none() {
+        bail!(
+            "the column passes standardize a regression's covariates; {} has none",
+            model.family()
+        );
+    }
+    let covariates = design_covariates(rows, model.offset())?;
+    Ok(if kind == PassKind::ColumnSums {
+        column_sums(&covariates)
+    } else {
+        let p = covariates.num_covariates();
+        if means.len() != p {
+            bail!("the column deviations need {p} means (one per covariate); got {}", means.len());
+        }
+        column_deviations(&covariates, means)
+    })
 }
 
 /// [`shard_sums`] on a built model.
@@ -64,6 +101,9 @@ impl WithModel for ShardPass<'_> {
                 let chunk = FullData::hessian_chunk(self.total_rows);
                 reduce_sharded(&layout, chunk, par, partial, &mut out, &mut Vec::new());
                 out
+            }
+            PassKind::ColumnSums | PassKind::ColumnDeviations => {
+                bail!("the column passes read the covariates, not the model (column_pass)")
             }
             PassKind::ControlVariate { order } => {
                 let order = CvOrder::from_number(order)?;

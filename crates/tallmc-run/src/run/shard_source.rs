@@ -5,6 +5,8 @@ use anyhow::Result;
 use tallmc_core::PassKind;
 use tallmc_models::Dataset;
 
+use crate::spec::ModelSpec;
+
 /// Where the shards of a data set live, as the driver reaches them: their lengths, a pass's
 /// per-shard partial sums (each computed next to its shard by the per-shard kernel), and rows
 /// by global index.
@@ -12,12 +14,15 @@ pub trait ShardSource: Send + Sync {
     /// Rows per shard, in shard order (at least one shard).
     fn shard_lengths(&self) -> Vec<u64>;
 
-    /// Each shard's partial sums of `kind` at `theta` for the run's model, in shard order:
-    /// what [`shard_sums`](super::shard_sums) gives on that shard's rows.
+    /// Each shard's partial sums of `kind` at `theta` for `model`, in shard order: what
+    /// [`shard_sums`](super::shard_sums) gives on that shard's rows. (The model travels with
+    /// every pass: a standardizing model's spec gains its column moments after the first two.)
     ///
     /// # Errors
     /// A message naming the shard and what went wrong (a lost worker, an unreadable shard).
-    fn partials(&self, theta: &[f64], kind: PassKind) -> Result<Vec<Vec<f64>>, String>;
+    fn partials(
+        &self, model: &ModelSpec, theta: &[f64], kind: PassKind,
+    ) -> Result<Vec<Vec<f64>>, String>;
 
     /// Starts fetching the rows at the global `indices` (ascending) and returns at once with a
     /// ticket for [`ShardSource::collect_rows`].

@@ -20,7 +20,9 @@ use super::outputs::Outputs;
 use super::pdmp::{PdmpOutputs, PdmpRun, RunPdmp};
 use super::progress::{ProgressTo, RunProgress, SetupSpinner};
 use super::served::{Servable, Served};
-use super::sharded_setup::{ShardSource, SourcePasses, WarmRows, WithServed, on_served};
+use super::sharded_setup::{
+    ShardSource, SourcePasses, WarmRows, WithServed, on_served, standardized_on_shards,
+};
 use super::{RunResult, SpecModel, execute, prepare, run_model};
 use crate::spec::{ModelSpec, RunSpec, SamplerSettings};
 
@@ -40,10 +42,11 @@ pub fn run_on_shards(
     check_on_shards(spec)?;
     execute(spec, observer, move |progress| {
         let start = prepare(spec, "fetching Newton's warm-start rows from the shards", progress)?;
-        let warm = WarmRows::fetch(&spec.model, source)?;
+        let warm = WarmRows::fetch(source)?;
+        let model = standardized_on_shards(&spec.model, source, &warm)?;
         let n = warm.layout.num_rows();
-        let passes = SourcePasses::new(source);
-        on_served(&spec.model, source, &passes, warm, RunServed { spec, n, start, stop, progress })
+        let passes = SourcePasses::new(source, &model);
+        on_served(&model, source, &passes, warm, RunServed { spec, n, start, stop, progress })
     })
 }
 

@@ -16,14 +16,14 @@ use anyhow::{Context as _, Result, bail};
 use serde::Serialize;
 use tallmc_core::{FirstFailure, PassKind, ShardLayout, ShardPasses};
 use tallmc_estimators::{ControlVariate, CvOrder};
-use tallmc_models::Dataset;
+use tallmc_models::{ColumnMoments, Dataset, means_from_shard_sums};
 use tallmc_samplers::{Laplace, NewtonOptions, laplace_approximation, warm_start_indices};
 
 use super::context::RunModel;
 use super::served::{HeldRows, Served, shared_rows};
 pub use super::shard_source::ShardSource;
 use super::{SpecModel, WithModel, build_model};
-use crate::spec::ModelSpec;
+use crate::spec::{ModelSpec, OffsetSpec};
 
 /// The control variates' sums at θ* (the mode): Σℓ_i(θ*), Σ∇ℓ_i(θ*) and, at order 2,
 /// Σ∇²ℓ_i(θ*) (d × d, row-major).
@@ -56,6 +56,9 @@ pub struct ShardedSetup {
     pub evaluations: [u64; 3],
     /// The control variates' sums at θ*, when asked for.
     pub control_variate: Option<ControlVariateSums>,
+    /// The column means and sds a standardizing model divided its covariates by, computed
+    /// over all the shards (`None` without standardization).
+    pub column_moments: Option<ColumnMoments>,
     /// Rows the driver held (fetched for the warm start; all of them for a local set-up).
     pub rows_on_driver: usize,
     /// Shards the passes reduced over.
@@ -71,27 +74,6 @@ pub(crate) fn run_newton_options() -> NewtonOptions {
     NewtonOptions { warm_start_rows: Some(NewtonOptions::WARM_START_ROWS), ..Default::default() }
 }
 
-/// Whether the model standardizes its covariates.
-pub(crate) fn standardizes(model: &ModelSpec) -> bool {
-    match model {
-        ModelSpec::Logistic(r) | ModelSpec::Probit(r) | ModelSpec::Linear(r) => r.standardize,
-        ModelSpec::Poisson(c) | ModelSpec::NegativeBinomial(c) => c.regression.standardize,
-        ModelSpec::Robust(r) => r.regression.standardize,
-        _ => false,
-    }
-}
-
-/// Refuses a model that standardizes its covariates on shards reduced apart.
-pub(crate) fn refuse_standardize(model: &ModelSpec) -> Result<()> {
-    if standardizes(model) {
-        bail!(
-            "a pass over one shard cannot standardize the covariates by that shard's rows alone \
-             (the means and sds of all the shards come first): run without standardize"
-        );
-    }
-    Ok(())
-}
-
 /// The set-up of `model` on `data`, here, reduced over the data's shards
 /// ([`Dataset::with_shard_lengths`]; one shard when it has none): the numbers
 /// [`setup_on_shards`] gives over the same shards elsewhere.
@@ -104,7 +86,9 @@ pub fn setup_local(
     let started = Instant::now();
     let rows = data.len();
     let shards = data.shard_layout().map_or(1, ShardLayout::num_shards);
+    let model = &standardized_here(model, &data)?;
     let mut setup = build_model(model, data, Local { cv_order })?;
+    setup.column_moments = column_moments_of(model);
     setup.rows_on_driver = rows;
     setup.shards = shards;
     setup.seconds = started.elapsed().as_secs_f64();
@@ -115,17 +99,22 @@ pub fn setup_local(
 /// `source`, every pass over all rows computed per shard by `source` and added here in shard
 /// order. The driver never holds more than the warm-start rows.
 ///
+/// A model that standardizes its covariates first gets their means and sds over all the shards
+/// ([`standardized_on_shards`]).
+///
 /// # Errors
-/// A model that standardizes its covariates (not yet over shards), a source with no rows or
-/// more than 2³² − 1, a failed pass or fetch (its message), Newton's method failing.
+/// A source with no rows or more than 2³² − 1, a failed pass or fetch (its message), a constant
+/// column of a standardizing model, Newton's method failing.
 pub fn setup_on_shards(
     model: &ModelSpec, source: &dyn ShardSource, cv_order: Option<u32>,
 ) -> Result<ShardedSetup> {
     let started = Instant::now();
-    let warm = WarmRows::fetch(model, source)?;
+    let warm = WarmRows::fetch(source)?;
+    let model = &standardized_on_shards(model, source, &warm)?;
     let shards = warm.layout.num_shards();
-    let passes = SourcePasses::new(source);
+    let passes = SourcePasses::new(source, model);
     let mut setup = on_served(model, source, &passes, warm, SetupOn { cv_order })?;
+    setup.column_moments = column_moments_of(model);
     setup.shards = shards;
     setup.seconds = started.elapsed().as_secs_f64();
     Ok(setup)
@@ -140,11 +129,10 @@ pub(crate) struct WarmRows {
 }
 
 impl WarmRows {
-    /// Checks the model and the shards and fetches the rows Newton's warm start reads (or,
-    /// without a warm start on short data, the first row: the model built on the fetched rows
-    /// gives the dimension, the names and the prior).
-    pub(crate) fn fetch(model: &ModelSpec, source: &dyn ShardSource) -> Result<Self> {
-        refuse_standardize(model)?;
+    /// Checks the shards and fetches the rows Newton's warm start reads (or, without a warm
+    /// start on short data, the first row: the model built on the fetched rows gives the
+    /// dimension, the names and the prior).
+    pub(crate) fn fetch(source: &dyn ShardSource) -> Result<Self> {
         let lengths = source.shard_lengths();
         let layout = ShardLayout::from_lengths(&lengths)?;
         let n = layout.num_rows();
@@ -208,21 +196,83 @@ pub(crate) fn on_served<W: WithServed>(
     })
 }
 
-/// A [`ShardSource`]'s passes as the model's [`ShardPasses`].
+/// The spec with the column means and sds of its covariates over all the shards `source`
+/// holds ([`RegressionSpec::column_moments`](crate::RegressionSpec::column_moments)), when it
+/// standardizes and has none; the spec as it is otherwise. Two passes over every shard: the
+/// column sums, then the squared deviations from the means and the extremes
+/// ([`ColumnMoments`]); the same bits as a local design over the same shards.
+///
+/// # Errors
+/// A failed pass (its message), partials of the wrong length, a constant column (named).
+pub(crate) fn standardized_on_shards(
+    model: &ModelSpec, source: &dyn ShardSource, warm: &WarmRows,
+) -> Result<ModelSpec> {
+    if !needs_moments(model) {
+        return Ok(model.clone());
+    }
+    let skip = offset_position(model, &warm.rows);
+    let names: Vec<String> = (warm.rows.covariate_names().iter().enumerate())
+        .filter(|&(j, _)| Some(j) != skip)
+        .map(|(_, c)| c.clone())
+        .collect();
+    let fail = |e: String| anyhow::anyhow!("a pass over the shards failed: {e}");
+    let sums = source.partials(model, &[], PassKind::ColumnSums).map_err(fail)?;
+    let n = warm.layout.num_rows();
+    let mean = means_from_shard_sums(n, &sums, names.len())?;
+    let deviations = source.partials(model, &mean, PassKind::ColumnDeviations).map_err(fail)?;
+    let moments = ColumnMoments::from_shard_partials(n, &sums, &deviations, &names)?;
+    Ok(with_moments(model, moments))
+}
+
+/// [`standardized_on_shards`] on rows here: the moments of `data`'s covariates over its
+/// shards, set in the spec.
+fn standardized_here(model: &ModelSpec, data: &Dataset) -> Result<ModelSpec> {
+    if !needs_moments(model) {
+        return Ok(model.clone());
+    }
+    let moments = ColumnMoments::of_all_but(data, offset_position(model, data))?;
+    Ok(with_moments(model, moments))
+}
+
+/// Where the offset or exposure column the model reads sits among `data`'s columns, if it
+/// does (a missing one is reported when the model is built).
+fn offset_position(model: &ModelSpec, data: &Dataset) -> Option<usize> {
+    let (name, _) = model.offset().and_then(OffsetSpec::column)?;
+    data.covariate_names().iter().position(|c| c == name)
+}
+
+fn needs_moments(model: &ModelSpec) -> bool {
+    model.regression().is_some_and(|r| r.standardize && r.column_moments.is_none())
+}
+
+fn with_moments(model: &ModelSpec, moments: ColumnMoments) -> ModelSpec {
+    let mut model = model.clone();
+    if let Some(r) = model.regression_mut() {
+        r.column_moments = Some(moments);
+    }
+    model
+}
+
+fn column_moments_of(model: &ModelSpec) -> Option<ColumnMoments> {
+    model.regression().and_then(|r| r.column_moments.clone())
+}
+
+/// A [`ShardSource`]'s passes for the spec's model, as the model's [`ShardPasses`].
 pub(crate) struct SourcePasses<'a> {
     source: &'a dyn ShardSource,
+    model: &'a ModelSpec,
     failure: FirstFailure,
 }
 
 impl<'a> SourcePasses<'a> {
-    pub(crate) fn new(source: &'a dyn ShardSource) -> Self {
-        Self { source, failure: FirstFailure::default() }
+    pub(crate) fn new(source: &'a dyn ShardSource, model: &'a ModelSpec) -> Self {
+        Self { source, model, failure: FirstFailure::default() }
     }
 }
 
 impl ShardPasses for SourcePasses<'_> {
     fn shard_partials(&self, theta: &[f64], kind: PassKind) -> Result<Vec<Vec<f64>>, String> {
-        self.source.partials(theta, kind)
+        self.source.partials(self.model, theta, kind)
     }
     fn note_failure(&self, message: String) {
         self.failure.note(message);
@@ -288,6 +338,7 @@ fn setup_of<M: RunModel>(model: &M, cv_order: Option<u32>) -> Result<ShardedSetu
         newton_iterations: laplace.iterations,
         evaluations: [evals.terms, evals.gradients, evals.hessians],
         control_variate,
+        column_moments: None,
         rows_on_driver: 0,
         shards: 1,
         seconds: 0.0,

@@ -28,6 +28,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
+use tallmc_models::ColumnMoments;
 
 pub use ecs::{EcsCommon, HmcEcsSettings, HmcEcsSignedSettings, InnerChoice};
 pub use exact::{
@@ -113,7 +114,7 @@ fn yes() -> bool {
 }
 
 /// A regression's design and prior.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RegressionSpec {
     /// Prior sd s of every coefficient (and, for the linear model, of log σ): N(0, s²).
     #[serde(default = "default_prior_sd")]
@@ -124,11 +125,22 @@ pub struct RegressionSpec {
     /// Standardize every covariate column (mean 0, population sd 1), on the fly.
     #[serde(default)]
     pub standardize: bool,
+    /// With `standardize`, the column means and sds to standardize by, instead of those of
+    /// the rows the model is built on. A run over shards elsewhere computes them first, with
+    /// two passes over every shard, and sets them here so that every part of the run (the
+    /// driver's rows, every shard's passes) standardizes alike. Absent: computed from the data.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub column_moments: Option<ColumnMoments>,
 }
 
 impl Default for RegressionSpec {
     fn default() -> Self {
-        Self { prior_sd: default_prior_sd(), intercept: true, standardize: false }
+        Self {
+            prior_sd: default_prior_sd(),
+            intercept: true,
+            standardize: false,
+            column_moments: None,
+        }
     }
 }
 
@@ -187,7 +199,7 @@ fn default_nu() -> f64 {
 }
 
 /// Robust (Student-t) regression: its design and prior, and the degrees of freedom ν.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RobustSpec {
     /// The design and prior (every coefficient and log σ ~ N(0, prior_sd²)).
     #[serde(flatten)]
@@ -273,6 +285,21 @@ impl ModelSpec {
         }
     }
 
+    /// A regression's design and prior, to change (`None` for the Gaussian models).
+    pub fn regression_mut(&mut self) -> Option<&mut RegressionSpec> {
+        match self {
+            Self::Logistic(r) | Self::Probit(r) | Self::Linear(r) => Some(r),
+            Self::Poisson(c) | Self::NegativeBinomial(c) => Some(&mut c.regression),
+            Self::Robust(r) => Some(&mut r.regression),
+            Self::Gaussian {} | Self::GaussianMean { .. } | Self::Custom { .. } => None,
+        }
+    }
+
+    /// Whether the model standardizes its covariates.
+    pub fn standardizes(&self) -> bool {
+        self.regression().is_some_and(|r| r.standardize)
+    }
+
     /// A count regression's offset (`None` for the other models).
     pub fn offset(&self) -> Option<&OffsetSpec> {
         match self {
@@ -285,12 +312,19 @@ impl ModelSpec {
     pub fn validate(&self) -> Result<(), Invalid> {
         if let Some(r) = self.regression() {
             check_positive("prior_sd", r.prior_sd, "a finite number > 0")?;
+            if r.column_moments.is_some() && !r.standardize {
+                return Err(Invalid::message(
+                    "column_moments are given for a model that does not standardize: set \
+                     standardize, or drop the moments"
+                        .to_string(),
+                ));
+            }
         }
         if let Some(o) = self.offset() {
             o.validate()?;
         }
         match *self {
-            Self::Robust(r) => {
+            Self::Robust(ref r) => {
                 check_positive("nu", r.nu, "degrees of freedom ν, a finite number > 0")
             }
             Self::GaussianMean { sigma, prior_mean, prior_sd } => {
