@@ -1,6 +1,7 @@
 """The Dask engine on a LocalCluster of 2 worker processes (the API of a many-machine cluster):
 the set-up over shards the workers hold equals, bit for bit, the same set-up here over the same
-shards; the driver holds only Newton's warm-start rows; bad shards and misuse are clear errors."""
+shards (standardized covariates too: their moments over all shards come first); the driver
+holds only Newton's warm-start rows; bad shards and misuse are clear errors."""
 
 import os
 
@@ -54,6 +55,11 @@ def same_bits(dask, local):
     for part in ("gradient", "hessian"):
         assert cd[part].tobytes() == cl[part].tobytes(), part
     assert dask.shards == local.shards
+    md, ml = dask.column_moments, local.column_moments
+    assert (md is None) == (ml is None)
+    if md is not None:
+        for part in ("mean", "sd"):
+            assert md[part].tobytes() == ml[part].tobytes(), part
 
 
 def test_parquet_shards_on_the_cluster_give_the_local_setup_bit_for_bit(engine, tmp_path):
@@ -96,6 +102,18 @@ def test_poisson_with_exposure_and_a_dask_dataframe(engine, tmp_path):
     assert on_cluster.names == ["intercept", "x"]
     assert on_cluster.rows_on_driver == 1  # no warm start on 3,000 rows: the first row only
     assert abs(on_cluster.mode[1] - 0.5) < 5 * on_cluster.sds[1]
+    assert on_cluster.column_moments is None
+    # Standardized: x's mean and sd over all partitions (not the exposure's), then the same
+    # set-up; the slope is 0.5 · sd(x) on the standardized scale.
+    model = tallmc.PoissonRegression(ddf, y="y", exposure="t", standardize=True)
+    on_cluster = tallmc.setup(model, engine=engine)
+    here = tallmc.setup(tallmc.PoissonRegression(tallmc.read_parquet(tmp_path / "counts"),
+                                                 exposure="t", standardize=True), by_shard=True)
+    same_bits(on_cluster, here)
+    moments = on_cluster.column_moments
+    assert abs(moments["mean"][0] - x.mean()) < 1e-12 and abs(moments["sd"][0] - x.std()) < 1e-12
+    slope = on_cluster.mode[1] / x.std()
+    assert abs(slope - 0.5) < 5 * on_cluster.sds[1] / x.std()
 
 
 def test_a_bad_shard_is_named(engine, tmp_path):
@@ -118,8 +136,6 @@ def test_misuse_is_a_clear_error(engine, tmp_path):
         tallmc.LogisticRegression(files, y="outcome")
     with pytest.raises(TypeError, match=r"X is a path.*parquet_files\(path\)"):
         tallmc.LogisticRegression(str(tmp_path / "ok"), y="y")
-    with pytest.raises(ValueError, match="standardize"):
-        tallmc.setup(tallmc.LogisticRegression(files, y="y", standardize=True), engine=engine)
     with pytest.raises(TypeError, match="counted by the workers"):
         model.num_rows
     here = tallmc.LogisticRegression(tallmc.read_parquet(tmp_path / "ok"))
@@ -133,15 +149,18 @@ def test_hmc_ecs_with_rows_from_the_workers_gives_the_local_draws_bit_for_bit(en
                          [0, 5_000, 5_500, 12_000, n])
     sampler = tallmc.HmcEcs(subsample=300)
     settings = dict(chains=2, warmup=150, draws=150, seed=7, progress=False)
-    on_cluster = tallmc.sample(tallmc.LogisticRegression(files, y="y"), sampler,
-                               engine=engine, **settings)
-    here = tallmc.sample(tallmc.LogisticRegression(tallmc.read_parquet(tmp_path / "draws")),
-                         sampler, by_shard=True, **settings)
-    for group in ("posterior", "sample_stats"):
-        a, b = on_cluster[group], here[group]
-        assert sorted(a.data_vars) == sorted(b.data_vars)
-        for name in a.data_vars:
-            assert a[name].values.tobytes() == b[name].values.tobytes(), f"{group}.{name}"
+    for standardize in (False, True):
+        on_cluster = tallmc.sample(tallmc.LogisticRegression(files, y="y", standardize=standardize),
+                                   sampler, engine=engine, **settings)
+        local = tallmc.read_parquet(tmp_path / "draws")
+        here = tallmc.sample(tallmc.LogisticRegression(local, standardize=standardize),
+                             sampler, by_shard=True, **settings)
+        for group in ("posterior", "sample_stats"):
+            a, b = on_cluster[group], here[group]
+            assert sorted(a.data_vars) == sorted(b.data_vars)
+            for name in a.data_vars:
+                same = a[name].values.tobytes() == b[name].values.tobytes()
+                assert same, f"standardize={standardize}: {group}.{name}"
     # One block instead of the files' shards: the same posterior, other bits.
     one_block = tallmc.sample(tallmc.LogisticRegression(tallmc.read_parquet(tmp_path / "draws")),
                               sampler, **settings)

@@ -21,8 +21,10 @@ class Setup:
     (−∇²log π(θ*))⁻¹, d × d), ``names`` (the parameters'), ``log_density`` (log π(θ*) up to its
     constant), ``control_variate`` (``None``, or a dict: ``order``, ``value`` Σℓ_i(θ*),
     ``gradient`` Σ∇ℓ_i(θ*), ``hessian`` Σ∇²ℓ_i(θ*) as d × d, empty below order 2),
-    ``newton_iterations``, ``evaluations`` (per-datum terms, gradients, Hessians), ``shards``
-    (the passes reduced over), ``rows_on_driver`` (rows this process held) and ``seconds``."""
+    ``newton_iterations``, ``evaluations`` (per-datum terms, gradients, Hessians),
+    ``column_moments`` (``None``, or for a model that standardizes, a dict of the covariates'
+    ``mean`` and population ``sd`` over all rows, which it divided them by), ``shards`` (the
+    passes reduced over), ``rows_on_driver`` (rows this process held) and ``seconds``."""
 
     def __init__(self, raw: dict):
         d = len(raw["mode"])
@@ -39,6 +41,9 @@ class Setup:
             cv = {"order": cv["order"], "value": cv["value"], "gradient": np.array(cv["gradient"]),
                   "hessian": hess.reshape(d, d) if hess.size else hess}
         self.control_variate = cv
+        moments = raw.get("column_moments")
+        self.column_moments = None if moments is None else {
+            "mean": np.array(moments["mean"]), "sd": np.array(moments["sd"])}
         self.shards = raw["shards"]
         self.rows_on_driver = raw["rows_on_driver"]
         self.seconds = raw["seconds"]
@@ -60,12 +65,13 @@ def setup(model: Model, engine=None, cv_order: int = 2, by_shard: bool = False) 
     them before its chains.
 
     ``engine=None``: here, on all cores; with ``by_shard=True`` over the data's files one by one
-    (:func:`tallmc.read_parquet`'s shards), as a cluster does, else as one block (as a run). ``engine=tallmc.dask.Engine(client)``: each
+    (:func:`tallmc.read_parquet`'s shards), as a cluster does, else as one block (as a run).
+    ``engine=tallmc.dask.Engine(client)``: each
     pass over the data is one task per shard on the cluster, for a model whose data are a Dask
     DataFrame or Parquet files (``tallmc.LogisticRegression(ddf, y="y")``); the shards stay on
-    the workers. Over the same shards both give the same numbers, bit for bit.
-
-    Not yet over shards: models that ``standardize`` (their column moments come first)."""
+    the workers. Over the same shards both give the same numbers, bit for bit. A model with
+    ``standardize=True`` gets its covariates' means and sds over all the shards first (two
+    more passes)."""
     if not isinstance(model, Model):
         raise TypeError(f"model is a {type(model).__name__}; expected a tallmc model "
                         "(tallmc.LogisticRegression(X, y), …); models of your own have no "

@@ -24,8 +24,12 @@ chain asks for the rows of the next window, one task per worker, while it sample
 holds Newton's warm-start rows (100,000 evenly spaced rows, on tall data) during the set-up and
 the chains' subsamples, never the data.
 
-On a cluster: perturbed ``HmcEcs`` with ``subsample`` given; models that ``standardize`` and the
-other samplers are refused for now, naming what to use.
+A model with ``standardize=True`` gets its covariates' means and sds over all the shards
+first: two passes (column sums, then squared deviations and extremes), after which every pass
+and every fetched row is standardized alike.
+
+On a cluster: perturbed ``HmcEcs`` with ``subsample`` given; the other samplers are refused for
+now, naming what to use.
 
 Needs ``dask[distributed]`` (``pip install "dask[dataframe]" distributed``).
 """
