@@ -278,6 +278,9 @@ fn hmc_ecs_on_rows_fetched_ahead_gives_the_local_sharded_draws_bit_for_bit() {
         let remote = run_on_shards(&spec, &source, &stop, None).unwrap();
         assert_eq!(remote.parameter_names, local.parameter_names, "{name}");
         assert_eq!(bits(&remote), bits(&local), "{name}: the draws differ");
+        // A standardizing run records the moments it computed over the shards with its spec.
+        let recorded = &remote.summary["spec"]["model"]["column_moments"];
+        assert_eq!(recorded.is_object(), model.standardizes(), "{name}: {recorded}");
         let warnings = remote.summary["warnings"].to_string();
         assert!(warnings.contains("not checked for constant, collinear"), "{name}: {warnings}");
         // Rows fetched: the warm start's, then u and the proposals of every window (m + 350

@@ -43,10 +43,14 @@ pub fn run_on_shards(
     execute(spec, observer, move |progress| {
         let start = prepare(spec, "fetching Newton's warm-start rows from the shards", progress)?;
         let warm = WarmRows::fetch(source)?;
+        // A standardizing model's spec gains the column moments of all the shards: the run
+        // records them with its spec, so it can be repeated anywhere.
         let model = standardized_on_shards(&spec.model, source, &warm)?;
+        let spec = &RunSpec { model, ..spec.clone() };
         let n = warm.layout.num_rows();
-        let passes = SourcePasses::new(source, &model);
-        on_served(&model, source, &passes, warm, RunServed { spec, n, start, stop, progress })
+        let passes = SourcePasses::new(source, &spec.model);
+        let run = RunServed { spec, n, start, stop, progress };
+        on_served(&spec.model, source, &passes, warm, run)
     })
 }
 
