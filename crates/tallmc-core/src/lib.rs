@@ -68,4 +68,4 @@ pub use model::{
 pub use pdmp::{EventKind, EventTotals, PdmpChain, PdmpKernel, Segment, SegmentStats, Trajectory};
 pub use row_service::RowService;
 pub use shard_passes::{FirstFailure, PassKind, ShardPasses, reduce_on_shards};
-pub use shards::{ShardLayout, add_shard_partials, reduce_chunks, reduce_sharded};
+pub use shards::{ShardLayout, add_shard_partials, fold_sharded, reduce_chunks, reduce_sharded};

@@ -49,11 +49,22 @@ pub enum PassKind {
     /// numbers): the second pass. Its extremes are not sums: the caller combines these
     /// partials itself (`ColumnMoments::from_shard_partials`), not with [`add_shard_partials`].
     ColumnDeviations,
+    /// The first pass of the design checks (`tallmc_models::DesignRanges`; θ is ignored):
+    /// 7d + 4 numbers for a design of d columns, column sums beside extremes, counts and flags,
+    /// merged by `DesignRanges::from_partials`.
+    DesignRanges,
+    /// The second pass of the design checks at θ = a `tallmc_models::GramPlan`'s 3k values:
+    /// the upper triangle of a k × k Gram matrix (k² numbers).
+    DesignGram,
+    /// At θ (the posterior mode): 1 when θ classifies every row of the shard
+    /// (`tallmc_models::separates`), else 0. All shards must give 1 for all rows.
+    Separates,
 }
 
 impl PassKind {
     /// How many numbers one partial of this kind holds, for dimension `d` (for the column
-    /// passes, `d` is the number of covariates p).
+    /// passes, `d` is the number of covariates p; for the design checks, the design's columns,
+    /// and for the Gram pass the plan's k).
     pub fn partial_len(self, d: usize) -> usize {
         match self {
             Self::Value => 1,
@@ -64,6 +75,9 @@ impl PassKind {
             Self::ControlVariate { .. } => 1 + d + d * d,
             Self::ColumnSums => d,
             Self::ColumnDeviations => 3 * d,
+            Self::DesignRanges => 7 * d + 4,
+            Self::DesignGram => d * d,
+            Self::Separates => 1,
         }
     }
 }

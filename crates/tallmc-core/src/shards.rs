@@ -144,6 +144,58 @@ pub fn reduce_chunks<F>(
     add_in_shard_order(chunks, slots, w, shard_sum, out);
 }
 
+/// Chunks mapped in parallel at a time by [`fold_sharded`]: bounds the memory of the partial
+/// results in flight while keeping the merge order fixed.
+const FOLD_GROUP_CHUNKS: usize = 64;
+
+/// The sharded reduction of results that are not plain sums (extremes, counts, flags beside
+/// sums): `partial(start, end)` over the chunks of `layout` of `chunk` rows, merged with
+/// `merge(acc, next)` in chunk order within a shard, then the shard results in shard order —
+/// the order [`reduce_sharded`] adds in, so a driver that merges the partials of shards folded
+/// apart (each a one-shard layout) in shard order gets the same bits. `None` when there are no
+/// rows. At most 64 chunk results are held at a time.
+pub fn fold_sharded<T, F, G>(
+    layout: &ShardLayout, chunk: usize, parallelism: Parallelism, partial: F, merge: G,
+) -> Option<T>
+where
+    T: Send,
+    F: Fn(u32, u32) -> T + Sync,
+    G: Fn(&mut T, T),
+{
+    let chunks = layout.chunks(chunk);
+    let mut total: Option<T> = None;
+    let mut shard: Option<(usize, T)> = None;
+    for group in chunks.chunks(FOLD_GROUP_CHUNKS) {
+        let parts: Vec<T> = match parallelism {
+            Parallelism::Sequential => group.iter().map(|&(_, lo, hi)| partial(lo, hi)).collect(),
+            Parallelism::Rayon => group.par_iter().map(|&(_, lo, hi)| partial(lo, hi)).collect(),
+        };
+        for (&(s, _, _), part) in group.iter().zip(parts) {
+            match &mut shard {
+                Some((current, acc)) if *current == s => merge(acc, part),
+                _ => {
+                    if let Some((_, done)) = shard.take() {
+                        merge_into(&mut total, done, &merge);
+                    }
+                    shard = Some((s, part));
+                }
+            }
+        }
+    }
+    if let Some((_, done)) = shard {
+        merge_into(&mut total, done, &merge);
+    }
+    total
+}
+
+/// `total` merged with `next` (or `next`, when it is the first).
+fn merge_into<T>(total: &mut Option<T>, next: T, merge: &impl Fn(&mut T, T)) {
+    match total {
+        Some(acc) => merge(acc, next),
+        None => *total = Some(next),
+    }
+}
+
 /// The two-level sum of [`reduce_sharded`] over chunk slots already filled (`shard_sum`: w
 /// numbers of scratch).
 fn add_in_shard_order(
@@ -242,6 +294,40 @@ mod tests {
         // Another layout is another (equally valid) order of additions.
         let one = reduce(&v, &ShardLayout::single(10_000), 512, Parallelism::Rayon);
         assert!((one[0] - whole[0]).abs() <= 1e-12 * one[0].abs());
+    }
+
+    #[test]
+    fn a_fold_of_shards_apart_merged_in_order_gives_the_bits_of_the_whole() {
+        let v = values(300_000);
+        let layout = ShardLayout::from_lengths(&[100_001, 0, 150_000, 49_999]).unwrap();
+        // (sum, max): a sum beside an extreme; 300,000 rows are more than 64 chunks of 512.
+        let fold = |v: &[f64], layout: &ShardLayout, par| {
+            let partial = |lo: u32, hi: u32| {
+                let rows = &v[lo as usize..hi as usize];
+                (rows.iter().sum::<f64>(), rows.iter().copied().fold(f64::MIN, f64::max))
+            };
+            let merge = |a: &mut (f64, f64), b: (f64, f64)| *a = (a.0 + b.0, a.1.max(b.1));
+            fold_sharded(layout, 512, par, partial, merge).unwrap()
+        };
+        let whole = fold(&v, &layout, Parallelism::Rayon);
+        assert_eq!(whole, fold(&v, &layout, Parallelism::Sequential));
+        // The sums are reduce_sharded's.
+        assert_eq!(whole.0.to_bits(), reduce(&v, &layout, 512, Parallelism::Rayon)[0].to_bits());
+        let mut apart: Option<(f64, f64)> = None;
+        for s in (0..layout.num_shards()).filter(|&s| layout.lengths()[s] > 0) {
+            let (lo, hi) = layout.range(s);
+            let own = &v[lo as usize..hi as usize];
+            let p = fold(own, &ShardLayout::single(own.len()), Parallelism::Rayon);
+            apart = Some(match apart {
+                None => p,
+                Some(a) => (a.0 + p.0, a.1.max(p.1)),
+            });
+        }
+        assert_eq!(apart.unwrap().0.to_bits(), whole.0.to_bits());
+        assert_eq!(apart.unwrap().1, whole.1);
+        let none =
+            fold_sharded(&ShardLayout::single(0), 512, Parallelism::Rayon, |_, _| 1.0, |_, _| {});
+        assert!(none.is_none());
     }
 
     #[test]

@@ -73,9 +73,10 @@ pub mod synthetic;
 
 pub use data::{
     BinaryWriter, ColumnMoments, CsvRowReader, DEFAULT_COLLINEARITY_TOLERANCE, Dataset,
-    DesignBounds, DesignFinding, DesignMatrix, DesignOptions, INTERCEPT_NAME, LoadOptions,
-    SharedF64, column_deviations, column_sums, default_names, diagnose_design, load,
-    means_from_shard_sums, read_binary, read_csv, read_npy, separates, write_binary, write_csv,
+    DesignBounds, DesignFinding, DesignMatrix, DesignOptions, DesignRanges, GramPlan,
+    INTERCEPT_NAME, LoadOptions, SharedF64, column_deviations, column_sums, default_names,
+    design_gram, diagnose_design, findings_from, gram_from_partials, load, means_from_shard_sums,
+    read_binary, read_csv, read_npy, separates, write_binary, write_csv,
 };
 pub use dispersion::{
     DispersionFamily, DispersionGlm, NegativeBinomialFamily, NegativeBinomialRegression,

@@ -86,6 +86,7 @@
 //! ```
 
 use rayon::prelude::*;
+use tallmc_core::{Parallelism, ShardLayout, fold_sharded};
 
 use super::PASS_CHUNK_ROWS;
 use super::design::{DesignMatrix, Rows, with_rows};
@@ -103,10 +104,6 @@ const COMBINATION_TERM_FRACTION: f64 = 1e-6;
 /// The constant term of a reported combination is listed when it is at least this fraction of
 /// the sizes of the centring terms it is computed from.
 const COMBINATION_CONSTANT_FRACTION: f64 = 1e-8;
-
-/// Chunks of rows per parallel group of the passes: bounds the memory of the per-chunk partial
-/// results (the O(d²) matrices of the second pass) while keeping the sum order fixed.
-const GROUP_CHUNKS: usize = 16;
 
 /// A problem of a design that makes some coefficient's posterior driven by the prior (see the
 /// [module docs](self) for the definitions). [`DesignFinding::message`] explains it in a
@@ -246,10 +243,13 @@ fn num(x: f64) -> String {
     }
 }
 
-/// Per-column results of the first pass over one chunk (or merged over several).
-#[derive(Debug, Clone)]
-struct Ranges {
-    /// Σ_i x̃_ij / n (the mean, accumulated scaled so that it cannot overflow).
+/// The first pass of the design checks over some rows: column means and ranges, overall and
+/// per class. A whole design's comes from [`DesignRanges::of`]; the partials of shards checked
+/// apart ([`DesignRanges::to_partial`]) are merged in shard order by
+/// [`DesignRanges::from_partials`], with the bits of the pass over the same shards here.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DesignRanges {
+    /// Σ_i x̃_ij / N (the mean over all N rows, accumulated scaled so that it cannot overflow).
     mean: Vec<f64>,
     min: Vec<f64>,
     max: Vec<f64>,
@@ -263,7 +263,7 @@ struct Ranges {
     finite: bool,
 }
 
-impl Ranges {
+impl DesignRanges {
     fn empty(d: usize) -> Self {
         let lo = vec![f64::INFINITY; d];
         let hi = vec![f64::NEG_INFINITY; d];
@@ -279,7 +279,7 @@ impl Ranges {
         }
     }
 
-    fn merge(&mut self, o: &Self) {
+    fn merge(&mut self, o: Self) {
         for (a, b) in self.mean.iter_mut().zip(&o.mean) {
             *a += b;
         }
@@ -292,6 +292,79 @@ impl Ranges {
         }
         self.binary &= o.binary;
         self.finite &= o.finite;
+    }
+
+    /// The first pass over `design`'s rows, reduced over its data's shards (one when it has
+    /// none), the means taken over `total_rows` rows: `design.len()` for a whole design, the
+    /// whole data set's N for one shard of it.
+    pub fn of(design: &DesignMatrix, total_rows: usize) -> Self {
+        let y = design.y();
+        let d = design.dim();
+        let layout = layout_of(design);
+        let ranges = with_rows!(design, r => fold_sharded(
+            &layout,
+            PASS_CHUNK_ROWS,
+            Parallelism::Rayon,
+            |lo, hi| ranges(&r, y, lo as usize, hi as usize, total_rows),
+            Self::merge,
+        ));
+        ranges.unwrap_or_else(|| Self::empty(d))
+    }
+
+    /// The numbers of one partial for a design of `d` columns: 7d + 4.
+    pub fn partial_len(d: usize) -> usize {
+        7 * d + 4
+    }
+
+    /// The pass's results as [`DesignRanges::partial_len`] numbers: the means, minima,
+    /// maxima, per-class minima and maxima (y = 0, then 1), the two class counts, and the
+    /// binary and finite flags (1 or 0).
+    pub fn to_partial(&self) -> Vec<f64> {
+        let mut out = Vec::with_capacity(Self::partial_len(self.mean.len()));
+        for part in [&self.mean, &self.min, &self.max] {
+            out.extend_from_slice(part);
+        }
+        for c in 0..2 {
+            out.extend_from_slice(&self.class_min[c]);
+            out.extend_from_slice(&self.class_max[c]);
+        }
+        out.extend(self.class_rows.map(|n| n as f64));
+        out.extend([f64::from(u8::from(self.binary)), f64::from(u8::from(self.finite))]);
+        out
+    }
+
+    /// The partials of shards checked apart ([`DesignRanges::to_partial`], each over its own
+    /// rows with the means over all N), merged in shard order.
+    ///
+    /// # Errors
+    /// No partial, or one of a length other than 7d + 4.
+    pub fn from_partials(d: usize, partials: &[Vec<f64>]) -> Result<Self> {
+        let mut total: Option<Self> = None;
+        for (s, p) in partials.iter().enumerate() {
+            if p.len() != Self::partial_len(d) {
+                return Err(Error::invalid(
+                    "design ranges partial length",
+                    format!("{} (shard {s})", p.len()),
+                    format!("7d + 4 = {} numbers", Self::partial_len(d)),
+                ));
+            }
+            let part = |k: usize| p[k * d..(k + 1) * d].to_vec();
+            let next = Self {
+                mean: part(0),
+                min: part(1),
+                max: part(2),
+                class_min: [part(3), part(5)],
+                class_max: [part(4), part(6)],
+                class_rows: [p[7 * d] as usize, p[7 * d + 1] as usize],
+                binary: p[7 * d + 2] != 0.0,
+                finite: p[7 * d + 3] != 0.0,
+            };
+            match &mut total {
+                Some(acc) => acc.merge(next),
+                None => total = Some(next),
+            }
+        }
+        total.ok_or_else(|| Error::invalid("design ranges partials", "none", "one per shard"))
     }
 }
 
@@ -307,97 +380,162 @@ fn merge_max(a: &mut [f64], b: &[f64]) {
     }
 }
 
-/// `f(lo, hi)` for every chunk of rows, reduced by `merge` in chunk order (groups of
-/// [`GROUP_CHUNKS`] chunks run in parallel), so the result does not depend on the thread count.
-fn chunked<T: Send>(
-    n: usize, init: T, f: impl Fn(usize, usize) -> T + Sync, merge: impl Fn(&mut T, T),
-) -> T {
-    let chunks = n.div_ceil(PASS_CHUNK_ROWS);
-    let mut acc = init;
-    for first in (0..chunks).step_by(GROUP_CHUNKS) {
-        let partials: Vec<T> = (first..(first + GROUP_CHUNKS).min(chunks))
-            .into_par_iter()
-            .map(|c| {
-                let lo = c * PASS_CHUNK_ROWS;
-                f(lo, (lo + PASS_CHUNK_ROWS).min(n))
-            })
-            .collect();
-        for p in partials {
-            merge(&mut acc, p);
+fn layout_of(design: &DesignMatrix) -> ShardLayout {
+    design.data().shard_layout().cloned().unwrap_or_else(|| ShardLayout::single(design.len()))
+}
+
+/// The first pass over rows lo..hi, means over `total_rows`.
+fn ranges<R: Rows>(r: &R, y: &[f64], lo: usize, hi: usize, total_rows: usize) -> DesignRanges {
+    let d = r.dim();
+    let inv_n = 1.0 / total_rows as f64;
+    let mut acc = DesignRanges::empty(d);
+    let mut row = vec![0.0; d];
+    for (i, &yi) in (lo..hi).zip(&y[lo..hi]) {
+        r.set_row(i, 1.0, &mut row);
+        let class = if yi == 0.0 {
+            Some(0)
+        } else if yi == 1.0 {
+            Some(1)
+        } else {
+            acc.binary = false;
+            None
+        };
+        if let Some(c) = class {
+            acc.class_rows[c] += 1;
+        }
+        for (j, &v) in row.iter().enumerate() {
+            acc.finite &= v.is_finite();
+            acc.mean[j] += v * inv_n;
+            acc.min[j] = acc.min[j].min(v);
+            acc.max[j] = acc.max[j].max(v);
+            if let Some(c) = class {
+                acc.class_min[c][j] = acc.class_min[c][j].min(v);
+                acc.class_max[c][j] = acc.class_max[c][j].max(v);
+            }
         }
     }
     acc
 }
 
-/// The first pass: column means and ranges, overall and per class.
-fn ranges<R: Rows>(r: &R, y: &[f64]) -> Ranges {
-    let (n, d) = (r.len(), r.dim());
-    let inv_n = 1.0 / n as f64;
-    chunked(
-        n,
-        Ranges::empty(d),
-        |lo, hi| {
-            let mut acc = Ranges::empty(d);
-            let mut row = vec![0.0; d];
-            for (i, &yi) in (lo..hi).zip(&y[lo..hi]) {
-                r.set_row(i, 1.0, &mut row);
-                let class = if yi == 0.0 {
-                    Some(0)
-                } else if yi == 1.0 {
-                    Some(1)
-                } else {
-                    acc.binary = false;
-                    None
-                };
-                if let Some(c) = class {
-                    acc.class_rows[c] += 1;
-                }
-                for (j, &v) in row.iter().enumerate() {
-                    acc.finite &= v.is_finite();
-                    acc.mean[j] += v * inv_n;
-                    acc.min[j] = acc.min[j].min(v);
-                    acc.max[j] = acc.max[j].max(v);
-                    if let Some(c) = class {
-                        acc.class_min[c][j] = acc.class_min[c][j].min(v);
-                        acc.class_max[c][j] = acc.class_max[c][j].max(v);
-                    }
-                }
-            }
-            acc
-        },
-        |acc, p| acc.merge(&p),
-    )
+/// What the second pass of the design checks needs from the first: the non-constant columns
+/// `cols` of X̃, and z_ij = (x̃_ij − centre_j) / scale_j for each.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GramPlan {
+    cols: Vec<usize>,
+    centre: Vec<f64>,
+    scale: Vec<f64>,
 }
 
-/// The second pass: the upper triangle of ZᵀZ (row-major k × k) for the columns `cols` of X̃,
-/// with z_ij = (x̃_ij − centre_j) / scale_j.
-fn gram<R: Rows>(r: &R, cols: &[usize], centre: &[f64], scale: &[f64]) -> Vec<f64> {
-    let (n, d, k) = (r.len(), r.dim(), cols.len());
-    chunked(
-        n,
-        vec![0.0; k * k],
-        |lo, hi| {
-            let (mut g, mut row, mut z) = (vec![0.0; k * k], vec![0.0; d], vec![0.0; k]);
-            for i in lo..hi {
-                r.set_row(i, 1.0, &mut row);
-                for (t, &j) in cols.iter().enumerate() {
-                    z[t] = (row[j] - centre[t]) / scale[t];
-                }
-                for a in 0..k {
-                    let za = z[a];
-                    for b in a..k {
-                        g[a * k + b] += za * z[b];
-                    }
-                }
+impl GramPlan {
+    /// The number k of columns compared (the Gram matrix is k × k).
+    pub fn len(&self) -> usize {
+        self.cols.len()
+    }
+
+    /// Whether no column is compared.
+    pub fn is_empty(&self) -> bool {
+        self.cols.is_empty()
+    }
+
+    /// The plan as 3k numbers: the columns' indices, their centres, their scales (how a
+    /// cluster's tasks receive it).
+    pub fn to_values(&self) -> Vec<f64> {
+        let mut out: Vec<f64> = self.cols.iter().map(|&j| j as f64).collect();
+        out.extend_from_slice(&self.centre);
+        out.extend_from_slice(&self.scale);
+        out
+    }
+
+    /// The plan of [`GramPlan::to_values`], for a design of `d` columns.
+    ///
+    /// # Errors
+    /// A length that is not a multiple of 3, a column index that is not one of 0..d in
+    /// increasing order.
+    pub fn from_values(values: &[f64], d: usize) -> Result<Self> {
+        let k = values.len() / 3;
+        let bad = |what: String| {
+            Error::invalid(
+                "Gram plan",
+                what,
+                "3k numbers: k increasing column indices < d, k centres, k scales",
+            )
+        };
+        if values.len() != 3 * k {
+            return Err(bad(format!("{} numbers", values.len())));
+        }
+        let mut cols = Vec::with_capacity(k);
+        for &v in &values[..k] {
+            let ok = v >= 0.0 && v.fract() == 0.0 && v < d as f64;
+            if !ok || cols.last().is_some_and(|&last| last as f64 >= v) {
+                return Err(bad(format!("column index {v} (d = {d})")));
             }
-            g
-        },
-        |acc, p| {
-            for (a, b) in acc.iter_mut().zip(&p) {
-                *a += b;
+            cols.push(v as usize);
+        }
+        Ok(Self { cols, centre: values[k..2 * k].to_vec(), scale: values[2 * k..].to_vec() })
+    }
+}
+
+/// The second pass over `design`'s rows, reduced over its data's shards: the upper triangle
+/// of ZᵀZ (row-major k × k, k = `plan.len()`), z_ij = (x̃_ij − centre_j) / scale_j over the
+/// plan's columns.
+pub fn design_gram(design: &DesignMatrix, plan: &GramPlan) -> Vec<f64> {
+    let k = plan.len();
+    let layout = layout_of(design);
+    let g = with_rows!(design, r => fold_sharded(
+        &layout,
+        PASS_CHUNK_ROWS,
+        Parallelism::Rayon,
+        |lo, hi| gram(&r, plan, lo as usize, hi as usize),
+        |acc: &mut Vec<f64>, next| add_gram(acc, &next),
+    ));
+    g.unwrap_or_else(|| vec![0.0; k * k])
+}
+
+/// The Gram partials of shards checked apart ([`design_gram`] on each), added in shard order.
+///
+/// # Errors
+/// No partial, or one of a length other than k².
+pub fn gram_from_partials(k: usize, partials: &[Vec<f64>]) -> Result<Vec<f64>> {
+    let mut total: Option<Vec<f64>> = None;
+    for (s, p) in partials.iter().enumerate() {
+        if p.len() != k * k {
+            return Err(Error::invalid(
+                "Gram partial length",
+                format!("{} (shard {s})", p.len()),
+                format!("k² = {} numbers", k * k),
+            ));
+        }
+        match &mut total {
+            Some(acc) => add_gram(acc, p),
+            None => total = Some(p.clone()),
+        }
+    }
+    total.ok_or_else(|| Error::invalid("Gram partials", "none", "one per shard"))
+}
+
+fn add_gram(acc: &mut [f64], next: &[f64]) {
+    for (a, b) in acc.iter_mut().zip(next) {
+        *a += b;
+    }
+}
+
+/// The second pass over rows lo..hi.
+fn gram<R: Rows>(r: &R, plan: &GramPlan, lo: usize, hi: usize) -> Vec<f64> {
+    let (d, k) = (r.dim(), plan.len());
+    let (mut g, mut row, mut z) = (vec![0.0; k * k], vec![0.0; d], vec![0.0; k]);
+    for i in lo..hi {
+        r.set_row(i, 1.0, &mut row);
+        for (t, &j) in plan.cols.iter().enumerate() {
+            z[t] = (row[j] - plan.centre[t]) / plan.scale[t];
+        }
+        for a in 0..k {
+            let za = z[a];
+            for b in a..k {
+                g[a * k + b] += za * z[b];
             }
-        },
-    )
+        }
+    }
+    g
 }
 
 /// Finds the constant, (near) collinear and separating columns of `design` (see the
@@ -414,27 +552,54 @@ fn gram<R: Rows>(r: &R, cols: &[usize], centre: &[f64], scale: &[f64]) -> Vec<f6
 pub fn diagnose_design(
     design: &DesignMatrix, collinearity_tolerance: f64,
 ) -> Result<Vec<DesignFinding>> {
-    if !(0.0..1.0).contains(&collinearity_tolerance) {
+    if design.dim() == 0 {
+        check_tolerance(collinearity_tolerance)?;
+        return Ok(Vec::new());
+    }
+    let ranges = DesignRanges::of(design, design.len());
+    if !ranges.finite {
+        design.data().check_finite()?;
+    }
+    let names = design.column_names();
+    findings_from(&names, collinearity_tolerance, &ranges, |plan| {
+        Ok::<_, Error>(design_gram(design, plan))
+    })
+}
+
+fn check_tolerance(tolerance: f64) -> Result<()> {
+    if !(0.0..1.0).contains(&tolerance) {
         return Err(Error::invalid(
             "collinearity_tolerance",
-            collinearity_tolerance,
+            tolerance,
             "a number in [0, 1) (1 − R² at or below it is reported; default 1e-10)",
         ));
     }
-    let d = design.dim();
+    Ok(())
+}
+
+/// [`diagnose_design`] from the first pass's `ranges` over all rows of a design whose columns
+/// are `names`, with `gram` making the second pass for a plan (here, or over shards elsewhere:
+/// [`design_gram`] on each, added by [`gram_from_partials`]).
+///
+/// # Errors
+/// τ not in [0, 1); ranges with a non-finite entry; `gram`'s error.
+pub fn findings_from<E: From<Error>>(
+    names: &[String], collinearity_tolerance: f64, ranges: &DesignRanges,
+    gram: impl FnOnce(&GramPlan) -> std::result::Result<Vec<f64>, E>,
+) -> std::result::Result<Vec<DesignFinding>, E> {
+    check_tolerance(collinearity_tolerance)?;
+    let stats = ranges;
+    let d = names.len();
     if d == 0 {
         return Ok(Vec::new());
     }
-    let names = design.column_names();
-    let y = design.y();
-    let stats = with_rows!(design, r => ranges(&r, y));
     if !stats.finite {
-        design.data().check_finite()?;
         return Err(Error::invalid(
             "design",
             "a non-finite entry",
             "finite entries (the standardization overflowed: rescale the covariates)",
-        ));
+        )
+        .into());
     }
     let mut findings = Vec::new();
 
@@ -469,18 +634,20 @@ pub fn diagnose_design(
         .zip(&centre)
         .map(|(&j, c)| (stats.max[j] - c).abs().max((stats.min[j] - c).abs()))
         .collect();
-    if !cols.is_empty() {
-        let g = with_rows!(design, r => gram(&r, &cols, &centre, &scale));
+    let plan = GramPlan { cols, centre, scale };
+    if !plan.is_empty() {
+        let g = gram(&plan)?;
         findings.extend(collinear_columns(
             &g,
-            &cols,
-            &centre,
-            &scale,
-            &names,
+            &plan.cols,
+            &plan.centre,
+            &plan.scale,
+            names,
             anchor.map(|a| (names[a].as_str(), stats.min[a])),
             collinearity_tolerance,
         ));
     }
+    let cols = plan.cols;
 
     // Separation, for 0/1 responses.
     if stats.binary {

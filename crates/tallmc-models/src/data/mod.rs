@@ -46,7 +46,10 @@ pub use design::{
 };
 pub(crate) use design::{dot4, prefetch_line, with_rows};
 pub use design_stats::DesignBounds;
-pub use diagnostics::{DEFAULT_COLLINEARITY_TOLERANCE, DesignFinding, diagnose_design, separates};
+pub use diagnostics::{
+    DEFAULT_COLLINEARITY_TOLERANCE, DesignFinding, DesignRanges, GramPlan, design_gram,
+    diagnose_design, findings_from, gram_from_partials, separates,
+};
 pub use npy::read_npy;
 pub use shared::SharedF64;
 

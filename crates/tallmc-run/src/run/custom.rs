@@ -134,8 +134,4 @@ impl<M: CustomModel> RunPdmp for Custom<'_, M> {
 }
 
 /// No design to diagnose.
-impl<M: CustomModel> DesignWarnings for Custom<'_, M> {
-    fn design_warnings(&self, _mode: &[f64], _prior_sd: f64) -> Result<Vec<String>> {
-        Ok(Vec::new())
-    }
-}
+impl<M: CustomModel> DesignWarnings for Custom<'_, M> {}

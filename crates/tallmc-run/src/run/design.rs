@@ -14,43 +14,65 @@ use super::context::RunModel;
 
 /// The design's warnings of a model, one sentence each (none for models without a design).
 pub(crate) trait DesignWarnings: RunModel {
+    /// The model's design, if it has one.
+    fn design_matrix(&self) -> Option<&DesignMatrix> {
+        None
+    }
+
+    /// Whether the response is 0 or 1, so that separation is checked (logistic, probit).
+    fn binary_response(&self) -> bool {
+        false
+    }
+
     /// Warnings about the design, checked once the posterior `mode` is known; `prior_sd` is
     /// the coefficients' prior sd, which the messages quote.
-    fn design_warnings(&self, mode: &[f64], prior_sd: f64) -> Result<Vec<String>>;
-}
-
-/// The findings of one pass over `design`; `binary` keeps the findings about a 0/1 response
-/// (separation), which only a logistic regression has.
-fn findings(design: &DesignMatrix, binary: bool) -> Result<Vec<DesignFinding>> {
-    let found = diagnose_design(design, DEFAULT_COLLINEARITY_TOLERANCE)?;
-    let about_response = |f: &DesignFinding| {
-        matches!(f, DesignFinding::Separation { .. } | DesignFinding::SingleClass { .. })
-    };
-    Ok(found.into_iter().filter(|f| binary || !about_response(f)).collect())
-}
-
-/// The findings as sentences quoting the prior sd.
-fn sentences(found: &[DesignFinding], prior_sd: f64) -> Vec<String> {
-    found.iter().map(|f| capitalized(&f.message(prior_sd))).collect()
-}
-
-fn capitalized(sentence: &str) -> String {
-    let mut chars = sentence.chars();
-    match chars.next() {
-        Some(first) => first.to_uppercase().chain(chars).collect::<String>() + ".",
-        None => String::new(),
+    fn design_warnings(&self, mode: &[f64], prior_sd: f64) -> Result<Vec<String>> {
+        match self.design_matrix() {
+            Some(design) => warnings(&ChecksHere(design), self.binary_response(), mode, prior_sd),
+            None => Ok(Vec::new()),
+        }
     }
 }
 
-/// The warnings of a binary regression (logistic, probit): the design's, and separation —
-/// one column that separates the classes, or a posterior mode that classifies every row.
-fn binary_warnings(design: &DesignMatrix, mode: &[f64], prior_sd: f64) -> Result<Vec<String>> {
-    let found = findings(design, true)?;
-    let mut warnings = sentences(&found, prior_sd);
-    // One column that separates is reported above; a separating hyperplane of several
-    // columns shows at the mode, which then classifies every row correctly.
+/// The passes of the design checks over all rows: here ([`ChecksHere`]), or over shards
+/// elsewhere.
+pub(crate) trait DesignChecks {
+    /// The constant, collinear and separating columns ([`diagnose_design`]).
+    fn findings(&self) -> Result<Vec<DesignFinding>>;
+    /// Whether `theta` classifies every row ([`separates`]).
+    fn separates(&self, theta: &[f64]) -> Result<bool>;
+}
+
+/// The checks over a design here.
+struct ChecksHere<'a>(&'a DesignMatrix);
+
+impl DesignChecks for ChecksHere<'_> {
+    fn findings(&self) -> Result<Vec<DesignFinding>> {
+        Ok(diagnose_design(self.0, DEFAULT_COLLINEARITY_TOLERANCE)?)
+    }
+    fn separates(&self, theta: &[f64]) -> Result<bool> {
+        Ok(separates(self.0, self.0.y(), theta)?)
+    }
+}
+
+/// The warnings of the checks: the design's findings (those about a 0/1 response only when
+/// `binary`) and, for a binary response without a single separating column, whether the
+/// posterior mode classifies every row — a separating hyperplane of several columns.
+pub(crate) fn warnings(
+    checks: &dyn DesignChecks, binary: bool, mode: &[f64], prior_sd: f64,
+) -> Result<Vec<String>> {
+    let about_response = |f: &DesignFinding| {
+        matches!(f, DesignFinding::Separation { .. } | DesignFinding::SingleClass { .. })
+    };
+    let found: Vec<DesignFinding> =
+        checks.findings()?.into_iter().filter(|f| binary || !about_response(f)).collect();
+    let mut warnings: Vec<String> =
+        found.iter().map(|f| capitalized(&f.message(prior_sd))).collect();
+    if !binary {
+        return Ok(warnings);
+    }
     let single_column = found.iter().any(|f| matches!(f, DesignFinding::Separation { .. }));
-    if !single_column && separates(design, design.y(), mode)? {
+    if !single_column && checks.separates(mode)? {
         warnings.push(format!(
             "The data are perfectly separated: the posterior mode classifies every row \
              correctly (xᵢᵀθ̂ > 0 exactly when yᵢ = 1), so the likelihood keeps growing along \
@@ -61,40 +83,33 @@ fn binary_warnings(design: &DesignMatrix, mode: &[f64], prior_sd: f64) -> Result
     Ok(warnings)
 }
 
-/// Implements [`DesignWarnings`] for binary regressions.
-macro_rules! binary_design {
-    ($($model:ty),*) => {$(
+fn capitalized(sentence: &str) -> String {
+    let mut chars = sentence.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect::<String>() + ".",
+        None => String::new(),
+    }
+}
+
+/// Implements [`DesignWarnings`] for regressions, `binary` for a 0/1 response.
+macro_rules! design_warnings {
+    ($binary:expr; $($model:ty),*) => {$(
         impl DesignWarnings for $model {
-            fn design_warnings(&self, mode: &[f64], prior_sd: f64) -> Result<Vec<String>> {
-                binary_warnings(self.design(), mode, prior_sd)
+            fn design_matrix(&self) -> Option<&DesignMatrix> {
+                Some(self.design())
+            }
+            fn binary_response(&self) -> bool {
+                $binary
             }
         }
     )*};
 }
 
-/// Implements [`DesignWarnings`] for regressions of other responses: constant and collinear
-/// columns.
-macro_rules! columns_design {
-    ($($model:ty),*) => {$(
-        impl DesignWarnings for $model {
-            fn design_warnings(&self, _mode: &[f64], prior_sd: f64) -> Result<Vec<String>> {
-                Ok(sentences(&findings(self.design(), false)?, prior_sd))
-            }
-        }
-    )*};
-}
+design_warnings!(true; FastLogisticRegression, ProbitRegression);
+design_warnings!(false; LinearRegression, PoissonRegression, NegativeBinomialRegression, RobustRegression);
 
-binary_design!(FastLogisticRegression, ProbitRegression);
-columns_design!(LinearRegression, PoissonRegression, NegativeBinomialRegression, RobustRegression);
+/// No design.
+impl DesignWarnings for Gaussian {}
 
-impl DesignWarnings for Gaussian {
-    fn design_warnings(&self, _mode: &[f64], _prior_sd: f64) -> Result<Vec<String>> {
-        Ok(Vec::new())
-    }
-}
-
-impl DesignWarnings for GaussianMean {
-    fn design_warnings(&self, _mode: &[f64], _prior_sd: f64) -> Result<Vec<String>> {
-        Ok(Vec::new())
-    }
-}
+/// No design.
+impl DesignWarnings for GaussianMean {}

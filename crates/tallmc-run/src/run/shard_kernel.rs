@@ -6,7 +6,10 @@
 use anyhow::{Result, bail};
 use tallmc_core::{FullData, Parallelism, PassKind, ShardLayout, reduce_sharded};
 use tallmc_estimators::{ControlVariate, CvOrder};
-use tallmc_models::{Dataset, column_deviations, column_sums};
+use tallmc_models::{
+    Dataset, DesignMatrix, DesignRanges, GramPlan, column_deviations, column_sums, design_gram,
+    separates,
+};
 
 use super::design_of::design_covariates;
 use super::{SpecModel, WithModel, build_model};
@@ -42,6 +45,17 @@ pub fn shard_sums(
     build_model(model, rows, ShardPass { theta, kind, total_rows })
 }
 
+/// A pass of the design checks over one shard's design.
+fn design_pass(
+    design: &DesignMatrix, theta: &[f64], kind: PassKind, total_rows: usize,
+) -> Result<Vec<f64>> {
+    Ok(match kind {
+        PassKind::DesignRanges => DesignRanges::of(design, total_rows).to_partial(),
+        PassKind::DesignGram => design_gram(design, &GramPlan::from_values(theta, design.dim())?),
+        _ => vec![f64::from(u8::from(separates(design, design.y(), theta)?))],
+    })
+}
+
 /// A column pass of standardization over `rows`' design covariates.
 fn column_pass(
     model: &ModelSpec, rows: Dataset, means: &[f64], kind: PassKind,
@@ -75,7 +89,8 @@ impl WithModel for ShardPass<'_> {
     type Out = Vec<f64>;
     fn with<M: SpecModel>(self, model: &M) -> Result<Vec<f64>> {
         let d = model.dim();
-        if self.theta.len() != d {
+        let checks = matches!(self.kind, PassKind::DesignRanges | PassKind::DesignGram);
+        if !checks && self.theta.len() != d {
             bail!("θ has {} coordinates; the model has d = {d}", self.theta.len());
         }
         let theta = self.theta;
@@ -104,6 +119,12 @@ impl WithModel for ShardPass<'_> {
             }
             PassKind::ColumnSums | PassKind::ColumnDeviations => {
                 bail!("the column passes read the covariates, not the model (column_pass)")
+            }
+            PassKind::DesignRanges | PassKind::DesignGram | PassKind::Separates => {
+                let Some(design) = model.design_matrix() else {
+                    bail!("the design checks read a regression's design; this model has none")
+                };
+                design_pass(design, theta, self.kind, self.total_rows)?
             }
             PassKind::ControlVariate { order } => {
                 let order = CvOrder::from_number(order)?;

@@ -14,7 +14,7 @@ use std::sync::atomic::AtomicBool;
 use anyhow::{Result, bail};
 
 use super::confidence::{ConfidenceRun, RunConfidence};
-use super::design::DesignWarnings;
+use super::design::{DesignChecks, DesignWarnings, warnings};
 use super::ecs::{ServedEngine, WithEngine};
 use super::outputs::Outputs;
 use super::pdmp::{PdmpOutputs, PdmpRun, RunPdmp};
@@ -25,6 +25,11 @@ use super::sharded_setup::{
 };
 use super::{RunResult, SpecModel, execute, prepare, run_model};
 use crate::spec::{ModelSpec, RunSpec, SamplerSettings};
+use tallmc_core::{PassKind, ShardPasses, Terms};
+use tallmc_models::{
+    DEFAULT_COLLINEARITY_TOLERANCE, DesignFinding, DesignMatrix, DesignRanges, GramPlan,
+    findings_from, gram_from_partials,
+};
 
 /// Runs `spec` on the shards `source` holds: the set-up's passes run next to the shards, and
 /// the chains read only the rows they declared ahead, fetched while they sample; over the same
@@ -115,15 +120,53 @@ impl<M: ServedEngine> RunPdmp for Served<'_, M> {
     }
 }
 
-/// The design's checks read every row (constant and collinear columns, separation): not run
-/// over shards elsewhere yet, which the run says among its warnings.
-impl<M: Servable> DesignWarnings for Served<'_, M> {
-    fn design_warnings(&self, _mode: &[f64], _prior_sd: f64) -> Result<Vec<String>> {
-        Ok(vec![
-            "The design was not checked for constant, collinear or separating columns: those \
-             checks read every row, and the rows stayed on the cluster (check the data where \
-             they are, or sample a subset here)"
-                .to_string(),
-        ])
+/// The design's checks (constant and collinear columns, separation) as passes over the
+/// shards: the first pass's ranges and the Gram matrix of the second merged in shard order
+/// (the bits of the same checks here over the same shards), and separation at the mode.
+impl<M: Servable + DesignWarnings> DesignWarnings for Served<'_, M> {
+    fn binary_response(&self) -> bool {
+        self.with_model(DesignWarnings::binary_response)
+    }
+
+    fn design_warnings(&self, mode: &[f64], prior_sd: f64) -> Result<Vec<String>> {
+        let Some(names) = self.with_model(|m| m.design_matrix().map(DesignMatrix::column_names))
+        else {
+            return Ok(Vec::new());
+        };
+        let Some(passes) = self.shard_passes() else {
+            bail!("a model served from shards has the shards' passes")
+        };
+        let checks = ChecksOnShards { passes, names };
+        warnings(&checks, self.binary_response(), mode, prior_sd)
+    }
+}
+
+/// The design checks' passes over shards elsewhere.
+struct ChecksOnShards<'a> {
+    passes: &'a dyn ShardPasses,
+    names: Vec<String>,
+}
+
+impl ChecksOnShards<'_> {
+    fn partials(&self, theta: &[f64], kind: PassKind) -> Result<Vec<Vec<f64>>> {
+        self.passes
+            .shard_partials(theta, kind)
+            .map_err(|e| anyhow::anyhow!("a pass of the design checks over the shards failed: {e}"))
+    }
+}
+
+impl DesignChecks for ChecksOnShards<'_> {
+    fn findings(&self) -> Result<Vec<DesignFinding>> {
+        let d = self.names.len();
+        let ranges = DesignRanges::from_partials(d, &self.partials(&[], PassKind::DesignRanges)?)?;
+        let gram = |plan: &GramPlan| {
+            let partials = self.partials(&plan.to_values(), PassKind::DesignGram)?;
+            Ok::<_, anyhow::Error>(gram_from_partials(plan.len(), &partials)?)
+        };
+        findings_from(&self.names, DEFAULT_COLLINEARITY_TOLERANCE, &ranges, gram)
+    }
+
+    fn separates(&self, theta: &[f64]) -> Result<bool> {
+        Ok(self.partials(theta, PassKind::Separates)?.iter().all(|p| p.first() == Some(&1.0)))
     }
 }
