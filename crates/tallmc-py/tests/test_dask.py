@@ -3,6 +3,7 @@ the set-up over shards the workers hold equals, bit for bit, the same set-up her
 shards (standardized covariates too: their moments over all shards come first); the driver
 holds only Newton's warm-start rows; bad shards and misuse are clear errors."""
 
+import json
 import os
 
 import numpy as np
@@ -161,6 +162,12 @@ def test_hmc_ecs_with_rows_from_the_workers_gives_the_local_draws_bit_for_bit(en
             for name in a.data_vars:
                 same = a[name].values.tobytes() == b[name].values.tobytes()
                 assert same, f"standardize={standardize}: {group}.{name}"
+        # The design checks ran over the shards too, with the same findings.
+        warned = [json.loads(r.attrs["tallmc_summary"])["warnings"] for r in (on_cluster, here)]
+        assert warned[0] == warned[1]
+        assert not any("not checked" in w for w in warned[0])
+        ran = json.loads(on_cluster.attrs["tallmc_run"])["model"]
+        assert ("column_moments" in ran) == standardize
     # One block instead of the files' shards: the same posterior, other bits.
     one_block = tallmc.sample(tallmc.LogisticRegression(tallmc.read_parquet(tmp_path / "draws")),
                               sampler, **settings)

@@ -100,7 +100,7 @@ pub fn setup_local(
 /// order. The driver never holds more than the warm-start rows.
 ///
 /// A model that standardizes its covariates first gets their means and sds over all the shards
-/// ([`standardized_on_shards`]).
+/// (two passes: their column sums, then their squared deviations and extremes).
 ///
 /// # Errors
 /// A source with no rows or more than 2³² − 1, a failed pass or fetch (its message), a constant
