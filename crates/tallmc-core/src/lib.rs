@@ -31,6 +31,7 @@
 
 #![warn(missing_docs)]
 
+pub mod alias;
 pub mod columns;
 pub mod counting;
 pub mod counts;
@@ -50,6 +51,7 @@ pub mod subsample;
 #[cfg(test)]
 mod test_quadratic;
 
+pub use alias::{AliasTable, ShardedAlias};
 pub use columns::{ColumnError, StatColumns};
 pub use counting::Counting;
 pub use counts::EvalCounts;
