@@ -34,7 +34,8 @@
 //! * The prior ([`LogPrior`], [`LogPriorHessian`], [`LogPriorCurvature`]): it does not touch the
 //!   data, and [`EvalCounts`] excludes it. Calls are forwarded and tallied separately in
 //!   [`Counting::prior_evaluations`] (value or value-and-gradient calls).
-//! * O(1) / O(d) bounds ([`TermBounds`], [`TaylorRemainderBound`], [`TermGradientBounds`],
+//! * O(1) / O(d) bounds ([`TermBounds`], [`TaylorRemainderBound`], the per-datum constants
+//!   ([`TermLipschitz`], [`TermCurvatureConstants`], [`TermThirdDerivativeConstants`]), [`TermGradientBounds`],
 //!   [`TermGradientLipschitz`]): they evaluate no ℓ_i, so they are forwarded uncounted.
 //! * [`LinearPredictor`]: its calls return the pieces of ℓ_i (η_i, then φ_i, φ_i′, φ_i″ together),
 //!   and which of them a caller uses — hence whether a call is a term, a gradient or a Hessian —
@@ -84,8 +85,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::{
     BinaryFactors, CurvatureBound, DispersionPredictor, EvalCounts, LinearPredictor, LogPrior,
     LogPriorCurvature, LogPriorHessian, ParameterNames, PredictorDerivatives, TaylorRemainderBound,
-    TermBounds, TermCurvatureBound, TermGradientBounds, TermGradientLipschitz, TermGradients,
-    TermHessians, Terms,
+    TermBounds, TermCurvatureBound, TermCurvatureConstants, TermGradientBounds,
+    TermGradientLipschitz, TermGradients, TermHessians, TermLipschitz,
+    TermThirdDerivativeConstants, Terms,
 };
 
 /// A model that forwards every call to `inner` and counts the per-datum evaluations made (see
@@ -313,6 +315,28 @@ impl<M: TaylorRemainderBound> TaylorRemainderBound for Counting<M> {
 
     fn proxy_remainder_bound(&self, center: &[f64], theta: &[f64], theta_prime: &[f64]) -> f64 {
         self.inner.proxy_remainder_bound(center, theta, theta_prime)
+    }
+}
+
+impl<M: TermLipschitz> TermLipschitz for Counting<M> {
+    fn term_lipschitz(&self, i: usize) -> f64 {
+        self.inner.term_lipschitz(i)
+    }
+}
+
+impl<M: TermCurvatureConstants> TermCurvatureConstants for Counting<M> {
+    fn term_second_derivative_bound(&self, i: usize) -> f64 {
+        self.inner.term_second_derivative_bound(i)
+    }
+
+    fn term_gradient_lipschitz(&self, i: usize) -> f64 {
+        self.inner.term_gradient_lipschitz(i)
+    }
+}
+
+impl<M: TermThirdDerivativeConstants> TermThirdDerivativeConstants for Counting<M> {
+    fn term_third_derivative_bound(&self, i: usize) -> f64 {
+        self.inner.term_third_derivative_bound(i)
     }
 }
 

@@ -48,6 +48,7 @@ pub mod row_service;
 pub mod shard_passes;
 pub mod shards;
 pub mod subsample;
+pub mod termwise_bounds;
 #[cfg(test)]
 mod test_quadratic;
 
@@ -71,3 +72,4 @@ pub use pdmp::{EventKind, EventTotals, PdmpChain, PdmpKernel, Segment, SegmentSt
 pub use row_service::RowService;
 pub use shard_passes::{FirstFailure, PassKind, ShardPasses, reduce_on_shards};
 pub use shards::{ShardLayout, add_shard_partials, fold_sharded, reduce_chunks, reduce_sharded};
+pub use termwise_bounds::{TermCurvatureConstants, TermLipschitz, TermThirdDerivativeConstants};

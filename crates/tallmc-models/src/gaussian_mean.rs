@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use tallmc_core::{
     CurvatureBound, EvalCounts, LinearPredictor, LogPrior, LogPriorCurvature, LogPriorHessian,
-    ParameterNames, TaylorRemainderBound, TermBounds, TermCurvatureBound, TermGradientLipschitz,
-    TermGradients, TermHessians, Terms,
+    ParameterNames, TaylorRemainderBound, TermBounds, TermCurvatureBound, TermCurvatureConstants,
+    TermGradientLipschitz, TermGradients, TermHessians, TermThirdDerivativeConstants, Terms,
 };
 
 use crate::data::{Dataset, deterministic_sum};
@@ -253,6 +253,24 @@ impl LogPrior for GaussianMean {
 impl LogPriorHessian for GaussianMean {
     fn add_log_prior_hessian(&self, _theta: &[f64], hess: &mut [f64]) {
         hess[0] -= 1.0 / (self.prior_sd * self.prior_sd);
+    }
+}
+
+/// ℓ_i″(μ) = −1/σ² for every datum and every μ: a₂,i = L_i = 1/σ² (exact).
+impl TermCurvatureConstants for GaussianMean {
+    fn term_second_derivative_bound(&self, _i: usize) -> f64 {
+        self.inv_var
+    }
+
+    fn term_gradient_lipschitz(&self, _i: usize) -> f64 {
+        self.inv_var
+    }
+}
+
+/// ℓ_i is quadratic in μ: a₃,i = 0 (second-order Taylor expansions are exact).
+impl TermThirdDerivativeConstants for GaussianMean {
+    fn term_third_derivative_bound(&self, _i: usize) -> f64 {
+        0.0
     }
 }
 

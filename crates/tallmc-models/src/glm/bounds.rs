@@ -8,6 +8,9 @@
 //! | `TaylorRemainderBound` | [`BoundedThirdDerivative`] (c₃ ≥ \|φ‴\|) | M₃ = c₃ max_{i,j} \|x̃_ij\|³ |
 //! | `TermGradientLipschitz` | [`BoundedCurvature`] (c₂ ≥ \|φ″\|) | C_j = c₂ max_i \|x̃_ij\| ‖x̃_i‖₂, C = c₂ max_i ‖x̃_i‖₂² |
 //! | `TermCurvatureBound` | [`BoundedCurvature`] | K = c₂ X̃ᵀX̃, K^abs = c₂ \|X̃\|ᵀ\|X̃\| |
+//! | `TermLipschitz` (per datum) | [`BoundedScore`] | c_i = c₁ ‖x̃_i‖₂ |
+//! | `TermCurvatureConstants` (per datum) | [`BoundedCurvature`] | a₂,i = c₂ max_j x̃_ij², L_i = c₂ ‖x̃_i‖₂² |
+//! | `TermThirdDerivativeConstants` (per datum) | [`BoundedThirdDerivative`] | a₃,i = c₃ max_j \|x̃_ij\|³ |
 //! | `LogPrior`, `LogPriorHessian`, `LogPriorCurvature` | every family | N(0, s² I): κ = 1/s² |
 //!
 //! The constants are exact bounds in real arithmetic; the floating-point gradients they bound
@@ -17,8 +20,8 @@
 use rayon::prelude::*;
 use tallmc_core::{
     CurvatureBound, EvalCounts, LogPrior, LogPriorCurvature, LogPriorHessian, ParameterNames,
-    TaylorRemainderBound, TermBounds, TermCurvatureBound, TermGradientBounds,
-    TermGradientLipschitz, Terms,
+    TaylorRemainderBound, TermBounds, TermCurvatureBound, TermCurvatureConstants,
+    TermGradientBounds, TermGradientLipschitz, TermLipschitz, TermThirdDerivativeConstants, Terms,
 };
 
 use super::Glm;
@@ -38,6 +41,39 @@ impl<F: BoundedThirdDerivative> TaylorRemainderBound for Glm<F> {
     /// M₃ = max_{i,j} |x̃_ij|³ · c₃: ∂³ℓ_i/∂θ_j∂θ_k∂θ_l = φ‴(η_i) x̃_ij x̃_ik x̃_il.
     fn third_derivative_bound(&self) -> f64 {
         self.bounds.max_abs_entry.powi(3) * self.family.third_derivative_bound()
+    }
+}
+
+/// max_j |x̃_ij|: the largest entry of row i, in absolute value.
+fn row_max_abs<F: GlmFamily>(model: &Glm<F>, i: usize) -> f64 {
+    (0..model.design.dim()).map(|j| model.design.get(i, j).abs()).fold(0.0, f64::max)
+}
+
+impl<F: BoundedScore> TermLipschitz for Glm<F> {
+    /// c_i = c₁ ‖x̃_i‖₂: |φ(η′) − φ(η)| ≤ c₁|η′ − η| and |x̃_iᵀ(θ′ − θ)| ≤ ‖x̃_i‖₂‖θ′ − θ‖₂. O(d).
+    fn term_lipschitz(&self, i: usize) -> f64 {
+        self.family.score_bound() * self.design.row_norm(i)
+    }
+}
+
+impl<F: BoundedCurvature> TermCurvatureConstants for Glm<F> {
+    /// a₂,i = c₂ max_j x̃_ij²: ∂²ℓ_i/∂θ_j∂θ_k = φ″(η_i) x̃_ij x̃_ik. O(d).
+    fn term_second_derivative_bound(&self, i: usize) -> f64 {
+        let m = row_max_abs(self, i);
+        self.family.curvature_bound() * m * m
+    }
+
+    /// L_i = c₂ ‖x̃_i‖₂²: ∇²ℓ_i = φ″(η_i) x̃_i x̃_iᵀ. O(d).
+    fn term_gradient_lipschitz(&self, i: usize) -> f64 {
+        let r = self.design.row_norm(i);
+        self.family.curvature_bound() * r * r
+    }
+}
+
+impl<F: BoundedThirdDerivative> TermThirdDerivativeConstants for Glm<F> {
+    /// a₃,i = c₃ max_j |x̃_ij|³: ∂³ℓ_i/∂θ_j∂θ_k∂θ_l = φ‴(η_i) x̃_ij x̃_ik x̃_il. O(d).
+    fn term_third_derivative_bound(&self, i: usize) -> f64 {
+        self.family.third_derivative_bound() * row_max_abs(self, i).powi(3)
     }
 }
 
