@@ -169,7 +169,8 @@ pub use mh::{
     MinibatchMhChain, MinibatchMhStats, MinibatchMhTuning, Proposal, ProxyConfig, ProxyMhStats,
     ProxyMhTuning, ProxyMinibatchMh, ProxyMinibatchMhChain, RandomWalkConfig, RandomWalkMetropolis,
     RandomWalkMhConfig, RandomWalkProposal, RandomWalkProposalConfig, RandomWalkTuning, Scan,
-    SgldProposal, SgldProposalConfig, SgldProposalTuning, empirical_conditional,
+    SgldProposal, SgldProposalConfig, SgldProposalTuning, Smh, SmhChain, SmhConfig, SmhModel,
+    SmhStats, empirical_conditional,
 };
 pub use piecewise::{
     AutoBoundConfig, AutomaticBound, BandConfig, BoundedGradients, Bps, BpsChain, BpsConfig,

@@ -6,6 +6,7 @@
 //! * [`minibatch`] — minibatch MH, the accept step as a sequential mean test (exact,
 //!   Austerity, confidence sampler);
 //! * [`proxy`] — the confidence sampler with Taylor proxies;
+//! * [`smh`] — scalable Metropolis–Hastings (exact, a Poisson minibatch per iteration);
 //! * [`gibbs`] — Gibbs on binary factor models with the same mean tests.
 
 pub mod adaptive;
@@ -15,6 +16,7 @@ pub mod minibatch;
 pub mod proposal;
 pub mod proxy;
 pub mod rwm;
+pub mod smh;
 
 pub use adaptive::{AdaptiveMetropolis, AdaptiveMetropolisConfig};
 pub use full_data::{FullDataMh, MhChain, MhStats, RandomWalkMhConfig};
@@ -31,4 +33,5 @@ pub use proxy::{
     ProxyConfig, ProxyMhStats, ProxyMhTuning, ProxyMinibatchMh, ProxyMinibatchMhChain,
 };
 pub use rwm::{RandomWalkConfig, RandomWalkMetropolis};
+pub use smh::{Smh, SmhChain, SmhConfig, SmhModel, SmhStats};
 pub use tallmc_estimators::{NoRange, RangeSource, TermBoundRange};
