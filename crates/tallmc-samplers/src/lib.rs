@@ -170,7 +170,7 @@ pub use mh::{
     ProxyMhTuning, ProxyMinibatchMh, ProxyMinibatchMhChain, RandomWalkConfig, RandomWalkMetropolis,
     RandomWalkMhConfig, RandomWalkProposal, RandomWalkProposalConfig, RandomWalkTuning, Scan,
     SgldProposal, SgldProposalConfig, SgldProposalTuning, Smh, SmhChain, SmhConfig, SmhModel,
-    SmhStats, empirical_conditional,
+    SmhStats, TunaMh, TunaMhChain, TunaMhConfig, TunaMhStats, empirical_conditional,
 };
 pub use piecewise::{
     AutoBoundConfig, AutomaticBound, BandConfig, BoundedGradients, Bps, BpsChain, BpsConfig,

@@ -7,6 +7,7 @@
 //!   Austerity, confidence sampler);
 //! * [`proxy`] — the confidence sampler with Taylor proxies;
 //! * [`smh`] — scalable Metropolis–Hastings (exact, a Poisson minibatch per iteration);
+//! * [`tunamh`] — TunaMH (exact, a Poisson minibatch against per-datum Lipschitz constants);
 //! * [`gibbs`] — Gibbs on binary factor models with the same mean tests.
 
 pub mod adaptive;
@@ -17,6 +18,7 @@ pub mod proposal;
 pub mod proxy;
 pub mod rwm;
 pub mod smh;
+pub mod tunamh;
 
 pub use adaptive::{AdaptiveMetropolis, AdaptiveMetropolisConfig};
 pub use full_data::{FullDataMh, MhChain, MhStats, RandomWalkMhConfig};
@@ -35,3 +37,4 @@ pub use proxy::{
 pub use rwm::{RandomWalkConfig, RandomWalkMetropolis};
 pub use smh::{Smh, SmhChain, SmhConfig, SmhModel, SmhStats};
 pub use tallmc_estimators::{NoRange, RangeSource, TermBoundRange};
+pub use tunamh::{TunaMh, TunaMhChain, TunaMhConfig, TunaMhStats};
