@@ -14,6 +14,7 @@ pub mod adaptive;
 pub mod full_data;
 pub mod gibbs;
 pub mod minibatch;
+mod poisson_minibatch;
 pub mod proposal;
 pub mod proxy;
 pub mod rwm;

@@ -28,12 +28,10 @@
 //! the indices and their keep decisions, then the acceptance uniform, from the chain's RNG.
 
 use rand::{Rng, RngExt};
-use rand_distr::{Distribution, Poisson};
 use serde::Serialize;
-use tallmc_core::{
-    AliasTable, Chain, Error, EvalCounts, Kernel, LogPrior, Result, TermLipschitz, Terms,
-};
+use tallmc_core::{Chain, Error, EvalCounts, Kernel, LogPrior, Result, TermLipschitz, Terms};
 
+use super::poisson_minibatch::PoissonMinibatch;
 use super::proposal::Proposal;
 
 /// Settings of [`TunaMh`].
@@ -101,14 +99,15 @@ pub struct TunaMhChain<P> {
     proposal: P,
     chi: f64,
     /// Over c_i; `None` when every c_i is 0 (the likelihood is constant: no data factor).
-    alias: Option<AliasTable>,
-    lipschitz: Vec<f64>,
+    minibatch: Option<PoissonMinibatch>,
     position: Vec<f64>,
     log_prior: f64,
     candidate: Vec<f64>,
     indices: Vec<u32>,
     at_theta: Vec<f64>,
     at_candidate: Vec<f64>,
+    delta: Vec<f64>,
+    sizes: Vec<f64>,
 }
 
 impl<M, P> Kernel<M> for TunaMh<P>
@@ -128,18 +127,7 @@ where
         let mut proposal = self.proposal.clone();
         proposal.init(model)?;
         let lipschitz: Vec<f64> = (0..model.num_terms()).map(|i| model.term_lipschitz(i)).collect();
-        if let Some(i) = lipschitz.iter().position(|c| !(c.is_finite() && *c >= 0.0)) {
-            return Err(Error::invalid(
-                "per-datum Lipschitz constant",
-                format!("{} for datum {i}", lipschitz[i]),
-                "a finite number ≥ 0",
-            ));
-        }
-        let alias = if lipschitz.iter().all(|&c| c == 0.0) {
-            None
-        } else {
-            Some(AliasTable::new(&lipschitz)?)
-        };
+        let minibatch = PoissonMinibatch::new(lipschitz, "per-datum Lipschitz constant")?;
         let log_prior = model.log_prior(position);
         if !log_prior.is_finite() {
             return Err(Error::NonFiniteLogDensity {
@@ -150,14 +138,15 @@ where
         Ok(TunaMhChain {
             proposal,
             chi: self.config.chi,
-            alias,
-            lipschitz,
+            minibatch,
             position: position.to_vec(),
             log_prior,
             candidate: vec![0.0; d],
             indices: Vec::new(),
             at_theta: Vec::new(),
             at_candidate: Vec::new(),
+            delta: Vec::new(),
+            sizes: Vec::new(),
         })
     }
 }
@@ -190,50 +179,36 @@ where
         let candidate_prior = model.log_prior(&self.candidate);
         let mut log_ratio = candidate_prior - self.log_prior + log_correction;
         stats.divergent = log_ratio.is_nan() || candidate_prior == f64::INFINITY;
-        if let (false, Some(alias)) = (stats.divergent, &self.alias) {
+        if let (false, Some(batch)) = (stats.divergent, &self.minibatch) {
             let m = (self.candidate.iter().zip(&self.position))
                 .map(|(a, b)| (a - b) * (a - b))
                 .sum::<f64>()
                 .sqrt();
-            let c = alias.total();
-            let lambda = self.chi * c * c * m * m;
-            let mean = lambda + c * m;
-            stats.poisson_mean = mean;
-            let b = if mean > 0.0 && mean.is_finite() {
-                let poisson = Poisson::new(mean)
-                    .map_err(|e| Error::invalid("TunaMH Poisson mean", mean, e.to_string()))?;
-                poisson.sample(rng) as usize
-            } else if mean == 0.0 {
-                0
-            } else {
-                return Err(Error::invalid(
-                    "TunaMH Poisson mean λ + CM",
-                    mean,
-                    "a finite number (a proposal at a finite distance)",
-                ));
-            };
-            self.indices.clear();
-            self.indices.extend((0..b).map(|_| alias.sample(rng)));
+            let drawn = batch.draw(self.chi, m, &mut self.indices, rng)?;
+            stats.poisson_mean = drawn.mean;
+            let b = self.indices.len();
             self.at_theta.resize(b, 0.0);
             self.at_candidate.resize(b, 0.0);
             model.log_terms(&self.position, &self.indices, &mut self.at_theta);
             model.log_terms(&self.candidate, &self.indices, &mut self.at_candidate);
             stats.evals += EvalCounts::terms(2 * b);
             stats.batch_size = b as u64;
-            for (k, &i) in self.indices.iter().enumerate() {
-                let cm = self.lipschitz[i as usize] * m;
-                // ΔU_i = U_i(θ′) − U_i(θ) = ℓ_i(θ) − ℓ_i(θ′).
-                let delta = self.at_theta[k] - self.at_candidate[k];
-                let slack = 1e-9 * (self.at_theta[k].abs() + self.at_candidate[k].abs()) + 1e-300;
-                stats.bounds_exceeded += u64::from(delta.abs() > cm + slack);
-                let forward = (0.5 * (delta + cm)).clamp(0.0, cm);
-                let backward = cm - forward;
-                let base = lambda * cm;
-                let v: f64 = rng.random();
-                if v * (base + c * cm) < base + c * forward {
-                    log_ratio += (base + c * backward).ln() - (base + c * forward).ln();
-                }
-            }
+            // ΔU_i = U_i(θ′) − U_i(θ) = ℓ_i(θ) − ℓ_i(θ′).
+            self.delta.clear();
+            self.delta.extend(self.at_theta.iter().zip(&self.at_candidate).map(|(a, b)| a - b));
+            self.sizes.clear();
+            self.sizes.extend(
+                self.at_theta.iter().zip(&self.at_candidate).map(|(a, b)| a.abs() + b.abs()),
+            );
+            log_ratio += batch.log_factor(
+                drawn,
+                m,
+                &self.indices,
+                &self.delta,
+                &self.sizes,
+                &mut stats.bounds_exceeded,
+                rng,
+            );
         }
         stats.accept_stat = if stats.divergent { 0.0 } else { log_ratio.min(0.0).exp() };
         let u: f64 = rng.random();
