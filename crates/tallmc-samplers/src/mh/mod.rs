@@ -8,11 +8,13 @@
 //! * [`proxy`] — the confidence sampler with Taylor proxies;
 //! * [`smh`] — scalable Metropolis–Hastings (exact, a Poisson minibatch per iteration);
 //! * [`tunamh`] — TunaMH (exact, a Poisson minibatch against per-datum Lipschitz constants);
+//! * [`mhss`] — MH-SS (TunaMH's minibatch on the remainders of Taylor control variates);
 //! * [`gibbs`] — Gibbs on binary factor models with the same mean tests.
 
 pub mod adaptive;
 pub mod full_data;
 pub mod gibbs;
+pub mod mhss;
 pub mod minibatch;
 mod poisson_minibatch;
 pub mod proposal;
@@ -27,6 +29,7 @@ pub use gibbs::{
     ApproximateGibbs, EmpiricalConditional, GibbsChain, GibbsConfig, GibbsStats, Scan,
     empirical_conditional,
 };
+pub use mhss::{MhSs, MhSsChain, MhSsConfig};
 pub use minibatch::{MinibatchMh, MinibatchMhChain, MinibatchMhStats, MinibatchMhTuning};
 pub use proposal::{
     Proposal, RandomWalkProposal, RandomWalkProposalConfig, RandomWalkTuning, SgldProposal,

@@ -1,0 +1,273 @@
+//! MH-SS, Metropolis–Hastings with scalable subsampling (Prado, Nemeth & Sherlock, arXiv
+//! 2407.19602): TunaMH's Poisson minibatch applied to the remainders of first-order Taylor
+//! control variates at a centre θ̂, so that the minibatch shrinks as the chain concentrates
+//! around θ̂.
+//!
+//! **Factorisation.** With ℓ̂_i the first-order expansion of ℓ_i at θ̂ and r_i = ℓ_i − ℓ̂_i, the
+//! target is π(θ) ∝ π̂(θ) exp(Σ_i r_i(θ)), π̂(θ) = p(θ) exp(Σ_i ℓ̂_i(θ)) (O(d) from the sums at
+//! θ̂). The cheap part of the ratio is R = π̂(θ′) q(θ|θ′) / (π̂(θ) q(θ′|θ)); the data enter
+//! through the energies U_i = −r_i and TunaMH's Poisson minibatch (see the
+//! `poisson_minibatch` module; χ = 0 by default, as MH-SS), which keeps the kernel exactly
+//! π-reversible for any bound of the form |U_i(θ′) − U_i(θ)| ≤ c_i M(θ, θ′), M symmetric.
+//!
+//! **The bound.** With h = θ − θ̂, h′ = θ′ − θ̂, Δ = θ′ − θ and L_i the Lipschitz constant of ∇ℓ_i
+//! ([`TermCurvatureConstants::term_gradient_lipschitz`]; logistic: ¼‖x̃_i‖₂²):
+//!
+//! ```text
+//! r_i(θ′) − r_i(θ) = ∫₀¹ (∇ℓ_i(θ + tΔ) − ∇ℓ_i(θ̂))ᵀ Δ dt,
+//! |r_i(θ′) − r_i(θ)| ≤ L_i ‖Δ‖₂ ∫₀¹ ‖h + tΔ‖₂ dt ≤ L_i ‖Δ‖₂ (‖h‖₂ + ‖h′‖₂) / 2,
+//! ```
+//!
+//! since ‖h + tΔ‖ = ‖(1 − t)h + t h′‖ ≤ (1 − t)‖h‖ + t‖h′‖. So c_i = L_i and
+//! M(θ, θ′) = ‖Δ‖₂ (‖h‖₂ + ‖h′‖₂)/2: E(B) = CM, quadratic in the distances to θ̂, is O(1) when
+//! the steps and the posterior's spread are O(N^{−1/2}) (C = O(N)). (The paper's M refines the
+//! integral with the angle between h and Δ; this one is its simple upper bound.)
+//!
+//! **Cost**: the expansions at θ̂ (one pass, reported with the first step), then per drawn
+//! index the remainders at θ and θ′ (what the [`DifferenceTerms`] engine reports).
+
+use rand::{Rng, RngExt};
+use serde::Serialize;
+use tallmc_core::{
+    Chain, Error, EvalCounts, Kernel, LogPrior, Result, TermCurvatureConstants, TermHessians,
+};
+use tallmc_estimators::{ControlVariate, CvOrder, DifferenceTerms};
+
+use super::poisson_minibatch::PoissonMinibatch;
+use super::proposal::Proposal;
+use super::tunamh::TunaMhStats;
+
+/// Settings of [`MhSs`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MhSsConfig {
+    /// The centre θ̂ of the first-order expansions (usually the posterior mode).
+    pub center: Vec<f64>,
+    /// χ ≥ 0 of the Poisson minibatch (default 0, as MH-SS).
+    pub chi: f64,
+}
+
+impl MhSsConfig {
+    /// Expansions at `center`, χ = 0.
+    pub fn new(center: Vec<f64>) -> Self {
+        Self { center, chi: 0.0 }
+    }
+}
+
+/// MH-SS over the proposal `P` with the difference engine `E` (see the module docs).
+#[derive(Debug, Clone)]
+pub struct MhSs<P, E> {
+    proposal: P,
+    engine: E,
+    config: MhSsConfig,
+}
+
+impl<P, E> MhSs<P, E> {
+    /// MH-SS with `proposal`, the engine that computes the remainders (`RankOne` for models
+    /// with a linear predictor, `HessianProducts` for any model with Hessians) and `config`.
+    ///
+    /// # Errors
+    /// χ negative or not finite; a centre with a NaN or infinite coordinate.
+    pub fn new(proposal: P, engine: E, config: MhSsConfig) -> Result<Self> {
+        if !(config.chi >= 0.0 && config.chi.is_finite()) {
+            return Err(Error::invalid("MH-SS χ", config.chi, "a finite number ≥ 0"));
+        }
+        tallmc_core::error::check_finite_vector(
+            "MH-SS centre θ̂",
+            &config.center,
+            config.center.len(),
+        )?;
+        Ok(Self { proposal, engine, config })
+    }
+}
+
+/// A running MH-SS chain.
+#[derive(Debug, Clone)]
+pub struct MhSsChain<P, E> {
+    proposal: P,
+    engine: E,
+    cv: ControlVariate,
+    chi: f64,
+    minibatch: Option<PoissonMinibatch>,
+    position: Vec<f64>,
+    /// log p(θ) + Σ_i ℓ̂_i(θ).
+    log_approximation: f64,
+    candidate: Vec<f64>,
+    indices: Vec<u32>,
+    at_theta: Vec<f64>,
+    at_candidate: Vec<f64>,
+    delta: Vec<f64>,
+    sizes: Vec<f64>,
+    unreported: EvalCounts,
+}
+
+impl<M, P, E> Kernel<M> for MhSs<P, E>
+where
+    M: TermHessians + LogPrior + TermCurvatureConstants + ?Sized,
+    P: Proposal<M> + Clone + Send + Sync,
+    E: DifferenceTerms<M> + Clone + Send + Sync,
+{
+    type Chain = MhSsChain<P, E>;
+
+    /// Builds the first-order expansions at θ̂ (one pass, reported with the first step) and the
+    /// alias table of the L_i, and checks θ₀. Draws no random numbers.
+    fn build_chain<R: Rng + ?Sized>(
+        &self, model: &M, position: &[f64], _rng: &mut R,
+    ) -> Result<MhSsChain<P, E>> {
+        let d = model.dim();
+        if self.config.center.len() != d {
+            return Err(Error::dimension("MH-SS centre θ̂", d, self.config.center.len()));
+        }
+        tallmc_core::error::check_finite_vector("initial position", position, d)?;
+        let mut proposal = self.proposal.clone();
+        proposal.init(model)?;
+        let (cv, evals) =
+            ControlVariate::new_on_all_cores(model, &self.config.center, CvOrder::One).map_err(
+                |e| Error::invalid("MH-SS expansions at θ̂", e, "finite sums at the centre"),
+            )?;
+        let constants: Vec<f64> =
+            (0..model.num_terms()).map(|i| model.term_gradient_lipschitz(i)).collect();
+        let minibatch = PoissonMinibatch::new(constants, "per-datum gradient Lipschitz constant")?;
+        let log_approximation = model.log_prior(position) + cv.sum(position);
+        if !log_approximation.is_finite() {
+            return Err(Error::NonFiniteLogDensity {
+                what: format!("log p(θ₀) + Σ ℓ̂_i(θ₀) at the initial position {position:?}"),
+                value: log_approximation,
+            });
+        }
+        Ok(MhSsChain {
+            proposal,
+            engine: self.engine.clone(),
+            cv,
+            chi: self.config.chi,
+            minibatch,
+            position: position.to_vec(),
+            log_approximation,
+            candidate: vec![0.0; d],
+            indices: Vec::new(),
+            at_theta: Vec::new(),
+            at_candidate: Vec::new(),
+            delta: Vec::new(),
+            sizes: Vec::new(),
+            unreported: evals,
+        })
+    }
+}
+
+/// ‖a − b‖₂.
+fn distance(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum::<f64>().sqrt()
+}
+
+impl<M, P, E> Chain<M> for MhSsChain<P, E>
+where
+    M: TermHessians + LogPrior + TermCurvatureConstants + ?Sized,
+    P: Proposal<M> + Send,
+    E: DifferenceTerms<M> + Send,
+{
+    type Stats = TunaMhStats;
+    type Tuning = P::Tuning;
+
+    fn position(&self) -> &[f64] {
+        &self.position
+    }
+
+    /// Not computed (MH-SS never evaluates the full-data log density): NaN.
+    fn log_density(&self) -> f64 {
+        f64::NAN
+    }
+
+    fn step<R: Rng + ?Sized>(&mut self, model: &M, rng: &mut R) -> Result<TunaMhStats> {
+        let (log_correction, proposal_evals) =
+            self.proposal.propose(model, &self.position, &mut self.candidate, rng);
+        let mut stats = TunaMhStats {
+            scale: self.proposal.step_size(),
+            evals: proposal_evals + std::mem::take(&mut self.unreported),
+            ..TunaMhStats::default()
+        };
+        let candidate_approximation =
+            model.log_prior(&self.candidate) + self.cv.sum(&self.candidate);
+        let mut log_ratio = candidate_approximation - self.log_approximation + log_correction;
+        stats.divergent = log_ratio.is_nan() || candidate_approximation == f64::INFINITY;
+        if let (false, Some(batch)) = (stats.divergent, &self.minibatch) {
+            let center = self.cv.center();
+            let m = distance(&self.candidate, &self.position)
+                * 0.5
+                * (distance(&self.position, center) + distance(&self.candidate, center));
+            let drawn = batch.draw(self.chi, m, &mut self.indices, rng)?;
+            stats.poisson_mean = drawn.mean;
+            let b = self.indices.len();
+            self.at_theta.resize(b, 0.0);
+            self.at_candidate.resize(b, 0.0);
+            for start in (0..b).step_by(CHUNK) {
+                let end = (start + CHUNK).min(b);
+                let idx = &self.indices[start..end];
+                stats.evals += self.engine.differences(
+                    model,
+                    &self.cv,
+                    &self.position,
+                    0,
+                    idx,
+                    &mut self.at_theta[start..end],
+                    false,
+                );
+                stats.evals += self.engine.differences(
+                    model,
+                    &self.cv,
+                    &self.candidate,
+                    0,
+                    idx,
+                    &mut self.at_candidate[start..end],
+                    false,
+                );
+            }
+            stats.batch_size = b as u64;
+            // U_i = −r_i: ΔU_i = r_i(θ) − r_i(θ′).
+            self.delta.clear();
+            self.delta.extend(self.at_theta.iter().zip(&self.at_candidate).map(|(a, b)| a - b));
+            self.sizes.clear();
+            self.sizes.extend(
+                self.at_theta.iter().zip(&self.at_candidate).map(|(a, b)| a.abs() + b.abs()),
+            );
+            log_ratio += batch.log_factor(
+                drawn,
+                m,
+                &self.indices,
+                &self.delta,
+                &self.sizes,
+                &mut stats.bounds_exceeded,
+                rng,
+            );
+        }
+        stats.accept_stat = if stats.divergent { 0.0 } else { log_ratio.min(0.0).exp() };
+        let u: f64 = rng.random();
+        stats.accepted = !stats.divergent && u.ln() < log_ratio;
+        if stats.accepted {
+            self.position.copy_from_slice(&self.candidate);
+            self.log_approximation = candidate_approximation;
+        }
+        self.proposal.observe(&self.position);
+        Ok(stats)
+    }
+
+    fn begin_warmup(&mut self, _num_warmup: usize) {
+        self.proposal.begin_warmup();
+    }
+
+    fn adapt<R: Rng + ?Sized>(
+        &mut self, _model: &M, stats: &TunaMhStats, _rng: &mut R,
+    ) -> Result<()> {
+        self.proposal.adapt(stats.accept_stat, &self.position);
+        Ok(())
+    }
+
+    fn end_warmup(&mut self) {
+        self.proposal.end_warmup();
+    }
+
+    fn tuning(&self) -> P::Tuning {
+        self.proposal.tuning()
+    }
+}
+
+/// Indices per engine call.
+const CHUNK: usize = 4096;
