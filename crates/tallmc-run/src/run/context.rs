@@ -29,6 +29,7 @@ pub(crate) fn unbounded_because(model: &str) -> &'static str {
         "negative-binomial" => "its terms are unbounded in log φ, and its score in η",
         "poisson" => "its score y − e^η and curvature −e^η grow without bound",
         "probit" => "its score grows without bound in the tails",
+        "gaussian-mean" => "its score (y − μ)/σ² grows without bound in μ",
         "custom" => "a model of your own states no bound",
         _ => "no bound is known for it",
     }

@@ -14,6 +14,7 @@ use super::confidence::{ConfidenceRun, RunConfidence};
 use super::context::RunModel;
 use super::design::DesignWarnings;
 use super::ecs::WithEngine;
+use super::exact_mh::{ExactMhRun, RunExactMh};
 use super::outputs::{Outputs, Sinks};
 use super::pdmp::{PdmpOutputs, PdmpRun, RunPdmp, run_without_bounds};
 
@@ -130,6 +131,17 @@ impl<M: CustomModel> WithEngine for Custom<'_, M> {
 impl<M: CustomModel> RunPdmp for Custom<'_, M> {
     fn run_pdmp(&self, run: &PdmpRun<'_>) -> Result<PdmpOutputs> {
         run_without_bounds(self, "custom", run)
+    }
+}
+
+/// No per-datum bounds: the exact minibatch MH kernels refuse.
+impl<M: CustomModel> RunExactMh for Custom<'_, M> {
+    fn run_exact_mh(&self, run: &ExactMhRun<'_>, _sinks: Vec<Sinks>) -> Result<Outputs> {
+        anyhow::bail!(
+            "tallmc sample {} needs per-datum bounds on ℓ_i, and a model of your own states \
+             none; use hmc-ecs or an exact full-data sampler",
+            run.sampler.name()
+        )
     }
 }
 

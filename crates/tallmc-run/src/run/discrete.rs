@@ -15,6 +15,7 @@ use tallmc_samplers::{
 use super::confidence::{ConfidenceRun, RunConfidence};
 use super::context::{Outcome, Setup};
 use super::ecs::{EcsSettings, WithEngine, run_ecs};
+use super::exact_mh::{ExactMhRun, RunExactMh};
 use super::outputs::{Outputs, run_kernel, sinks};
 use super::progress::{Bar, ProgressTo};
 use super::sg::{SgSettings, check_sg_stayed_finite, run_stochastic_gradient};
@@ -34,6 +35,8 @@ pub(crate) enum Plan<'a> {
     Austerity(AusterityTest),
     /// The confidence test and whether to use Taylor proxies (`cv`).
     Confidence(ConfidenceTest, bool),
+    /// SMH, TunaMH or MH-SS.
+    ExactMh(&'a SamplerSettings),
     Sg(SgSettings),
     Ecs(EcsSettings<'a>),
 }
@@ -48,6 +51,9 @@ impl<'a> Plan<'a> {
             SamplerSettings::Nuts(s) => Self::Nuts(s),
             SamplerSettings::Austerity(s) => Self::Austerity(s.test(n)?),
             SamplerSettings::Confidence(s) => Self::Confidence(s.test(n)?, s.cv),
+            SamplerSettings::Smh(_) | SamplerSettings::Tunamh(_) | SamplerSettings::MhSs(_) => {
+                Self::ExactMh(sampler)
+            }
             SamplerSettings::Sgld(_) | SamplerSettings::Sghmc(_) | SamplerSettings::Sgnht(_) => {
                 Self::Sg(SgSettings::new(sampler, n)?)
             }
@@ -90,6 +96,16 @@ impl<'a> Plan<'a> {
                 }
                 c
             }
+            Self::ExactMh(SamplerSettings::Smh(s)) => vec![
+                ("order".into(), s.order.to_string()),
+                ("center".into(), "the posterior mode".into()),
+            ],
+            Self::ExactMh(SamplerSettings::Tunamh(s)) => vec![("chi".into(), s.chi.to_string())],
+            Self::ExactMh(SamplerSettings::MhSs(s)) => vec![
+                ("chi".into(), s.chi.to_string()),
+                ("center".into(), "the posterior mode".into()),
+            ],
+            Self::ExactMh(_) => Vec::new(),
             Self::Sg(s) => s.comments(),
             Self::Ecs(s) => s.comments(),
             Self::Rwm | Self::AdaptiveMh => Vec::new(),
@@ -129,7 +145,7 @@ pub(crate) struct DiscreteRun<'a> {
 }
 
 /// Runs the chains of `plan` on `model`; returns the outputs, how the run ended and its summary.
-pub(crate) fn run_discrete<M: RunConfidence + WithEngine>(
+pub(crate) fn run_discrete<M: RunConfidence + RunExactMh + WithEngine>(
     model: &M, plan: &Plan<'_>, run: DiscreteRun<'_>,
 ) -> Result<(Outputs, Outcome, serde_json::Value)> {
     let DiscreteRun { spec, n, names, laplace, inits, mut comments, mut setup, stop, progress } =
@@ -179,6 +195,11 @@ pub(crate) fn run_discrete<M: RunConfidence + WithEngine>(
             let proxies_at = proxies.then_some(&laplace.mode[..]);
             let run = ConfidenceRun { driver: &driver, inits, test, walk: &walk, proxies_at };
             model.run_confidence(&run, sinks)?
+        }
+        Plan::ExactMh(sampler) => {
+            let run =
+                ExactMhRun { driver: &driver, inits, sampler, walk: &walk, mode: &laplace.mode };
+            model.run_exact_mh(&run, sinks)?
         }
         Plan::Sg(s) => {
             let (outputs, cv_setup) = run_stochastic_gradient(

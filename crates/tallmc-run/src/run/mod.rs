@@ -11,6 +11,7 @@ mod design;
 mod design_of;
 mod discrete;
 mod ecs;
+mod exact_mh;
 mod outputs;
 mod pdmp;
 mod progress;
@@ -57,6 +58,7 @@ use self::design::DesignWarnings;
 use self::design_of::regression_design;
 use self::discrete::{DiscreteRun, Plan, run_discrete};
 use self::ecs::WithEngine;
+use self::exact_mh::RunExactMh;
 use self::pdmp::{PdmpRun, PdmpSettings, RunPdmp};
 use self::progress::{ProgressTo, SetupSpinner};
 use crate::spec::{DataSpec, InitChoice, ModelSpec, RunSpec};
@@ -303,10 +305,13 @@ fn sample(
 /// The things every model a spec describes can do: sample (every sampler whose needs it
 /// meets), warn about its design.
 pub(crate) trait SpecModel:
-    RunConfidence + WithEngine + RunPdmp + DesignWarnings + ecs::ServedEngine
+    RunConfidence + RunExactMh + WithEngine + RunPdmp + DesignWarnings + ecs::ServedEngine
 {
 }
-impl<M: RunConfidence + WithEngine + RunPdmp + DesignWarnings + ecs::ServedEngine> SpecModel for M {}
+impl<M: RunConfidence + RunExactMh + WithEngine + RunPdmp + DesignWarnings + ecs::ServedEngine>
+    SpecModel for M
+{
+}
 
 /// Something done with the model a [`ModelSpec`] describes, whatever its type
 /// ([`build_model`]).
@@ -371,7 +376,7 @@ impl WithModel for RunWith<'_> {
     }
 }
 
-fn run_model<M: RunConfidence + WithEngine + RunPdmp + DesignWarnings>(
+fn run_model<M: RunConfidence + RunExactMh + WithEngine + RunPdmp + DesignWarnings>(
     model: &M, spec: &RunSpec, n: usize, start: (Instant, SetupSpinner), stop: &AtomicBool,
     progress: &ProgressTo,
 ) -> Result<RunResult> {

@@ -66,6 +66,9 @@ impl SamplerKind {
                 "a smaller --batch"
             }
             Self::HmcEcs | Self::HmcEcsSigned => "a smaller --subsample",
+            Self::Smh => "--order 2, or a proposal scale adapted to a higher acceptance",
+            Self::Tunamh => "smh or mh-ss (control variates at the mode), or a smaller --chi",
+            Self::MhSs => "smh --order 2",
             _ => "an exact sampler",
         }
     }
@@ -304,7 +307,16 @@ pub(crate) fn render(f: &RunFacts<'_>, warnings: &[String]) -> String {
     let _ = writeln!(s, "  divergences: {} of {made} draws", f.divergences);
     if let Some(fraction) = f.data_fraction {
         let (word, percent) = (f.step_word, 100.0 * fraction);
-        let _ = writeln!(s, "  data per {word}: {percent:.3}% of N = {}", f.n);
+        // Three decimals, or two significant digits below 0.01 % (a Poisson minibatch of a
+        // fraction of a row on average would read 0.000 %).
+        let shown = if percent >= 0.01 || percent == 0.0 {
+            format!("{percent:.3}")
+        } else {
+            format!("{percent:.1e}")
+        };
+        let rows = fraction * f.n as f64;
+        let _ =
+            writeln!(s, "  data per {word}: {shown}% of N = {} ({rows:.1} rows on average)", f.n);
     }
     let _ = writeln!(
         s,

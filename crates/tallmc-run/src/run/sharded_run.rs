@@ -16,6 +16,7 @@ use anyhow::{Result, bail};
 use super::confidence::{ConfidenceRun, RunConfidence};
 use super::design::{DesignChecks, DesignWarnings, warnings};
 use super::ecs::{ServedEngine, WithEngine};
+use super::exact_mh::{ExactMhRun, RunExactMh};
 use super::outputs::Outputs;
 use super::pdmp::{PdmpOutputs, PdmpRun, RunPdmp};
 use super::progress::{ProgressTo, RunProgress, SetupSpinner};
@@ -110,6 +111,15 @@ impl<M: ServedEngine> RunConfidence for Served<'_, M> {
         &self, _run: &ConfidenceRun<'_>, _sinks: Vec<super::outputs::Sinks>,
     ) -> Result<Outputs> {
         bail!("the confidence sampler over shards elsewhere is not built yet")
+    }
+}
+
+/// Refused before any work by [`check_on_shards`]; kept as an error all the same.
+impl<M: ServedEngine> RunExactMh for Served<'_, M> {
+    fn run_exact_mh(
+        &self, run: &ExactMhRun<'_>, _sinks: Vec<super::outputs::Sinks>,
+    ) -> Result<Outputs> {
+        bail!("{} over shards elsewhere is not built yet", run.sampler.name())
     }
 }
 

@@ -1,5 +1,6 @@
-//! Settings of minibatch Metropolis–Hastings: Austerity (a sequential t-test) and the confidence
-//! sampler (concentration bounds).
+//! Settings of minibatch Metropolis–Hastings: Austerity (a sequential t-test), the confidence
+//! sampler (concentration bounds), and the exact kernels with Poisson minibatches (SMH, TunaMH,
+//! MH-SS).
 
 use serde::{Deserialize, Serialize};
 use tallmc_bounds::{
@@ -181,5 +182,89 @@ impl ConfidenceSettings {
     /// Checks the settings that do not depend on the data.
     pub fn validate(&self) -> Result<(), Invalid> {
         self.test(ANY_N).map(drop)
+    }
+}
+
+fn default_smh_order() -> u32 {
+    2
+}
+
+/// `tallmc sample smh`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+pub struct SmhSettings {
+    /// Order k of the Taylor expansions at the mode, 1 or 2: the data read per iteration are
+    /// O(1) for k = 1 and O(N^(−1/2)) for k = 2.
+    #[cfg_attr(feature = "clap", arg(long, value_name = "K", default_value_t = default_smh_order()))]
+    #[serde(default = "default_smh_order")]
+    pub order: u32,
+}
+
+impl Default for SmhSettings {
+    fn default() -> Self {
+        Self { order: default_smh_order() }
+    }
+}
+
+impl SmhSettings {
+    /// Checks the order.
+    pub fn validate(&self) -> Result<(), Invalid> {
+        if !(1..=2).contains(&self.order) {
+            return Err(Invalid::new("order", self.order, "1 or 2"));
+        }
+        Ok(())
+    }
+}
+
+fn default_tuna_chi() -> f64 {
+    1e-4
+}
+
+/// `tallmc sample tunamh`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+pub struct TunaMhSettings {
+    /// χ ≥ 0: the Poisson minibatch has mean χC²M² + CM (larger χ: more data per iteration,
+    /// acceptance closer to MH's).
+    #[cfg_attr(feature = "clap", arg(long, value_name = "X", default_value_t = default_tuna_chi()))]
+    #[serde(default = "default_tuna_chi")]
+    pub chi: f64,
+}
+
+impl Default for TunaMhSettings {
+    fn default() -> Self {
+        Self { chi: default_tuna_chi() }
+    }
+}
+
+/// `tallmc sample mh-ss`.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+pub struct MhSsSettings {
+    /// χ ≥ 0 of TunaMH's Poisson minibatch on the control variates' remainders (MH-SS: 0).
+    #[cfg_attr(feature = "clap", arg(long, value_name = "X", default_value_t = 0.0))]
+    #[serde(default)]
+    pub chi: f64,
+}
+
+/// Checks a χ.
+fn check_chi(chi: f64) -> Result<(), Invalid> {
+    if !(chi >= 0.0 && chi.is_finite()) {
+        return Err(Invalid::new("chi", chi, "a finite number ≥ 0"));
+    }
+    Ok(())
+}
+
+impl TunaMhSettings {
+    /// Checks χ.
+    pub fn validate(&self) -> Result<(), Invalid> {
+        check_chi(self.chi)
+    }
+}
+
+impl MhSsSettings {
+    /// Checks χ.
+    pub fn validate(&self) -> Result<(), Invalid> {
+        check_chi(self.chi)
     }
 }

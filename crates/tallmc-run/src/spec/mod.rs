@@ -34,7 +34,9 @@ pub use ecs::{EcsCommon, HmcEcsSettings, HmcEcsSignedSettings, InnerChoice};
 pub use exact::{
     AdaptiveMhSettings, HamiltonianCommon, HmcSettings, MetricChoice, NutsSettings, RwmSettings,
 };
-pub use minibatch::{AusteritySettings, BoundChoice, ConfidenceSettings};
+pub use minibatch::{
+    AusteritySettings, BoundChoice, ConfidenceSettings, MhSsSettings, SmhSettings, TunaMhSettings,
+};
 pub use pdmp::{
     BouncySettings, BpsSettings, BudgetSettings, ContinuousSettings, RateBoundChoice, SbpsSettings,
     ZigzagSettings, ZigzagSubsamplingSettings,

@@ -8,7 +8,9 @@ use serde::{Deserialize, Serialize};
 use super::Invalid;
 use super::ecs::{HmcEcsSettings, HmcEcsSignedSettings};
 use super::exact::{AdaptiveMhSettings, HmcSettings, NutsSettings, RwmSettings};
-use super::minibatch::{AusteritySettings, ConfidenceSettings};
+use super::minibatch::{
+    AusteritySettings, ConfidenceSettings, MhSsSettings, SmhSettings, TunaMhSettings,
+};
 use super::pdmp::{
     BouncySettings, BpsSettings, ContinuousSettings, SbpsSettings, ZigzagSettings,
     ZigzagSubsamplingSettings,
@@ -62,6 +64,31 @@ pub enum SamplerSettings {
     /// probability ≤ δ. Needs term bounds (not --model linear).
     #[cfg_attr(feature = "clap", command(allow_negative_numbers = true))]
     Confidence(ConfidenceSettings),
+
+    /// Scalable Metropolis–Hastings (Cornish et al. 2019; exact): a Poisson minibatch per step.
+    ///
+    /// Random-walk proposals accepted by a factorised MH ratio: one factor from Taylor
+    /// expansions of order --order at the mode (no data), the data's factors by thinning a
+    /// Poisson minibatch drawn against per-datum derivative bounds (logistic, probit,
+    /// gaussian-mean).
+    #[cfg_attr(feature = "clap", command(allow_negative_numbers = true))]
+    Smh(SmhSettings),
+
+    /// TunaMH (Zhang et al. 2020; exact): a Poisson minibatch against per-datum Lipschitz bounds.
+    ///
+    /// Random-walk proposals; the data enter through a Poisson minibatch of mean χC²M² + CM
+    /// drawn ∝ each datum's Lipschitz constant (logistic). Without control variates its steps
+    /// must be small: prefer mh-ss or smh on tall data.
+    #[cfg_attr(feature = "clap", command(allow_negative_numbers = true))]
+    Tunamh(TunaMhSettings),
+
+    /// MH-SS (Prado, Nemeth & Sherlock; exact): TunaMH's minibatch on control-variate remainders.
+    ///
+    /// Random-walk proposals; first-order Taylor control variates at the mode, and TunaMH's
+    /// Poisson minibatch on their remainders, drawn ∝ each datum's gradient Lipschitz constant
+    /// (logistic, probit, gaussian-mean).
+    #[cfg_attr(feature = "clap", command(allow_negative_numbers = true))]
+    MhSs(MhSsSettings),
 
     /// Stochastic-gradient Langevin dynamics (Welling & Teh 2011; approximate).
     ///
@@ -164,6 +191,9 @@ pub enum SamplerKind {
     Nuts,
     Austerity,
     Confidence,
+    Smh,
+    Tunamh,
+    MhSs,
     Sgld,
     Sghmc,
     Sgnht,
@@ -189,6 +219,9 @@ impl SamplerSettings {
             Self::Nuts(_) => K::Nuts,
             Self::Austerity(_) => K::Austerity,
             Self::Confidence(_) => K::Confidence,
+            Self::Smh(_) => K::Smh,
+            Self::Tunamh(_) => K::Tunamh,
+            Self::MhSs(_) => K::MhSs,
             Self::Sgld(_) => K::Sgld,
             Self::Sghmc(_) => K::Sghmc,
             Self::Sgnht(_) => K::Sgnht,
@@ -243,6 +276,9 @@ impl SamplerSettings {
             Self::Nuts(s) => s.validate(),
             Self::Austerity(s) => s.validate(),
             Self::Confidence(s) => s.validate(),
+            Self::Smh(s) => s.validate(),
+            Self::Tunamh(s) => s.validate(),
+            Self::MhSs(s) => s.validate(),
             Self::Sgld(s) => s.sg.validate(),
             Self::Sghmc(s) => s.validate(),
             Self::Sgnht(s) => s.validate(),

@@ -1,0 +1,138 @@
+//! The exact minibatch MH kernels of a run — SMH, TunaMH, MH-SS — per model: each with the
+//! per-datum bounds it needs (`tallmc_core::termwise_bounds`), its Taylor expansions at the
+//! posterior mode and a Laplace-shaped random walk; a model without the bound is a clear error
+//! naming it and what to use instead.
+
+use anyhow::{Result, bail};
+use tallmc_core::{
+    LogPrior, TermCurvatureConstants, TermHessians, TermLipschitz, TermThirdDerivativeConstants,
+};
+use tallmc_estimators::{CvOrder, DifferenceTerms, HessianProducts, RankOne};
+use tallmc_models::{
+    FastLogisticRegression, Gaussian, GaussianMean, LinearRegression, NegativeBinomialRegression,
+    PoissonRegression, ProbitRegression, RobustRegression,
+};
+use tallmc_samplers::{
+    Driver, MhSs, MhSsConfig, RandomWalkProposal, RandomWalkProposalConfig, Smh, SmhConfig, TunaMh,
+    TunaMhConfig,
+};
+
+use super::context::{RunModel, unbounded_because};
+use super::outputs::{Outputs, Sinks, run_kernel};
+use crate::spec::SamplerSettings;
+
+/// What an exact minibatch MH run needs besides the model and the sinks.
+pub(crate) struct ExactMhRun<'a> {
+    pub(crate) driver: &'a Driver<'a>,
+    pub(crate) inits: &'a [Vec<f64>],
+    pub(crate) sampler: &'a SamplerSettings,
+    pub(crate) walk: &'a RandomWalkProposalConfig,
+    /// The centre of the Taylor expansions: the posterior mode.
+    pub(crate) mode: &'a [f64],
+}
+
+/// Running SMH, TunaMH or MH-SS: implemented per model with the bounds it has.
+pub(crate) trait RunExactMh: RunModel {
+    /// Runs the kernel of `run.sampler`, or explains why the model cannot.
+    fn run_exact_mh(&self, run: &ExactMhRun<'_>, sinks: Vec<Sinks>) -> Result<Outputs>;
+}
+
+fn smh<M, E>(
+    model: &M, run: &ExactMhRun<'_>, order: u32, engine: E, sinks: Vec<Sinks>,
+) -> Result<Outputs>
+where
+    M: RunModel + TermHessians + LogPrior + TermCurvatureConstants + TermThirdDerivativeConstants,
+    E: DifferenceTerms<M> + Clone + Send + Sync,
+{
+    let order = if order == 1 { CvOrder::One } else { CvOrder::Two };
+    let config = SmhConfig { order, center: run.mode.to_vec() };
+    let kernel = Smh::new(RandomWalkProposal::new(run.walk.clone())?, engine, config)?;
+    run_kernel(run.driver, model, run.inits, &kernel, sinks)
+}
+
+fn mh_ss<M, E>(
+    model: &M, run: &ExactMhRun<'_>, chi: f64, engine: E, sinks: Vec<Sinks>,
+) -> Result<Outputs>
+where
+    M: RunModel + TermHessians + LogPrior + TermCurvatureConstants,
+    E: DifferenceTerms<M> + Clone + Send + Sync,
+{
+    let config = MhSsConfig { center: run.mode.to_vec(), chi };
+    let kernel = MhSs::new(RandomWalkProposal::new(run.walk.clone())?, engine, config)?;
+    run_kernel(run.driver, model, run.inits, &kernel, sinks)
+}
+
+fn tuna_mh<M>(model: &M, run: &ExactMhRun<'_>, chi: f64, sinks: Vec<Sinks>) -> Result<Outputs>
+where
+    M: RunModel + LogPrior + TermLipschitz,
+{
+    let kernel = TunaMh::new(RandomWalkProposal::new(run.walk.clone())?, TunaMhConfig { chi })?;
+    run_kernel(run.driver, model, run.inits, &kernel, sinks)
+}
+
+/// The error for a model without the bound a kernel needs.
+fn refused(sampler: &SamplerSettings, model: &str, bound: &str, instead: &str) -> anyhow::Error {
+    anyhow::anyhow!(
+        "tallmc sample {} needs {bound} and --model {model} has none ({}); use {instead}",
+        sampler.name(),
+        unbounded_because(model)
+    )
+}
+
+const LIPSCHITZ: &str = "a per-datum Lipschitz bound on ℓ_i (a bounded score)";
+const CURVATURE: &str = "per-datum bounds on the derivatives of ℓ_i";
+
+/// Logistic regression has every bound.
+impl RunExactMh for FastLogisticRegression {
+    fn run_exact_mh(&self, run: &ExactMhRun<'_>, sinks: Vec<Sinks>) -> Result<Outputs> {
+        match run.sampler {
+            SamplerSettings::Smh(s) => smh(self, run, s.order, RankOne::new(1), sinks),
+            SamplerSettings::Tunamh(s) => tuna_mh(self, run, s.chi, sinks),
+            SamplerSettings::MhSs(s) => mh_ss(self, run, s.chi, RankOne::new(1), sinks),
+            other => bail!("{} is not an exact minibatch MH kernel", other.name()),
+        }
+    }
+}
+
+/// Probit regression bounds its derivatives (|φ″| ≤ 1, |φ‴| ≤ 0.2958) but not its score.
+impl RunExactMh for ProbitRegression {
+    fn run_exact_mh(&self, run: &ExactMhRun<'_>, sinks: Vec<Sinks>) -> Result<Outputs> {
+        match run.sampler {
+            SamplerSettings::Smh(s) => smh(self, run, s.order, RankOne::new(1), sinks),
+            SamplerSettings::MhSs(s) => mh_ss(self, run, s.chi, RankOne::new(1), sinks),
+            other => Err(refused(other, "probit", LIPSCHITZ, "smh or mh-ss")),
+        }
+    }
+}
+
+/// The Gaussian mean's terms are quadratic: bounded curvature (1/σ²), no third derivative, an
+/// unbounded score.
+impl RunExactMh for GaussianMean {
+    fn run_exact_mh(&self, run: &ExactMhRun<'_>, sinks: Vec<Sinks>) -> Result<Outputs> {
+        let d = 1;
+        match run.sampler {
+            SamplerSettings::Smh(s) => smh(self, run, s.order, HessianProducts::new(d, 1), sinks),
+            SamplerSettings::MhSs(s) => mh_ss(self, run, s.chi, HessianProducts::new(d, 1), sinks),
+            other => Err(refused(other, "gaussian-mean", LIPSCHITZ, "smh or mh-ss")),
+        }
+    }
+}
+
+/// Implements [`RunExactMh`] for models without per-datum bounds: a message naming them.
+macro_rules! exact_mh_refused {
+    ($($model:ty => $name:literal),*) => {$(
+        impl RunExactMh for $model {
+            fn run_exact_mh(&self, run: &ExactMhRun<'_>, _sinks: Vec<Sinks>) -> Result<Outputs> {
+                Err(refused(run.sampler, $name, CURVATURE, "hmc-ecs, confidence, or an exact full-data sampler"))
+            }
+        }
+    )*};
+}
+
+exact_mh_refused!(
+    Gaussian => "gaussian",
+    LinearRegression => "linear",
+    PoissonRegression => "poisson",
+    NegativeBinomialRegression => "negative-binomial",
+    RobustRegression => "robust"
+);
