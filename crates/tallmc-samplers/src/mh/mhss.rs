@@ -33,7 +33,7 @@ use tallmc_core::{
 };
 use tallmc_estimators::{ControlVariate, CvOrder, DifferenceTerms};
 
-use super::poisson_minibatch::PoissonMinibatch;
+use super::poisson_minibatch::{PoissonMinibatch, remainders};
 use super::proposal::Proposal;
 use super::tunamh::TunaMhStats;
 
@@ -95,8 +95,6 @@ pub struct MhSsChain<P, E> {
     indices: Vec<u32>,
     at_theta: Vec<f64>,
     at_candidate: Vec<f64>,
-    delta: Vec<f64>,
-    sizes: Vec<f64>,
     unreported: EvalCounts,
 }
 
@@ -146,8 +144,6 @@ where
             indices: Vec::new(),
             at_theta: Vec::new(),
             at_candidate: Vec::new(),
-            delta: Vec::new(),
-            sizes: Vec::new(),
             unreported: evals,
         })
     }
@@ -196,44 +192,24 @@ where
             let drawn = batch.draw(self.chi, m, &mut self.indices, rng)?;
             stats.poisson_mean = drawn.mean;
             let b = self.indices.len();
-            self.at_theta.resize(b, 0.0);
-            self.at_candidate.resize(b, 0.0);
-            for start in (0..b).step_by(CHUNK) {
-                let end = (start + CHUNK).min(b);
-                let idx = &self.indices[start..end];
-                stats.evals += self.engine.differences(
-                    model,
-                    &self.cv,
-                    &self.position,
-                    0,
-                    idx,
-                    &mut self.at_theta[start..end],
-                    false,
-                );
-                stats.evals += self.engine.differences(
-                    model,
-                    &self.cv,
-                    &self.candidate,
-                    0,
-                    idx,
-                    &mut self.at_candidate[start..end],
-                    false,
-                );
-            }
-            stats.batch_size = b as u64;
-            // U_i = −r_i: ΔU_i = r_i(θ) − r_i(θ′).
-            self.delta.clear();
-            self.delta.extend(self.at_theta.iter().zip(&self.at_candidate).map(|(a, b)| a - b));
-            self.sizes.clear();
-            self.sizes.extend(
-                self.at_theta.iter().zip(&self.at_candidate).map(|(a, b)| a.abs() + b.abs()),
+            stats.evals += remainders(
+                &mut self.engine,
+                model,
+                &self.cv,
+                &self.position,
+                &self.candidate,
+                &self.indices,
+                &mut self.at_theta,
+                &mut self.at_candidate,
             );
+            stats.batch_size = b as u64;
+            // U_i = −r_i: ΔU_i = r_i(θ) − r_i(θ′): at θ minus at θ′.
             log_ratio += batch.log_factor(
                 drawn,
                 m,
                 &self.indices,
-                &self.delta,
-                &self.sizes,
+                &self.at_theta,
+                &self.at_candidate,
                 &mut stats.bounds_exceeded,
                 rng,
             );
@@ -268,6 +244,3 @@ where
         self.proposal.tuning()
     }
 }
-
-/// Indices per engine call.
-const CHUNK: usize = 4096;

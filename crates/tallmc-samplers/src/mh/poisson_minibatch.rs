@@ -81,20 +81,22 @@ impl PoissonMinibatch {
         Ok(Drawn { lambda, mean })
     }
 
-    /// The log factor of the kept indices, given `delta[k]` = ΔU at `indices[k]` and the
-    /// sizes `sizes[k]` of the values it came from (for the rounding allowance); counts bound
-    /// violations into `exceeded`.
+    /// The log factor of the kept indices, given each index's energy at θ and θ′ through
+    /// `at_theta[k]` − `at_candidate[k]` = ΔU (log-likelihood terms or remainders at θ and
+    /// θ′); counts bound violations into `exceeded`.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn log_factor<R: Rng + ?Sized>(
-        &self, drawn: Drawn, m: f64, indices: &[u32], delta: &[f64], sizes: &[f64],
+        &self, drawn: Drawn, m: f64, indices: &[u32], at_theta: &[f64], at_candidate: &[f64],
         exceeded: &mut u64, rng: &mut R,
     ) -> f64 {
         let c = self.total();
         let mut log_factor = 0.0;
         for (k, &i) in indices.iter().enumerate() {
             let cm = self.constants[i as usize] * m;
-            let slack = 1e-9 * sizes[k] + 1e-300;
-            *exceeded += u64::from(delta[k].abs() > cm + slack);
-            let forward = (0.5 * (delta[k] + cm)).clamp(0.0, cm);
+            let delta = at_theta[k] - at_candidate[k];
+            let slack = 1e-9 * (at_theta[k].abs() + at_candidate[k].abs()) + 1e-300;
+            *exceeded += u64::from(delta.abs() > cm + slack);
+            let forward = (0.5 * (delta + cm)).clamp(0.0, cm);
             let backward = cm - forward;
             let base = drawn.lambda * cm;
             let v: f64 = rng.random();
@@ -104,4 +106,27 @@ impl PoissonMinibatch {
         }
         log_factor
     }
+}
+
+/// The remainders r_i = ℓ_i − ℓ̂_i at θ and at θ′ of `indices` (the control variate `cv`'s
+/// expansions), into `at_theta` and `at_candidate` (resized), in engine calls of at most 4,096
+/// indices on lane 0; returns the evaluations made. Shared by SMH and MH-SS.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn remainders<M: ?Sized, E: tallmc_estimators::DifferenceTerms<M>>(
+    engine: &mut E, model: &M, cv: &tallmc_estimators::ControlVariate, theta: &[f64],
+    candidate: &[f64], indices: &[u32], at_theta: &mut Vec<f64>, at_candidate: &mut Vec<f64>,
+) -> tallmc_core::EvalCounts {
+    const CHUNK: usize = 4096;
+    let k = indices.len();
+    at_theta.resize(k, 0.0);
+    at_candidate.resize(k, 0.0);
+    let mut evals = tallmc_core::EvalCounts::ZERO;
+    for start in (0..k).step_by(CHUNK) {
+        let end = (start + CHUNK).min(k);
+        let idx = &indices[start..end];
+        evals += engine.differences(model, cv, theta, 0, idx, &mut at_theta[start..end], false);
+        evals +=
+            engine.differences(model, cv, candidate, 0, idx, &mut at_candidate[start..end], false);
+    }
+    evals
 }

@@ -54,6 +54,7 @@ use tallmc_core::{
 };
 use tallmc_estimators::{ControlVariate, CvOrder, DifferenceTerms};
 
+use super::poisson_minibatch::remainders;
 use super::proposal::Proposal;
 
 /// Settings of [`Smh`]: the Taylor order k and the centre θ̂.
@@ -262,33 +263,16 @@ impl<P, E> SmhChain<P, E> {
     where
         E: DifferenceTerms<M>,
     {
-        let k = self.indices.len();
-        self.at_theta.resize(k, 0.0);
-        self.at_candidate.resize(k, 0.0);
-        let mut evals = EvalCounts::ZERO;
-        for start in (0..k).step_by(CHUNK) {
-            let end = (start + CHUNK).min(k);
-            let idx = &self.indices[start..end];
-            evals += self.engine.differences(
-                model,
-                &self.cv,
-                &self.position,
-                0,
-                idx,
-                &mut self.at_theta[start..end],
-                false,
-            );
-            evals += self.engine.differences(
-                model,
-                &self.cv,
-                &self.candidate,
-                0,
-                idx,
-                &mut self.at_candidate[start..end],
-                false,
-            );
-        }
-        evals
+        remainders(
+            &mut self.engine,
+            model,
+            &self.cv,
+            &self.position,
+            &self.candidate,
+            &self.indices,
+            &mut self.at_theta,
+            &mut self.at_candidate,
+        )
     }
 }
 
@@ -346,9 +330,6 @@ impl<P, E> SmhChain<P, E> {
         Ok(none_fired)
     }
 }
-
-/// Indices per engine call.
-const CHUNK: usize = 4096;
 
 impl<M, P, E> Chain<M> for SmhChain<P, E>
 where

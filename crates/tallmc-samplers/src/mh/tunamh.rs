@@ -106,8 +106,6 @@ pub struct TunaMhChain<P> {
     indices: Vec<u32>,
     at_theta: Vec<f64>,
     at_candidate: Vec<f64>,
-    delta: Vec<f64>,
-    sizes: Vec<f64>,
 }
 
 impl<M, P> Kernel<M> for TunaMh<P>
@@ -145,8 +143,6 @@ where
             indices: Vec::new(),
             at_theta: Vec::new(),
             at_candidate: Vec::new(),
-            delta: Vec::new(),
-            sizes: Vec::new(),
         })
     }
 }
@@ -193,19 +189,13 @@ where
             model.log_terms(&self.candidate, &self.indices, &mut self.at_candidate);
             stats.evals += EvalCounts::terms(2 * b);
             stats.batch_size = b as u64;
-            // ΔU_i = U_i(θ′) − U_i(θ) = ℓ_i(θ) − ℓ_i(θ′).
-            self.delta.clear();
-            self.delta.extend(self.at_theta.iter().zip(&self.at_candidate).map(|(a, b)| a - b));
-            self.sizes.clear();
-            self.sizes.extend(
-                self.at_theta.iter().zip(&self.at_candidate).map(|(a, b)| a.abs() + b.abs()),
-            );
+            // ΔU_i = U_i(θ′) − U_i(θ) = ℓ_i(θ) − ℓ_i(θ′): at θ minus at θ′.
             log_ratio += batch.log_factor(
                 drawn,
                 m,
                 &self.indices,
-                &self.delta,
-                &self.sizes,
+                &self.at_theta,
+                &self.at_candidate,
                 &mut stats.bounds_exceeded,
                 rng,
             );
