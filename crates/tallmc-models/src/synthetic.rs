@@ -19,6 +19,8 @@
 //! | [`kdd_like`] | intercept + 20 AR(1) Gaussian + 20 standardized binary covariates; y ~ Bernoulli(σ(xᵀθ_true)) | stand-in for KDD99 (41 parameters): Korattikara et al. (2014), §6.2, Fig. 5–6 |
 //! | [`two_class_2d`] | y ~ Bernoulli(½); x ~ N(((2y − 1), 0), I₂) | Bardenet et al. (2014), §4.2.1, Fig. 6: the 2-D classification data, n = 10⁷ |
 //! | [`gaussian_regression`] | x ~ N(0, I_d), no intercept; β = [`gaussian_regression_beta`]; y = xᵀβ + N(0, 1) | Dang et al. (2019), §6.7, Fig. 7: n = 10⁴, d = 2, 4, …, 256 |
+//! | [`scaling_logistic`] | x = (1, z), z ~ N(0, I_{d−1}); θ = [`scaling_logistic_theta`]; y ~ Bernoulli(σ(xᵀθ)) | Cornish et al. (2019), §5: SMH's cost against n, d = 10 |
+//! | [`collinear_logistic`] | x = (1, z), z AR(1) with ρ = 0.9 and z₆ = z₅ + N(0, 0.1²); θ = [`collinear_logistic_theta`] | a real survey's size and shape: 37,591 rows, 22 parameters (issue 28) |
 //! | [`digits_7x7`] | 7 × 7 images of four digit prototypes (0, 1, 4, 7), shifted ±1 pixel, intensity U[0.6, 1), blurred, N(0, 0.25²) noise, clipped to [0, 1]; the 7 always-empty corner pixels removed (42 inputs) | stand-in for the downsampled 4-digit MNIST of Pakman et al. (2017), §7.3, Fig. 6: N = 8,340, d = 192 with 4 hidden units |
 
 use rand::{RngExt, SeedableRng};
@@ -31,11 +33,16 @@ use crate::data::Dataset;
 use crate::error::{Error, Result, check_finite_value, check_positive};
 
 mod digits;
+mod logistic_designs;
 
 pub use digits::{
     DIGITS_7X7_BLUR, DIGITS_7X7_CLASSES, DIGITS_7X7_EMPTY, DIGITS_7X7_INPUTS, DIGITS_7X7_N,
     DIGITS_7X7_NOISE_SD, DIGITS_7X7_PIXELS, DIGITS_7X7_SIDE, digits_7x7, digits_7x7_images,
     digits_7x7_kept_pixels,
+};
+pub use logistic_designs::{
+    COLLINEAR_COVARIATES, COLLINEAR_N, COLLINEAR_NEAR_COPY_SD, COLLINEAR_PRIOR_SD, COLLINEAR_RHO,
+    collinear_logistic, collinear_logistic_theta, scaling_logistic, scaling_logistic_theta,
 };
 
 /// Rows per block; block b of a data set is drawn from ChaCha8 stream b. Part of the

@@ -164,14 +164,14 @@ pub use init::{
     uniform_positions, warm_start_indices,
 };
 pub use mh::{
-    AdaptiveMetropolis, AdaptiveMetropolisConfig, ApproximateGibbs, EmpiricalConditional,
-    FullDataMh, GibbsChain, GibbsConfig, GibbsStats, MhChain, MhSs, MhSsChain, MhSsConfig, MhStats,
-    MinibatchMh, MinibatchMhChain, MinibatchMhStats, MinibatchMhTuning, Proposal, ProxyConfig,
-    ProxyMhStats, ProxyMhTuning, ProxyMinibatchMh, ProxyMinibatchMhChain, RandomWalkConfig,
-    RandomWalkMetropolis, RandomWalkMhConfig, RandomWalkProposal, RandomWalkProposalConfig,
-    RandomWalkTuning, Scan, SgldProposal, SgldProposalConfig, SgldProposalTuning, Smh, SmhChain,
-    SmhConfig, SmhModel, SmhStats, TunaMh, TunaMhChain, TunaMhConfig, TunaMhStats,
-    empirical_conditional,
+    AdaptiveMetropolis, AdaptiveMetropolisConfig, ApproximateGibbs, CrankNicolsonConfig,
+    CrankNicolsonProposal, CrankNicolsonTuning, EmpiricalConditional, FullDataMh, GibbsChain,
+    GibbsConfig, GibbsStats, MhChain, MhSs, MhSsChain, MhSsConfig, MhStats, MinibatchMh,
+    MinibatchMhChain, MinibatchMhStats, MinibatchMhTuning, Proposal, ProxyConfig, ProxyMhStats,
+    ProxyMhTuning, ProxyMinibatchMh, ProxyMinibatchMhChain, RandomWalkConfig, RandomWalkMetropolis,
+    RandomWalkMhConfig, RandomWalkProposal, RandomWalkProposalConfig, RandomWalkTuning, Scan,
+    SgldProposal, SgldProposalConfig, SgldProposalTuning, Smh, SmhChain, SmhConfig, SmhModel,
+    SmhStats, TunaMh, TunaMhChain, TunaMhConfig, TunaMhStats, empirical_conditional,
 };
 pub use piecewise::{
     AutoBoundConfig, AutomaticBound, BandConfig, BoundedGradients, Bps, BpsChain, BpsConfig,

@@ -18,8 +18,9 @@ use tallmc_estimators::{CvOrder, RankOne};
 use tallmc_models::synthetic::two_class_2d;
 use tallmc_models::{DesignOptions, LogisticRegression};
 use tallmc_samplers::{
-    MhSs, MhSsConfig, NewtonOptions, RandomWalkProposal, RandomWalkProposalConfig, RunConfig, Smh,
-    SmhConfig, TunaMh, TunaMhConfig, laplace_approximation, sample_in_memory,
+    CrankNicolsonConfig, CrankNicolsonProposal, MhSs, MhSsConfig, NewtonOptions,
+    RandomWalkProposal, RandomWalkProposalConfig, RunConfig, Smh, SmhConfig, TunaMh, TunaMhConfig,
+    laplace_approximation, sample_in_memory,
 };
 use tallmc_testkit::{Z_MAX, seed};
 
@@ -234,5 +235,45 @@ fn mh_ss_and_smh_sample_the_logistic_posterior_reading_few_data() {
         // Control variates at the mode: a few per cent of the data per step at MH's step
         // size, where TunaMH reads ~170 rows (8.5 %) at a quarter of it.
         assert!(o.mean_batch < 60.0 && o.acceptance > 0.1, "{name}: {}", o.mean_batch);
+    }
+}
+
+/// pCN around the mode with the Laplace covariance: the proposal is not symmetric, so its
+/// correction log N(θ) − log N(θ′) enters the first factor (SMH) or the acceptance (MH-SS); a
+/// wrong correction would bias the draws towards or away from the mode.
+#[test]
+fn smh_and_mh_ss_with_pcn_proposals_sample_the_logistic_posterior() {
+    let p = problem();
+    let inits = vec![p.mode.clone(); 4];
+    let pcn = |rho: f64| {
+        CrankNicolsonProposal::new(CrankNicolsonConfig {
+            center: p.mode.clone(),
+            covariance: p.cov.clone(),
+            rho,
+        })
+        .unwrap()
+    };
+    let mut report = Vec::new();
+    for (order, rho, base) in [(CvOrder::One, 0.5, 44), (CvOrder::Two, 0.0, 45)] {
+        let smh_config = SmhConfig { order, center: p.mode.clone() };
+        let smh = Smh::new(pcn(rho), RankOne::new(1), smh_config).unwrap();
+        let o = outcome!(sample_in_memory(&p.model, config(base), &inits, &smh).unwrap());
+        report.push((format!("SMH-{} pCN ρ = {rho}", order.number()), o));
+    }
+    let mhss = MhSs::new(pcn(0.5), RankOne::new(1), MhSsConfig::new(p.mode.clone())).unwrap();
+    let o = outcome!(sample_in_memory(&p.model, config(46), &inits, &mhss).unwrap());
+    report.push(("MH-SS pCN ρ = 0.5".into(), o));
+    for (name, o) in &report {
+        eprintln!(
+            "{name}: z(mean) {:?}, z(sd) {:?}, batch {:.2} of 2,000, acceptance {:.3}",
+            o.z_mean, o.z_sd, o.mean_batch, o.acceptance
+        );
+        for j in 0..2 {
+            assert!(o.z_mean[j].abs() < Z_MAX && o.z_sd[j].abs() < Z_MAX, "{name}");
+        }
+        assert_eq!(o.exceeded, 0.0, "{name}");
+        // The Laplace reference is close to this posterior: the acceptance stays far above a
+        // random walk's 0.23 even for independent proposals (measured 0.47 for SMH-1, 0.74 for MH-SS, 0.96 for SMH-2 at ρ = 0).
+        assert!(o.acceptance > 0.35, "{name}: acceptance {}", o.acceptance);
     }
 }

@@ -3,6 +3,8 @@
 //! * [`full_data`] — MH over any [`Proposal`] on the full data, with
 //!   [`rwm`] (random-walk Metropolis) and [`adaptive`] (adaptive Metropolis) as its configs;
 //! * [`proposal`] — the proposals: random walk and SGLD;
+//! * [`crank_nicolson`] — the pCN proposal around a Gaussian reference (the Laplace
+//!   approximation), for SMH and MH-SS on tall data;
 //! * [`minibatch`] — minibatch MH, the accept step as a sequential mean test (exact,
 //!   Austerity, confidence sampler);
 //! * [`proxy`] — the confidence sampler with Taylor proxies;
@@ -12,6 +14,7 @@
 //! * [`gibbs`] — Gibbs on binary factor models with the same mean tests.
 
 pub mod adaptive;
+pub mod crank_nicolson;
 pub mod full_data;
 pub mod gibbs;
 pub mod mhss;
@@ -24,6 +27,7 @@ pub mod smh;
 pub mod tunamh;
 
 pub use adaptive::{AdaptiveMetropolis, AdaptiveMetropolisConfig};
+pub use crank_nicolson::{CrankNicolsonConfig, CrankNicolsonProposal, CrankNicolsonTuning};
 pub use full_data::{FullDataMh, MhChain, MhStats, RandomWalkMhConfig};
 pub use gibbs::{
     ApproximateGibbs, EmpiricalConditional, GibbsChain, GibbsConfig, GibbsStats, Scan,
