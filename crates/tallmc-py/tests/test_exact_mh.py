@@ -1,5 +1,5 @@
 """The exact minibatch MH kernels from Python: ``tallmc.Smh``, ``tallmc.MhSs`` and
-``tallmc.Tunamh`` are made from the command's settings, sample a logistic regression of 20,000
+``tallmc.Tunamh`` are made from the command's settings (random walk, or pCN with ``pcn=ρ``), sample a logistic regression of 20,000
 rows to NUTS's posterior means (within 4 combined MCSE) while reading a small fraction of the
 rows per iteration, and bad settings or models without the bounds are clear errors."""
 
@@ -21,7 +21,9 @@ def test_smh_and_mh_ss_agree_with_nuts_reading_few_rows():
     X, y = data()
     settings = dict(chains=4, warmup=500, draws=2000, seed=3, progress=False)
     nuts = az.summary(tallmc.sample(tallmc.LogisticRegression(X, y), tallmc.Nuts(), **settings))
-    for sampler, fraction in ((tallmc.Smh(order=2), 1e-3), (tallmc.MhSs(), 1e-2)):
+    kernels = ((tallmc.Smh(order=2), 1e-3), (tallmc.Smh(order=2, pcn=0.5), 1e-3),
+               (tallmc.MhSs(), 1e-2))
+    for sampler, fraction in kernels:
         idata = tallmc.sample(tallmc.LogisticRegression(X, y), sampler, **settings)
         s = az.summary(idata)
         z = (s["mean"] - nuts["mean"]) / np.sqrt(s["mcse_mean"] ** 2 + nuts["mcse_mean"] ** 2)
@@ -32,6 +34,8 @@ def test_smh_and_mh_ss_agree_with_nuts_reading_few_rows():
 def test_bad_settings_and_models_without_bounds_are_clear_errors():
     with pytest.raises(ValueError, match="order 3: expected 1 or 2"):
         tallmc.Smh(order=3)
+    with pytest.raises(ValueError, match="pcn"):
+        tallmc.Smh(pcn=1.0)
     with pytest.raises(ValueError, match="chi"):
         tallmc.Tunamh(chi=-1.0)
     X, y = data(200)

@@ -35,6 +35,9 @@ pub enum Error {
     /// A chain's thread panicked (a bug: the message is on stderr).
     #[error("a chain thread panicked")]
     ChainPanicked,
+    /// A kernel's run lacks a per-iteration stat column the suite reads (a bug).
+    #[error("the chains have no stat column {0:?}")]
+    MissingStat(String),
     /// No suite of that name.
     #[error("unknown suite {0:?}; available: {1}")]
     UnknownSuite(String, String),

@@ -1,6 +1,7 @@
 //! `tallmc sample smh|tunamh|mh-ss` as a run: each kernel on a logistic regression of 20,000
 //! rows gives the posterior NUTS gives (means within 4 combined MCSE), reads a small fraction
-//! of the rows per iteration (summary.json's data fraction and the `batch_size__` column), and
+//! of the rows per iteration (summary.json's data fraction and the `batch_size__` column) — with
+//! the random walk and with pCN proposals (`--pcn`) — and
 //! models without the bounds a kernel needs are refused, naming the bound and what to use.
 
 use std::sync::atomic::AtomicBool;
@@ -52,9 +53,11 @@ fn the_exact_minibatch_kernels_agree_with_nuts_reading_few_rows() {
     let nuts = run(logistic(), SamplerSettings::Nuts(NutsSettings::default()), data(n)).unwrap();
     let reference = means(&nuts);
     let kernels = [
-        ("smh --order 1", SamplerSettings::Smh(SmhSettings { order: 1 }), 0.01),
-        ("smh --order 2", SamplerSettings::Smh(SmhSettings { order: 2 }), 0.001),
+        ("smh --order 1", SamplerSettings::Smh(SmhSettings { order: 1, pcn: None }), 0.01),
+        ("smh --order 2", SamplerSettings::Smh(SmhSettings { order: 2, pcn: None }), 0.001),
+        ("smh --pcn 0.5", SamplerSettings::Smh(SmhSettings { order: 2, pcn: Some(0.5) }), 0.001),
         ("mh-ss", SamplerSettings::MhSs(MhSsSettings::default()), 0.01),
+        ("mh-ss --pcn 0", SamplerSettings::MhSs(MhSsSettings { chi: 0.0, pcn: Some(0.0) }), 0.01),
         ("tunamh", SamplerSettings::Tunamh(TunaMhSettings::default()), 0.5),
     ];
     for (name, sampler, max_fraction) in kernels {
@@ -84,8 +87,15 @@ fn models_without_the_bounds_are_refused_naming_them() {
         e.contains("tunamh needs a per-datum Lipschitz bound") && e.contains("use smh or mh-ss"),
         "{e}"
     );
-    let bad = SamplerSettings::Smh(SmhSettings { order: 3 });
+    let bad = SamplerSettings::Smh(SmhSettings { order: 3, pcn: None });
     assert!(bad.validate().unwrap_err().to_string().contains("1 or 2"));
+    for rho in [-0.5, 1.0, f64::NAN] {
+        let bad = SamplerSettings::Smh(SmhSettings { order: 2, pcn: Some(rho) });
+        let e = bad.validate().unwrap_err().to_string();
+        assert!(e.contains("pcn") && e.contains("[0, 1)"), "{e}");
+        let bad = SamplerSettings::MhSs(MhSsSettings { chi: 0.0, pcn: Some(rho) });
+        assert!(bad.validate().unwrap_err().to_string().contains("pcn"));
+    }
     let bad = SamplerSettings::Tunamh(TunaMhSettings { chi: -1.0 });
     assert!(bad.validate().unwrap_err().to_string().contains("≥ 0"));
 }

@@ -99,11 +99,13 @@ impl<'a> Plan<'a> {
             Self::ExactMh(SamplerSettings::Smh(s)) => vec![
                 ("order".into(), s.order.to_string()),
                 ("center".into(), "the posterior mode".into()),
+                ("proposal".into(), proposal_name(s.pcn)),
             ],
             Self::ExactMh(SamplerSettings::Tunamh(s)) => vec![("chi".into(), s.chi.to_string())],
             Self::ExactMh(SamplerSettings::MhSs(s)) => vec![
                 ("chi".into(), s.chi.to_string()),
                 ("center".into(), "the posterior mode".into()),
+                ("proposal".into(), proposal_name(s.pcn)),
             ],
             Self::ExactMh(_) => Vec::new(),
             Self::Sg(s) => s.comments(),
@@ -119,6 +121,14 @@ impl<'a> Plan<'a> {
             Self::Confidence(test, _) => test.describe(),
             _ => Vec::new(),
         }
+    }
+}
+
+/// The proposal of an exact minibatch MH run, for the CSV comments.
+fn proposal_name(pcn: Option<f64>) -> String {
+    match pcn {
+        Some(rho) => format!("pCN around the Laplace approximation, rho = {rho}"),
+        None => "random walk, Laplace-shaped".into(),
     }
 }
 
@@ -197,8 +207,14 @@ pub(crate) fn run_discrete<M: RunConfidence + RunExactMh + WithEngine>(
             model.run_confidence(&run, sinks)?
         }
         Plan::ExactMh(sampler) => {
-            let run =
-                ExactMhRun { driver: &driver, inits, sampler, walk: &walk, mode: &laplace.mode };
+            let run = ExactMhRun {
+                driver: &driver,
+                inits,
+                sampler,
+                walk: &walk,
+                mode: &laplace.mode,
+                covariance: &laplace.covariance,
+            };
             model.run_exact_mh(&run, sinks)?
         }
         Plan::Sg(s) => {

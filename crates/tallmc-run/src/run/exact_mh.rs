@@ -13,13 +13,13 @@ use tallmc_models::{
     PoissonRegression, ProbitRegression, RobustRegression,
 };
 use tallmc_samplers::{
-    Driver, MhSs, MhSsConfig, RandomWalkProposal, RandomWalkProposalConfig, Smh, SmhConfig, TunaMh,
-    TunaMhConfig,
+    CrankNicolsonConfig, CrankNicolsonProposal, Driver, MhSs, MhSsConfig, RandomWalkProposal,
+    RandomWalkProposalConfig, Smh, SmhConfig, TunaMh, TunaMhConfig,
 };
 
 use super::context::{RunModel, unbounded_because};
 use super::outputs::{Outputs, Sinks, run_kernel};
-use crate::spec::SamplerSettings;
+use crate::spec::{MhSsSettings, SamplerSettings, SmhSettings};
 
 /// What an exact minibatch MH run needs besides the model and the sinks.
 pub(crate) struct ExactMhRun<'a> {
@@ -27,8 +27,26 @@ pub(crate) struct ExactMhRun<'a> {
     pub(crate) inits: &'a [Vec<f64>],
     pub(crate) sampler: &'a SamplerSettings,
     pub(crate) walk: &'a RandomWalkProposalConfig,
-    /// The centre of the Taylor expansions: the posterior mode.
+    /// The centre of the Taylor expansions (and of a pCN proposal): the posterior mode.
     pub(crate) mode: &'a [f64],
+    /// The Laplace covariance (a pCN proposal's reference covariance).
+    pub(crate) covariance: &'a [f64],
+}
+
+impl ExactMhRun<'_> {
+    /// The pCN proposal N(mode, Laplace covariance) with autocorrelation `rho`.
+    fn pcn(&self, rho: f64) -> Result<CrankNicolsonProposal> {
+        Ok(CrankNicolsonProposal::new(CrankNicolsonConfig {
+            center: self.mode.to_vec(),
+            covariance: self.covariance.to_vec(),
+            rho,
+        })?)
+    }
+
+    /// The random walk.
+    fn walk(&self) -> Result<RandomWalkProposal> {
+        Ok(RandomWalkProposal::new(self.walk.clone())?)
+    }
 }
 
 /// Running SMH, TunaMH or MH-SS: implemented per model with the bounds it has.
@@ -38,35 +56,51 @@ pub(crate) trait RunExactMh: RunModel {
 }
 
 fn smh<M, E>(
-    model: &M, run: &ExactMhRun<'_>, order: u32, engine: E, sinks: Vec<Sinks>,
+    model: &M, run: &ExactMhRun<'_>, s: &SmhSettings, engine: E, sinks: Vec<Sinks>,
 ) -> Result<Outputs>
 where
     M: RunModel + TermHessians + LogPrior + TermCurvatureConstants + TermThirdDerivativeConstants,
     E: DifferenceTerms<M> + Clone + Send + Sync,
 {
-    let order = if order == 1 { CvOrder::One } else { CvOrder::Two };
+    let order = if s.order == 1 { CvOrder::One } else { CvOrder::Two };
     let config = SmhConfig { order, center: run.mode.to_vec() };
-    let kernel = Smh::new(RandomWalkProposal::new(run.walk.clone())?, engine, config)?;
-    run_kernel(run.driver, model, run.inits, &kernel, sinks)
+    match s.pcn {
+        Some(rho) => {
+            let kernel = Smh::new(run.pcn(rho)?, engine, config)?;
+            run_kernel(run.driver, model, run.inits, &kernel, sinks)
+        }
+        None => {
+            let kernel = Smh::new(run.walk()?, engine, config)?;
+            run_kernel(run.driver, model, run.inits, &kernel, sinks)
+        }
+    }
 }
 
 fn mh_ss<M, E>(
-    model: &M, run: &ExactMhRun<'_>, chi: f64, engine: E, sinks: Vec<Sinks>,
+    model: &M, run: &ExactMhRun<'_>, s: &MhSsSettings, engine: E, sinks: Vec<Sinks>,
 ) -> Result<Outputs>
 where
     M: RunModel + TermHessians + LogPrior + TermCurvatureConstants,
     E: DifferenceTerms<M> + Clone + Send + Sync,
 {
-    let config = MhSsConfig { center: run.mode.to_vec(), chi };
-    let kernel = MhSs::new(RandomWalkProposal::new(run.walk.clone())?, engine, config)?;
-    run_kernel(run.driver, model, run.inits, &kernel, sinks)
+    let config = MhSsConfig { center: run.mode.to_vec(), chi: s.chi };
+    match s.pcn {
+        Some(rho) => {
+            let kernel = MhSs::new(run.pcn(rho)?, engine, config)?;
+            run_kernel(run.driver, model, run.inits, &kernel, sinks)
+        }
+        None => {
+            let kernel = MhSs::new(run.walk()?, engine, config)?;
+            run_kernel(run.driver, model, run.inits, &kernel, sinks)
+        }
+    }
 }
 
 fn tuna_mh<M>(model: &M, run: &ExactMhRun<'_>, chi: f64, sinks: Vec<Sinks>) -> Result<Outputs>
 where
     M: RunModel + LogPrior + TermLipschitz,
 {
-    let kernel = TunaMh::new(RandomWalkProposal::new(run.walk.clone())?, TunaMhConfig { chi })?;
+    let kernel = TunaMh::new(run.walk()?, TunaMhConfig { chi })?;
     run_kernel(run.driver, model, run.inits, &kernel, sinks)
 }
 
@@ -86,9 +120,9 @@ const CURVATURE: &str = "per-datum bounds on the derivatives of ℓ_i";
 impl RunExactMh for FastLogisticRegression {
     fn run_exact_mh(&self, run: &ExactMhRun<'_>, sinks: Vec<Sinks>) -> Result<Outputs> {
         match run.sampler {
-            SamplerSettings::Smh(s) => smh(self, run, s.order, RankOne::new(1), sinks),
+            SamplerSettings::Smh(s) => smh(self, run, s, RankOne::new(1), sinks),
             SamplerSettings::Tunamh(s) => tuna_mh(self, run, s.chi, sinks),
-            SamplerSettings::MhSs(s) => mh_ss(self, run, s.chi, RankOne::new(1), sinks),
+            SamplerSettings::MhSs(s) => mh_ss(self, run, s, RankOne::new(1), sinks),
             other => bail!("{} is not an exact minibatch MH kernel", other.name()),
         }
     }
@@ -98,8 +132,8 @@ impl RunExactMh for FastLogisticRegression {
 impl RunExactMh for ProbitRegression {
     fn run_exact_mh(&self, run: &ExactMhRun<'_>, sinks: Vec<Sinks>) -> Result<Outputs> {
         match run.sampler {
-            SamplerSettings::Smh(s) => smh(self, run, s.order, RankOne::new(1), sinks),
-            SamplerSettings::MhSs(s) => mh_ss(self, run, s.chi, RankOne::new(1), sinks),
+            SamplerSettings::Smh(s) => smh(self, run, s, RankOne::new(1), sinks),
+            SamplerSettings::MhSs(s) => mh_ss(self, run, s, RankOne::new(1), sinks),
             other => Err(refused(other, "probit", LIPSCHITZ, "smh or mh-ss")),
         }
     }
@@ -111,8 +145,8 @@ impl RunExactMh for GaussianMean {
     fn run_exact_mh(&self, run: &ExactMhRun<'_>, sinks: Vec<Sinks>) -> Result<Outputs> {
         let d = 1;
         match run.sampler {
-            SamplerSettings::Smh(s) => smh(self, run, s.order, HessianProducts::new(d, 1), sinks),
-            SamplerSettings::MhSs(s) => mh_ss(self, run, s.chi, HessianProducts::new(d, 1), sinks),
+            SamplerSettings::Smh(s) => smh(self, run, s, HessianProducts::new(d, 1), sinks),
+            SamplerSettings::MhSs(s) => mh_ss(self, run, s, HessianProducts::new(d, 1), sinks),
             other => Err(refused(other, "gaussian-mean", LIPSCHITZ, "smh or mh-ss")),
         }
     }
