@@ -68,6 +68,9 @@ fn the_exact_minibatch_kernels_agree_with_nuts_reading_few_rows() {
         }
         let fraction = r.summary["totals"]["data_fraction_per_iteration"].as_f64().unwrap();
         assert!(fraction < max_fraction, "{name}: data fraction {fraction}");
+        // The summary's largest minibatch: at least the mean, at most N.
+        let most = r.summary["totals"]["max_rows_per_iteration"].as_u64().unwrap();
+        assert!(most as f64 >= fraction * n as f64 && most as usize <= n, "{name}: max {most}");
         let batches = r.chains[0].stat("batch_size__").unwrap();
         assert!(batches.iter().all(|b| b.is_finite() && *b >= 0.0), "{name}");
         let exceeded: f64 = r.chains[0].stat("bounds_exceeded__").unwrap().iter().sum();

@@ -549,6 +549,7 @@ pub(crate) fn write_summary(
         divergences: samp.divergences as usize,
         depth_limit: None,
         data_fraction: (samp.proposals > 0).then_some(data_fraction),
+        max_rows: None,
         step_word: "proposal",
         evals_total: (setup.evals + warm.evals + samp.evals).total(),
         evals_per_draw: sampling_total / total_draws as f64,

@@ -44,6 +44,8 @@ pub(crate) struct RunFacts<'a> {
     /// Mean fraction of the N data points looked at per iteration (per proposal for the
     /// continuous-time samplers); `None` when it does not apply.
     pub(crate) data_fraction: Option<f64>,
+    /// The most rows one step read (discrete-time kernels).
+    pub(crate) max_rows: Option<u64>,
     /// What `data_fraction` is per: "iteration" or "proposal" (continuous time).
     pub(crate) step_word: &'static str,
     pub(crate) evals_total: u64,
@@ -315,8 +317,12 @@ pub(crate) fn render(f: &RunFacts<'_>, warnings: &[String]) -> String {
             format!("{percent:.1e}")
         };
         let rows = fraction * f.n as f64;
-        let _ =
-            writeln!(s, "  data per {word}: {shown}% of N = {} ({rows:.1} rows on average)", f.n);
+        let most = f.max_rows.map(|m| format!(", at most {m}")).unwrap_or_default();
+        let _ = writeln!(
+            s,
+            "  data per {word}: {shown}% of N = {} ({rows:.1} rows on average{most})",
+            f.n
+        );
     }
     let _ = writeln!(
         s,
@@ -391,6 +397,7 @@ mod tests {
             divergences: 0,
             depth_limit: None,
             data_fraction: Some(0.1),
+            max_rows: Some(120),
             step_word: "iteration",
             evals_total: 10,
             evals_per_draw: 1.0,

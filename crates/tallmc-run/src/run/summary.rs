@@ -25,6 +25,9 @@ struct Totals {
     evals: EvalTotals,
     evals_per_draw: f64,
     data_fraction_per_iteration: f64,
+    /// The most rows one iteration read, over all chains' draws (a Poisson minibatch's
+    /// largest; N for full-data kernels).
+    max_rows_per_iteration: u64,
     divergences: usize,
     mean_accept_stat: f64,
     wall_seconds: WallSeconds,
@@ -112,6 +115,7 @@ pub(crate) fn write_summary(
         evals: (setup.evals + warmup + sampling).into(),
         evals_per_draw: sampling.total() as f64 / draws_total,
         data_fraction_per_iteration: data_fraction,
+        max_rows_per_iteration: outputs.iter().map(|o| o.report.max_batch_size).max().unwrap_or(0),
         divergences,
         mean_accept_stat: outputs.iter().map(|o| o.report.mean_accept_stat).sum::<f64>()
             / outputs.len() as f64,
@@ -134,6 +138,7 @@ pub(crate) fn write_summary(
         depth_limit: depth_limit(&spec.sampler)
             .map(|limit| (outputs.iter().map(|o| o.report.length_limit_hits).sum(), limit)),
         data_fraction: data_fraction.is_finite().then_some(data_fraction),
+        max_rows: Some(totals.max_rows_per_iteration),
         step_word: "iteration",
         evals_total: totals.evals.total,
         evals_per_draw: totals.evals_per_draw,

@@ -116,6 +116,8 @@ pub struct ChainReport<T> {
     pub mean_accept_stat: f64,
     /// Mean number of data points looked at per step while drawing.
     pub mean_batch_size: f64,
+    /// Largest number of data points looked at in one step while drawing (0 before any draw).
+    pub max_batch_size: u64,
     /// Post-warmup draws made (fewer than asked when the run was interrupted).
     pub num_draws: usize,
     /// Whether the run's stop flag ended this chain early.
@@ -152,6 +154,7 @@ impl<S, T> ChainOutput<S, T> {
                 length_limit_hits: r.length_limit_hits,
                 mean_accept_stat: r.mean_accept_stat,
                 mean_batch_size: r.mean_batch_size,
+                max_batch_size: r.max_batch_size,
                 num_draws: r.num_draws,
                 interrupted: r.interrupted,
                 tuning: tuning(r.tuning),
@@ -407,6 +410,7 @@ impl<M: ?Sized> ChainRun<'_, '_, M> {
             length_limit_hits: 0,
             mean_accept_stat: f64::NAN,
             mean_batch_size: f64::NAN,
+            max_batch_size: 0,
             num_draws: 0,
             interrupted: false,
             tuning: kernel.tuning(),
@@ -476,6 +480,7 @@ impl<M: ?Sized> ChainRun<'_, '_, M> {
             }
             accept_sum += stats.accept_stat();
             batch_sum += stats.batch_size() as f64;
+            report.max_batch_size = report.max_batch_size.max(stats.batch_size());
             report.num_draws += 1;
             let rec = DrawRecord {
                 iteration: it,
