@@ -7,7 +7,7 @@
 //!   0 (order 1) and −0.5 (order 2); the rows counted agree with the Poisson mean within 4
 //!   standard errors at every (n, k); no datum above its bound;
 //! * the real-like collinear logistic regression (37,591 × 22): SMH-2 (random walk and pCN) and
-//!   MH-SS agree with full-data HMC within 4 combined MCSE (means and sds); at least one of the
+//!   MH-SS (orders 1 and 2) agree with full-data HMC within 4 combined MCSE (means and sds); at least one of the
 //!   issue's kernels reaches R-hat < 1.01 within 20,000 iterations per chain reading ≤ 20 % of
 //!   the data; it reads at least 5× less than the confidence sampler with proxies; SMH-2 pCN's
 //!   ESS per evaluation is at least 10× full-data RWM's.

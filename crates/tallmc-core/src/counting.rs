@@ -338,6 +338,10 @@ impl<M: TermThirdDerivativeConstants> TermThirdDerivativeConstants for Counting<
     fn term_third_derivative_bound(&self, i: usize) -> f64 {
         self.inner.term_third_derivative_bound(i)
     }
+
+    fn term_hessian_lipschitz(&self, i: usize) -> f64 {
+        self.inner.term_hessian_lipschitz(i)
+    }
 }
 
 impl<M: TermGradientBounds> TermGradientBounds for Counting<M> {

@@ -9,7 +9,7 @@
 //! |---|---|---|
 //! | [`TermLipschitz`] | \|ℓ_i(θ′) − ℓ_i(θ)\| ≤ c_i ‖θ′ − θ‖₂ | TunaMH |
 //! | [`TermCurvatureConstants`] | the second derivatives of ℓ_i: per entry (a₂,i) and as the gradient's Lipschitz constant (L_i) | SMH of order 1, MH-SS |
-//! | [`TermThirdDerivativeConstants`] | the third derivatives of ℓ_i per entry (a₃,i) | SMH of order 2 |
+//! | [`TermThirdDerivativeConstants`] | the third derivatives of ℓ_i: per entry (a₃,i) and as the Hessian's Lipschitz constant (L₂,i) | SMH of order 2, MH-SS of order 2 |
 //!
 //! **Taylor remainders.** With h = θ − θ̂ and T_k ℓ_i(θ; θ̂) the order-k Taylor polynomial of ℓ_i
 //! at θ̂, Taylor's theorem with the Lagrange remainder gives, for some ξ on [θ̂, θ],
@@ -61,11 +61,16 @@ pub trait TermCurvatureConstants: Terms {
 ///
 /// ```text
 /// a₃,i ≥ sup_θ max_{j,k,l} |∂³ℓ_i(θ)/∂θ_j∂θ_k∂θ_l|     (|ℓ_i − T₂ℓ_i| ≤ a₃,i ‖h‖₁³/6)
+/// L₂,i ≥ sup_{θ ≠ θ′} ‖∇²ℓ_i(θ′) − ∇²ℓ_i(θ)‖₂ / ‖θ′ − θ‖₂   (the Lipschitz constant of ∇²ℓ_i)
 /// ```
 ///
-/// For a generalized linear model with |φ‴| ≤ c₃: a₃,i = c₃ max_j |x̃_ij|³. Terms quadratic in
-/// θ have a₃,i = 0: their second-order Taylor expansions are exact.
+/// For a generalized linear model with |φ‴| ≤ c₃: a₃,i = c₃ max_j |x̃_ij|³ and L₂,i = c₃ ‖x̃_i‖₂³
+/// (∇²ℓ_i(θ′) − ∇²ℓ_i(θ) = (φ″(η′) − φ″(η)) x̃_i x̃_iᵀ, |φ″(η′) − φ″(η)| ≤ c₃ |x̃_iᵀ(θ′ − θ)|).
+/// Terms quadratic in θ have a₃,i = L₂,i = 0: their second-order Taylor expansions are exact.
 pub trait TermThirdDerivativeConstants: Terms {
     /// a₃,i (see the trait docs), finite and ≥ 0. O(d).
     fn term_third_derivative_bound(&self, i: usize) -> f64;
+
+    /// L₂,i (see the trait docs), finite and ≥ 0. O(d).
+    fn term_hessian_lipschitz(&self, i: usize) -> f64;
 }

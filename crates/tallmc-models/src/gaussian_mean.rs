@@ -272,6 +272,10 @@ impl TermThirdDerivativeConstants for GaussianMean {
     fn term_third_derivative_bound(&self, _i: usize) -> f64 {
         0.0
     }
+
+    fn term_hessian_lipschitz(&self, _i: usize) -> f64 {
+        0.0
+    }
 }
 
 /// ℓ_i′(μ) = (y_i − μ)/σ² changes by exactly |μ − μ′|/σ² (x_i = 1, ‖x_i‖ = 1): C_0 = C = 1/σ².

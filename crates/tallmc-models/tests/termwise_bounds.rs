@@ -1,6 +1,7 @@
 //! The per-datum bounds of the exact minibatch MH kernels, checked term by term on random
 //! points: the Lipschitz constants c_i (TunaMH), the Taylor remainders of orders 1 and 2 against
-//! a₂,i ‖h‖₁²/2 and a₃,i ‖h‖₁³/6 (SMH), and the gradients' Lipschitz constants L_i (MH-SS), for
+//! a₂,i ‖h‖₁²/2 and a₃,i ‖h‖₁³/6 (SMH), and the Lipschitz constants of the gradients L_i and of
+//! the Hessians L₂,i (MH-SS of orders 1 and 2; the Hessian difference in the spectral norm), for
 //! logistic and probit regression (standardized and not), linear regression with known σ and
 //! the Gaussian mean. Where a bound is attained (the Gaussian's curvature) it is checked to be
 //! exact; elsewhere the largest ratio seen shows it is not vacuous.
@@ -35,6 +36,7 @@ struct Ratios {
     order1: f64,
     order2: f64,
     gradient: f64,
+    hessian: f64,
 }
 
 fn check<M>(m: &M, scale: f64, seed: u64, lipschitz: Option<&dyn Fn(usize) -> f64>) -> Ratios
@@ -43,7 +45,8 @@ where
 {
     let d = m.dim();
     let mut r = rng(seed);
-    let mut worst = Ratios { lipschitz: 0.0, order1: 0.0, order2: 0.0, gradient: 0.0 };
+    let mut worst =
+        Ratios { lipschitz: 0.0, order1: 0.0, order2: 0.0, gradient: 0.0, hessian: 0.0 };
     let l1 = |v: &[f64]| v.iter().map(|a| a.abs()).sum::<f64>();
     let l2 = |v: &[f64]| v.iter().map(|a| a * a).sum::<f64>().sqrt();
     for _ in 0..40 {
@@ -52,7 +55,7 @@ where
         let theta: Vec<f64> = center.iter().zip(&h).map(|(c, x)| c + x).collect();
         for i in 0..m.num_terms() {
             let (v0, g0, h0) = term(m, &center, i);
-            let (v1, g1, _) = term(m, &theta, i);
+            let (v1, g1, h1) = term(m, &theta, i);
             // Rounding allowance: a few ulps of the magnitudes the differences come from.
             let slack = 1e-12 * (1.0 + v0.abs() + v1.abs() + l1(&g0) * l1(&h));
             let t1 = v0 + g0.iter().zip(&h).map(|(a, b)| a * b).sum::<f64>();
@@ -76,12 +79,34 @@ where
             let dg: Vec<f64> = g1.iter().zip(&g0).map(|(x, y)| x - y).collect();
             let li = m.term_gradient_lipschitz(i);
             ratio(&mut worst.gradient, l2(&dg), li * b, "gradient Lipschitz");
+            let dh: Vec<f64> = h1.iter().zip(&h0).map(|(x, y)| x - y).collect();
+            let l2i = m.term_hessian_lipschitz(i);
+            ratio(&mut worst.hessian, spectral_norm(&dh, d), l2i * b, "Hessian Lipschitz");
             if let Some(c) = lipschitz {
                 ratio(&mut worst.lipschitz, (v1 - v0).abs(), c(i) * b, "Lipschitz");
             }
         }
     }
     worst
+}
+
+/// The spectral norm of a symmetric d × d matrix (row-major): the largest |eigenvalue|, by
+/// power iteration on A² from a fixed start (converges for any symmetric A; 200 rounds are ample
+/// for d ≤ 4, and an underestimate would only weaken the check, never fail it falsely).
+fn spectral_norm(a: &[f64], d: usize) -> f64 {
+    let mut v: Vec<f64> = (0..d).map(|j| 1.0 + 0.1 * j as f64).collect();
+    let mut norm = 0.0;
+    for _ in 0..200 {
+        let av: Vec<f64> = (0..d).map(|j| (0..d).map(|k| a[j * d + k] * v[k]).sum()).collect();
+        let aav: Vec<f64> = (0..d).map(|j| (0..d).map(|k| a[j * d + k] * av[k]).sum()).collect();
+        let n2 = aav.iter().map(|x| x * x).sum::<f64>().sqrt();
+        if n2 == 0.0 {
+            return 0.0;
+        }
+        norm = n2.sqrt() * (v.iter().map(|x| x * x).sum::<f64>().sqrt()).recip().sqrt();
+        v = aav.iter().map(|x| x / n2).collect();
+    }
+    norm
 }
 
 fn options() -> [DesignOptions; 2] {
@@ -103,6 +128,7 @@ fn logistic_bounds_hold_term_by_term() {
             if scale == 0.05 {
                 assert!(w.order1 > 0.01 && w.gradient > 0.05, "{options:?}: loose bounds");
             }
+            assert!(w.hessian > 0.01, "{options:?} at {scale}: Hessian ratio {}", w.hessian);
             assert!(w.lipschitz > 0.05, "{options:?} at {scale}: Lipschitz ratio {}", w.lipschitz);
         }
     }
@@ -123,6 +149,7 @@ fn probit_and_linear_bounds_hold_term_by_term() {
     let w = check(&m, 1.0, 8, None);
     // Quadratic terms: the order-2 expansion is exact (a₃ = 0 bounds a zero remainder).
     assert_eq!(m.term_third_derivative_bound(0), 0.0);
+    assert_eq!(m.term_hessian_lipschitz(0), 0.0);
     assert!(w.order1 > 0.1, "{}", w.order1);
 }
 

@@ -57,7 +57,16 @@ fn the_exact_minibatch_kernels_agree_with_nuts_reading_few_rows() {
         ("smh --order 2", SamplerSettings::Smh(SmhSettings { order: 2, pcn: None }), 0.001),
         ("smh --pcn 0.5", SamplerSettings::Smh(SmhSettings { order: 2, pcn: Some(0.5) }), 0.001),
         ("mh-ss", SamplerSettings::MhSs(MhSsSettings::default()), 0.01),
-        ("mh-ss --pcn 0", SamplerSettings::MhSs(MhSsSettings { chi: 0.0, pcn: Some(0.0) }), 0.01),
+        (
+            "mh-ss --pcn 0",
+            SamplerSettings::MhSs(MhSsSettings { pcn: Some(0.0), ..Default::default() }),
+            0.01,
+        ),
+        (
+            "mh-ss --order 2",
+            SamplerSettings::MhSs(MhSsSettings { order: 2, ..Default::default() }),
+            0.001,
+        ),
         ("tunamh", SamplerSettings::Tunamh(TunaMhSettings::default()), 0.5),
     ];
     for (name, sampler, max_fraction) in kernels {
@@ -96,9 +105,11 @@ fn models_without_the_bounds_are_refused_naming_them() {
         let bad = SamplerSettings::Smh(SmhSettings { order: 2, pcn: Some(rho) });
         let e = bad.validate().unwrap_err().to_string();
         assert!(e.contains("pcn") && e.contains("[0, 1)"), "{e}");
-        let bad = SamplerSettings::MhSs(MhSsSettings { chi: 0.0, pcn: Some(rho) });
+        let bad = SamplerSettings::MhSs(MhSsSettings { pcn: Some(rho), ..Default::default() });
         assert!(bad.validate().unwrap_err().to_string().contains("pcn"));
     }
+    let bad = SamplerSettings::MhSs(MhSsSettings { order: 0, ..Default::default() });
+    assert!(bad.validate().unwrap_err().to_string().contains("1 or 2"));
     let bad = SamplerSettings::Tunamh(TunaMhSettings { chi: -1.0 });
     assert!(bad.validate().unwrap_err().to_string().contains("≥ 0"));
 }

@@ -165,13 +165,14 @@ pub use init::{
 };
 pub use mh::{
     AdaptiveMetropolis, AdaptiveMetropolisConfig, ApproximateGibbs, CrankNicolsonConfig,
-    CrankNicolsonProposal, CrankNicolsonTuning, EmpiricalConditional, FullDataMh, GibbsChain,
-    GibbsConfig, GibbsStats, MhChain, MhSs, MhSsChain, MhSsConfig, MhStats, MinibatchMh,
-    MinibatchMhChain, MinibatchMhStats, MinibatchMhTuning, Proposal, ProxyConfig, ProxyMhStats,
-    ProxyMhTuning, ProxyMinibatchMh, ProxyMinibatchMhChain, RandomWalkConfig, RandomWalkMetropolis,
-    RandomWalkMhConfig, RandomWalkProposal, RandomWalkProposalConfig, RandomWalkTuning, Scan,
-    SgldProposal, SgldProposalConfig, SgldProposalTuning, Smh, SmhChain, SmhConfig, SmhModel,
-    SmhStats, TunaMh, TunaMhChain, TunaMhConfig, TunaMhStats, empirical_conditional,
+    CrankNicolsonProposal, CrankNicolsonTuning, EmpiricalConditional, FirstOrderCv, FullDataMh,
+    GibbsChain, GibbsConfig, GibbsStats, MhChain, MhSs, MhSsChain, MhSsConfig, MhStats,
+    MinibatchMh, MinibatchMhChain, MinibatchMhStats, MinibatchMhTuning, Proposal, ProxyConfig,
+    ProxyMhStats, ProxyMhTuning, ProxyMinibatchMh, ProxyMinibatchMhChain, RandomWalkConfig,
+    RandomWalkMetropolis, RandomWalkMhConfig, RandomWalkProposal, RandomWalkProposalConfig,
+    RandomWalkTuning, Scan, SecondOrderCv, SgldProposal, SgldProposalConfig, SgldProposalTuning,
+    Smh, SmhChain, SmhConfig, SmhModel, SmhStats, TunaMh, TunaMhChain, TunaMhConfig, TunaMhStats,
+    empirical_conditional,
 };
 pub use piecewise::{
     AutoBoundConfig, AutomaticBound, BandConfig, BoundedGradients, Bps, BpsChain, BpsConfig,

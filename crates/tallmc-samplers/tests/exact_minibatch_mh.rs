@@ -3,7 +3,7 @@
 //! Laplace sds: an error far below the Monte Carlo one), means and sds within 4 MCSE:
 //! TunaMH (Zhang et al. 2020) at χ = 10⁻⁴ and χ = 0, with the Poisson minibatch's mean against
 //! its formula, a Lipschitz constant made 20× too small reported and its bias detected, and bad
-//! settings; MH-SS (first-order control variates at the mode) and SMH at orders 1 and 2, with
+//! settings; MH-SS (first- and second-order control variates at the mode) and SMH at orders 1 and 2, with
 //! their minibatches far smaller than TunaMH's.
 //!
 //! Seeds are shifted by `TALLMC_SEED_OFFSET`.
@@ -217,6 +217,10 @@ fn mh_ss_and_smh_sample_the_logistic_posterior_reading_few_data() {
     let mhss = MhSs::new(walk(scale), RankOne::new(1), MhSsConfig::new(p.mode.clone())).unwrap();
     let o = outcome!(sample_in_memory(&p.model, config(41), &inits, &mhss).unwrap());
     let mut report = vec![("MH-SS", o)];
+    let second =
+        MhSs::second_order(walk(scale), RankOne::new(1), MhSsConfig::new(p.mode.clone())).unwrap();
+    let o = outcome!(sample_in_memory(&p.model, config(47), &inits, &second).unwrap());
+    report.push(("MH-SS order 2", o));
     for (order, base) in [(CvOrder::One, 42), (CvOrder::Two, 43)] {
         let smh_config = SmhConfig { order, center: p.mode.clone() };
         let smh = Smh::new(walk(scale), RankOne::new(1), smh_config).unwrap();

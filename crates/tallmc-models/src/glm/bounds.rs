@@ -10,7 +10,7 @@
 //! | `TermCurvatureBound` | [`BoundedCurvature`] | K = c₂ X̃ᵀX̃, K^abs = c₂ \|X̃\|ᵀ\|X̃\| |
 //! | `TermLipschitz` (per datum) | [`BoundedScore`] | c_i = c₁ ‖x̃_i‖₂ |
 //! | `TermCurvatureConstants` (per datum) | [`BoundedCurvature`] | a₂,i = c₂ max_j x̃_ij², L_i = c₂ ‖x̃_i‖₂² |
-//! | `TermThirdDerivativeConstants` (per datum) | [`BoundedThirdDerivative`] | a₃,i = c₃ max_j \|x̃_ij\|³ |
+//! | `TermThirdDerivativeConstants` (per datum) | [`BoundedThirdDerivative`] | a₃,i = c₃ max_j \|x̃_ij\|³, L₂,i = c₃ ‖x̃_i‖₂³ |
 //! | `LogPrior`, `LogPriorHessian`, `LogPriorCurvature` | every family | N(0, s² I): κ = 1/s² |
 //!
 //! The constants are exact bounds in real arithmetic; the floating-point gradients they bound
@@ -74,6 +74,12 @@ impl<F: BoundedThirdDerivative> TermThirdDerivativeConstants for Glm<F> {
     /// a₃,i = c₃ max_j |x̃_ij|³: ∂³ℓ_i/∂θ_j∂θ_k∂θ_l = φ‴(η_i) x̃_ij x̃_ik x̃_il. O(d).
     fn term_third_derivative_bound(&self, i: usize) -> f64 {
         self.family.third_derivative_bound() * row_max_abs(self, i).powi(3)
+    }
+
+    /// L₂,i = c₃ ‖x̃_i‖₂³: ∇²ℓ_i(θ′) − ∇²ℓ_i(θ) = (φ″(η′) − φ″(η)) x̃_i x̃_iᵀ, whose norm is
+    /// |φ″(η′) − φ″(η)| ‖x̃_i‖₂² ≤ c₃ |x̃_iᵀ(θ′ − θ)| ‖x̃_i‖₂² ≤ c₃ ‖x̃_i‖₂³ ‖θ′ − θ‖₂. O(d).
+    fn term_hessian_lipschitz(&self, i: usize) -> f64 {
+        self.family.third_derivative_bound() * self.design.row_norm(i).powi(3)
     }
 }
 

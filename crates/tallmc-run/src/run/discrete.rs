@@ -103,6 +103,7 @@ impl<'a> Plan<'a> {
             ],
             Self::ExactMh(SamplerSettings::Tunamh(s)) => vec![("chi".into(), s.chi.to_string())],
             Self::ExactMh(SamplerSettings::MhSs(s)) => vec![
+                ("order".into(), s.order.to_string()),
                 ("chi".into(), s.chi.to_string()),
                 ("center".into(), "the posterior mode".into()),
                 ("proposal".into(), proposal_name(s.pcn)),

@@ -80,18 +80,23 @@ fn mh_ss<M, E>(
     model: &M, run: &ExactMhRun<'_>, s: &MhSsSettings, engine: E, sinks: Vec<Sinks>,
 ) -> Result<Outputs>
 where
-    M: RunModel + TermHessians + LogPrior + TermCurvatureConstants,
+    M: RunModel + TermHessians + LogPrior + TermCurvatureConstants + TermThirdDerivativeConstants,
     E: DifferenceTerms<M> + Clone + Send + Sync,
 {
     let config = MhSsConfig { center: run.mode.to_vec(), chi: s.chi };
-    match s.pcn {
-        Some(rho) => {
-            let kernel = MhSs::new(run.pcn(rho)?, engine, config)?;
-            run_kernel(run.driver, model, run.inits, &kernel, sinks)
+    let (d, i) = (run.driver, run.inits);
+    match (s.order, s.pcn) {
+        (1, Some(rho)) => {
+            run_kernel(d, model, i, &MhSs::new(run.pcn(rho)?, engine, config)?, sinks)
         }
-        None => {
-            let kernel = MhSs::new(run.walk()?, engine, config)?;
-            run_kernel(run.driver, model, run.inits, &kernel, sinks)
+        (1, None) => run_kernel(d, model, i, &MhSs::new(run.walk()?, engine, config)?, sinks),
+        (_, Some(rho)) => {
+            let kernel = MhSs::second_order(run.pcn(rho)?, engine, config)?;
+            run_kernel(d, model, i, &kernel, sinks)
+        }
+        (_, None) => {
+            let kernel = MhSs::second_order(run.walk()?, engine, config)?;
+            run_kernel(d, model, i, &kernel, sinks)
         }
     }
 }

@@ -254,10 +254,20 @@ impl Default for TunaMhSettings {
     }
 }
 
+fn default_mhss_order() -> u32 {
+    1
+}
+
 /// `tallmc sample mh-ss`.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct MhSsSettings {
+    /// Order k of the control variates at the mode, 1 (the paper's) or 2: the data read per
+    /// iteration are O(1) for k = 1 and O(N^(−1/2)) for k = 2.
+    #[cfg_attr(feature = "clap", arg(long, value_name = "K", default_value_t = default_mhss_order()))]
+    #[serde(default = "default_mhss_order")]
+    pub order: u32,
+
     /// χ ≥ 0 of TunaMH's Poisson minibatch on the control variates' remainders (MH-SS: 0).
     #[cfg_attr(feature = "clap", arg(long, value_name = "X", default_value_t = 0.0))]
     #[serde(default)]
@@ -285,9 +295,18 @@ impl TunaMhSettings {
     }
 }
 
+impl Default for MhSsSettings {
+    fn default() -> Self {
+        Self { order: default_mhss_order(), chi: 0.0, pcn: None }
+    }
+}
+
 impl MhSsSettings {
-    /// Checks χ and ρ.
+    /// Checks the order, χ and ρ.
     pub fn validate(&self) -> Result<(), Invalid> {
+        if !(1..=2).contains(&self.order) {
+            return Err(Invalid::new("order", self.order, "1 or 2"));
+        }
         check_chi(self.chi)?;
         check_pcn(self.pcn)
     }

@@ -1,16 +1,16 @@
 //! MH-SS, Metropolis–Hastings with scalable subsampling (Prado, Nemeth & Sherlock, arXiv
-//! 2407.19602): TunaMH's Poisson minibatch applied to the remainders of first-order Taylor
-//! control variates at a centre θ̂, so that the minibatch shrinks as the chain concentrates
-//! around θ̂.
+//! 2407.19602): TunaMH's Poisson minibatch applied to the remainders of first- or second-order
+//! Taylor control variates at a centre θ̂, so that the minibatch shrinks as the chain
+//! concentrates around θ̂.
 //!
-//! **Factorisation.** With ℓ̂_i the first-order expansion of ℓ_i at θ̂ and r_i = ℓ_i − ℓ̂_i, the
+//! **Factorisation.** With ℓ̂_i the order-k expansion of ℓ_i at θ̂ and r_i = ℓ_i − ℓ̂_i, the
 //! target is π(θ) ∝ π̂(θ) exp(Σ_i r_i(θ)), π̂(θ) = p(θ) exp(Σ_i ℓ̂_i(θ)) (O(d) from the sums at
 //! θ̂). The cheap part of the ratio is R = π̂(θ′) q(θ|θ′) / (π̂(θ) q(θ′|θ)); the data enter
 //! through the energies U_i = −r_i and TunaMH's Poisson minibatch (see the
 //! `poisson_minibatch` module; χ = 0 by default, as MH-SS), which keeps the kernel exactly
 //! π-reversible for any bound of the form |U_i(θ′) − U_i(θ)| ≤ c_i M(θ, θ′), M symmetric.
 //!
-//! **The bound.** With h = θ − θ̂, h′ = θ′ − θ̂, Δ = θ′ − θ and L_i the Lipschitz constant of ∇ℓ_i
+//! **The bound, order 1.** With h = θ − θ̂, h′ = θ′ − θ̂, Δ = θ′ − θ and L_i the Lipschitz constant of ∇ℓ_i
 //! ([`TermCurvatureConstants::term_gradient_lipschitz`]; logistic: ¼‖x̃_i‖₂²):
 //!
 //! ```text
@@ -23,13 +23,30 @@
 //! the steps and the posterior's spread are O(N^{−1/2}) (C = O(N)). (The paper's M refines the
 //! integral with the angle between h and Δ; this one is its simple upper bound.)
 //!
+//! **The bound, order 2.** With L₂,i the Lipschitz constant of ∇²ℓ_i
+//! ([`TermThirdDerivativeConstants::term_hessian_lipschitz`]; logistic: (√3/18)‖x̃_i‖₂³), the
+//! remainder's gradient is ∇r_i(θ) = ∫₀¹ (∇²ℓ_i(θ̂ + s h) − ∇²ℓ_i(θ̂)) h ds, of norm at most
+//! L₂,i ‖h‖²/2, so
+//!
+//! ```text
+//! |r_i(θ′) − r_i(θ)| ≤ ‖Δ‖₂ ∫₀¹ (L₂,i/2) ‖(1 − t)h + t h′‖₂² dt = (L₂,i/2) ‖Δ‖₂ (‖h‖² + hᵀh′ + ‖h′‖²)/3:
+//! ```
+//!
+//! c_i = L₂,i/2 and M(θ, θ′) = ‖Δ‖₂ (‖h‖₂² + hᵀh′ + ‖h′‖₂²)/3 (symmetric in θ, θ′; the integral
+//! of a square, so ≥ 0). E(B) = CM is cubic in the distances: O(N^{−1/2}) rows per iteration.
+//! The order is a type parameter ([`FirstOrderCv`], [`SecondOrderCv`]), so that order 1 needs only
+//! the curvature constants.
+//!
 //! **Cost**: the expansions at θ̂ (one pass, reported with the first step), then per drawn
 //! index the remainders at θ and θ′ (what the [`DifferenceTerms`] engine reports).
+
+use std::marker::PhantomData;
 
 use rand::{Rng, RngExt};
 use serde::Serialize;
 use tallmc_core::{
     Chain, Error, EvalCounts, Kernel, LogPrior, Result, TermCurvatureConstants, TermHessians,
+    TermThirdDerivativeConstants,
 };
 use tallmc_estimators::{ControlVariate, CvOrder, DifferenceTerms};
 
@@ -40,7 +57,7 @@ use super::tunamh::TunaMhStats;
 /// Settings of [`MhSs`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MhSsConfig {
-    /// The centre θ̂ of the first-order expansions (usually the posterior mode).
+    /// The centre θ̂ of the expansions (usually the posterior mode).
     pub center: Vec<f64>,
     /// χ ≥ 0 of the Poisson minibatch (default 0, as MH-SS).
     pub chi: f64,
@@ -53,21 +70,49 @@ impl MhSsConfig {
     }
 }
 
-/// MH-SS over the proposal `P` with the difference engine `E` (see the module docs).
+/// MH-SS with first-order control variates (c_i = L_i): the paper's.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FirstOrderCv;
+
+/// MH-SS with second-order control variates (c_i = L₂,i/2).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SecondOrderCv;
+
+/// MH-SS over the proposal `P` with the difference engine `E`, control variates of order `O`
+/// ([`FirstOrderCv`] by default; see the module docs).
 #[derive(Debug, Clone)]
-pub struct MhSs<P, E> {
+pub struct MhSs<P, E, O = FirstOrderCv> {
     proposal: P,
     engine: E,
     config: MhSsConfig,
+    order: PhantomData<O>,
 }
 
-impl<P, E> MhSs<P, E> {
-    /// MH-SS with `proposal`, the engine that computes the remainders (`RankOne` for models
-    /// with a linear predictor, `HessianProducts` for any model with Hessians) and `config`.
+impl<P, E> MhSs<P, E, FirstOrderCv> {
+    /// MH-SS with first-order control variates, `proposal`, the engine that computes the
+    /// remainders (`RankOne` for models with a linear predictor, `HessianProducts` for any
+    /// model with Hessians) and `config`.
     ///
     /// # Errors
     /// χ negative or not finite; a centre with a NaN or infinite coordinate.
     pub fn new(proposal: P, engine: E, config: MhSsConfig) -> Result<Self> {
+        Self::checked(proposal, engine, config)
+    }
+}
+
+impl<P, E> MhSs<P, E, SecondOrderCv> {
+    /// MH-SS with second-order control variates (the model needs
+    /// [`TermThirdDerivativeConstants`]); otherwise as [`MhSs::new`].
+    ///
+    /// # Errors
+    /// As [`MhSs::new`].
+    pub fn second_order(proposal: P, engine: E, config: MhSsConfig) -> Result<Self> {
+        Self::checked(proposal, engine, config)
+    }
+}
+
+impl<P, E, O> MhSs<P, E, O> {
+    fn checked(proposal: P, engine: E, config: MhSsConfig) -> Result<Self> {
         if !(config.chi >= 0.0 && config.chi.is_finite()) {
             return Err(Error::invalid("MH-SS χ", config.chi, "a finite number ≥ 0"));
         }
@@ -76,41 +121,19 @@ impl<P, E> MhSs<P, E> {
             &config.center,
             config.center.len(),
         )?;
-        Ok(Self { proposal, engine, config })
+        Ok(Self { proposal, engine, config, order: PhantomData })
     }
-}
 
-/// A running MH-SS chain.
-#[derive(Debug, Clone)]
-pub struct MhSsChain<P, E> {
-    proposal: P,
-    engine: E,
-    cv: ControlVariate,
-    chi: f64,
-    minibatch: Option<PoissonMinibatch>,
-    position: Vec<f64>,
-    /// log p(θ) + Σ_i ℓ̂_i(θ).
-    log_approximation: f64,
-    candidate: Vec<f64>,
-    indices: Vec<u32>,
-    at_theta: Vec<f64>,
-    at_candidate: Vec<f64>,
-    unreported: EvalCounts,
-}
-
-impl<M, P, E> Kernel<M> for MhSs<P, E>
-where
-    M: TermHessians + LogPrior + TermCurvatureConstants + ?Sized,
-    P: Proposal<M> + Clone + Send + Sync,
-    E: DifferenceTerms<M> + Clone + Send + Sync,
-{
-    type Chain = MhSsChain<P, E>;
-
-    /// Builds the first-order expansions at θ̂ (one pass, reported with the first step) and the
-    /// alias table of the L_i, and checks θ₀. Draws no random numbers.
-    fn build_chain<R: Rng + ?Sized>(
-        &self, model: &M, position: &[f64], _rng: &mut R,
-    ) -> Result<MhSsChain<P, E>> {
+    /// Builds a chain with control variates of `order` and per-datum constants `constant(i)`.
+    fn build<M>(
+        &self, model: &M, position: &[f64], order: CvOrder, constant: impl Fn(usize) -> f64 + Sync,
+        what: &'static str,
+    ) -> Result<MhSsChain<P, E>>
+    where
+        M: TermHessians + LogPrior + ?Sized,
+        P: Proposal<M> + Clone,
+        E: Clone,
+    {
         let d = model.dim();
         if self.config.center.len() != d {
             return Err(Error::dimension("MH-SS centre θ̂", d, self.config.center.len()));
@@ -118,13 +141,10 @@ where
         tallmc_core::error::check_finite_vector("initial position", position, d)?;
         let mut proposal = self.proposal.clone();
         proposal.init(model)?;
-        let (cv, evals) =
-            ControlVariate::new_on_all_cores(model, &self.config.center, CvOrder::One).map_err(
-                |e| Error::invalid("MH-SS expansions at θ̂", e, "finite sums at the centre"),
-            )?;
-        let constants: Vec<f64> =
-            (0..model.num_terms()).map(|i| model.term_gradient_lipschitz(i)).collect();
-        let minibatch = PoissonMinibatch::new(constants, "per-datum gradient Lipschitz constant")?;
+        let (cv, evals) = ControlVariate::new_on_all_cores(model, &self.config.center, order)
+            .map_err(|e| Error::invalid("MH-SS expansions at θ̂", e, "finite sums at the centre"))?;
+        let constants: Vec<f64> = (0..model.num_terms()).map(constant).collect();
+        let minibatch = PoissonMinibatch::new(constants, what)?;
         let log_approximation = model.log_prior(position) + cv.sum(position);
         if !log_approximation.is_finite() {
             return Err(Error::NonFiniteLogDensity {
@@ -136,6 +156,7 @@ where
             proposal,
             engine: self.engine.clone(),
             cv,
+            order,
             chi: self.config.chi,
             minibatch,
             position: position.to_vec(),
@@ -149,14 +170,97 @@ where
     }
 }
 
+/// A running MH-SS chain.
+#[derive(Debug, Clone)]
+pub struct MhSsChain<P, E> {
+    proposal: P,
+    engine: E,
+    cv: ControlVariate,
+    order: CvOrder,
+    chi: f64,
+    minibatch: Option<PoissonMinibatch>,
+    position: Vec<f64>,
+    /// log p(θ) + Σ_i ℓ̂_i(θ).
+    log_approximation: f64,
+    candidate: Vec<f64>,
+    indices: Vec<u32>,
+    at_theta: Vec<f64>,
+    at_candidate: Vec<f64>,
+    unreported: EvalCounts,
+}
+
+impl<M, P, E> Kernel<M> for MhSs<P, E, FirstOrderCv>
+where
+    M: TermHessians + LogPrior + TermCurvatureConstants + ?Sized,
+    P: Proposal<M> + Clone + Send + Sync,
+    E: DifferenceTerms<M> + Clone + Send + Sync,
+{
+    type Chain = MhSsChain<P, E>;
+
+    /// Builds the first-order expansions at θ̂ (one pass, reported with the first step) and the
+    /// alias table of the L_i, and checks θ₀. Draws no random numbers.
+    fn build_chain<R: Rng + ?Sized>(
+        &self, model: &M, position: &[f64], _rng: &mut R,
+    ) -> Result<MhSsChain<P, E>> {
+        self.build(
+            model,
+            position,
+            CvOrder::One,
+            |i| model.term_gradient_lipschitz(i),
+            "per-datum gradient Lipschitz constant",
+        )
+    }
+}
+
+impl<M, P, E> Kernel<M> for MhSs<P, E, SecondOrderCv>
+where
+    M: TermHessians + LogPrior + TermThirdDerivativeConstants + ?Sized,
+    P: Proposal<M> + Clone + Send + Sync,
+    E: DifferenceTerms<M> + Clone + Send + Sync,
+{
+    type Chain = MhSsChain<P, E>;
+
+    /// Builds the second-order expansions at θ̂ (one pass, reported with the first step) and
+    /// the alias table of the L₂,i/2, and checks θ₀. Draws no random numbers.
+    fn build_chain<R: Rng + ?Sized>(
+        &self, model: &M, position: &[f64], _rng: &mut R,
+    ) -> Result<MhSsChain<P, E>> {
+        self.build(
+            model,
+            position,
+            CvOrder::Two,
+            |i| 0.5 * model.term_hessian_lipschitz(i),
+            "per-datum Hessian Lipschitz constant",
+        )
+    }
+}
+
 /// ‖a − b‖₂.
 fn distance(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum::<f64>().sqrt()
 }
 
+/// M(θ, θ′) of the module docs for control variates of `order`: ‖Δ‖(‖h‖ + ‖h′‖)/2 (order 1)
+/// or ‖Δ‖(‖h‖² + hᵀh′ + ‖h′‖²)/3 (order 2).
+fn bound_scale(order: CvOrder, theta: &[f64], candidate: &[f64], center: &[f64]) -> f64 {
+    let step = distance(candidate, theta);
+    if order == CvOrder::One {
+        return step * 0.5 * (distance(theta, center) + distance(candidate, center));
+    }
+    let (mut hh, mut hh2, mut h2h2) = (0.0, 0.0, 0.0);
+    for ((t, c), x) in theta.iter().zip(candidate).zip(center) {
+        let (h, h2) = (t - x, c - x);
+        hh += h * h;
+        hh2 += h * h2;
+        h2h2 += h2 * h2;
+    }
+    // The integral of a square: ≥ 0 up to rounding.
+    step * ((hh + hh2 + h2h2) / 3.0).max(0.0)
+}
+
 impl<M, P, E> Chain<M> for MhSsChain<P, E>
 where
-    M: TermHessians + LogPrior + TermCurvatureConstants + ?Sized,
+    M: TermHessians + LogPrior + ?Sized,
     P: Proposal<M> + Send,
     E: DifferenceTerms<M> + Send,
 {
@@ -185,10 +289,7 @@ where
         let mut log_ratio = candidate_approximation - self.log_approximation + log_correction;
         stats.divergent = log_ratio.is_nan() || candidate_approximation == f64::INFINITY;
         if let (false, Some(batch)) = (stats.divergent, &self.minibatch) {
-            let center = self.cv.center();
-            let m = distance(&self.candidate, &self.position)
-                * 0.5
-                * (distance(&self.position, center) + distance(&self.candidate, center));
+            let m = bound_scale(self.order, &self.position, &self.candidate, self.cv.center());
             let drawn = batch.draw(self.chi, m, &mut self.indices, rng)?;
             stats.poisson_mean = drawn.mean;
             let b = self.indices.len();

@@ -33,7 +33,7 @@ pub use gibbs::{
     ApproximateGibbs, EmpiricalConditional, GibbsChain, GibbsConfig, GibbsStats, Scan,
     empirical_conditional,
 };
-pub use mhss::{MhSs, MhSsChain, MhSsConfig};
+pub use mhss::{FirstOrderCv, MhSs, MhSsChain, MhSsConfig, SecondOrderCv};
 pub use minibatch::{MinibatchMh, MinibatchMhChain, MinibatchMhStats, MinibatchMhTuning};
 pub use proposal::{
     Proposal, RandomWalkProposal, RandomWalkProposalConfig, RandomWalkTuning, SgldProposal,

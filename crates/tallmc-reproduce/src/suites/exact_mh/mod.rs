@@ -10,7 +10,7 @@
 //!   collinear 37,591-row, 22-parameter logistic regression on which the issue found the
 //!   confidence sampler reading every datum
 //!   ([`synthetic::collinear_logistic`](tallmc_models::synthetic::collinear_logistic)); SMH
-//!   (orders 1 and 2, random walk and pCN), MH-SS, TunaMH, the confidence sampler with Taylor
+//!   (orders 1 and 2, random walk and pCN), MH-SS (orders 1 and 2), TunaMH, the confidence sampler with Taylor
 //!   proxies, Austerity and exact random-walk MH — data fraction, ESS per evaluation, R-hat and
 //!   the bias against a long full-data HMC run.
 //!

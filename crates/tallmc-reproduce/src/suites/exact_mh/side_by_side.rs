@@ -12,7 +12,7 @@
 //! |---|---|---|
 //! | SMH-1, SMH-2 | random walk, s = 2.38/√d tuned in warmup to acceptance 0.234 | yes |
 //! | SMH-2 pCN | pCN around the mode, ρ = [`PCN_RHO`], N(θ̂, Σ_L) | yes |
-//! | MH-SS | random walk, as SMH | yes |
+//! | MH-SS, MH-SS-2 (orders 1 and 2) | random walk, as SMH | yes |
 //! | TunaMH (χ = 10⁻⁴) | random walk, as SMH | yes |
 //! | confidence sampler, Taylor proxies (δ = 0.01, Bernstein–Serfling) | random walk | δ-exact per decision |
 //! | Austerity (ε = [`AUSTERITY_EPSILON`], batches of 500) | random walk | no (biased) |
@@ -81,8 +81,10 @@ pub enum Which {
     Smh2,
     /// SMH, order 2, pCN.
     Smh2Pcn,
-    /// MH-SS, random walk.
+    /// MH-SS, order 1, random walk.
     MhSs,
+    /// MH-SS, order 2, random walk.
+    MhSs2,
     /// TunaMH, random walk.
     TunaMh,
     /// The confidence sampler with Taylor proxies.
@@ -95,11 +97,12 @@ pub enum Which {
 
 impl Which {
     /// Every kernel, in table order.
-    pub const ALL: [Self; 8] = [
+    pub const ALL: [Self; 9] = [
         Self::Smh1,
         Self::Smh2,
         Self::Smh2Pcn,
         Self::MhSs,
+        Self::MhSs2,
         Self::TunaMh,
         Self::ConfidenceProxies,
         Self::Austerity,
@@ -113,6 +116,7 @@ impl Which {
             Self::Smh2 => "SMH-2",
             Self::Smh2Pcn => "SMH-2 pCN",
             Self::MhSs => "MH-SS",
+            Self::MhSs2 => "MH-SS-2",
             Self::TunaMh => "TunaMH",
             Self::ConfidenceProxies => "confidence + proxies",
             Self::Austerity => "Austerity",
@@ -128,7 +132,10 @@ impl Which {
 
     /// Whether the kernel is one of the three (SMH, TunaMH, MH-SS).
     pub fn poisson_minibatch(self) -> bool {
-        matches!(self, Self::Smh1 | Self::Smh2 | Self::Smh2Pcn | Self::MhSs | Self::TunaMh)
+        matches!(
+            self,
+            Self::Smh1 | Self::Smh2 | Self::Smh2Pcn | Self::MhSs | Self::MhSs2 | Self::TunaMh
+        )
     }
 
     /// Whether it reads most of the data per iteration (and runs the short length).
@@ -266,6 +273,10 @@ fn run_kernel(
         }
         Which::MhSs => {
             let k = MhSs::new(walk(laplace)?, RankOne::new(1), MhSsConfig::new(mode))?;
+            measured(which, runner.run(config, &k, &label)?, config, Rows::Column("batch_size__"))
+        }
+        Which::MhSs2 => {
+            let k = MhSs::second_order(walk(laplace)?, RankOne::new(1), MhSsConfig::new(mode))?;
             measured(which, runner.run(config, &k, &label)?, config, Rows::Column("batch_size__"))
         }
         Which::TunaMh => {
