@@ -38,9 +38,10 @@ fn sample(sampler: &str, extra: &[&str]) -> (std::process::Output, serde_json::V
     (o, summary.expect("summary.json"))
 }
 
-#[test]
-fn austerity_mixes_within_20000_iterations_and_reports_its_widened_draws() {
-    let (o, summary) = sample("austerity", &["--warmup", "2000", "--draws", "18000"]);
+/// Every one of the P + 1 parameters has R-hat below `max_rhat`, a bulk ESS of at least 400 and
+/// a mean within half a posterior sd of the Laplace mode (the posterior of 37,591 rows is close
+/// to Gaussian: its mean and mode differ by a small fraction of an sd).
+fn assert_mixes(o: &std::process::Output, summary: &serde_json::Value, max_rhat: f64) {
     let params = summary["parameters"].as_array().unwrap();
     assert_eq!(params.len(), P + 1);
     let mode = summary["laplace_mode"].as_array().unwrap();
@@ -49,11 +50,17 @@ fn austerity_mixes_within_20000_iterations_and_reports_its_widened_draws() {
         let rhat = p["rhat"].as_f64().unwrap();
         let ess = p["ess_bulk"].as_f64().unwrap();
         let (mean, sd) = (p["mean"].as_f64().unwrap(), p["sd"].as_f64().unwrap());
-        assert!(rhat < 1.05, "{name}: R-hat {rhat}\n{}", stderr(&o));
-        assert!(ess >= 400.0, "{name}: bulk ESS {ess}\n{}", stderr(&o));
+        assert!(rhat < max_rhat, "{name}: R-hat {rhat}\n{}", stderr(o));
+        assert!(ess >= 400.0, "{name}: bulk ESS {ess}\n{}", stderr(o));
         let m = m.as_f64().unwrap();
         assert!((mean - m).abs() < 0.5 * sd, "{name}: mean {mean} vs mode {m} (sd {sd})");
     }
+}
+
+#[test]
+fn austerity_mixes_within_20000_iterations_and_reports_its_widened_draws() {
+    let (o, summary) = sample("austerity", &["--warmup", "2000", "--draws", "18000"]);
+    assert_mixes(&o, &summary, 1.05);
     let fraction = summary["totals"]["data_fraction_per_iteration"].as_f64().unwrap();
     assert!(fraction < 0.5, "austerity read {fraction} of the data per iteration");
     let err = stderr(&o);
@@ -71,19 +78,7 @@ fn austerity_mixes_within_20000_iterations_and_reports_its_widened_draws() {
 #[test]
 fn smh_with_pcn_mixes_within_20000_iterations_reading_a_fifth_of_the_data_or_less() {
     let (o, summary) = sample("smh", &["--pcn", "0.5", "--warmup", "1000", "--draws", "4000"]);
-    let params = summary["parameters"].as_array().unwrap();
-    assert_eq!(params.len(), P + 1);
-    let mode = summary["laplace_mode"].as_array().unwrap();
-    for (p, m) in params.iter().zip(mode) {
-        let name = p["name"].as_str().unwrap();
-        let rhat = p["rhat"].as_f64().unwrap();
-        let ess = p["ess_bulk"].as_f64().unwrap();
-        let (mean, sd) = (p["mean"].as_f64().unwrap(), p["sd"].as_f64().unwrap());
-        assert!(rhat < 1.01, "{name}: R-hat {rhat}\n{}", stderr(&o));
-        assert!(ess >= 400.0, "{name}: bulk ESS {ess}\n{}", stderr(&o));
-        let m = m.as_f64().unwrap();
-        assert!((mean - m).abs() < 0.5 * sd, "{name}: mean {mean} vs mode {m} (sd {sd})");
-    }
+    assert_mixes(&o, &summary, 1.01);
     let fraction = summary["totals"]["data_fraction_per_iteration"].as_f64().unwrap();
     assert!(fraction <= 0.2, "smh --pcn read {fraction} of the data per iteration");
 }

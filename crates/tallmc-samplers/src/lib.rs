@@ -166,7 +166,7 @@ pub use init::{
 pub use mh::{
     AdaptiveMetropolis, AdaptiveMetropolisConfig, ApproximateGibbs, CrankNicolsonConfig,
     CrankNicolsonProposal, CrankNicolsonTuning, EmpiricalConditional, FirstOrderCv, FullDataMh,
-    GibbsChain, GibbsConfig, GibbsStats, MhChain, MhSs, MhSsChain, MhSsConfig, MhStats,
+    GibbsChain, GibbsConfig, GibbsStats, MhChain, MhSs, MhSsChain, MhSsConfig, MhSsOrder, MhStats,
     MinibatchMh, MinibatchMhChain, MinibatchMhStats, MinibatchMhTuning, Proposal, ProxyConfig,
     ProxyMhStats, ProxyMhTuning, ProxyMinibatchMh, ProxyMinibatchMhChain, RandomWalkConfig,
     RandomWalkMetropolis, RandomWalkMhConfig, RandomWalkProposal, RandomWalkProposalConfig,

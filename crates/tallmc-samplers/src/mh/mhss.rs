@@ -34,8 +34,8 @@
 //!
 //! c_i = L₂,i/2 and M(θ, θ′) = ‖Δ‖₂ (‖h‖₂² + hᵀh′ + ‖h′‖₂²)/3 (symmetric in θ, θ′; the integral
 //! of a square, so ≥ 0). E(B) = CM is cubic in the distances: O(N^{−1/2}) rows per iteration.
-//! The order is a type parameter ([`FirstOrderCv`], [`SecondOrderCv`]), so that order 1 needs only
-//! the curvature constants.
+//! The order is a type parameter ([`FirstOrderCv`], [`SecondOrderCv`]; [`MhSsOrder`] says what
+//! each sets), so that order 1 needs only the curvature constants.
 //!
 //! **Cost**: the expansions at θ̂ (one pass, reported with the first step), then per drawn
 //! index the remainders at θ and θ′ (what the [`DifferenceTerms`] engine reports).
@@ -50,8 +50,9 @@ use tallmc_core::{
 };
 use tallmc_estimators::{ControlVariate, CvOrder, DifferenceTerms};
 
-use super::poisson_minibatch::{PoissonMinibatch, remainders};
+use super::poisson_minibatch::PoissonMinibatch;
 use super::proposal::Proposal;
+use super::taylor_expansions::{remainders, start_from_expansions};
 use super::tunamh::TunaMhStats;
 
 /// Settings of [`MhSs`].
@@ -123,51 +124,6 @@ impl<P, E, O> MhSs<P, E, O> {
         )?;
         Ok(Self { proposal, engine, config, order: PhantomData })
     }
-
-    /// Builds a chain with control variates of `order` and per-datum constants `constant(i)`.
-    fn build<M>(
-        &self, model: &M, position: &[f64], order: CvOrder, constant: impl Fn(usize) -> f64 + Sync,
-        what: &'static str,
-    ) -> Result<MhSsChain<P, E>>
-    where
-        M: TermHessians + LogPrior + ?Sized,
-        P: Proposal<M> + Clone,
-        E: Clone,
-    {
-        let d = model.dim();
-        if self.config.center.len() != d {
-            return Err(Error::dimension("MH-SS centre θ̂", d, self.config.center.len()));
-        }
-        tallmc_core::error::check_finite_vector("initial position", position, d)?;
-        let mut proposal = self.proposal.clone();
-        proposal.init(model)?;
-        let (cv, evals) = ControlVariate::new_on_all_cores(model, &self.config.center, order)
-            .map_err(|e| Error::invalid("MH-SS expansions at θ̂", e, "finite sums at the centre"))?;
-        let constants: Vec<f64> = (0..model.num_terms()).map(constant).collect();
-        let minibatch = PoissonMinibatch::new(constants, what)?;
-        let log_approximation = model.log_prior(position) + cv.sum(position);
-        if !log_approximation.is_finite() {
-            return Err(Error::NonFiniteLogDensity {
-                what: format!("log p(θ₀) + Σ ℓ̂_i(θ₀) at the initial position {position:?}"),
-                value: log_approximation,
-            });
-        }
-        Ok(MhSsChain {
-            proposal,
-            engine: self.engine.clone(),
-            cv,
-            order,
-            chi: self.config.chi,
-            minibatch,
-            position: position.to_vec(),
-            log_approximation,
-            candidate: vec![0.0; d],
-            indices: Vec::new(),
-            at_theta: Vec::new(),
-            at_candidate: Vec::new(),
-            unreported: evals,
-        })
-    }
 }
 
 /// A running MH-SS chain.
@@ -189,49 +145,74 @@ pub struct MhSsChain<P, E> {
     unreported: EvalCounts,
 }
 
-impl<M, P, E> Kernel<M> for MhSs<P, E, FirstOrderCv>
-where
-    M: TermHessians + LogPrior + TermCurvatureConstants + ?Sized,
-    P: Proposal<M> + Clone + Send + Sync,
-    E: DifferenceTerms<M> + Clone + Send + Sync,
-{
-    type Chain = MhSsChain<P, E>;
+/// What an order of control variates sets in MH-SS: the expansions' order and the per-datum
+/// constant c_i of the bound (module docs), from the model capability that order needs.
+pub trait MhSsOrder<M: ?Sized> {
+    /// The order of the Taylor expansions.
+    const ORDER: CvOrder;
+    /// What c_i is, for errors.
+    const CONSTANT: &'static str;
+    /// c_i of datum `i`.
+    fn constant(model: &M, i: usize) -> f64;
+}
 
-    /// Builds the first-order expansions at θ̂ (one pass, reported with the first step) and the
-    /// alias table of the L_i, and checks θ₀. Draws no random numbers.
-    fn build_chain<R: Rng + ?Sized>(
-        &self, model: &M, position: &[f64], _rng: &mut R,
-    ) -> Result<MhSsChain<P, E>> {
-        self.build(
-            model,
-            position,
-            CvOrder::One,
-            |i| model.term_gradient_lipschitz(i),
-            "per-datum gradient Lipschitz constant",
-        )
+/// c_i = L_i, the Lipschitz constant of ∇ℓ_i.
+impl<M: TermCurvatureConstants + ?Sized> MhSsOrder<M> for FirstOrderCv {
+    const ORDER: CvOrder = CvOrder::One;
+    const CONSTANT: &'static str = "per-datum gradient Lipschitz constant";
+    fn constant(model: &M, i: usize) -> f64 {
+        model.term_gradient_lipschitz(i)
     }
 }
 
-impl<M, P, E> Kernel<M> for MhSs<P, E, SecondOrderCv>
+/// c_i = L₂,i/2, half the Lipschitz constant of ∇²ℓ_i.
+impl<M: TermThirdDerivativeConstants + ?Sized> MhSsOrder<M> for SecondOrderCv {
+    const ORDER: CvOrder = CvOrder::Two;
+    const CONSTANT: &'static str = "per-datum Hessian Lipschitz constant";
+    fn constant(model: &M, i: usize) -> f64 {
+        0.5 * model.term_hessian_lipschitz(i)
+    }
+}
+
+impl<M, P, E, O> Kernel<M> for MhSs<P, E, O>
 where
-    M: TermHessians + LogPrior + TermThirdDerivativeConstants + ?Sized,
+    M: TermHessians + LogPrior + ?Sized,
     P: Proposal<M> + Clone + Send + Sync,
     E: DifferenceTerms<M> + Clone + Send + Sync,
+    O: MhSsOrder<M> + Send + Sync,
 {
     type Chain = MhSsChain<P, E>;
 
-    /// Builds the second-order expansions at θ̂ (one pass, reported with the first step) and
-    /// the alias table of the L₂,i/2, and checks θ₀. Draws no random numbers.
+    /// Builds the expansions of order `O` at θ̂ (one pass, reported with the first step) and
+    /// the alias table of the c_i, and checks θ₀. Draws no random numbers.
     fn build_chain<R: Rng + ?Sized>(
         &self, model: &M, position: &[f64], _rng: &mut R,
     ) -> Result<MhSsChain<P, E>> {
-        self.build(
+        let start = start_from_expansions(
+            "MH-SS",
             model,
+            &self.proposal,
+            &self.config.center,
             position,
-            CvOrder::Two,
-            |i| 0.5 * model.term_hessian_lipschitz(i),
-            "per-datum Hessian Lipschitz constant",
-        )
+            O::ORDER,
+        )?;
+        let constants: Vec<f64> = (0..model.num_terms()).map(|i| O::constant(model, i)).collect();
+        let minibatch = PoissonMinibatch::new(constants, O::CONSTANT)?;
+        Ok(MhSsChain {
+            proposal: start.proposal,
+            engine: self.engine.clone(),
+            cv: start.cv,
+            order: O::ORDER,
+            chi: self.config.chi,
+            minibatch,
+            position: position.to_vec(),
+            log_approximation: start.log_approximation,
+            candidate: vec![0.0; position.len()],
+            indices: Vec::new(),
+            at_theta: Vec::new(),
+            at_candidate: Vec::new(),
+            unreported: start.evals,
+        })
     }
 }
 

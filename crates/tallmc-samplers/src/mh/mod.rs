@@ -24,6 +24,7 @@ pub mod proposal;
 pub mod proxy;
 pub mod rwm;
 pub mod smh;
+mod taylor_expansions;
 pub mod tunamh;
 
 pub use adaptive::{AdaptiveMetropolis, AdaptiveMetropolisConfig};
@@ -33,7 +34,7 @@ pub use gibbs::{
     ApproximateGibbs, EmpiricalConditional, GibbsChain, GibbsConfig, GibbsStats, Scan,
     empirical_conditional,
 };
-pub use mhss::{FirstOrderCv, MhSs, MhSsChain, MhSsConfig, SecondOrderCv};
+pub use mhss::{FirstOrderCv, MhSs, MhSsChain, MhSsConfig, MhSsOrder, SecondOrderCv};
 pub use minibatch::{MinibatchMh, MinibatchMhChain, MinibatchMhStats, MinibatchMhTuning};
 pub use proposal::{
     Proposal, RandomWalkProposal, RandomWalkProposalConfig, RandomWalkTuning, SgldProposal,

@@ -107,26 +107,3 @@ impl PoissonMinibatch {
         log_factor
     }
 }
-
-/// The remainders r_i = ℓ_i − ℓ̂_i at θ and at θ′ of `indices` (the control variate `cv`'s
-/// expansions), into `at_theta` and `at_candidate` (resized), in engine calls of at most 4,096
-/// indices on lane 0; returns the evaluations made. Shared by SMH and MH-SS.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn remainders<M: ?Sized, E: tallmc_estimators::DifferenceTerms<M>>(
-    engine: &mut E, model: &M, cv: &tallmc_estimators::ControlVariate, theta: &[f64],
-    candidate: &[f64], indices: &[u32], at_theta: &mut Vec<f64>, at_candidate: &mut Vec<f64>,
-) -> tallmc_core::EvalCounts {
-    const CHUNK: usize = 4096;
-    let k = indices.len();
-    at_theta.resize(k, 0.0);
-    at_candidate.resize(k, 0.0);
-    let mut evals = tallmc_core::EvalCounts::ZERO;
-    for start in (0..k).step_by(CHUNK) {
-        let end = (start + CHUNK).min(k);
-        let idx = &indices[start..end];
-        evals += engine.differences(model, cv, theta, 0, idx, &mut at_theta[start..end], false);
-        evals +=
-            engine.differences(model, cv, candidate, 0, idx, &mut at_candidate[start..end], false);
-    }
-    evals
-}

@@ -54,8 +54,8 @@ use tallmc_core::{
 };
 use tallmc_estimators::{ControlVariate, CvOrder, DifferenceTerms};
 
-use super::poisson_minibatch::remainders;
 use super::proposal::Proposal;
+use super::taylor_expansions::{remainders, start_from_expansions};
 
 /// Settings of [`Smh`]: the Taylor order k and the centre θ̂.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -208,40 +208,29 @@ where
     fn build_chain<R: Rng + ?Sized>(
         &self, model: &M, position: &[f64], _rng: &mut R,
     ) -> Result<SmhChain<P, E>> {
-        let d = model.dim();
-        if self.config.center.len() != d {
-            return Err(Error::dimension("SMH centre θ̂", d, self.config.center.len()));
-        }
-        tallmc_core::error::check_finite_vector("initial position", position, d)?;
-        let mut proposal = self.proposal.clone();
-        proposal.init(model)?;
-        let (cv, evals) =
-            ControlVariate::new_on_all_cores(model, &self.config.center, self.config.order)
-                .map_err(|e| {
-                    Error::invalid("SMH expansions at θ̂", e, "finite sums at the centre")
-                })?;
+        let start = start_from_expansions(
+            "SMH",
+            model,
+            &self.proposal,
+            &self.config.center,
+            position,
+            self.config.order,
+        )?;
         let psi = bounds(model, self.config.order)?;
         let alias = if psi.iter().all(|&p| p == 0.0) { None } else { Some(AliasTable::new(&psi)?) };
-        let log_approximation = model.log_prior(position) + cv.sum(position);
-        if !log_approximation.is_finite() {
-            return Err(Error::NonFiniteLogDensity {
-                what: format!("log p(θ₀) + Σ ℓ̂_i(θ₀) at the initial position {position:?}"),
-                value: log_approximation,
-            });
-        }
         Ok(SmhChain {
-            proposal,
+            proposal: start.proposal,
             engine: self.engine.clone(),
-            cv,
+            cv: start.cv,
             alias,
             psi,
             position: position.to_vec(),
-            log_approximation,
-            candidate: vec![0.0; d],
+            log_approximation: start.log_approximation,
+            candidate: vec![0.0; position.len()],
             indices: Vec::new(),
             at_theta: Vec::new(),
             at_candidate: Vec::new(),
-            unreported: evals,
+            unreported: start.evals,
         })
     }
 }

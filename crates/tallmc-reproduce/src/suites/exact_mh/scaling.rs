@@ -34,7 +34,7 @@ use tallmc_samplers::{
 };
 
 use super::DATA_SEED;
-use crate::chains::{Chains, run_config};
+use crate::chains::{Chains, pooled_mean, run_config};
 use crate::figure::{Axes, Color, Figure, Legend, Line, Marker, Scatter};
 use crate::part::{Claim, Part, Z_MAX};
 use crate::report::{Report, fmt_n, fmt_sig};
@@ -142,10 +142,7 @@ pub fn compute(ctx: &Context<'_>) -> Result<Scaling> {
                 .into_iter()
                 .map(|c| c.into_iter().map(|m| m.min(nf)).collect())
                 .collect();
-            let mean = |cs: &[Vec<f64>]| -> f64 {
-                let (s, k) = cs.iter().flatten().fold((0.0, 0usize), |(s, k), v| (s + v, k + 1));
-                s / k as f64
-            };
+            let mean = |cs: &[Vec<f64>]| pooled_mean(cs.iter().cloned().map(Some));
             let iterations = draws * chains;
             let evals: u64 = out.iter().map(|c| c.report.sampling_evals.total()).sum();
             points.push(Point {
