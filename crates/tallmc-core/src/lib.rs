@@ -42,6 +42,7 @@ pub mod gradient_bounds;
 pub mod kernel;
 pub mod linalg;
 pub mod model;
+pub mod parallel;
 pub mod pdmp;
 pub mod rng;
 pub mod row_service;

@@ -18,9 +18,8 @@
 //! same bits for the same rows wherever they sit (the models' range sums work relative to the
 //! range's first row). With one shard, the total is the chunked sum the passes always used.
 
-use rayon::prelude::*;
-
 use crate::error::{Error, Result};
+use crate::parallel;
 
 /// Whether a full-data pass may use the rayon thread pool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -138,7 +137,9 @@ pub fn reduce_chunks<F>(
         };
         match parallelism {
             Parallelism::Sequential => slots.chunks_mut(w).enumerate().for_each(fill),
-            Parallelism::Rayon => slots.par_chunks_mut(w).enumerate().for_each(fill),
+            Parallelism::Rayon => {
+                parallel::for_each_chunk_mut(slots, w, &|k, slot| fill((k, slot)))
+            }
         }
     }
     add_in_shard_order(chunks, slots, w, shard_sum, out);
@@ -168,7 +169,10 @@ where
     for group in chunks.chunks(FOLD_GROUP_CHUNKS) {
         let parts: Vec<T> = match parallelism {
             Parallelism::Sequential => group.iter().map(|&(_, lo, hi)| partial(lo, hi)).collect(),
-            Parallelism::Rayon => group.par_iter().map(|&(_, lo, hi)| partial(lo, hi)).collect(),
+            Parallelism::Rayon => parallel::map_indices(group.len(), |k| {
+                let (_, lo, hi) = group[k];
+                partial(lo, hi)
+            }),
         };
         for (&(s, _, _), part) in group.iter().zip(parts) {
             match &mut shard {

@@ -19,7 +19,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use rand_chacha::ChaCha8Rng;
-use rayon::prelude::*;
 use serde::Serialize;
 use tallmc_core::rng::chain_rng;
 use tallmc_core::{Chain, Error, EvalCounts, Kernel, StepStats, Tuning};
@@ -243,16 +242,15 @@ impl RunOptions<'_> {
         F: Fn(usize, &[f64], &[String], S) -> Result<O> + Sync,
     {
         let names = self.parameter_names_for(num_chains, inits, sinks.len())?;
-        sinks
-            .into_par_iter()
-            .enumerate()
-            .map(|(chain, sink)| {
-                let init = if inits.len() == 1 { &inits[0] } else { &inits[chain] };
-                run(chain, init, &names, sink)
-            })
-            .collect::<Vec<_>>()
-            .into_iter()
-            .collect()
+        // Through `map_owned`, not a rayon iterator here: this function is instantiated for
+        // every kernel, model and sink, and rayon's machinery with it (see
+        // `tallmc_core::parallel`).
+        tallmc_core::parallel::map_owned(sinks, |chain, sink| {
+            let init = if inits.len() == 1 { &inits[0] } else { &inits[chain] };
+            run(chain, init, &names, sink)
+        })
+        .into_iter()
+        .collect()
     }
 }
 
