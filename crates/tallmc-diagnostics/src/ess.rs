@@ -21,7 +21,7 @@
 //!
 //! The index bookkeeping (where the loops stop, which lag is kept) mirrors ArviZ's `_ess` line
 //! for line, so values agree to rounding (checked to 1e-6 relative against ArviZ 0.23.4 in
-//! `tests/arviz.rs`).
+//! `tests/diagnostics/arviz.rs`).
 //!
 //! # Variants (ArviZ `ess(method=…)`)
 //!

@@ -18,7 +18,7 @@
 //!
 //! The ArviZ-matching functions reproduce ArviZ 0.23.4 (numpy code paths) to 1e-6 relative on
 //! the fixed inputs of `tests/fixtures/arviz/diagnostics.json` (measured: within 2e-14); see
-//! `tests/arviz.rs` and `tests/fixtures/arviz/make_fixture.py`.
+//! `tests/diagnostics/arviz.rs` and `tests/fixtures/arviz/make_fixture.py`.
 //!
 //! ## Input
 //!

@@ -1,6 +1,6 @@
 """The per-shard kernel a Dask worker runs (``tallmc._tallmc.shard_sums``): one pass over one
 shard's rows, read in place, whose results the driver adds in shard order. The bit-for-bit
-equality with the whole sharded pass is tested in Rust (crates/tallmc-run/tests/shard_kernel.rs);
+equality with the whole sharded pass is tested in Rust (crates/tallmc-run/tests/run/shard_kernel.rs);
 here: the binding's numbers, its determinism, and its errors."""
 
 import json

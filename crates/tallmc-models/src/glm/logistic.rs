@@ -31,7 +31,7 @@ pub struct LogisticFamily;
 /// polynomials within 2⁻⁵² relative of libm over the ranges the family uses (e^x for x ≤ 0,
 /// log(1 + x) for x ∈ [0, 1]), which LLVM vectorizes across the rows of a chunk. Every value,
 /// score and curvature agrees with [`LogisticFamily`]'s to 1e-12 relative (property test
-/// `tests/logistic_fast_math.rs`), but not bit for bit, so a chain's path differs from the
+/// `tests/models/logistic_fast_math.rs`), but not bit for bit, so a chain's path differs from the
 /// libm family's after enough steps. `tallmc sample --model logistic` uses it
 /// ([`FastLogisticRegression`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

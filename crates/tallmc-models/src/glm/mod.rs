@@ -28,7 +28,7 @@
 //! η_i = x̃_iᵀθ + o_i; the bounds, which depend on x̃_i only, are unchanged.
 //!
 //! A new family is a type implementing [`GlmFamily`] (a few dozen lines; see the Poisson
-//! example in `tests/glm_family.rs`), used through [`Glm::with_family`].
+//! example in `tests/models/glm_family.rs`), used through [`Glm::with_family`].
 
 mod batch;
 mod bounds;

@@ -18,7 +18,7 @@ use super::special::{inverse_mills, log_ndtr, log_ndtr_with_mills};
 /// Bounds: the score is unbounded (λ(z) ≈ −z as z → −∞), so there is no term bound; the
 /// curvature is: 0 < λ(λ + z) < 1 (c₂ = 1, [`BoundedCurvature`]), and
 /// sup |φ‴| = 0.295718… (at z ≈ 1.0024; c₃ = 0.2958, [`BoundedThirdDerivative`]; checked on a
-/// dense grid and at random points by `tests/glm_families.rs`). Derivations in
+/// dense grid and at random points by `tests/models/glm_families.rs`). Derivations in
 /// `docs/methods/glm-probit.md`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ProbitFamily;

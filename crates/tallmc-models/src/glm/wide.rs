@@ -11,7 +11,7 @@
 //! and Rust never reassociates floating-point arithmetic), and the family's functions are the
 //! same IEEE operations in every lane. What changes is the width of the registers LLVM uses
 //! for the dot products, the row updates and the family's branch-free `exp`/`log1p`
-//! ([`FastLogisticFamily`](super::FastLogisticFamily)). `tests/logistic_fast_math.rs` and the
+//! ([`FastLogisticFamily`](super::FastLogisticFamily)). `tests/models/logistic_fast_math.rs` and the
 //! quick reproduction snapshots run whichever path the machine takes.
 
 use super::batch::{self, RangeValues, ScoreDifferences};

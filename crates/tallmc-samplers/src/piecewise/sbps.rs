@@ -47,7 +47,7 @@
 //! built in: the reset observation −G* comes from a minibatch selected for a high G*, so the
 //! next band starts low.) With a full batch (n = N) on a Gaussian target G(t) is exactly linear,
 //! the band covers it and SBPS is exact BPS. Measured on a d = 5 logistic regression (N = 1000,
-//! n = 100, `tests/sbps.rs`): k = 3 gives 0.6 % violations, means within 0.04 sd and sds 0–4 %
+//! n = 100, `tests/samplers/sbps.rs`): k = 3 gives 0.6 % violations, means within 0.04 sd and sds 0–4 %
 //! too large; k = 1 and 0.5 give 18 % and 31 % violations and mean errors of 0.3 and 0.8 sd.
 //!
 //! **Refreshment.** At a refreshment the observations along the old velocity are useless. A

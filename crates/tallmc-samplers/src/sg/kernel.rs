@@ -57,7 +57,7 @@ pub enum Subsampling {
 /// Either way each gradient estimate is unbiased. With [`MinibatchScope::PerStep`] the
 /// gradient noise of one kernel step is the same minibatch's at every gradient of the step,
 /// so its errors add up coherently along an SG-HMC trajectory instead of averaging out (the
-/// stationary variance is larger; `tests/sg_mcmc.rs` checks both against their exact linear
+/// stationary variance is larger; `tests/samplers/sg_mcmc.rs` checks both against their exact linear
 /// theory), and the rows of the minibatch stay in cache: the cost per gradient drops (the
 /// control-variate engine evaluates the centre θ* once per step).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]

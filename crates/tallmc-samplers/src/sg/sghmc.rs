@@ -27,7 +27,7 @@
 //! (1 + εV/(2c))/λ for long trajectories; ×1.82 for the plain minibatch in the test, where
 //! εV/2 = 4.5c). All these
 //! values come from the exact stationary solution of the linear chain, checked by simulation
-//! in `tests/sg_mcmc.rs`.
+//! in `tests/samplers/sg_mcmc.rs`.
 //!
 //! **Cost** per kernel step: L gradient estimates — for the plain estimator L·n terms and L·n
 //! gradients (the counts the estimator returns), plus O(L d) arithmetic (O(L d²) with a dense

@@ -20,7 +20,7 @@
 //! * the gradient noise. If ĝ has variance V per coordinate (independent of θ, as on a Gaussian
 //!   mean model), the stationary variance is (1 + hV/4)/(λ(1 − hλ/4)): the minibatch adds
 //!   hV/4, which is O(h) but with V ∝ N²/n it usually dominates (tested exactly in
-//!   `tests/sg_mcmc.rs`). Stable only for hλ_max < 4.
+//!   `tests/samplers/sg_mcmc.rs`). Stable only for hλ_max < 4.
 //!
 //! **Cost** per step: one gradient estimate — for the plain estimator n terms and n gradients
 //! (counted from the [`EvalCounts`] the estimator returns, so a control-variate estimator reports

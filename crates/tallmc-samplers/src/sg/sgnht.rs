@@ -30,7 +30,7 @@
 //! noise covariance, E\[ξ_j\] = A + hV_jj/2 per coordinate, each with variance 1). For a
 //! non-isotropic V, SGNHT's single ξ corrects only the average noise. The discrete chain moves
 //! ξ by O(h) more: it settles where the stationary E\[p²\] of the Euler update at that fixed
-//! friction is 1. `tests/sg_mcmc.rs` computes that fixed point exactly on a Gaussian target and
+//! friction is 1. `tests/samplers/sg_mcmc.rs` computes that fixed point exactly on a Gaussian target and
 //! measures E\[ξ\] = 14.76 ± 0.06 against 14.80 (continuous theory 14.43: h = 0.003, A = 1,
 //! hV/2 = 13.4) — see `docs/methods/sgnht.md`.
 //!
