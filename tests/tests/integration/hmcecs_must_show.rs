@@ -4,7 +4,7 @@
 //! 0.1-sd comparison is resolved: 4 combined MCSE < 0.1 sd); run with
 //!
 //! ```text
-//! cargo test -p tallmc-tests --test hmcecs_must_show -- --ignored --nocapture
+//! cargo test -p tallmc-tests --test integration hmcecs_must_show -- --ignored --nocapture
 //! ```
 //!
 //! (`TALLMC_HMCECS_N` overrides n, e.g. 100000 for a quicker look.) Checks:
