@@ -73,4 +73,6 @@ pub use pdmp::{EventKind, EventTotals, PdmpChain, PdmpKernel, Segment, SegmentSt
 pub use row_service::RowService;
 pub use shard_passes::{FirstFailure, PassKind, ShardPasses, reduce_on_shards};
 pub use shards::{ShardLayout, add_shard_partials, fold_sharded, reduce_chunks, reduce_sharded};
-pub use termwise_bounds::{TermCurvatureConstants, TermLipschitz, TermThirdDerivativeConstants};
+pub use termwise_bounds::{
+    TermConstant, TermCurvatureConstants, TermLipschitz, TermThirdDerivativeConstants,
+};

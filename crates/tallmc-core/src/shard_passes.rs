@@ -23,6 +23,7 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 
 use crate::shards::add_shard_partials;
+use crate::termwise_bounds::TermConstant;
 
 /// Which sums one pass over the rows computes at θ (d = the model's dimension).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -59,14 +60,22 @@ pub enum PassKind {
     /// At θ (the posterior mode): 1 when θ classifies every row of the shard
     /// (`tallmc_models::separates`), else 0. All shards must give 1 for all rows.
     Separates,
+    /// Every row's per-datum constant (θ is ignored): one number per row of the shard, in row
+    /// order — not a sum; the caller concatenates the shards' (the exact minibatch MH kernels'
+    /// bounds, `crate::termwise_bounds`).
+    TermConstants {
+        /// Which constant.
+        constant: TermConstant,
+    },
 }
 
 impl PassKind {
     /// How many numbers one partial of this kind holds, for dimension `d` (for the column
     /// passes, `d` is the number of covariates p; for the design checks, the design's columns,
-    /// and for the Gram pass the plan's k).
-    pub fn partial_len(self, d: usize) -> usize {
-        match self {
+    /// and for the Gram pass the plan's k); `None` for [`PassKind::TermConstants`], whose
+    /// partial has one number per row of its shard.
+    pub fn partial_len(self, d: usize) -> Option<usize> {
+        Some(match self {
             Self::Value => 1,
             Self::Gradient => 1 + d,
             Self::Hessian => d * d,
@@ -78,14 +87,16 @@ impl PassKind {
             Self::DesignRanges => 7 * d + 4,
             Self::DesignGram => d * d,
             Self::Separates => 1,
-        }
+            Self::TermConstants { .. } => return None,
+        })
     }
 }
 
 /// The per-shard partial sums of a model's passes, computed where its shards live.
 ///
 /// **Contract.** `shard_partials(θ, kind)` returns one partial per shard, in shard order,
-/// each of `kind.partial_len(d)` numbers, equal bit for bit to what the shard's rows give as a
+/// each of `kind.partial_len(d)` numbers (one per row of the shard for
+/// [`PassKind::TermConstants`]), equal bit for bit to what the shard's rows give as a
 /// one-shard pass in this process (`tallmc_run::shard_sums` is that per-shard code).
 pub trait ShardPasses: Send + Sync {
     /// Each shard's partial sums of `kind` at `theta`, in shard order.
@@ -175,10 +186,12 @@ mod tests {
 
     #[test]
     fn partial_lengths_follow_the_kind() {
-        assert_eq!(PassKind::Value.partial_len(3), 1);
-        assert_eq!(PassKind::Gradient.partial_len(3), 4);
-        assert_eq!(PassKind::Hessian.partial_len(3), 9);
-        assert_eq!(PassKind::ControlVariate { order: 1 }.partial_len(3), 4);
-        assert_eq!(PassKind::ControlVariate { order: 2 }.partial_len(3), 13);
+        assert_eq!(PassKind::Value.partial_len(3), Some(1));
+        assert_eq!(PassKind::Gradient.partial_len(3), Some(4));
+        assert_eq!(PassKind::Hessian.partial_len(3), Some(9));
+        assert_eq!(PassKind::ControlVariate { order: 1 }.partial_len(3), Some(4));
+        assert_eq!(PassKind::ControlVariate { order: 2 }.partial_len(3), Some(13));
+        let constants = PassKind::TermConstants { constant: TermConstant::Lipschitz };
+        assert_eq!(constants.partial_len(3), None);
     }
 }

@@ -25,7 +25,75 @@
 //! c₃ = 1/(6√3) = √3/18: REFERENCES §7's ψ_i of SMH). The derivations are in
 //! `docs/methods/gradient-bounds.md`.
 
+use serde::{Deserialize, Serialize};
+
 use crate::Terms;
+
+/// One of the per-datum constants of this module, by name: what a pass over a shard returns
+/// one of per row ([`PassKind::TermConstants`](crate::PassKind::TermConstants)), so that a model
+/// whose rows live elsewhere can give them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TermConstant {
+    /// c_i of [`TermLipschitz`].
+    Lipschitz,
+    /// a₂,i of [`TermCurvatureConstants`].
+    SecondDerivativeBound,
+    /// L_i of [`TermCurvatureConstants`].
+    GradientLipschitz,
+    /// a₃,i of [`TermThirdDerivativeConstants`].
+    ThirdDerivativeBound,
+    /// L₂,i of [`TermThirdDerivativeConstants`].
+    HessianLipschitz,
+}
+
+impl TermConstant {
+    /// Every constant, in declaration order (`ALL[c.index()] == c`).
+    pub const ALL: [Self; 5] = [
+        Self::Lipschitz,
+        Self::SecondDerivativeBound,
+        Self::GradientLipschitz,
+        Self::ThirdDerivativeBound,
+        Self::HessianLipschitz,
+    ];
+
+    /// The position of the constant in [`TermConstant::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// What the constant bounds, for messages.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::Lipschitz => "per-datum Lipschitz constant",
+            Self::SecondDerivativeBound => "per-datum bound on the second derivatives",
+            Self::GradientLipschitz => "per-datum gradient Lipschitz constant",
+            Self::ThirdDerivativeBound => "per-datum bound on the third derivatives",
+            Self::HessianLipschitz => "per-datum Hessian Lipschitz constant",
+        }
+    }
+}
+
+/// Every datum's Lipschitz constant c_i ([`TermLipschitz`]).
+pub fn lipschitz_constants<M: TermLipschitz + ?Sized>(model: &M) -> Vec<f64> {
+    (0..model.num_terms()).map(|i| model.term_lipschitz(i)).collect()
+}
+
+/// Every datum's `constant` of a model with the curvature and third-derivative constants;
+/// `None` for [`TermConstant::Lipschitz`].
+pub fn derivative_constants<M>(model: &M, constant: TermConstant) -> Option<Vec<f64>>
+where
+    M: TermCurvatureConstants + TermThirdDerivativeConstants + ?Sized,
+{
+    let of = |f: &dyn Fn(usize) -> f64| (0..model.num_terms()).map(f).collect();
+    Some(match constant {
+        TermConstant::Lipschitz => return None,
+        TermConstant::SecondDerivativeBound => of(&|i| model.term_second_derivative_bound(i)),
+        TermConstant::GradientLipschitz => of(&|i| model.term_gradient_lipschitz(i)),
+        TermConstant::ThirdDerivativeBound => of(&|i| model.term_third_derivative_bound(i)),
+        TermConstant::HessianLipschitz => of(&|i| model.term_hessian_lipschitz(i)),
+    })
+}
 
 /// Per-datum Lipschitz constants of the terms (in the Euclidean norm):
 ///

@@ -312,7 +312,7 @@ impl ControlVariate {
         let d = self.dim;
         let order = if hessians { 2 } else { self.order.number().min(1) };
         let kind = PassKind::ControlVariate { order };
-        let mut out = vec![0.0; kind.partial_len(d)];
+        let mut out = vec![0.0; kind.partial_len(d).unwrap_or_default()];
         reduce_on_shards(passes, center, kind, &mut out).map_err(Error::ShardPass)?;
         tallmc_core::full_data::count_rows_evaluated(self.num_terms as u64);
         let hess = out.split_off(1 + d);

@@ -174,6 +174,28 @@ def test_hmc_ecs_with_rows_from_the_workers_gives_the_local_draws_bit_for_bit(en
     assert one_block.posterior["beta"].values.tobytes() != here.posterior["beta"].values.tobytes()
 
 
+def test_exact_minibatch_mh_with_rows_from_the_workers_gives_the_local_draws_bit_for_bit(
+        engine, tmp_path):
+    n = 20_000
+    files = write_shards(tmp_path / "exact", logistic_columns(n, seed=8),
+                         [0, 6_000, 6_400, 13_000, n])
+    settings = dict(chains=2, warmup=200, draws=200, seed=3, progress=False)
+    local = tallmc.read_parquet(tmp_path / "exact")
+    for sampler in (tallmc.Smh(order=2), tallmc.MhSs(), tallmc.Smh(order=2, pcn=0.5)):
+        on_cluster = tallmc.sample(tallmc.LogisticRegression(files, y="y"), sampler,
+                                   engine=engine, **settings)
+        here = tallmc.sample(tallmc.LogisticRegression(local), sampler, by_shard=True,
+                             **settings)
+        for group in ("posterior", "sample_stats"):
+            a, b = on_cluster[group], here[group]
+            assert sorted(a.data_vars) == sorted(b.data_vars)
+            for name in a.data_vars:
+                same = a[name].values.tobytes() == b[name].values.tobytes()
+                assert same, f"{sampler}: {group}.{name}"
+        # The minibatches were small: a few percent of the rows per iteration.
+        assert on_cluster.attrs["data_fraction_per_iteration"] < 0.1, sampler
+
+
 def test_samplers_that_read_every_row_are_refused_on_the_cluster(engine, tmp_path):
     files = write_shards(tmp_path / "refused", logistic_columns(600), [0, 300, 600])
     model = tallmc.LogisticRegression(files, y="y")

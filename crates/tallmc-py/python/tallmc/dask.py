@@ -28,8 +28,11 @@ A model with ``standardize=True`` gets its covariates' means and sds over all th
 first: two passes (column sums, then squared deviations and extremes), after which every pass
 and every fetched row is standardized alike.
 
-On a cluster: perturbed ``HmcEcs`` with ``subsample`` given; the other samplers are refused for
-now, naming what to use.
+On a cluster: perturbed ``HmcEcs`` with ``subsample`` given, and the exact minibatch MH kernels
+``Smh``, ``TunaMh`` and ``MhSs``. Their per-datum bounds come from one pass over the shards (8
+bytes per row on the driver); their minibatches' indices, like HMC-ECS's subsamples, come from a
+stream of their own, and each chain asks for the rows of its coming minibatches a window ahead.
+The other samplers are refused for now, naming what to use.
 
 Needs ``dask[distributed]`` (``pip install "dask[dataframe]" distributed``).
 """

@@ -7,7 +7,9 @@
 //! ([`CustomModel::exact_hessians`]).
 
 use anyhow::Result;
-use tallmc_core::{LogPrior, LogPriorHessian, ParameterNames, TermGradients, TermHessians, Terms};
+use tallmc_core::{
+    LogPrior, LogPriorHessian, ParameterNames, TermConstant, TermGradients, TermHessians, Terms,
+};
 use tallmc_estimators::HessianProducts;
 
 use super::confidence::{ConfidenceRun, RunConfidence};
@@ -16,6 +18,7 @@ use super::design::DesignWarnings;
 use super::ecs::WithEngine;
 use super::exact_mh::{ExactMhRun, RunExactMh};
 use super::outputs::{Outputs, Sinks};
+use crate::spec::SamplerSettings;
 use super::pdmp::{PdmpOutputs, PdmpRun, RunPdmp, run_without_bounds};
 
 /// A model of the user's own, for [`run_custom`](crate::run_custom): the evaluation traits of
@@ -137,12 +140,25 @@ impl<M: CustomModel> RunPdmp for Custom<'_, M> {
 /// No per-datum bounds: the exact minibatch MH kernels refuse.
 impl<M: CustomModel> RunExactMh for Custom<'_, M> {
     fn run_exact_mh(&self, run: &ExactMhRun<'_>, _sinks: Vec<Sinks>) -> Result<Outputs> {
-        anyhow::bail!(
-            "tallmc sample {} needs per-datum bounds on ℓ_i, and a model of your own states \
-             none; use hmc-ecs or an exact full-data sampler",
-            run.sampler.name()
-        )
+        Err(no_bounds(run.sampler))
     }
+
+    fn term_constants(&self, constant: TermConstant) -> Result<Vec<f64>> {
+        anyhow::bail!("a model of your own states no {}", constant.describe())
+    }
+
+    fn check_exact_mh(&self, sampler: &SamplerSettings) -> Result<()> {
+        Err(no_bounds(sampler))
+    }
+}
+
+/// Why the exact minibatch MH kernels refuse a model of your own.
+fn no_bounds(sampler: &SamplerSettings) -> anyhow::Error {
+    anyhow::anyhow!(
+        "tallmc sample {} needs per-datum bounds on ℓ_i, and a model of your own states none; \
+         use hmc-ecs or an exact full-data sampler",
+        sampler.name()
+    )
 }
 
 /// No design to diagnose.

@@ -4,8 +4,10 @@
 //! naming it and what to use instead.
 
 use anyhow::{Result, bail};
+use tallmc_core::termwise_bounds::{derivative_constants, lipschitz_constants};
 use tallmc_core::{
-    LogPrior, TermCurvatureConstants, TermHessians, TermLipschitz, TermThirdDerivativeConstants,
+    LogPrior, TermConstant, TermCurvatureConstants, TermHessians, TermLipschitz,
+    TermThirdDerivativeConstants,
 };
 use tallmc_estimators::{CvOrder, DifferenceTerms, HessianProducts, RankOne};
 use tallmc_models::{
@@ -53,9 +55,29 @@ impl ExactMhRun<'_> {
 pub(crate) trait RunExactMh: RunModel {
     /// Runs the kernel of `run.sampler`, or explains why the model cannot.
     fn run_exact_mh(&self, run: &ExactMhRun<'_>, sinks: Vec<Sinks>) -> Result<Outputs>;
+
+    /// Every datum's `constant` (the pass over one shard of a run over shards), or why the
+    /// model has none.
+    fn term_constants(&self, constant: TermConstant) -> Result<Vec<f64>>;
+
+    /// Whether the model has the bounds `sampler` needs: the error of
+    /// [`RunExactMh::run_exact_mh`] if not (checked before a run over shards starts its passes).
+    fn check_exact_mh(&self, sampler: &SamplerSettings) -> Result<()>;
 }
 
-fn smh<M, E>(
+/// The per-datum constants `sampler` draws its minibatches with.
+pub(crate) fn constants_needed(sampler: &SamplerSettings) -> Vec<TermConstant> {
+    match sampler {
+        SamplerSettings::Smh(s) if s.order == 1 => vec![TermConstant::SecondDerivativeBound],
+        SamplerSettings::Smh(_) => vec![TermConstant::ThirdDerivativeBound],
+        SamplerSettings::MhSs(s) if s.order == 1 => vec![TermConstant::GradientLipschitz],
+        SamplerSettings::MhSs(_) => vec![TermConstant::HessianLipschitz],
+        SamplerSettings::Tunamh(_) => vec![TermConstant::Lipschitz],
+        _ => Vec::new(),
+    }
+}
+
+pub(crate) fn smh<M, E>(
     model: &M, run: &ExactMhRun<'_>, s: &SmhSettings, engine: E, sinks: Vec<Sinks>,
 ) -> Result<Outputs>
 where
@@ -76,7 +98,7 @@ where
     }
 }
 
-fn mh_ss<M, E>(
+pub(crate) fn mh_ss<M, E>(
     model: &M, run: &ExactMhRun<'_>, s: &MhSsSettings, engine: E, sinks: Vec<Sinks>,
 ) -> Result<Outputs>
 where
@@ -101,7 +123,7 @@ where
     }
 }
 
-fn tuna_mh<M>(model: &M, run: &ExactMhRun<'_>, chi: f64, sinks: Vec<Sinks>) -> Result<Outputs>
+pub(crate) fn tuna_mh<M>(model: &M, run: &ExactMhRun<'_>, chi: f64, sinks: Vec<Sinks>) -> Result<Outputs>
 where
     M: RunModel + LogPrior + TermLipschitz,
 {
@@ -119,6 +141,23 @@ fn refused(sampler: &SamplerSettings, model: &str, bound: &str, instead: &str) -
 }
 
 const LIPSCHITZ: &str = "a per-datum Lipschitz bound on ℓ_i (a bounded score)";
+
+/// The error for a constant `model` lacks.
+fn no_constant(model: &str, constant: TermConstant) -> anyhow::Error {
+    anyhow::anyhow!(
+        "--model {model} has no {} ({})",
+        constant.describe(),
+        unbounded_because(model)
+    )
+}
+
+/// SMH and MH-SS run; TunaMH (which needs a Lipschitz bound) is refused.
+fn curvature_only(sampler: &SamplerSettings, model: &str) -> Result<()> {
+    match sampler {
+        SamplerSettings::Smh(_) | SamplerSettings::MhSs(_) => Ok(()),
+        other => Err(refused(other, model, LIPSCHITZ, "smh or mh-ss")),
+    }
+}
 const CURVATURE: &str = "per-datum bounds on the derivatives of ℓ_i";
 
 /// Logistic regression has every bound.
@@ -131,6 +170,14 @@ impl RunExactMh for FastLogisticRegression {
             other => bail!("{} is not an exact minibatch MH kernel", other.name()),
         }
     }
+
+    fn term_constants(&self, constant: TermConstant) -> Result<Vec<f64>> {
+        Ok(derivative_constants(self, constant).unwrap_or_else(|| lipschitz_constants(self)))
+    }
+
+    fn check_exact_mh(&self, _sampler: &SamplerSettings) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// Probit regression bounds its derivatives (|φ″| ≤ 1, |φ‴| ≤ 0.2958) but not its score.
@@ -141,6 +188,14 @@ impl RunExactMh for ProbitRegression {
             SamplerSettings::MhSs(s) => mh_ss(self, run, s, RankOne::new(1), sinks),
             other => Err(refused(other, "probit", LIPSCHITZ, "smh or mh-ss")),
         }
+    }
+
+    fn term_constants(&self, constant: TermConstant) -> Result<Vec<f64>> {
+        derivative_constants(self, constant).ok_or_else(|| no_constant("probit", constant))
+    }
+
+    fn check_exact_mh(&self, sampler: &SamplerSettings) -> Result<()> {
+        curvature_only(sampler, "probit")
     }
 }
 
@@ -155,6 +210,19 @@ impl RunExactMh for GaussianMean {
             other => Err(refused(other, "gaussian-mean", LIPSCHITZ, "smh or mh-ss")),
         }
     }
+
+    fn term_constants(&self, constant: TermConstant) -> Result<Vec<f64>> {
+        derivative_constants(self, constant).ok_or_else(|| no_constant("gaussian-mean", constant))
+    }
+
+    fn check_exact_mh(&self, sampler: &SamplerSettings) -> Result<()> {
+        curvature_only(sampler, "gaussian-mean")
+    }
+}
+
+/// The error for a model without any per-datum bound.
+fn unbounded(sampler: &SamplerSettings, model: &str) -> anyhow::Error {
+    refused(sampler, model, CURVATURE, "hmc-ecs, confidence, or an exact full-data sampler")
 }
 
 /// Implements [`RunExactMh`] for models without per-datum bounds: a message naming them.
@@ -162,7 +230,15 @@ macro_rules! exact_mh_refused {
     ($($model:ty => $name:literal),*) => {$(
         impl RunExactMh for $model {
             fn run_exact_mh(&self, run: &ExactMhRun<'_>, _sinks: Vec<Sinks>) -> Result<Outputs> {
-                Err(refused(run.sampler, $name, CURVATURE, "hmc-ecs, confidence, or an exact full-data sampler"))
+                Err(unbounded(run.sampler, $name))
+            }
+
+            fn term_constants(&self, constant: TermConstant) -> Result<Vec<f64>> {
+                Err(no_constant($name, constant))
+            }
+
+            fn check_exact_mh(&self, sampler: &SamplerSettings) -> Result<()> {
+                Err(unbounded(sampler, $name))
             }
         }
     )*};

@@ -9,17 +9,20 @@
 //! same copies); full-data passes ([`Terms::shard_passes`]) go to the shards. When rows arrive
 //! the model is rebuilt on the rows still declared (a copy of a few thousand rows, once per
 //! window of iterations). A per-datum call at a row nobody declared is a bug in the caller and
-//! panics, naming the row.
+//! panics, naming the row. The per-datum constants of the exact minibatch MH kernels
+//! (`tallmc_core::termwise_bounds`) are fetched for every row by one pass each, before a kernel
+//! that needs them is built: 8 bytes per row here, where a row is 8 bytes per column.
 
 use std::any::Any;
 use std::marker::PhantomData;
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
 
 use anyhow::{Context as _, Result};
 use tallmc_core::{
-    DispersionPredictor, LinearPredictor, LogPrior, LogPriorHessian, ParameterNames,
-    PredictorDerivatives, RowBatch, RowService, ShardLayout, ShardPasses, TermGradients,
-    TermHessians, Terms,
+    DispersionPredictor, LinearPredictor, LogPrior, LogPriorHessian, ParameterNames, PassKind,
+    PredictorDerivatives, RowBatch, RowService, ShardLayout, ShardPasses, TermConstant,
+    TermCurvatureConstants, TermGradients, TermHessians, TermLipschitz,
+    TermThirdDerivativeConstants, Terms,
 };
 use tallmc_models::{Dataset, SharedF64};
 
@@ -81,6 +84,10 @@ pub(crate) struct Served<'a, M> {
     columns: Vec<String>,
     state: RwLock<Arc<Cache<M>>>,
     readers: Mutex<Readers>,
+    /// Every datum's per-datum constants ([`TermConstant`], in its order), each fetched from the
+    /// shards by one pass before a kernel that needs it is built
+    /// ([`Served::fetch_constants`]).
+    constants: [OnceLock<Vec<f64>>; 5],
 }
 
 impl<'a, M: Servable> Served<'a, M> {
@@ -104,6 +111,7 @@ impl<'a, M: Servable> Served<'a, M> {
             columns,
             state: RwLock::new(Arc::new(cache)),
             readers: Mutex::new(readers),
+            constants: Default::default(),
         }
     }
 }
@@ -122,6 +130,84 @@ impl<M> Served<'_, M> {
     /// `f` of the model on the rows here now.
     pub(crate) fn with_model<T>(&self, f: impl FnOnce(&M) -> T) -> T {
         f(&self.cache().model)
+    }
+}
+
+impl<M> Served<'_, M> {
+    /// Fetches every datum's `constant` from the shards (one pass, each shard's rows' constants
+    /// computed where it lives), unless fetched already.
+    ///
+    /// # Errors
+    /// The pass failed (the model has no such constant: its message), or a shard gave a number
+    /// of constants other than its rows.
+    pub(crate) fn fetch_constants(&self, constant: TermConstant) -> Result<()> {
+        let slot = &self.constants[constant.index()];
+        if slot.get().is_some() {
+            return Ok(());
+        }
+        let partials = self
+            .source
+            .partials(self.spec, &[], PassKind::TermConstants { constant })
+            .map_err(|e| anyhow::anyhow!("the {}s over the shards: {e}", constant.describe()))?;
+        let lengths = self.source.shard_lengths();
+        if partials.len() != lengths.len() {
+            anyhow::bail!(
+                "the {}s over the shards: {} shards answered, of {}",
+                constant.describe(),
+                partials.len(),
+                lengths.len()
+            );
+        }
+        for (s, (p, &len)) in partials.iter().zip(&lengths).enumerate() {
+            if p.len() as u64 != len {
+                anyhow::bail!(
+                    "the {}s over the shards: shard {s} gave {} numbers for its {len} rows",
+                    constant.describe(),
+                    p.len()
+                );
+            }
+        }
+        // Another chain may have set it meanwhile: the same numbers.
+        let _ = slot.set(partials.concat());
+        Ok(())
+    }
+
+    /// Datum `i`'s `constant`, fetched before.
+    fn constant(&self, constant: TermConstant, i: usize) -> f64 {
+        match self.constants[constant.index()].get() {
+            Some(all) => all[i],
+            None => panic!(
+                "the {}s were read before they were fetched from the shards (a bug in tallmc); \
+                 please report it",
+                constant.describe()
+            ),
+        }
+    }
+}
+
+impl<M: Servable> TermLipschitz for Served<'_, M> {
+    fn term_lipschitz(&self, i: usize) -> f64 {
+        self.constant(TermConstant::Lipschitz, i)
+    }
+}
+
+impl<M: Servable> TermCurvatureConstants for Served<'_, M> {
+    fn term_second_derivative_bound(&self, i: usize) -> f64 {
+        self.constant(TermConstant::SecondDerivativeBound, i)
+    }
+
+    fn term_gradient_lipschitz(&self, i: usize) -> f64 {
+        self.constant(TermConstant::GradientLipschitz, i)
+    }
+}
+
+impl<M: Servable> TermThirdDerivativeConstants for Served<'_, M> {
+    fn term_third_derivative_bound(&self, i: usize) -> f64 {
+        self.constant(TermConstant::ThirdDerivativeBound, i)
+    }
+
+    fn term_hessian_lipschitz(&self, i: usize) -> f64 {
+        self.constant(TermConstant::HessianLipschitz, i)
     }
 }
 

@@ -24,6 +24,7 @@ use crate::spec::ModelSpec;
 ///
 /// The column passes ([`PassKind::ColumnSums`], [`PassKind::ColumnDeviations`] at θ = the
 /// means) read the design's covariates: the rows without the offset or exposure column.
+/// [`PassKind::TermConstants`] gives one number per row: the model's per-datum constant.
 ///
 /// Errors: a model that standardizes its covariates without the moments of all the shards in
 /// its spec (`RegressionSpec::column_moments`, which [`setup_on_shards`](super::setup_on_shards)
@@ -89,7 +90,10 @@ impl WithModel for ShardPass<'_> {
     type Out = Vec<f64>;
     fn with<M: SpecModel>(self, model: &M) -> Result<Vec<f64>> {
         let d = model.dim();
-        let checks = matches!(self.kind, PassKind::DesignRanges | PassKind::DesignGram);
+        let checks = matches!(
+            self.kind,
+            PassKind::DesignRanges | PassKind::DesignGram | PassKind::TermConstants { .. }
+        );
         if !checks && self.theta.len() != d {
             bail!("θ has {} coordinates; the model has d = {d}", self.theta.len());
         }
@@ -126,6 +130,7 @@ impl WithModel for ShardPass<'_> {
                 };
                 design_pass(design, theta, self.kind, self.total_rows)?
             }
+            PassKind::TermConstants { constant } => model.term_constants(constant)?,
             PassKind::ControlVariate { order } => {
                 let order = CvOrder::from_number(order)?;
                 let (cv, _) = ControlVariate::new_on_all_cores(model, theta, order)?;

@@ -3,10 +3,18 @@
 //! read only the rows they declared ahead, fetched from the shards in batches while they
 //! sample ([`Served`]). Over the same shards the draws are those of a local run, bit for bit.
 //!
-//! What runs this way: perturbed HMC-ECS with its subsample size m given (the subsample's
-//! indices come from a stream of their own, so its rows are known ahead). The other samplers
-//! read all rows per iteration, or draw their subsamples with the kernel's random numbers, or
-//! tune m with passes of their own: they are refused, naming what to use.
+//! What runs this way:
+//!
+//! * perturbed HMC-ECS with its subsample size m given (the subsample's indices come from a
+//!   stream of their own, so its rows are known ahead);
+//! * SMH, TunaMH and MH-SS: their per-datum constants come from one pass over the shards each,
+//!   and their minibatches' indices from a stream of their own, declared a window ahead
+//!   (`tallmc_samplers::mh`'s index stream). SMH thins its minibatch even where a local run
+//!   would evaluate all N factors instead (φΨ ≥ N, rare after warmup): as exact, but from that
+//!   iteration on not the local run's draws.
+//!
+//! The other samplers read all rows per iteration, or draw their subsamples with the kernel's
+//! random numbers, or tune m with passes of their own: they are refused, naming what to use.
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -16,7 +24,7 @@ use anyhow::{Result, bail};
 use super::confidence::{ConfidenceRun, RunConfidence};
 use super::design::{DesignChecks, DesignWarnings, warnings};
 use super::ecs::{ServedEngine, WithEngine};
-use super::exact_mh::{ExactMhRun, RunExactMh};
+use super::exact_mh::{self, ExactMhRun, RunExactMh, constants_needed};
 use super::outputs::Outputs;
 use super::pdmp::{PdmpOutputs, PdmpRun, RunPdmp};
 use super::progress::{ProgressTo, RunProgress, SetupSpinner};
@@ -26,7 +34,7 @@ use super::sharded_setup::{
 };
 use super::{RunResult, SpecModel, execute, prepare, run_model};
 use crate::spec::{ModelSpec, RunSpec, SamplerSettings};
-use tallmc_core::{PassKind, ShardPasses, Terms};
+use tallmc_core::{PassKind, ShardPasses, TermConstant, Terms};
 use tallmc_models::{
     DEFAULT_COLLINEARITY_TOLERANCE, DesignFinding, DesignMatrix, DesignRanges, GramPlan,
     findings_from, gram_from_partials,
@@ -67,13 +75,15 @@ fn check_on_shards(spec: &RunSpec) -> Result<()> {
     }
     match &spec.sampler {
         SamplerSettings::HmcEcs(s) if s.subsample.is_some() => Ok(()),
+        SamplerSettings::Smh(_) | SamplerSettings::Tunamh(_) | SamplerSettings::MhSs(_) => Ok(()),
         SamplerSettings::HmcEcs(_) => bail!(
             "hmc-ecs over shards needs its subsample size: give --subsample M (tuning m reads \
              every row at four points, a pass not yet run on the shards)"
         ),
         other => bail!(
-            "{} over shards elsewhere is not built yet: use hmc-ecs with --subsample M (its \
-             rows are fetched ahead from the shards), or read the data into memory",
+            "{} over shards elsewhere is not built yet: use hmc-ecs with --subsample M, smh, \
+             tunamh or mh-ss (their rows are fetched ahead from the shards), or read the data \
+             into memory",
             other.name()
         ),
     }
@@ -114,12 +124,33 @@ impl<M: ServedEngine> RunConfidence for Served<'_, M> {
     }
 }
 
-/// Refused before any work by [`check_on_shards`]; kept as an error all the same.
-impl<M: ServedEngine> RunExactMh for Served<'_, M> {
+/// SMH, TunaMH and MH-SS on rows fetched ahead: the model's check first, then the per-datum
+/// constants the kernel draws with (one pass each), then the kernel on the served model with
+/// the served engine. Each chain declares the rows of its coming minibatches (its index stream,
+/// `tallmc_samplers::mh`): the draws are the local run's bit for bit.
+impl<M: ServedEngine + RunExactMh> RunExactMh for Served<'_, M> {
     fn run_exact_mh(
-        &self, run: &ExactMhRun<'_>, _sinks: Vec<super::outputs::Sinks>,
+        &self, run: &ExactMhRun<'_>, sinks: Vec<super::outputs::Sinks>,
     ) -> Result<Outputs> {
-        bail!("{} over shards elsewhere is not built yet", run.sampler.name())
+        self.check_exact_mh(run.sampler)?;
+        for constant in constants_needed(run.sampler) {
+            self.fetch_constants(constant)?;
+        }
+        let engine = WithEngine::engine(self, 1, 1);
+        match run.sampler {
+            SamplerSettings::Smh(s) => exact_mh::smh(self, run, s, engine, sinks),
+            SamplerSettings::MhSs(s) => exact_mh::mh_ss(self, run, s, engine, sinks),
+            SamplerSettings::Tunamh(s) => exact_mh::tuna_mh(self, run, s.chi, sinks),
+            other => bail!("{} is not an exact minibatch MH kernel", other.name()),
+        }
+    }
+
+    fn term_constants(&self, constant: TermConstant) -> Result<Vec<f64>> {
+        bail!("internal error: the {}s of rows served from shards come from the shards", constant.describe())
+    }
+
+    fn check_exact_mh(&self, sampler: &SamplerSettings) -> Result<()> {
+        self.with_model(|model| model.check_exact_mh(sampler))
     }
 }
 

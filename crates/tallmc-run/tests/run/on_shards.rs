@@ -6,14 +6,16 @@
 //! covariates (their column moments computed over the shards first). The draws
 //! (`run_on_shards` against `run` on the data cut into the same shards): HMC-ECS whose rows are
 //! fetched a window ahead gives the same draws bit for bit, while the driver holds a small part
-//! of the rows. The source here computes each shard's partial on a copy of that shard's rows
-//! alone, as a worker does, and serves rows on request.
+//! of the rows; so do SMH, MH-SS and TunaMH, whose per-datum constants come from a pass over the
+//! shards and whose minibatches' rows are declared ahead. The source here computes each
+//! shard's partial on a copy of that shard's rows alone, as a worker does, and serves rows on
+//! request.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use tallmc_models::Dataset;
-use tallmc_run::spec::HmcEcsSettings;
+use tallmc_run::spec::{HmcEcsSettings, MhSsSettings, SmhSettings, TunaMhSettings};
 use tallmc_run::{
     CountSpec, DataSpec, ModelSpec, OffsetSpec, PassKind, RegressionSpec, RunSpec, SamplerSettings,
     ShardSource, ShardedSetup, run, run_on_shards, setup_local, setup_on_shards, shard_sums,
@@ -302,6 +304,81 @@ fn hmc_ecs_on_rows_fetched_ahead_gives_the_local_sharded_draws_bit_for_bit() {
         assert!(fetched <= warm + 2 * per_chain, "{name}: {fetched} rows fetched");
         assert!(fetched > warm + 2 * 400, "{name}: {fetched} rows fetched");
     }
+}
+
+/// `name`'s sampler on `n` logistic rows in three shards, here and elsewhere: the same draws
+/// bit for bit; returns the rows fetched from the shards.
+fn exact_mh_both_ways(name: &str, sampler: SamplerSettings, n: usize) -> usize {
+    let (x, y) = rows(n, false);
+    let lengths = [n as u64 / 2, 3_000, n as u64 - n as u64 / 2 - 3_000];
+    let model = ModelSpec::Logistic(RegressionSpec::default());
+    let mut spec = RunSpec::new(model, DataSpec::Arrays { label: "shards".into() }, sampler);
+    (spec.chains, spec.warmup, spec.draws, spec.seed) = (2, 300, 300, 23);
+    (spec.execution.progress, spec.execution.report) = (false, false);
+    let stop = AtomicBool::new(false);
+    let here = dataset(&x, &y).with_shard_lengths(&lengths).unwrap();
+    let local = run(&spec, Some(here), &stop, None).unwrap();
+    let source = Apart::new(&x, &y, &lengths);
+    let remote = run_on_shards(&spec, &source, &stop, None).unwrap();
+    assert_eq!(bits(&remote), bits(&local), "{name}: the draws differ");
+    let batch = |r: &tallmc_run::RunResult| -> Vec<u64> {
+        r.chains.iter().flat_map(|c| c.stat("batch_size__").unwrap()).map(f64::to_bits).collect()
+    };
+    assert_eq!(batch(&remote), batch(&local), "{name}: the minibatches differ");
+    source.fetched.load(Ordering::SeqCst)
+}
+
+#[test]
+fn exact_minibatch_mh_on_rows_fetched_ahead_gives_the_local_sharded_draws_bit_for_bit() {
+    let n = 60_000;
+    // SMH-2's minibatches are tiny: their rows, with the windows declared ahead of them, are
+    // fewer than N over the whole run. MH-SS (order 1) reads a few percent of the rows per
+    // iteration and TunaMH more (C = O(N)): over 1,200 iterations they fetch more rows than N
+    // (a row read again after it was dropped is fetched again); only their bits are checked.
+    let cases = [
+        ("smh --order 2", SamplerSettings::Smh(SmhSettings { order: 2, pcn: None }), true),
+        ("smh --pcn 0.5", SamplerSettings::Smh(SmhSettings { order: 2, pcn: Some(0.5) }), true),
+        ("mh-ss", SamplerSettings::MhSs(MhSsSettings::default()), false),
+        ("tunamh", SamplerSettings::Tunamh(TunaMhSettings { chi: 1e-4 }), false),
+    ];
+    for (name, sampler, few) in cases {
+        let fetched = exact_mh_both_ways(name, sampler, n);
+        assert!(fetched > 0, "{name}: no row fetched");
+        assert!(!few || fetched < n, "{name}: {fetched} rows of {n} fetched");
+    }
+}
+
+#[test]
+fn exact_minibatch_mh_over_shards_refuses_models_without_the_bound() {
+    let stop = AtomicBool::new(false);
+    let cases = [
+        (ModelSpec::Poisson(count_model()), SamplerSettings::Smh(SmhSettings::default()), "poisson"),
+        (
+            ModelSpec::Probit(RegressionSpec::default()),
+            SamplerSettings::Tunamh(TunaMhSettings::default()),
+            "Lipschitz",
+        ),
+    ];
+    for (model, sampler, says) in cases {
+        let (x, y) = rows(2_000, matches!(model, ModelSpec::Poisson(_)));
+        let source = Apart::new(&x, &y, &[1_000, 1_000]);
+        let spec = RunSpec::new(model, DataSpec::Arrays { label: "shards".into() }, sampler);
+        let e = run_on_shards(&spec, &source, &stop, None).unwrap_err().to_string();
+        assert!(e.contains(says), "{e}");
+    }
+    let (x, y) = rows(2_000, false);
+    // The pass itself names the missing constant.
+    let constant = tallmc_core::TermConstant::Lipschitz;
+    let e = shard_sums(
+        &ModelSpec::Probit(RegressionSpec::default()),
+        dataset(&x, &y),
+        &[],
+        PassKind::TermConstants { constant },
+        2_000,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("Lipschitz"), "{e}");
 }
 
 #[test]

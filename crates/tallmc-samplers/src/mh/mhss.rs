@@ -39,20 +39,24 @@
 //!
 //! **Cost**: the expansions at θ̂ (one pass, reported with the first step), then per drawn
 //! index the remainders at θ and θ′ (what the [`DifferenceTerms`] engine reports).
+//!
+//! **Random numbers**: the proposal, B, the keep decisions and the acceptance uniform from the
+//! chain's RNG; the indices from the chain's index stream (`index_stream`: a sequence fixed by
+//! the seed, whatever the chain accepts).
 
 use std::marker::PhantomData;
 
 use rand::{Rng, RngExt};
 use serde::Serialize;
 use tallmc_core::{
-    Chain, Error, EvalCounts, Kernel, LogPrior, Result, TermCurvatureConstants, TermHessians,
+    Chain, Error, Kernel, LogPrior, Result, TermCurvatureConstants, TermHessians,
     TermThirdDerivativeConstants,
 };
-use tallmc_estimators::{ControlVariate, CvOrder, DifferenceTerms};
+use tallmc_estimators::{CvOrder, DifferenceTerms};
 
 use super::poisson_minibatch::PoissonMinibatch;
 use super::proposal::Proposal;
-use super::taylor_expansions::{remainders, start_from_expansions};
+use super::taylor_expansions::{ExpansionChain, start_from_expansions};
 use super::tunamh::TunaMhStats;
 
 /// Settings of [`MhSs`].
@@ -126,23 +130,13 @@ impl<P, E, O> MhSs<P, E, O> {
     }
 }
 
-/// A running MH-SS chain.
+/// A running MH-SS chain: the state it shares with SMH (θ, the proposal, the expansions, the
+/// index stream) and the Poisson minibatch of the c_i.
 #[derive(Debug, Clone)]
 pub struct MhSsChain<P, E> {
-    proposal: P,
-    engine: E,
-    cv: ControlVariate,
-    order: CvOrder,
+    chain: ExpansionChain<P, E>,
     chi: f64,
     minibatch: Option<PoissonMinibatch>,
-    position: Vec<f64>,
-    /// log p(θ) + Σ_i ℓ̂_i(θ).
-    log_approximation: f64,
-    candidate: Vec<f64>,
-    indices: Vec<u32>,
-    at_theta: Vec<f64>,
-    at_candidate: Vec<f64>,
-    unreported: EvalCounts,
 }
 
 /// What an order of control variates sets in MH-SS: the expansions' order and the per-datum
@@ -184,9 +178,9 @@ where
     type Chain = MhSsChain<P, E>;
 
     /// Builds the expansions of order `O` at θ̂ (one pass, reported with the first step) and
-    /// the alias table of the c_i, and checks θ₀. Draws no random numbers.
+    /// the alias table of the c_i, checks θ₀, and seeds the index stream (one `u64` of `rng`).
     fn build_chain<R: Rng + ?Sized>(
-        &self, model: &M, position: &[f64], _rng: &mut R,
+        &self, model: &M, position: &[f64], rng: &mut R,
     ) -> Result<MhSsChain<P, E>> {
         let start = start_from_expansions(
             "MH-SS",
@@ -198,21 +192,8 @@ where
         )?;
         let constants: Vec<f64> = (0..model.num_terms()).map(|i| O::constant(model, i)).collect();
         let minibatch = PoissonMinibatch::new(constants, O::CONSTANT)?;
-        Ok(MhSsChain {
-            proposal: start.proposal,
-            engine: self.engine.clone(),
-            cv: start.cv,
-            order: O::ORDER,
-            chi: self.config.chi,
-            minibatch,
-            position: position.to_vec(),
-            log_approximation: start.log_approximation,
-            candidate: vec![0.0; position.len()],
-            indices: Vec::new(),
-            at_theta: Vec::new(),
-            at_candidate: Vec::new(),
-            unreported: start.evals,
-        })
+        let chain = ExpansionChain::new(model, start, self.engine.clone(), position, rng);
+        Ok(MhSsChain { chain, chi: self.config.chi, minibatch })
     }
 }
 
@@ -249,7 +230,7 @@ where
     type Tuning = P::Tuning;
 
     fn position(&self) -> &[f64] {
-        &self.position
+        &self.chain.position
     }
 
     /// Not computed (MH-SS never evaluates the full-data log density): NaN.
@@ -258,40 +239,30 @@ where
     }
 
     fn step<R: Rng + ?Sized>(&mut self, model: &M, rng: &mut R) -> Result<TunaMhStats> {
-        let (log_correction, proposal_evals) =
-            self.proposal.propose(model, &self.position, &mut self.candidate, rng);
+        let proposed = self.chain.propose(model, rng);
+        let mut log_ratio = proposed.log_ratio;
         let mut stats = TunaMhStats {
-            scale: self.proposal.step_size(),
-            evals: proposal_evals + std::mem::take(&mut self.unreported),
+            scale: self.chain.proposal.step_size(),
+            evals: proposed.evals,
+            divergent: proposed.divergent,
             ..TunaMhStats::default()
         };
-        let candidate_approximation =
-            model.log_prior(&self.candidate) + self.cv.sum(&self.candidate);
-        let mut log_ratio = candidate_approximation - self.log_approximation + log_correction;
-        stats.divergent = log_ratio.is_nan() || candidate_approximation == f64::INFINITY;
         if let (false, Some(batch)) = (stats.divergent, &self.minibatch) {
-            let m = bound_scale(self.order, &self.position, &self.candidate, self.cv.center());
-            let drawn = batch.draw(self.chi, m, &mut self.indices, rng)?;
+            let c = &self.chain;
+            let m = bound_scale(c.cv.order(), &c.position, &c.candidate, c.cv.center());
+            let (indices, stream) = (&mut self.chain.indices, &mut self.chain.stream);
+            let drawn = batch.draw(model, self.chi, m, indices, rng, stream)?;
             stats.poisson_mean = drawn.mean;
-            let b = self.indices.len();
-            stats.evals += remainders(
-                &mut self.engine,
-                model,
-                &self.cv,
-                &self.position,
-                &self.candidate,
-                &self.indices,
-                &mut self.at_theta,
-                &mut self.at_candidate,
-            );
-            stats.batch_size = b as u64;
+            stats.evals += self.chain.remainders(model);
+            let (indices, at_theta, at_candidate) = self.chain.drawn();
+            stats.batch_size = indices.len() as u64;
             // U_i = −r_i: ΔU_i = r_i(θ) − r_i(θ′): at θ minus at θ′.
             log_ratio += batch.log_factor(
                 drawn,
                 m,
-                &self.indices,
-                &self.at_theta,
-                &self.at_candidate,
+                indices,
+                at_theta,
+                at_candidate,
                 &mut stats.bounds_exceeded,
                 rng,
             );
@@ -299,30 +270,26 @@ where
         stats.accept_stat = if stats.divergent { 0.0 } else { log_ratio.min(0.0).exp() };
         let u: f64 = rng.random();
         stats.accepted = !stats.divergent && u.ln() < log_ratio;
-        if stats.accepted {
-            self.position.copy_from_slice(&self.candidate);
-            self.log_approximation = candidate_approximation;
-        }
-        self.proposal.observe(&self.position);
+        self.chain.finish(model, stats.accepted, &proposed);
         Ok(stats)
     }
 
     fn begin_warmup(&mut self, _num_warmup: usize) {
-        self.proposal.begin_warmup();
+        self.chain.proposal.begin_warmup();
     }
 
     fn adapt<R: Rng + ?Sized>(
         &mut self, _model: &M, stats: &TunaMhStats, _rng: &mut R,
     ) -> Result<()> {
-        self.proposal.adapt(stats.accept_stat, &self.position);
+        self.chain.proposal.adapt(stats.accept_stat, &self.chain.position);
         Ok(())
     }
 
     fn end_warmup(&mut self) {
-        self.proposal.end_warmup();
+        self.chain.proposal.end_warmup();
     }
 
     fn tuning(&self) -> P::Tuning {
-        self.proposal.tuning()
+        self.chain.proposal.tuning()
     }
 }

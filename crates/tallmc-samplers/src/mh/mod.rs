@@ -17,6 +17,7 @@ pub mod adaptive;
 pub mod crank_nicolson;
 pub mod full_data;
 pub mod gibbs;
+mod index_stream;
 pub mod mhss;
 pub mod minibatch;
 mod poisson_minibatch;

@@ -17,7 +17,9 @@
 
 use rand::{Rng, RngExt};
 use rand_distr::{Distribution, Poisson};
-use tallmc_core::{AliasTable, Error, Result};
+use tallmc_core::{AliasTable, Error, Result, Terms};
+
+use super::index_stream::IndexStream;
 
 /// The alias table of the per-datum constants c_i, and the constants.
 #[derive(Debug, Clone)]
@@ -55,9 +57,12 @@ impl PoissonMinibatch {
         self.alias.total()
     }
 
-    /// B ~ Poisson(χC²M² + CM) and B indices drawn ∝ c_i into `indices`.
-    pub(crate) fn draw<R: Rng + ?Sized>(
-        &self, chi: f64, m: f64, indices: &mut Vec<u32>, rng: &mut R,
+    /// B ~ Poisson(χC²M² + CM) (from `rng`) and the next B indices of `stream`, drawn ∝ c_i,
+    /// into `indices` (their rows present in `model`).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn draw<M: Terms + ?Sized, R: Rng + ?Sized>(
+        &self, model: &M, chi: f64, m: f64, indices: &mut Vec<u32>, rng: &mut R,
+        stream: &mut IndexStream,
     ) -> Result<Drawn> {
         let c = self.total();
         let lambda = chi * c * c * m * m;
@@ -77,7 +82,7 @@ impl PoissonMinibatch {
             0
         };
         indices.clear();
-        indices.extend((0..b).map(|_| self.alias.sample(rng)));
+        stream.extend(model, &self.alias, b, indices)?;
         Ok(Drawn { lambda, mean })
     }
 

@@ -3,7 +3,8 @@
 //! decided by a Poisson minibatch drawn against per-datum bounds.
 //!
 //! **Factorisation.** With the order-k Taylor expansion ℓ̂_i of ℓ_i at a centre θ̂ (k = 1 or 2;
-//! [`ControlVariate`]) and the remainders r_i = ℓ_i − ℓ̂_i, the target factorises as
+//! [`ControlVariate`](tallmc_estimators::ControlVariate)) and the remainders r_i = ℓ_i − ℓ̂_i,
+//! the target factorises as
 //!
 //! ```text
 //! π(θ) ∝ π̂(θ) · Π_i exp(r_i(θ)),      π̂(θ) = p(θ) exp(Σ_i ℓ̂_i(θ)),
@@ -34,7 +35,9 @@
 //! λ_i/(φψ_i): the events that fire form a Poisson process of total mean Σ_i λ_i, so none fires
 //! with probability exp(−Σ_i λ_i). When φΨ ≥ N, evaluating every λ_i is cheaper than the
 //! minibatch, and the kernel accepts with exp(−Σ_i λ_i) computed over all N data — the same
-//! probability.
+//! probability. (Not when the rows live elsewhere, a cluster's shards: there it thins the
+//! minibatch whatever its size, which is as exact and fetches only the rows drawn. A run over
+//! shards then differs from the local run from the first such iteration on.)
 //!
 //! **Cost** (per-datum evaluations, counted as every kernel's): the construction pass at θ̂
 //! (reported with the first step), then per drawn index two remainders, r_i at θ and at θ′ (each
@@ -42,20 +45,21 @@
 //! a proposal scale ∝ N^{−1/2} around θ̂, E(B) = φΨ is O(1) for k = 1 and O(N^{−1/2}) for k = 2.
 //! The per-datum bounds ψ_i are computed once, O(N d), and evaluate no ℓ_i.
 //!
-//! **Random numbers**: the proposal, the uniforms, B and the indices all come from the chain's
-//! RNG, in that order.
+//! **Random numbers**: the proposal, the uniforms and B come from the chain's RNG; the indices
+//! from the chain's index stream (`index_stream`: a sequence fixed by the seed, whatever the
+//! chain accepts).
 
 use rand::{Rng, RngExt};
 use rand_distr::{Distribution, Poisson};
 use serde::Serialize;
 use tallmc_core::{
     AliasTable, Chain, Error, EvalCounts, Kernel, LogPrior, Result, TermCurvatureConstants,
-    TermHessians, TermThirdDerivativeConstants,
+    TermHessians, TermThirdDerivativeConstants, Terms,
 };
-use tallmc_estimators::{ControlVariate, CvOrder, DifferenceTerms};
+use tallmc_estimators::{CvOrder, DifferenceTerms};
 
 use super::proposal::Proposal;
-use super::taylor_expansions::{remainders, start_from_expansions};
+use super::taylor_expansions::{ExpansionChain, start_from_expansions};
 
 /// Settings of [`Smh`]: the Taylor order k and the centre θ̂.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -133,31 +137,21 @@ impl<P, E> Smh<P, E> {
     }
 }
 
-/// A running SMH chain: θ, the proposal's copy, the expansions at θ̂, the alias table of the
-/// per-datum bounds and scratch.
+/// A running SMH chain: θ, the proposal's copy, the expansions at θ̂ and the index stream
+/// (shared with MH-SS), and the alias table of the per-datum bounds.
 #[derive(Debug, Clone)]
 pub struct SmhChain<P, E> {
-    proposal: P,
-    engine: E,
-    cv: ControlVariate,
+    chain: ExpansionChain<P, E>,
     /// Over ψ_i; `None` when every ψ_i is 0 (the expansions are exact: no data factor).
     alias: Option<AliasTable>,
     /// ψ_i = a_{k+1,i}.
     psi: Vec<f64>,
-    position: Vec<f64>,
-    /// log p(θ) + Σ_i ℓ̂_i(θ).
-    log_approximation: f64,
-    candidate: Vec<f64>,
-    indices: Vec<u32>,
-    at_theta: Vec<f64>,
-    at_candidate: Vec<f64>,
-    unreported: EvalCounts,
 }
 
 impl<P, E> SmhChain<P, E> {
     /// θ.
     pub fn position(&self) -> &[f64] {
-        &self.position
+        &self.chain.position
     }
 
     /// Ψ = Σ_i ψ_i (0 when the expansions are exact).
@@ -204,9 +198,9 @@ where
     type Chain = SmhChain<P, E>;
 
     /// Builds the expansions at θ̂ (one pass over the data, reported with the first step) and
-    /// the alias table of the ψ_i, and checks θ₀. Draws no random numbers.
+    /// the alias table of the ψ_i, checks θ₀, and seeds the index stream (one `u64` of `rng`).
     fn build_chain<R: Rng + ?Sized>(
-        &self, model: &M, position: &[f64], _rng: &mut R,
+        &self, model: &M, position: &[f64], rng: &mut R,
     ) -> Result<SmhChain<P, E>> {
         let start = start_from_expansions(
             "SMH",
@@ -218,78 +212,49 @@ where
         )?;
         let psi = bounds(model, self.config.order)?;
         let alias = if psi.iter().all(|&p| p == 0.0) { None } else { Some(AliasTable::new(&psi)?) };
-        Ok(SmhChain {
-            proposal: start.proposal,
-            engine: self.engine.clone(),
-            cv: start.cv,
-            alias,
-            psi,
-            position: position.to_vec(),
-            log_approximation: start.log_approximation,
-            candidate: vec![0.0; position.len()],
-            indices: Vec::new(),
-            at_theta: Vec::new(),
-            at_candidate: Vec::new(),
-            unreported: start.evals,
-        })
+        let chain = ExpansionChain::new(model, start, self.engine.clone(), position, rng);
+        Ok(SmhChain { chain, alias, psi })
     }
 }
 
 impl<P, E> SmhChain<P, E> {
     /// φ(θ, θ′) = (‖θ − θ̂‖₁^{k+1} + ‖θ′ − θ̂‖₁^{k+1}) / (k+1)!.
     fn phi(&self) -> f64 {
-        let center = self.cv.center();
+        let center = self.chain.cv.center();
         let l1 = |x: &[f64]| x.iter().zip(center).map(|(a, c)| (a - c).abs()).sum::<f64>();
-        let (a, b) = (l1(&self.position), l1(&self.candidate));
-        match self.cv.order() {
+        let (a, b) = (l1(&self.chain.position), l1(&self.chain.candidate));
+        match self.chain.cv.order() {
             CvOrder::Two => (a * a * a + b * b * b) / 6.0,
             _ => (a * a + b * b) / 2.0,
         }
     }
 
-    /// r_i(θ) and r_i(θ′) at `self.indices`, with the evaluations made.
-    fn remainders<M: ?Sized>(&mut self, model: &M) -> EvalCounts
-    where
-        E: DifferenceTerms<M>,
-    {
-        remainders(
-            &mut self.engine,
-            model,
-            &self.cv,
-            &self.position,
-            &self.candidate,
-            &self.indices,
-            &mut self.at_theta,
-            &mut self.at_candidate,
-        )
-    }
-}
-
-impl<P, E> SmhChain<P, E> {
     /// Whether the data factors Π_i min(1, exp(r_i(θ′) − r_i(θ))) accept (see the module docs):
-    /// by thinning a Poisson minibatch, or over all N data when that is cheaper.
-    fn data_factors<M: ?Sized, R: Rng + ?Sized>(
+    /// by thinning a Poisson minibatch, or over all N data when that is cheaper and the rows
+    /// are here (a model whose rows live elsewhere always thins: still exact, without fetching
+    /// every row).
+    fn data_factors<M: Terms + ?Sized, R: Rng + ?Sized>(
         &mut self, model: &M, rng: &mut R, stats: &mut SmhStats,
     ) -> Result<bool>
     where
         E: DifferenceTerms<M>,
     {
-        let Some(total) = self.alias.as_ref().map(AliasTable::total) else {
+        let Some(alias) = &self.alias else {
             return Ok(true);
         };
-        let n = self.cv.num_terms();
+        let n = self.chain.cv.num_terms();
         let phi = self.phi();
-        let mean = phi * total;
+        let mean = phi * alias.total();
         stats.poisson_mean = mean;
-        self.indices.clear();
-        if mean >= n as f64 || !mean.is_finite() {
+        self.chain.indices.clear();
+        if (mean >= n as f64 || !mean.is_finite()) && model.row_service().is_none() {
             // Cheaper to evaluate every factor: accept with probability exp(−Σ_i λ_i).
-            self.indices.extend(0..n as u32);
-            stats.evals += self.remainders(model);
+            self.chain.indices.extend(0..n as u32);
+            stats.evals += self.chain.remainders(model);
             stats.batch_size = n as u64;
-            let sum: f64 = (self.at_theta.iter().zip(&self.at_candidate))
-                .map(|(r, r2)| (r - r2).max(0.0))
-                .sum();
+            let (_, at_theta, at_candidate) = self.chain.drawn();
+            let sum: f64 =
+                at_theta.iter().zip(at_candidate).map(|(r, r2)| (r - r2).max(0.0)).sum();
             let v: f64 = rng.random();
             return Ok(v < (-sum).exp());
         }
@@ -300,20 +265,19 @@ impl<P, E> SmhChain<P, E> {
         } else {
             0
         };
-        if let Some(alias) = &self.alias {
-            self.indices.extend((0..b).map(|_| alias.sample(rng)));
-        }
-        stats.evals += self.remainders(model);
+        self.chain.stream.extend(model, alias, b, &mut self.chain.indices)?;
+        stats.evals += self.chain.remainders(model);
         stats.batch_size = b as u64;
+        let (indices, at_theta, at_candidate) = self.chain.drawn();
         let mut none_fired = true;
-        for (k, &i) in self.indices.iter().enumerate() {
-            let lambda = (self.at_theta[k] - self.at_candidate[k]).max(0.0);
+        for (k, &i) in indices.iter().enumerate() {
+            let lambda = (at_theta[k] - at_candidate[k]).max(0.0);
             let bound = phi * self.psi[i as usize];
             let v: f64 = rng.random();
             // λ_i ≤ φψ_i by Taylor's theorem: the event fires with probability λ_i/(φψ_i).
             none_fired &= v * bound >= lambda;
             // Beyond rounding (a relative 10⁻⁹ of the remainders' sizes), the bound is wrong.
-            let slack = 1e-9 * (self.at_theta[k].abs() + self.at_candidate[k].abs()) + 1e-300;
+            let slack = 1e-9 * (at_theta[k].abs() + at_candidate[k].abs()) + 1e-300;
             stats.bounds_exceeded += u64::from(lambda > bound + slack);
         }
         Ok(none_fired)
@@ -330,7 +294,7 @@ where
     type Tuning = P::Tuning;
 
     fn position(&self) -> &[f64] {
-        &self.position
+        &self.chain.position
     }
 
     /// Not computed (SMH never evaluates the full-data log density): NaN.
@@ -339,49 +303,41 @@ where
     }
 
     fn step<R: Rng + ?Sized>(&mut self, model: &M, rng: &mut R) -> Result<SmhStats> {
-        let (log_correction, proposal_evals) =
-            self.proposal.propose(model, &self.position, &mut self.candidate, rng);
+        let proposed = self.chain.propose(model, rng);
         let mut stats = SmhStats {
-            scale: self.proposal.step_size(),
-            evals: proposal_evals + std::mem::take(&mut self.unreported),
+            scale: self.chain.proposal.step_size(),
+            evals: proposed.evals,
+            divergent: proposed.divergent,
             ..SmhStats::default()
         };
-        let candidate_approximation =
-            model.log_prior(&self.candidate) + self.cv.sum(&self.candidate);
-        let log_ratio = candidate_approximation - self.log_approximation + log_correction;
-        stats.divergent = log_ratio.is_nan() || candidate_approximation == f64::INFINITY;
         // The first factor, from the expansions' sums: no data.
         let u: f64 = rng.random();
-        if stats.divergent || u.ln() >= log_ratio {
-            self.proposal.observe(&self.position);
+        if stats.divergent || u.ln() >= proposed.log_ratio {
+            self.chain.finish(model, false, &proposed);
             return Ok(stats);
         }
         // The data factors.
         let accepted = self.data_factors(model, rng, &mut stats)?;
-        if accepted {
-            self.position.copy_from_slice(&self.candidate);
-            self.log_approximation = candidate_approximation;
-        }
         stats.accepted = accepted;
         stats.accept_stat = f64::from(u8::from(accepted));
-        self.proposal.observe(&self.position);
+        self.chain.finish(model, accepted, &proposed);
         Ok(stats)
     }
 
     fn begin_warmup(&mut self, _num_warmup: usize) {
-        self.proposal.begin_warmup();
+        self.chain.proposal.begin_warmup();
     }
 
     fn adapt<R: Rng + ?Sized>(&mut self, _model: &M, stats: &SmhStats, _rng: &mut R) -> Result<()> {
-        self.proposal.adapt(stats.accept_stat, &self.position);
+        self.chain.proposal.adapt(stats.accept_stat, &self.chain.position);
         Ok(())
     }
 
     fn end_warmup(&mut self) {
-        self.proposal.end_warmup();
+        self.chain.proposal.end_warmup();
     }
 
     fn tuning(&self) -> P::Tuning {
-        self.proposal.tuning()
+        self.chain.proposal.tuning()
     }
 }

@@ -5,11 +5,15 @@
 //! The start checks the centre's length and the initial position θ₀, readies a copy of the
 //! proposal, builds the expansions (one pass over the data on every core, whose evaluations the
 //! chain reports with its first step) and computes the cheap part of the log target at θ₀,
-//! log p(θ₀) + Σ_i ℓ̂_i(θ₀), which must be finite.
+//! log p(θ₀) + Σ_i ℓ̂_i(θ₀), which must be finite. The running chains hold the same state, an
+//! [`ExpansionChain`]: θ, the proposal, the expansions, the cheap part of the log target and the
+//! stream of minibatch indices; SMH and MH-SS differ only in how the minibatch decides.
 
-use tallmc_core::{Error, EvalCounts, LogPrior, Result, TermHessians};
+use rand::Rng;
+use tallmc_core::{Error, EvalCounts, LogPrior, Result, TermHessians, Terms};
 use tallmc_estimators::{ControlVariate, CvOrder, DifferenceTerms};
 
+use super::index_stream::IndexStream;
 use super::proposal::Proposal;
 
 /// A chain's start from the expansions at θ̂.
@@ -79,4 +83,113 @@ pub(crate) fn remainders<M: ?Sized, E: DifferenceTerms<M>>(
             engine.differences(model, cv, candidate, 0, idx, &mut at_candidate[start..end], false);
     }
     evals
+}
+
+/// What a running SMH or MH-SS chain holds: θ and the cheap part of its log target, the
+/// proposal's copy, the expansions at θ̂, the stream of minibatch indices and scratch.
+#[derive(Debug, Clone)]
+pub(crate) struct ExpansionChain<P, E> {
+    pub(crate) proposal: P,
+    pub(crate) engine: E,
+    pub(crate) cv: ControlVariate,
+    pub(crate) position: Vec<f64>,
+    /// log p(θ) + Σ_i ℓ̂_i(θ).
+    pub(crate) log_approximation: f64,
+    pub(crate) candidate: Vec<f64>,
+    /// The minibatch's indices, from `stream`.
+    pub(crate) indices: Vec<u32>,
+    pub(crate) stream: IndexStream,
+    at_theta: Vec<f64>,
+    at_candidate: Vec<f64>,
+    /// Evaluations not reported yet (the expansions', reported with the first step).
+    unreported: EvalCounts,
+}
+
+/// A proposal θ′ and the cheap part of its log acceptance ratio.
+pub(crate) struct Proposed {
+    /// log p(θ′) + Σ_i ℓ̂_i(θ′).
+    pub(crate) candidate_approximation: f64,
+    /// log p(θ′) + Σ ℓ̂_i(θ′) − log p(θ) − Σ ℓ̂_i(θ) + log q(θ|θ′) − log q(θ′|θ).
+    pub(crate) log_ratio: f64,
+    /// Whether the ratio is NaN or θ′'s approximation +∞ (to be rejected).
+    pub(crate) divergent: bool,
+    /// The proposal's evaluations, and the expansions' on the first step.
+    pub(crate) evals: EvalCounts,
+}
+
+impl<P, E> ExpansionChain<P, E> {
+    /// The chain at `position` from `start`, with its own copy of `engine` and an index stream
+    /// seeded from `rng` (one `u64`) for `model`.
+    pub(crate) fn new<M: Terms + ?Sized, R: Rng + ?Sized>(
+        model: &M, start: ExpansionStart<P>, engine: E, position: &[f64], rng: &mut R,
+    ) -> Self {
+        Self {
+            proposal: start.proposal,
+            engine,
+            cv: start.cv,
+            position: position.to_vec(),
+            log_approximation: start.log_approximation,
+            candidate: vec![0.0; position.len()],
+            indices: Vec::new(),
+            stream: IndexStream::seeded_from(model, rng),
+            at_theta: Vec::new(),
+            at_candidate: Vec::new(),
+            unreported: start.evals,
+        }
+    }
+
+    /// Proposes θ′ into `candidate` and computes the cheap part of the ratio.
+    pub(crate) fn propose<M, R>(&mut self, model: &M, rng: &mut R) -> Proposed
+    where
+        M: LogPrior + ?Sized,
+        P: Proposal<M>,
+        R: Rng + ?Sized,
+    {
+        let (log_correction, proposal_evals) =
+            self.proposal.propose(model, &self.position, &mut self.candidate, rng);
+        let candidate_approximation =
+            model.log_prior(&self.candidate) + self.cv.sum(&self.candidate);
+        let log_ratio = candidate_approximation - self.log_approximation + log_correction;
+        Proposed {
+            candidate_approximation,
+            log_ratio,
+            divergent: log_ratio.is_nan() || candidate_approximation == f64::INFINITY,
+            evals: proposal_evals + std::mem::take(&mut self.unreported),
+        }
+    }
+
+    /// The remainders r_i at θ and θ′ of `indices` (see [`ExpansionChain::drawn`]), with the
+    /// evaluations made.
+    pub(crate) fn remainders<M: ?Sized>(&mut self, model: &M) -> EvalCounts
+    where
+        E: DifferenceTerms<M>,
+    {
+        remainders(
+            &mut self.engine,
+            model,
+            &self.cv,
+            &self.position,
+            &self.candidate,
+            &self.indices,
+            &mut self.at_theta,
+            &mut self.at_candidate,
+        )
+    }
+
+    /// The minibatch's indices and their remainders at θ and at θ′, position by position.
+    pub(crate) fn drawn(&self) -> (&[u32], &[f64], &[f64]) {
+        (&self.indices, &self.at_theta, &self.at_candidate)
+    }
+
+    /// Moves to θ′ if `accepted`, then shows the proposal the chain's position.
+    pub(crate) fn finish<M: ?Sized>(&mut self, _model: &M, accepted: bool, proposed: &Proposed)
+    where
+        P: Proposal<M>,
+    {
+        if accepted {
+            self.position.copy_from_slice(&self.candidate);
+            self.log_approximation = proposed.candidate_approximation;
+        }
+        self.proposal.observe(&self.position);
+    }
 }

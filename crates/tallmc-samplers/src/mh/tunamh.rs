@@ -25,12 +25,14 @@
 //! MH-SS addresses.
 //!
 //! **Cost**: two terms per drawn index (U_i at θ and θ′). **Random numbers**: the proposal, B,
-//! the indices and their keep decisions, then the acceptance uniform, from the chain's RNG.
+//! the keep decisions and the acceptance uniform from the chain's RNG; the indices from the
+//! chain's index stream (`index_stream`: a sequence fixed by the seed, whatever is accepted).
 
 use rand::{Rng, RngExt};
 use serde::Serialize;
 use tallmc_core::{Chain, Error, EvalCounts, Kernel, LogPrior, Result, TermLipschitz, Terms};
 
+use super::index_stream::IndexStream;
 use super::poisson_minibatch::PoissonMinibatch;
 use super::proposal::Proposal;
 
@@ -100,6 +102,8 @@ pub struct TunaMhChain<P> {
     chi: f64,
     /// Over c_i; `None` when every c_i is 0 (the likelihood is constant: no data factor).
     minibatch: Option<PoissonMinibatch>,
+    /// The minibatches' indices (see `index_stream`).
+    stream: IndexStream,
     position: Vec<f64>,
     log_prior: f64,
     candidate: Vec<f64>,
@@ -115,10 +119,10 @@ where
 {
     type Chain = TunaMhChain<P>;
 
-    /// Builds the alias table of the c_i (O(N d); no term evaluated) and checks θ₀. Draws no
-    /// random numbers.
+    /// Builds the alias table of the c_i (O(N d); no term evaluated), checks θ₀, and seeds the
+    /// index stream (one `u64` of `rng`).
     fn build_chain<R: Rng + ?Sized>(
-        &self, model: &M, position: &[f64], _rng: &mut R,
+        &self, model: &M, position: &[f64], rng: &mut R,
     ) -> Result<TunaMhChain<P>> {
         let d = model.dim();
         tallmc_core::error::check_finite_vector("initial position", position, d)?;
@@ -137,6 +141,7 @@ where
             proposal,
             chi: self.config.chi,
             minibatch,
+            stream: IndexStream::seeded_from(model, rng),
             position: position.to_vec(),
             log_prior,
             candidate: vec![0.0; d],
@@ -180,7 +185,7 @@ where
                 .map(|(a, b)| (a - b) * (a - b))
                 .sum::<f64>()
                 .sqrt();
-            let drawn = batch.draw(self.chi, m, &mut self.indices, rng)?;
+            let drawn = batch.draw(model, self.chi, m, &mut self.indices, rng, &mut self.stream)?;
             stats.poisson_mean = drawn.mean;
             let b = self.indices.len();
             self.at_theta.resize(b, 0.0);
