@@ -18,8 +18,8 @@ use super::design::DesignWarnings;
 use super::ecs::WithEngine;
 use super::exact_mh::{ExactMhRun, RunExactMh};
 use super::outputs::{Outputs, Sinks};
-use crate::spec::SamplerSettings;
 use super::pdmp::{PdmpOutputs, PdmpRun, RunPdmp, run_without_bounds};
+use crate::spec::SamplerSettings;
 
 /// A model of the user's own, for [`run_custom`](crate::run_custom): the evaluation traits of
 /// every run model, and whether its per-datum Hessians are its own.

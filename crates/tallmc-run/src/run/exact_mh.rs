@@ -123,7 +123,9 @@ where
     }
 }
 
-pub(crate) fn tuna_mh<M>(model: &M, run: &ExactMhRun<'_>, chi: f64, sinks: Vec<Sinks>) -> Result<Outputs>
+pub(crate) fn tuna_mh<M>(
+    model: &M, run: &ExactMhRun<'_>, chi: f64, sinks: Vec<Sinks>,
+) -> Result<Outputs>
 where
     M: RunModel + LogPrior + TermLipschitz,
 {
@@ -144,11 +146,7 @@ const LIPSCHITZ: &str = "a per-datum Lipschitz bound on ℓ_i (a bounded score)"
 
 /// The error for a constant `model` lacks.
 fn no_constant(model: &str, constant: TermConstant) -> anyhow::Error {
-    anyhow::anyhow!(
-        "--model {model} has no {} ({})",
-        constant.describe(),
-        unbounded_because(model)
-    )
+    anyhow::anyhow!("--model {model} has no {} ({})", constant.describe(), unbounded_because(model))
 }
 
 /// SMH and MH-SS run; TunaMH (which needs a Lipschitz bound) is refused.

@@ -87,7 +87,7 @@ pub(crate) struct Served<'a, M> {
     /// Every datum's per-datum constants ([`TermConstant`], in its order), each fetched from the
     /// shards by one pass before a kernel that needs it is built
     /// ([`Served::fetch_constants`]).
-    constants: [OnceLock<Vec<f64>>; 5],
+    constants: [OnceLock<Vec<f64>>; TermConstant::ALL.len()],
 }
 
 impl<'a, M: Servable> Served<'a, M> {
@@ -145,10 +145,10 @@ impl<M> Served<'_, M> {
         if slot.get().is_some() {
             return Ok(());
         }
-        let partials = self
-            .source
-            .partials(self.spec, &[], PassKind::TermConstants { constant })
-            .map_err(|e| anyhow::anyhow!("the {}s over the shards: {e}", constant.describe()))?;
+        let partials =
+            self.source.partials(self.spec, &[], PassKind::TermConstants { constant }).map_err(
+                |e| anyhow::anyhow!("the {}s over the shards: {e}", constant.describe()),
+            )?;
         let lengths = self.source.shard_lengths();
         if partials.len() != lengths.len() {
             anyhow::bail!(

@@ -146,7 +146,10 @@ impl<M: ServedEngine + RunExactMh> RunExactMh for Served<'_, M> {
     }
 
     fn term_constants(&self, constant: TermConstant) -> Result<Vec<f64>> {
-        bail!("internal error: the {}s of rows served from shards come from the shards", constant.describe())
+        bail!(
+            "internal error: the {}s of rows served from shards come from the shards",
+            constant.describe()
+        )
     }
 
     fn check_exact_mh(&self, sampler: &SamplerSettings) -> Result<()> {

@@ -352,7 +352,11 @@ fn exact_minibatch_mh_on_rows_fetched_ahead_gives_the_local_sharded_draws_bit_fo
 fn exact_minibatch_mh_over_shards_refuses_models_without_the_bound() {
     let stop = AtomicBool::new(false);
     let cases = [
-        (ModelSpec::Poisson(count_model()), SamplerSettings::Smh(SmhSettings::default()), "poisson"),
+        (
+            ModelSpec::Poisson(count_model()),
+            SamplerSettings::Smh(SmhSettings::default()),
+            "poisson",
+        ),
         (
             ModelSpec::Probit(RegressionSpec::default()),
             SamplerSettings::Tunamh(TunaMhSettings::default()),

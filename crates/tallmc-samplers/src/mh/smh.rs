@@ -253,8 +253,7 @@ impl<P, E> SmhChain<P, E> {
             stats.evals += self.chain.remainders(model);
             stats.batch_size = n as u64;
             let (_, at_theta, at_candidate) = self.chain.drawn();
-            let sum: f64 =
-                at_theta.iter().zip(at_candidate).map(|(r, r2)| (r - r2).max(0.0)).sum();
+            let sum: f64 = at_theta.iter().zip(at_candidate).map(|(r, r2)| (r - r2).max(0.0)).sum();
             let v: f64 = rng.random();
             return Ok(v < (-sum).exp());
         }
