@@ -144,6 +144,16 @@ def test_misuse_is_a_clear_error(engine, tmp_path):
         tallmc.setup(here, engine=engine)
 
 
+def same_draws(on_cluster, here, label):
+    """The posterior and sample_stats of two runs are equal bit for bit, variable by variable."""
+    for group in ("posterior", "sample_stats"):
+        a, b = on_cluster[group], here[group]
+        assert sorted(a.data_vars) == sorted(b.data_vars)
+        for name in a.data_vars:
+            same = a[name].values.tobytes() == b[name].values.tobytes()
+            assert same, f"{label}: {group}.{name}"
+
+
 def test_hmc_ecs_with_rows_from_the_workers_gives_the_local_draws_bit_for_bit(engine, tmp_path):
     n = 20_000
     files = write_shards(tmp_path / "draws", logistic_columns(n, seed=5),
@@ -156,12 +166,7 @@ def test_hmc_ecs_with_rows_from_the_workers_gives_the_local_draws_bit_for_bit(en
         local = tallmc.read_parquet(tmp_path / "draws")
         here = tallmc.sample(tallmc.LogisticRegression(local, standardize=standardize),
                              sampler, by_shard=True, **settings)
-        for group in ("posterior", "sample_stats"):
-            a, b = on_cluster[group], here[group]
-            assert sorted(a.data_vars) == sorted(b.data_vars)
-            for name in a.data_vars:
-                same = a[name].values.tobytes() == b[name].values.tobytes()
-                assert same, f"standardize={standardize}: {group}.{name}"
+        same_draws(on_cluster, here, f"standardize={standardize}")
         # The design checks ran over the shards too, with the same findings.
         warned = [json.loads(r.attrs["tallmc_summary"])["warnings"] for r in (on_cluster, here)]
         assert warned[0] == warned[1]
@@ -186,12 +191,7 @@ def test_exact_minibatch_mh_with_rows_from_the_workers_gives_the_local_draws_bit
                                    engine=engine, **settings)
         here = tallmc.sample(tallmc.LogisticRegression(local), sampler, by_shard=True,
                              **settings)
-        for group in ("posterior", "sample_stats"):
-            a, b = on_cluster[group], here[group]
-            assert sorted(a.data_vars) == sorted(b.data_vars)
-            for name in a.data_vars:
-                same = a[name].values.tobytes() == b[name].values.tobytes()
-                assert same, f"{sampler}: {group}.{name}"
+        same_draws(on_cluster, here, sampler)
         # The minibatches were small: a few percent of the rows per iteration.
         assert on_cluster.attrs["data_fraction_per_iteration"] < 0.1, sampler
 

@@ -65,16 +65,17 @@ pub(crate) trait RunExactMh: RunModel {
     fn check_exact_mh(&self, sampler: &SamplerSettings) -> Result<()>;
 }
 
-/// The per-datum constants `sampler` draws its minibatches with.
-pub(crate) fn constants_needed(sampler: &SamplerSettings) -> Vec<TermConstant> {
-    match sampler {
-        SamplerSettings::Smh(s) if s.order == 1 => vec![TermConstant::SecondDerivativeBound],
-        SamplerSettings::Smh(_) => vec![TermConstant::ThirdDerivativeBound],
-        SamplerSettings::MhSs(s) if s.order == 1 => vec![TermConstant::GradientLipschitz],
-        SamplerSettings::MhSs(_) => vec![TermConstant::HessianLipschitz],
-        SamplerSettings::Tunamh(_) => vec![TermConstant::Lipschitz],
-        _ => Vec::new(),
-    }
+/// The per-datum constant `sampler` draws its minibatches with (`None`: not an exact minibatch
+/// MH kernel).
+pub(crate) fn constant_needed(sampler: &SamplerSettings) -> Option<TermConstant> {
+    Some(match sampler {
+        SamplerSettings::Smh(s) if s.order == 1 => TermConstant::SecondDerivativeBound,
+        SamplerSettings::Smh(_) => TermConstant::ThirdDerivativeBound,
+        SamplerSettings::MhSs(s) if s.order == 1 => TermConstant::GradientLipschitz,
+        SamplerSettings::MhSs(_) => TermConstant::HessianLipschitz,
+        SamplerSettings::Tunamh(_) => TermConstant::Lipschitz,
+        _ => return None,
+    })
 }
 
 pub(crate) fn smh<M, E>(

@@ -24,7 +24,7 @@ use anyhow::{Result, bail};
 use super::confidence::{ConfidenceRun, RunConfidence};
 use super::design::{DesignChecks, DesignWarnings, warnings};
 use super::ecs::{ServedEngine, WithEngine};
-use super::exact_mh::{self, ExactMhRun, RunExactMh, constants_needed};
+use super::exact_mh::{self, ExactMhRun, RunExactMh, constant_needed};
 use super::outputs::Outputs;
 use super::pdmp::{PdmpOutputs, PdmpRun, RunPdmp};
 use super::progress::{ProgressTo, RunProgress, SetupSpinner};
@@ -133,7 +133,7 @@ impl<M: ServedEngine + RunExactMh> RunExactMh for Served<'_, M> {
         &self, run: &ExactMhRun<'_>, sinks: Vec<super::outputs::Sinks>,
     ) -> Result<Outputs> {
         self.check_exact_mh(run.sampler)?;
-        for constant in constants_needed(run.sampler) {
+        if let Some(constant) = constant_needed(run.sampler) {
             self.fetch_constants(constant)?;
         }
         let engine = WithEngine::engine(self, 1, 1);

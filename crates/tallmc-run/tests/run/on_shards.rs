@@ -264,6 +264,19 @@ fn bits(r: &tallmc_run::RunResult) -> Vec<Vec<u64>> {
         .collect()
 }
 
+/// `spec` on the rows (x, y) cut into shards of `lengths`: run here, then over shards held
+/// apart; (local, remote, the source the remote run read).
+fn both_ways(
+    spec: &RunSpec, x: &[f64], y: &[f64], lengths: &[u64],
+) -> (tallmc_run::RunResult, tallmc_run::RunResult, Apart) {
+    let stop = AtomicBool::new(false);
+    let here = dataset(x, y).with_shard_lengths(lengths).unwrap();
+    let local = run(spec, Some(here), &stop, None).unwrap();
+    let source = Apart::new(x, y, lengths);
+    let remote = run_on_shards(spec, &source, &stop, None).unwrap();
+    (local, remote, source)
+}
+
 #[test]
 fn hmc_ecs_on_rows_fetched_ahead_gives_the_local_sharded_draws_bit_for_bit() {
     let cases = [
@@ -286,11 +299,7 @@ fn hmc_ecs_on_rows_fetched_ahead_gives_the_local_sharded_draws_bit_for_bit() {
         // 350 iterations: the rows of three windows of 128 declared, fetched and dropped.
         (spec.chains, spec.warmup, spec.draws, spec.seed) = (2, 150, 200, 11);
         (spec.execution.progress, spec.execution.report) = (false, false);
-        let stop = AtomicBool::new(false);
-        let here = dataset(&x, &y).with_shard_lengths(&lengths).unwrap();
-        let local = run(&spec, Some(here), &stop, None).unwrap();
-        let source = Apart::new(&x, &y, &lengths);
-        let remote = run_on_shards(&spec, &source, &stop, None).unwrap();
+        let (local, remote, source) = both_ways(&spec, &x, &y, &lengths);
         assert_eq!(remote.parameter_names, local.parameter_names, "{name}");
         assert_eq!(bits(&remote), bits(&local), "{name}: the draws differ");
         // A standardizing run records the moments it computed over the shards with its spec.
@@ -315,11 +324,7 @@ fn exact_mh_both_ways(name: &str, sampler: SamplerSettings, n: usize) -> usize {
     let mut spec = RunSpec::new(model, DataSpec::Arrays { label: "shards".into() }, sampler);
     (spec.chains, spec.warmup, spec.draws, spec.seed) = (2, 300, 300, 23);
     (spec.execution.progress, spec.execution.report) = (false, false);
-    let stop = AtomicBool::new(false);
-    let here = dataset(&x, &y).with_shard_lengths(&lengths).unwrap();
-    let local = run(&spec, Some(here), &stop, None).unwrap();
-    let source = Apart::new(&x, &y, &lengths);
-    let remote = run_on_shards(&spec, &source, &stop, None).unwrap();
+    let (local, remote, source) = both_ways(&spec, &x, &y, &lengths);
     assert_eq!(bits(&remote), bits(&local), "{name}: the draws differ");
     let batch = |r: &tallmc_run::RunResult| -> Vec<u64> {
         r.chains.iter().flat_map(|c| c.stat("batch_size__").unwrap()).map(f64::to_bits).collect()

@@ -52,9 +52,10 @@
 use rand::{Rng, RngExt};
 use rand_distr::{Distribution, Poisson};
 use serde::Serialize;
+use tallmc_core::termwise_bounds::derivative_constants;
 use tallmc_core::{
-    AliasTable, Chain, Error, EvalCounts, Kernel, LogPrior, Result, TermCurvatureConstants,
-    TermHessians, TermThirdDerivativeConstants, Terms,
+    AliasTable, Chain, Error, EvalCounts, Kernel, LogPrior, Result, TermConstant,
+    TermCurvatureConstants, TermHessians, TermThirdDerivativeConstants, Terms,
 };
 use tallmc_estimators::{CvOrder, DifferenceTerms};
 
@@ -173,12 +174,12 @@ impl<M: TermHessians + LogPrior + TermCurvatureConstants + TermThirdDerivativeCo
 
 /// ψ_i = a_{k+1,i} for every datum.
 fn bounds<M: SmhModel + ?Sized>(model: &M, order: CvOrder) -> Result<Vec<f64>> {
-    let psi: Vec<f64> = (0..model.num_terms())
-        .map(|i| match order {
-            CvOrder::Two => model.term_third_derivative_bound(i),
-            _ => model.term_second_derivative_bound(i),
-        })
-        .collect();
+    let constant = match order {
+        CvOrder::Two => TermConstant::ThirdDerivativeBound,
+        _ => TermConstant::SecondDerivativeBound,
+    };
+    let psi = derivative_constants(model, constant)
+        .ok_or(Error::Internal("a derivative bound is a derivative constant"))?;
     if let Some(i) = psi.iter().position(|p| !(p.is_finite() && *p >= 0.0)) {
         return Err(Error::invalid(
             "per-datum derivative bound",

@@ -30,6 +30,7 @@
 
 use rand::{Rng, RngExt};
 use serde::Serialize;
+use tallmc_core::termwise_bounds::lipschitz_constants;
 use tallmc_core::{Chain, Error, EvalCounts, Kernel, LogPrior, Result, TermLipschitz, Terms};
 
 use super::index_stream::IndexStream;
@@ -128,7 +129,7 @@ where
         tallmc_core::error::check_finite_vector("initial position", position, d)?;
         let mut proposal = self.proposal.clone();
         proposal.init(model)?;
-        let lipschitz: Vec<f64> = (0..model.num_terms()).map(|i| model.term_lipschitz(i)).collect();
+        let lipschitz = lipschitz_constants(model);
         let minibatch = PoissonMinibatch::new(lipschitz, "per-datum Lipschitz constant")?;
         let log_prior = model.log_prior(position);
         if !log_prior.is_finite() {
