@@ -83,11 +83,11 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::{
-    BinaryFactors, CurvatureBound, DispersionPredictor, EvalCounts, LinearPredictor, LogPrior,
-    LogPriorCurvature, LogPriorHessian, ParameterNames, PredictorDerivatives, TaylorRemainderBound,
-    TermBounds, TermCurvatureBound, TermCurvatureConstants, TermGradientBounds,
-    TermGradientLipschitz, TermGradients, TermHessians, TermLipschitz,
-    TermThirdDerivativeConstants, Terms,
+    BinaryFactors, BoundedPredictorThirdDerivative, CurvatureBound, DispersionPredictor,
+    EvalCounts, LinearPredictor, LogPrior, LogPriorCurvature, LogPriorHessian, ParameterNames,
+    PredictorDerivatives, TaylorRemainderBound, TermBounds, TermCurvatureBound,
+    TermCurvatureConstants, TermGradientBounds, TermGradientLipschitz, TermGradients, TermHessians,
+    TermLipschitz, TermThirdDerivativeConstants, Terms,
 };
 
 /// A model that forwards every call to `inner` and counts the per-datum evaluations made (see
@@ -331,6 +331,12 @@ impl<M: TermCurvatureConstants> TermCurvatureConstants for Counting<M> {
 
     fn term_gradient_lipschitz(&self, i: usize) -> f64 {
         self.inner.term_gradient_lipschitz(i)
+    }
+}
+
+impl<M: BoundedPredictorThirdDerivative> BoundedPredictorThirdDerivative for Counting<M> {
+    fn predictor_third_derivative_bound(&self) -> f64 {
+        self.inner.predictor_third_derivative_bound()
     }
 }
 

@@ -37,6 +37,7 @@ pub mod counting;
 pub mod counts;
 pub mod dispersion_predictor;
 pub mod error;
+pub mod frame;
 pub mod full_data;
 pub mod gradient_bounds;
 pub mod kernel;
@@ -59,6 +60,7 @@ pub use counting::Counting;
 pub use counts::EvalCounts;
 pub use dispersion_predictor::{DispersionPredictor, PredictorDerivatives};
 pub use error::{Error, Result};
+pub use frame::WhiteningFrame;
 pub use full_data::{FullData, Parallelism};
 pub use gradient_bounds::{
     CurvatureBound, LogPriorCurvature, TermCurvatureBound, TermGradientBounds,
@@ -66,8 +68,8 @@ pub use gradient_bounds::{
 };
 pub use kernel::{Chain, Kernel, NoTuning, StepStats, Tuning};
 pub use model::{
-    BinaryFactors, LinearPredictor, LogPrior, LogPriorHessian, ParameterNames, RowBatch,
-    TaylorRemainderBound, TermBounds, TermGradients, TermHessians, Terms,
+    BinaryFactors, BoundedPredictorThirdDerivative, LinearPredictor, LogPrior, LogPriorHessian,
+    ParameterNames, RowBatch, TaylorRemainderBound, TermBounds, TermGradients, TermHessians, Terms,
 };
 pub use pdmp::{EventKind, EventTotals, PdmpChain, PdmpKernel, Segment, SegmentStats, Trajectory};
 pub use row_service::RowService;

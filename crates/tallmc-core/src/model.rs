@@ -398,6 +398,28 @@ pub trait LinearPredictor: Terms {
     }
 }
 
+/// A bound on the third derivative of every datum's function of its linear predictor:
+///
+/// ```text
+/// c₃ ≥ sup_{i, η} |φ_i‴(η)|        (logistic: 1/(6√3); quadratic families: 0)
+/// ```
+///
+/// With it, the gradient of a datum's second-order Taylor remainder around θ* is bounded
+/// coordinate by coordinate, in any linear coordinates of θ (the rows x_i are then those of the
+/// coordinates): with η = x_iᵀθ, η* = x_iᵀθ*,
+///
+/// ```text
+/// ∂_j[ℓ_i − T₂ℓ_i](θ) = x_ij (φ_i′(η) − φ_i′(η*) − φ_i″(η*)(η − η*)),
+/// |φ_i′(η) − φ_i′(η*) − φ_i″(η*)(η − η*)| ≤ (c₃/2)(η − η*)² ≤ (c₃/2)‖x_i‖₂² ‖θ − θ*‖₂²
+/// ```
+///
+/// (Taylor's theorem with the Lagrange remainder, then Cauchy–Schwarz). Zig-Zag with Taylor
+/// control variates draws datum i for coordinate j with probability ∝ |x_ij|‖x_i‖₂² from this.
+pub trait BoundedPredictorThirdDerivative: LinearPredictor {
+    /// c₃ (see the trait docs), finite and ≥ 0. O(1).
+    fn predictor_third_derivative_bound(&self) -> f64;
+}
+
 /// A bound on how much any single term can change between two parameter values:
 ///
 /// ```text

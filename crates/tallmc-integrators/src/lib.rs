@@ -28,6 +28,6 @@ pub use dual_averaging::{DualAveraging, DualAveragingConfig};
 pub use leapfrog::{LeapfrogOutcome, PhasePoint, leapfrog};
 pub use metric::{Metric, MetricKind};
 pub use poisson::{
-    AffineRate, ConstantRate, PiecewiseLinearRate, Rate, ThinningCounts, ThinningDecision,
-    earliest, thin,
+    AffineRate, ConstantRate, PiecewiseLinearRate, Rate, SquaredAffineRate, ThinningCounts,
+    ThinningDecision, earliest, thin,
 };

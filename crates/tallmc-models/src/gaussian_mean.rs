@@ -3,9 +3,10 @@
 use std::sync::Arc;
 
 use tallmc_core::{
-    CurvatureBound, EvalCounts, LinearPredictor, LogPrior, LogPriorCurvature, LogPriorHessian,
-    ParameterNames, TaylorRemainderBound, TermBounds, TermCurvatureBound, TermCurvatureConstants,
-    TermGradientLipschitz, TermGradients, TermHessians, TermThirdDerivativeConstants, Terms,
+    BoundedPredictorThirdDerivative, CurvatureBound, EvalCounts, LinearPredictor, LogPrior,
+    LogPriorCurvature, LogPriorHessian, ParameterNames, TaylorRemainderBound, TermBounds,
+    TermCurvatureBound, TermCurvatureConstants, TermGradientLipschitz, TermGradients, TermHessians,
+    TermThirdDerivativeConstants, Terms,
 };
 
 use crate::data::{Dataset, deterministic_sum};
@@ -264,6 +265,13 @@ impl TermCurvatureConstants for GaussianMean {
 
     fn term_gradient_lipschitz(&self, _i: usize) -> f64 {
         self.inv_var
+    }
+}
+
+/// ℓ_i is quadratic in its predictor μ: c₃ = 0.
+impl BoundedPredictorThirdDerivative for GaussianMean {
+    fn predictor_third_derivative_bound(&self) -> f64 {
+        0.0
     }
 }
 

@@ -178,9 +178,9 @@ pub use piecewise::{
     AutoBoundConfig, AutomaticBound, BandConfig, BoundedGradients, Bps, BpsChain, BpsConfig,
     BpsState, BpsTuning, ClockTuning, ControlVariates, LipSbps, LipSbpsChain, LipSbpsConfig,
     LipSbpsTuning, LipschitzGradients, ModelBound, PreconditionerConfig, Sbps, SbpsChain,
-    SbpsConfig, SbpsState, SbpsTuning, SlopePrior, VelocityDistribution, ZigZag, ZigZagChain,
-    ZigZagConfig, ZigZagState, ZigZagSubsampling, ZigZagSubsamplingChain, ZigZagSubsamplingTuning,
-    ZigZagTuning,
+    SbpsConfig, SbpsState, SbpsTuning, SlopePrior, TaylorControlVariates, VelocityDistribution,
+    ZigZag, ZigZagChain, ZigZagConfig, ZigZagState, ZigZagSubsampling, ZigZagSubsamplingChain,
+    ZigZagSubsamplingTuning, ZigZagTuning,
 };
 pub use sg::{
     MinibatchScope, SgChain, SgDynamics, SgHmc, SgHmcConfig, SgHmcState, SgHmcStats, Sgld,

@@ -8,7 +8,7 @@
 //! | [`EcsEstimator`] | HMC-ECS | `estimate_log_target`, `center` | `recenter`, `hessian_sum`, `taylor_order` |
 //! | [`EcsEstimate`] | HMC-ECS | `log_target`, `counts` | — |
 //! | [`GibbsSubsample`] | HMC-ECS | `draw`, `propose`, `reject`, `batch_size` | `accept` |
-//! | [`SwitchingRateEstimator`] | Zig-Zag with subsampling | `bounds`, `estimate` | `prepare`, `describe` |
+//! | [`SwitchingRateEstimator`] | Zig-Zag with subsampling | `bounds`, `estimate` | `prepare`, `describe`, `draw_datum`, `quadratic_bounds`, `frame`, `estimate_at` |
 //! | [`DatumRateBound`] | lipSBPS | `datum_bound` | `prepare`, `describe` |
 //! | [`RangeSource`] | minibatch MH (confidence sampler) | `range` | `AVAILABLE` |
 //!

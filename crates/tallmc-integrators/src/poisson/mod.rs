@@ -8,13 +8,15 @@
 //! P(τ > t) = exp(−Λ(t)),     Λ(t) = ∫_0^t λ(s) ds,
 //! ```
 //!
-//! so τ = Λ⁻¹(E) with E ~ Exp(1) (inversion; τ = ∞ when E ≥ Λ(∞)). Three rates are inverted
+//! so τ = Λ⁻¹(E) with E ~ Exp(1) (inversion; τ = ∞ when E ≥ Λ(∞)). Four rates are inverted
 //! exactly ([`Rate`]):
 //!
 //! * [`ConstantRate`] λ(t) = c: τ = E/c;
 //! * [`AffineRate`] λ(t) = [a + bt]⁺ for any signs of a and b (REFERENCES §5): the smaller
 //!   positive root of aτ + bτ²/2 = E in the cancellation-free form τ = 2E/(a + √(a² + 2bE)), or
 //!   −a/b + √(2E/b) when the rate starts at zero;
+//! * [`SquaredAffineRate`] λ(t) = c(r + st)² (a Taylor remainder's bound along a line):
+//!   τ = 3E/(c r²(q² + q + 1)), q = ∛(1 + 3sE/(c r³));
 //! * [`PiecewiseLinearRate`] λ(t) = [γ(t)]⁺, γ linear between knots (SBPS's proposal band, and
 //!   piecewise-constant automatic bounds as a special case), inverted piece by piece with the
 //!   affine formula — only the positive part of a piece that crosses zero counts.
@@ -36,11 +38,13 @@
 
 mod affine;
 mod piecewise;
+mod quadratic;
 mod superposition;
 mod thinning;
 
 pub use affine::{AffineRate, ConstantRate};
 pub use piecewise::PiecewiseLinearRate;
+pub use quadratic::SquaredAffineRate;
 pub use superposition::earliest;
 pub use thinning::{ThinningCounts, ThinningDecision, thin};
 

@@ -11,6 +11,7 @@
 //! | `TermLipschitz` (per datum) | [`BoundedScore`] | c_i = c₁ ‖x̃_i‖₂ |
 //! | `TermCurvatureConstants` (per datum) | [`BoundedCurvature`] | a₂,i = c₂ max_j x̃_ij², L_i = c₂ ‖x̃_i‖₂² |
 //! | `TermThirdDerivativeConstants` (per datum) | [`BoundedThirdDerivative`] | a₃,i = c₃ max_j \|x̃_ij\|³, L₂,i = c₃ ‖x̃_i‖₂³ |
+//! | `BoundedPredictorThirdDerivative` | [`BoundedThirdDerivative`] | c₃ itself (Zig-Zag with Taylor control variates) |
 //! | `LogPrior`, `LogPriorHessian`, `LogPriorCurvature` | every family | N(0, s² I): κ = 1/s² |
 //!
 //! The constants are exact bounds in real arithmetic; the floating-point gradients they bound
@@ -19,9 +20,10 @@
 
 use rayon::prelude::*;
 use tallmc_core::{
-    CurvatureBound, EvalCounts, LogPrior, LogPriorCurvature, LogPriorHessian, ParameterNames,
-    TaylorRemainderBound, TermBounds, TermCurvatureBound, TermCurvatureConstants,
-    TermGradientBounds, TermGradientLipschitz, TermLipschitz, TermThirdDerivativeConstants, Terms,
+    BoundedPredictorThirdDerivative, CurvatureBound, EvalCounts, LogPrior, LogPriorCurvature,
+    LogPriorHessian, ParameterNames, TaylorRemainderBound, TermBounds, TermCurvatureBound,
+    TermCurvatureConstants, TermGradientBounds, TermGradientLipschitz, TermLipschitz,
+    TermThirdDerivativeConstants, Terms,
 };
 
 use super::Glm;
@@ -80,6 +82,13 @@ impl<F: BoundedThirdDerivative> TermThirdDerivativeConstants for Glm<F> {
     /// |φ″(η′) − φ″(η)| ‖x̃_i‖₂² ≤ c₃ |x̃_iᵀ(θ′ − θ)| ‖x̃_i‖₂² ≤ c₃ ‖x̃_i‖₂³ ‖θ′ − θ‖₂. O(d).
     fn term_hessian_lipschitz(&self, i: usize) -> f64 {
         self.family.third_derivative_bound() * self.design.row_norm(i).powi(3)
+    }
+}
+
+impl<F: BoundedThirdDerivative> BoundedPredictorThirdDerivative for Glm<F> {
+    /// c₃ of the family (logistic 1/(6√3), Gaussian 0).
+    fn predictor_third_derivative_bound(&self) -> f64 {
+        self.family.third_derivative_bound()
     }
 }
 

@@ -224,7 +224,12 @@ pub(crate) fn prior_kappa<M: LogPriorCurvature + ?Sized>(model: &M) -> Result<f6
 
 /// Whether `rate` exceeds the bound a + bτ beyond rounding (see [`RELATIVE_SLACK`]).
 pub(crate) fn exceeds(rate: f64, a: f64, b: f64, tau: f64) -> bool {
-    rate > a + b * tau + RELATIVE_SLACK * (a.abs() + b.abs() * tau)
+    exceeds_with(rate, a, b, tau, 0.0)
+}
+
+/// Whether `rate` exceeds the bound a + bτ + q (q ≥ 0 a quadratic part) beyond rounding.
+pub(crate) fn exceeds_with(rate: f64, a: f64, b: f64, tau: f64, q: f64) -> bool {
+    rate > a + b * tau + q + RELATIVE_SLACK * (a.abs() + b.abs() * tau + q)
 }
 
 /// ‖x − y‖₂.

@@ -28,7 +28,9 @@
 //!   (Pakman et al. 2017, §7.1 and Supp. F);
 //! * [`ZigZagSubsampling`] — Zig-Zag with subsampling (ZZ-SS) or, with the
 //!   [`ControlVariates`] estimator, with control variates (ZZ-CV) (Bierkens, Fearnhead &
-//!   Roberts 2019, §4).
+//!   Roberts 2019, §4); with [`TaylorControlVariates`], control variates of order two,
+//!   data drawn in proportion to their own remainder bounds, in whitened coordinates
+//!   z = L⁻¹(θ − θ*) (issue 29: O(1) proposals per flip).
 
 mod bps;
 mod common;
@@ -43,6 +45,7 @@ mod sbps_config;
 mod zigzag;
 mod zigzag_cv;
 mod zigzag_subsampling;
+mod zigzag_taylor;
 
 pub use bps::{
     AutomaticBound, Bps, BpsChain, BpsConfig, BpsState, BpsTuning, CurvatureClock, EnvelopeClock,
@@ -60,3 +63,4 @@ pub use tallmc_estimators::{DatumRateBound, SwitchingRateEstimator};
 pub use zigzag::{EnvelopeClocks, ZigZag, ZigZagChain, ZigZagConfig, ZigZagState, ZigZagTuning};
 pub use zigzag_cv::ControlVariates;
 pub use zigzag_subsampling::{ZigZagSubsampling, ZigZagSubsamplingChain, ZigZagSubsamplingTuning};
+pub use zigzag_taylor::TaylorControlVariates;

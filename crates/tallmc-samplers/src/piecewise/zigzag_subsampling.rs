@@ -63,20 +63,20 @@
 //! [`TermGradientLipschitz`]: tallmc_core::TermGradientLipschitz
 //! [`ControlVariates`]: super::ControlVariates
 
-use rand::Rng;
+use rand::{Rng, RngExt};
 use serde::Serialize;
 use tallmc_core::{
     Error, EvalCounts, EventKind, LogPriorCurvature, PdmpChain, PdmpKernel, Result, SegmentStats,
     TermGradientBounds, TermGradientLipschitz, TermGradients, Trajectory, Tuning,
 };
 use tallmc_estimators::SwitchingRateEstimator;
-use tallmc_integrators::{AffineRate, Rate, thin};
+use tallmc_integrators::{AffineRate, Rate, SquaredAffineRate, earliest, thin};
 
 use super::common::diverge;
 use super::common::{all_finite, check_position, first_event};
 use super::datum_bounds::{
     BoundedGradients, DatumScratch, LipschitzGradients, ReferenceGradients, checked_constant,
-    checked_num_terms, distance, exceeds, point_on_line, prior_kappa, uniform_datum,
+    checked_num_terms, distance, exceeds_with, point_on_line, prior_kappa,
 };
 use super::zigzag::draw_signs;
 
@@ -184,8 +184,22 @@ struct Running {
     y: Vec<f64>,
     a: Vec<f64>,
     b: Vec<f64>,
+    /// c_i of a quadratic bound part (unused when the estimator has none).
+    c: Vec<f64>,
     times: Vec<f64>,
+    /// The process in the estimator's coordinates, when it has a frame of its own.
+    framed: Option<Framed>,
     pending: EvalCounts,
+}
+
+/// The particle in an estimator's frame z (θ = θ* + Lz): the trajectory in θ moves with
+/// velocity Lv, this copy in z with v ∈ {−1, +1}^d.
+#[derive(Debug, Clone)]
+struct Framed {
+    z: Vec<f64>,
+    v: Vec<f64>,
+    /// The proposal point in θ (y in z is `Running::y`).
+    y_theta: Vec<f64>,
 }
 
 /// Zig-Zag with subsampling or control variates (module docs), as settings that build one
@@ -298,6 +312,41 @@ impl Tuning for ZigZagSubsamplingTuning {
     }
 }
 
+/// [`diverge`], with the velocity in the estimator's frame reversed too (−Lv = L(−v)).
+fn diverge_framed(
+    state: &mut Trajectory, framed: Option<&mut Framed>, stats: SegmentStats,
+) -> SegmentStats {
+    if let Some(f) = framed {
+        f.v.iter_mut().for_each(|v| *v = -*v);
+    }
+    diverge(state, stats)
+}
+
+/// The first arrival of the remainder clocks c_i (r + s t)² together (one clock of rate
+/// C(r + st)², C = Σ_i c_i) and the coordinate it belongs to, drawn with probability c_i / C
+/// (Poisson splitting): `None` when C = 0 or the clock never fires.
+fn remainder_arrival<R: Rng + ?Sized>(
+    c: &[f64], (r, s): (f64, f64), rng: &mut R,
+) -> Option<(usize, f64)> {
+    let total: f64 = c.iter().sum();
+    if !(total > 0.0) {
+        return None;
+    }
+    let tau = SquaredAffineRate { c: total, r, s }.first_arrival(rng);
+    if !tau.is_finite() {
+        return None;
+    }
+    let mut u = rng.random::<f64>() * total;
+    let last = c.iter().rposition(|&ci| ci > 0.0)?;
+    for (i, &ci) in c.iter().enumerate().take(last) {
+        if u < ci {
+            return Some((i, tau));
+        }
+        u -= ci;
+    }
+    Some((last, tau))
+}
+
 /// What makes one of a subsampling Zig-Zag clocks fire (in the error when none can).
 const FIRES_WHEN: &str = "switching-rate bounds that rise along the line (is the target proper?)";
 
@@ -318,15 +367,31 @@ where
         let pending = estimator.prepare(model)?;
         let mut velocity = vec![0.0; d];
         draw_signs(rng, &mut velocity);
+        let (state, framed) = match estimator.frame() {
+            None => (Trajectory::new(position.to_vec(), velocity), None),
+            Some(frame) => {
+                if frame.dim() != d {
+                    return Err(Error::dimension("estimator's frame θ* + Lz", d, frame.dim()));
+                }
+                let mut z = vec![0.0; d];
+                frame.to_coordinates(position, &mut z);
+                let mut theta_velocity = vec![0.0; d];
+                frame.direction_to_theta(&velocity, &mut theta_velocity);
+                let framed = Framed { z, v: velocity, y_theta: vec![0.0; d] };
+                (Trajectory::new(position.to_vec(), theta_velocity), Some(framed))
+            }
+        };
         Ok(ZigZagSubsamplingChain {
             estimator,
-            state: Trajectory::new(position.to_vec(), velocity),
+            state,
             running: Running {
                 n,
                 y: vec![0.0; d],
                 a: vec![0.0; d],
                 b: vec![0.0; d],
+                c: vec![0.0; d],
                 times: vec![0.0; d],
+                framed,
                 pending,
             },
         })
@@ -346,35 +411,67 @@ where
 
     fn step<R: Rng + ?Sized>(&mut self, model: &M, rng: &mut R) -> Result<SegmentStats> {
         let Self { estimator, state, running: r } = self;
-        let (xi, theta) = (state.position(), state.velocity());
+        let (xi, theta) = match &r.framed {
+            Some(f) => (&f.z[..], &f.v[..]),
+            None => (state.position(), state.velocity()),
+        };
         estimator.bounds(model, xi, theta, &mut r.a, &mut r.b);
-        if !(all_finite(&r.a) && all_finite(&r.b)) {
+        let quadratic = estimator.quadratic_bounds(model, xi, theta, &mut r.c);
+        let quadratic_finite =
+            quadratic.is_none_or(|(qr, qs)| all_finite(&r.c) && qr.is_finite() && qs.is_finite());
+        if !(all_finite(&r.a) && all_finite(&r.b) && quadratic_finite) {
             // Numerical trouble at the current point (e.g. a non-finite prior gradient).
             let stats =
                 SegmentStats { evals: std::mem::take(&mut r.pending), ..SegmentStats::NONE };
-            return Ok(diverge(state, stats));
+            return Ok(diverge_framed(state, r.framed.as_mut(), stats));
         }
         for ((t, &a), &b) in r.times.iter_mut().zip(&r.a).zip(&r.b) {
             *t = AffineRate { a, b }.first_arrival(rng);
         }
-        let (i, tau) = first_event(r.times.iter().copied(), "Zig-Zag clocks", FIRES_WHEN)?;
+        let affine = earliest(r.times.iter().copied());
+        let remainder = quadratic.and_then(|q| remainder_arrival(&r.c, q, rng));
+        let (i, tau) = match (affine, remainder) {
+            (Some((i, t)), Some((j, u))) => {
+                if u < t {
+                    (j, u)
+                } else {
+                    (i, t)
+                }
+            }
+            (Some(e), None) | (None, Some(e)) => e,
+            (None, None) => first_event(std::iter::empty(), "Zig-Zag clocks", FIRES_WHEN)?,
+        };
         let mut stats = SegmentStats {
             evals: std::mem::take(&mut r.pending),
             proposals: 1,
             ..SegmentStats::NONE
         };
+        let extra = quadratic.map_or(0.0, |(qr, qs)| {
+            let u = qr + qs * tau;
+            r.c[i] * u * u
+        });
         point_on_line(xi, theta, tau, &mut r.y);
-        let datum = uniform_datum(rng, r.n);
-        let (g, evals) = estimator.estimate(model, &r.y, datum, i);
+        let datum = estimator.draw_datum(r.n, i, rng);
+        let (g, evals) = match &mut r.framed {
+            Some(f) => {
+                point_on_line(state.position(), state.velocity(), tau, &mut f.y_theta);
+                estimator.estimate_at(model, &r.y, &f.y_theta, datum, i)
+            }
+            None => estimator.estimate_at(model, &r.y, &r.y, datum, i),
+        };
         stats.evals += evals;
         if !g.is_finite() {
-            return Ok(diverge(state, stats));
+            return Ok(diverge_framed(state, r.framed.as_mut(), stats));
         }
-        let rate = theta[i] * g;
+        let sign = match &r.framed {
+            Some(f) => f.v[i],
+            None => state.velocity()[i],
+        };
+        let rate = sign * g;
         let (a, b) = (r.a[i], r.b[i]);
-        let decision = thin(rate, (a + b * tau).max(0.0), rng);
+        let decision = thin(rate, (a + b * tau).max(0.0) + extra, rng);
         stats.ratio = decision.ratio;
-        if exceeds(rate, a, b, tau) {
+        if exceeds_with(rate, a, b, tau, extra) {
             return Err(Error::BoundViolation {
                 what: format!(
                     "switching-rate bound of coordinate {} ({})",
@@ -386,9 +483,20 @@ where
             });
         }
         state.advance(tau);
+        if let Some(f) = &mut r.framed {
+            f.z.copy_from_slice(&r.y);
+        }
         if decision.accept {
-            let v = state.velocity_mut();
-            v[i] = -v[i];
+            match (&mut r.framed, estimator.frame()) {
+                (Some(f), Some(frame)) => {
+                    f.v[i] = -f.v[i];
+                    frame.direction_to_theta(&f.v, state.velocity_mut());
+                }
+                _ => {
+                    let v = state.velocity_mut();
+                    v[i] = -v[i];
+                }
+            }
             state.set_end(EventKind::Flip(i as u32));
             stats.bounces = 1;
         }

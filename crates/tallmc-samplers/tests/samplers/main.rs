@@ -27,6 +27,7 @@ mod nuts;
 mod pdmp_full_data;
 mod pdmp_subsampling;
 mod pdmp_support;
+mod pdmp_taylor;
 mod row_file;
 mod sbps;
 mod sg_mcmc;
