@@ -3,6 +3,11 @@
 //!
 //! * **ZZ-CV** — Zig-Zag with control variates at the mode ([`ZigZagSubsampling`] with
 //!   [`ControlVariates::rank_one`]), exact;
+//! * **ZZ-Taylor** — the same Zig-Zag with Taylor control variates of order two, data drawn in
+//!   proportion to their remainder bounds, in the coordinates whitened by the Laplace
+//!   approximation ([`TaylorControlVariates`]), exact; its grid Δ is 1 in whitened
+//!   coordinates (one posterior sd of travel, as the median sd is for the others), and its
+//!   set-up pass (made once, before the chain) is timed and counted as its `init`;
 //! * **SBPS** — the Stochastic Bouncy Particle Sampler, k = 3, minibatch n = 100, refresh
 //!   0.05/Δ, N(0, I) velocities, first band horizon Δ (the CLI's `sample sbps` defaults),
 //!   approximate;
@@ -44,13 +49,13 @@ use std::time::Instant;
 
 use tallmc_core::rng::chain_rng;
 use tallmc_core::{
-    Chain, EvalCounts, EventTotals, Kernel, PdmpChain, PdmpKernel, StepStats, Terms,
+    Chain, EvalCounts, EventTotals, Kernel, PdmpChain, PdmpKernel, StepStats, Terms, WhiteningFrame,
 };
 use tallmc_estimators::RankOne;
 use tallmc_models::{DesignOptions, LogisticRegression, synthetic};
 use tallmc_samplers::{
     BandConfig, ControlVariates, HmcEcs, HmcEcsConfig, NewtonOptions, Sbps, SbpsConfig,
-    VelocityDistribution, ZigZagSubsampling, laplace_approximation,
+    TaylorControlVariates, VelocityDistribution, ZigZagSubsampling, laplace_approximation,
 };
 
 /// Seed of the data (`higgs_like(n, DATA_SEED)`).
@@ -72,7 +77,12 @@ struct Options {
     ecs_draws: usize,
     /// Also write the report (markdown) here.
     out: Option<PathBuf>,
+    /// The PDMP kernels to run (HMC-ECS, the baseline, always runs).
+    pdmps: Vec<String>,
 }
+
+/// Every PDMP kernel of the benchmark, in report order.
+const PDMPS: [&str; 3] = ["zz-cv", "zz-taylor", "sbps"];
 
 impl Options {
     fn parse() -> Result<Self, String> {
@@ -83,6 +93,7 @@ impl Options {
             ecs_warmup: 1_000,
             ecs_draws: 5_000,
             out: None,
+            pdmps: PDMPS.iter().map(|s| s.to_string()).collect(),
         };
         let mut args = std::env::args().skip(1);
         while let Some(a) = args.next() {
@@ -103,10 +114,19 @@ impl Options {
                 "--ecs-draws" => o.ecs_draws = value("--ecs-draws")?,
                 "--ecs-warmup" => o.ecs_warmup = value("--ecs-warmup")?,
                 "--out" => o.out = Some(args.next().ok_or("--out needs a path")?.into()),
+                "--pdmps" => {
+                    let list = args.next().ok_or("--pdmps needs a list")?;
+                    o.pdmps = list.split(',').map(|s| s.trim().to_string()).collect();
+                    if let Some(bad) = o.pdmps.iter().find(|p| !PDMPS.contains(&p.as_str())) {
+                        return Err(format!(
+                            "--pdmps: unknown kernel {bad}; expected some of {PDMPS:?}"
+                        ));
+                    }
+                }
                 other => {
                     return Err(format!(
                         "unknown argument {other}; expected --n N, --quick, --draws D, \
-                         --warmup W, --ecs-draws D, --ecs-warmup W, --out FILE"
+                         --warmup W, --ecs-draws D, --ecs-warmup W, --out FILE, --pdmps zz-cv,zz-taylor,sbps"
                     ));
                 }
             }
@@ -377,26 +397,52 @@ fn run_single_thread(model: &LogisticRegression, o: &Options) -> Result<(), Stri
     eprintln!("HMC-ECS ...");
     let ecs = run_hmc_ecs(model, &mode, o)?;
     eprintln!("  {:.2} s sampling, min ESS {:.0}", ecs.sampling_s, ecs.ess_min);
-    eprintln!("ZZ-CV ...");
-    let zz = ZigZagSubsampling::with_estimator(
-        ControlVariates::rank_one(mode.clone()).map_err(|e| e.to_string())?,
-    );
-    let zzcv = run_pdmp("zz-cv", model, zz, &mode, grid, o)?;
-    eprintln!("  {:.2} s sampling, min ESS {:.0}", zzcv.sampling_s, zzcv.ess_min);
-    eprintln!("SBPS ...");
-    let config = SbpsConfig {
-        batch: 100.min(n),
-        k: 3.0,
-        refresh_rate: 0.05 / grid,
-        band: BandConfig { initial_horizon: grid, ..BandConfig::default() },
-        velocity: VelocityDistribution::Gaussian,
-        ..SbpsConfig::default()
-    };
-    let sbps_kernel = Sbps::new(config).map_err(|e| e.to_string())?;
-    let mut sbps = run_pdmp("sbps", model, sbps_kernel, &mode, grid, o)?;
-    sbps.notes =
-        format!("violation rate {:.4}", sbps.violations as f64 / sbps.proposals.max(1) as f64);
-    eprintln!("  {:.2} s sampling, min ESS {:.0}", sbps.sampling_s, sbps.ess_min);
+    let mut rows = vec![ecs];
+    let wanted = |name: &str| o.pdmps.iter().any(|p| p == name);
+    if wanted("zz-cv") {
+        eprintln!("ZZ-CV ...");
+        let zz = ZigZagSubsampling::with_estimator(
+            ControlVariates::rank_one(mode.clone()).map_err(|e| e.to_string())?,
+        );
+        let zzcv = run_pdmp("zz-cv", model, zz, &mode, grid, o)?;
+        eprintln!("  {:.2} s sampling, min ESS {:.0}", zzcv.sampling_s, zzcv.ess_min);
+        rows.push(zzcv);
+    }
+    if wanted("zz-taylor") {
+        eprintln!("ZZ-Taylor ...");
+        let t = Instant::now();
+        let frame =
+            WhiteningFrame::new(mode.clone(), &laplace.covariance).map_err(|e| e.to_string())?;
+        let taylor = TaylorControlVariates::new(model, frame).map_err(|e| e.to_string())?;
+        let (taylor_setup_s, taylor_setup) = (t.elapsed().as_secs_f64(), taylor.setup_evals());
+        let zz = ZigZagSubsampling::with_estimator(taylor);
+        let mut zzt = run_pdmp("zz-taylor", model, zz, &mode, 1.0, o)?;
+        zzt.setup_s += taylor_setup_s;
+        zzt.setup_evals += taylor_setup;
+        zzt.notes = format!(
+            "{:.2} proposals per flip; grid Δ = 1 in whitened coordinates",
+            zzt.proposals as f64 / zzt.events.max(1) as f64
+        );
+        eprintln!("  {:.2} s sampling, min ESS {:.0}", zzt.sampling_s, zzt.ess_min);
+        rows.push(zzt);
+    }
+    if wanted("sbps") {
+        eprintln!("SBPS ...");
+        let config = SbpsConfig {
+            batch: 100.min(n),
+            k: 3.0,
+            refresh_rate: 0.05 / grid,
+            band: BandConfig { initial_horizon: grid, ..BandConfig::default() },
+            velocity: VelocityDistribution::Gaussian,
+            ..SbpsConfig::default()
+        };
+        let sbps_kernel = Sbps::new(config).map_err(|e| e.to_string())?;
+        let mut sbps = run_pdmp("sbps", model, sbps_kernel, &mode, grid, o)?;
+        sbps.notes =
+            format!("violation rate {:.4}", sbps.violations as f64 / sbps.proposals.max(1) as f64);
+        eprintln!("  {:.2} s sampling, min ESS {:.0}", sbps.sampling_s, sbps.ess_min);
+        rows.push(sbps);
+    }
     let load_after = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     let load_after = load_after.split_whitespace().take(3).collect::<Vec<_>>().join(" ");
 
@@ -433,7 +479,7 @@ fn run_single_thread(model: &LogisticRegression, o: &Options) -> Result<(), Stri
         laplace.evals.gradients,
         laplace.evals.hessians
     );
-    for r in [&ecs, &zzcv, &sbps] {
+    for r in &rows {
         let e = r.setup_evals;
         w!(
             m,
@@ -446,7 +492,7 @@ fn run_single_thread(model: &LogisticRegression, o: &Options) -> Result<(), Stri
             e.hessians
         );
     }
-    for r in [&ecs, &zzcv, &sbps] {
+    for r in &rows {
         w!(
             m,
             "| {} warmup | {:.3} | {:.2} / n |",
@@ -462,13 +508,13 @@ fn run_single_thread(model: &LogisticRegression, o: &Options) -> Result<(), Stri
         "| benchmark | seconds | draws | min ESS (median) | events/s | ×HMC-ECS it/s | grad evals / ESS | ×HMC-ECS | all evals / ESS | ×HMC-ECS | ms / ESS | ×HMC-ECS | evals/s | ×HMC-ECS |"
     );
     w!(m, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
-    let base = &ecs;
+    let base = &rows[0];
     let grad_per_ess = |r: &Row| r.sampling_evals.gradients as f64 / r.ess_min;
     let all_per_ess = |r: &Row| r.sampling_evals.total() as f64 / r.ess_min;
     let s_per_ess = |r: &Row| r.sampling_s / r.ess_min;
     let evals_per_s = |r: &Row| r.sampling_evals.total() as f64 / r.sampling_s;
     let rate = |r: &Row| r.events as f64 / r.sampling_s;
-    for r in [&ecs, &zzcv, &sbps] {
+    for r in &rows {
         w!(
             m,
             "| {} | {:.2} | {} | {:.0} ({:.0}) | {} | {} | {} | {} | {} | {} | {:.3} | {} | {} | {} |",
@@ -496,8 +542,8 @@ fn run_single_thread(model: &LogisticRegression, o: &Options) -> Result<(), Stri
         "| method | events (HMC-ECS: iterations) | proposals (HMC-ECS: leapfrog steps) | violations (HMC-ECS: divergences) | evals / event (terms + gradients + Hessians) | trajectory time | max |mean − HMC-ECS mean| / sd_L | sd / sd_L (min–max) | notes |"
     );
     w!(m, "|---|---:|---:|---:|---|---:|---:|---|---|");
-    let base_means = ecs.means();
-    for r in [&ecs, &zzcv, &sbps] {
+    let base_means = rows[0].means();
+    for r in &rows {
         let e = r.sampling_evals;
         let ev = r.events as f64;
         let means = r.means();

@@ -176,11 +176,11 @@ pub use mh::{
 };
 pub use piecewise::{
     AutoBoundConfig, AutomaticBound, BandConfig, BoundedGradients, Bps, BpsChain, BpsConfig,
-    BpsState, BpsTuning, ClockTuning, ControlVariates, LipSbps, LipSbpsChain, LipSbpsConfig,
-    LipSbpsTuning, LipschitzGradients, ModelBound, PreconditionerConfig, Sbps, SbpsChain,
-    SbpsConfig, SbpsState, SbpsTuning, SlopePrior, TaylorControlVariates, VelocityDistribution,
-    ZigZag, ZigZagChain, ZigZagConfig, ZigZagState, ZigZagSubsampling, ZigZagSubsamplingChain,
-    ZigZagSubsamplingTuning, ZigZagTuning,
+    BpsState, BpsTuning, ClockTuning, ControlVariates, DatumSampling, LipSbps, LipSbpsChain,
+    LipSbpsConfig, LipSbpsTuning, LipschitzGradients, ModelBound, PreconditionerConfig, Sbps,
+    SbpsChain, SbpsConfig, SbpsState, SbpsTuning, SlopePrior, TaylorControlVariates,
+    VelocityDistribution, ZigZag, ZigZagChain, ZigZagConfig, ZigZagState, ZigZagSubsampling,
+    ZigZagSubsamplingChain, ZigZagSubsamplingTuning, ZigZagTuning,
 };
 pub use sg::{
     MinibatchScope, SgChain, SgDynamics, SgHmc, SgHmcConfig, SgHmcState, SgHmcStats, Sgld,

@@ -11,16 +11,23 @@
 //! step Δ defaults to the median posterior sd of the Laplace approximation, about the time a
 //! unit-speed particle needs to cross the posterior, so the defaults mean what they mean for
 //! the other samplers: W warmup and D draws, each about one posterior width of travel apart.
+//! Zig-Zag with control variates runs by default in whitened coordinates z = L⁻¹(θ − θ*) (the
+//! Laplace approximation's mode and Cholesky factor), where a unit of trajectory time is about
+//! one posterior sd of travel in every direction: its default Δ is 1.
 //! For that, every BPS-type sampler here draws its velocities from N(0, I) (each coordinate
 //! moves at speed ~1, as in Zig-Zag); the SBPS paper's unit-sphere velocities move each
 //! coordinate at speed ~1/√d, so the same trajectory time would mix √d times less.
 
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
 use anyhow::{Context as _, Result, bail};
 use serde::Serialize;
-use tallmc_core::{EventTotals, PdmpKernel};
+use tallmc_core::{
+    BoundedPredictorThirdDerivative, EvalCounts, EventTotals, LinearPredictor, LogPriorCurvature,
+    LogPriorHessian, PdmpKernel, TermGradients, WhiteningFrame,
+};
 use tallmc_diagnostics::continuous::{ContinuousSummary, TimeAverageConfig, summarize_continuous};
 use tallmc_diagnostics::{Draws, Summary, summarize};
 use tallmc_models::{
@@ -33,7 +40,7 @@ use tallmc_samplers::continuous::{
 };
 use tallmc_samplers::piecewise::{
     AutoBoundConfig, BandConfig, Bps, BpsConfig, ControlVariates, LipSbps, LipSbpsConfig, Sbps,
-    SbpsConfig, ZigZag, ZigZagConfig, ZigZagSubsampling,
+    SbpsConfig, TaylorControlVariates, ZigZag, ZigZagConfig, ZigZagSubsampling,
 };
 use tallmc_samplers::sink::{ColumnMemorySink, Tee};
 use tallmc_samplers::{Laplace, VelocityDistribution};
@@ -41,7 +48,7 @@ use tallmc_samplers::{Laplace, VelocityDistribution};
 use super::context::{EvalTotals, Outcome, RunHeader, RunModel, Setup, WallSeconds};
 use super::outputs::{AnyTuning, MaybeCsv, register_open_file};
 use super::report::{self, RunFacts};
-use crate::spec::{RateBoundChoice, RunSpec, SamplerKind, SamplerSettings};
+use crate::spec::{FrameChoice, RateBoundChoice, RunSpec, SamplerKind, SamplerSettings};
 
 /// The sinks of one chain: time averages, grid draws (memory + CSV), and with `skeleton` the
 /// event skeleton (memory + CSV).
@@ -77,6 +84,7 @@ pub(crate) struct PdmpSettings {
     k: f64,
     batch: usize,
     rate_bound: Option<RateBoundChoice>,
+    frame: Option<FrameChoice>,
     skeleton: bool,
 }
 
@@ -86,6 +94,10 @@ impl PdmpSettings {
         let sampler = &spec.sampler;
         let Some(c) = sampler.continuous() else {
             bail!("{} is not a continuous-time sampler", sampler.name());
+        };
+        let frame = match sampler {
+            SamplerSettings::ZigzagCv(s) => s.frame,
+            _ => None,
         };
         let (refresh_rate, k, batch, rate_bound) = match sampler {
             SamplerSettings::Bps(s) => (s.bouncy.refresh_rate, None, None, s.rate_bound),
@@ -112,6 +124,7 @@ impl PdmpSettings {
             k: k.unwrap_or(crate::spec::pdmp::DEFAULT_K),
             batch,
             rate_bound,
+            frame,
             skeleton: c.skeleton,
         };
         // Validate a kernel's settings now, before the mode search.
@@ -121,10 +134,18 @@ impl PdmpSettings {
         Ok(s)
     }
 
-    /// The grid step: `--grid`, or the median Laplace posterior sd.
+    /// Whether the process runs in whitened coordinates (zigzag-cv unless --frame original).
+    fn whitened(&self) -> bool {
+        self.kind == SamplerKind::ZigzagCv && self.frame != Some(FrameChoice::Original)
+    }
+
+    /// The grid step: `--grid`, 1 in whitened coordinates, or the median Laplace posterior sd.
     fn grid_step(&self, laplace: &Laplace) -> Result<f64> {
         if let Some(g) = self.grid {
             return Ok(g);
+        }
+        if self.whitened() {
+            return Ok(1.0);
         }
         let d = laplace.mode.len();
         let mut sds: Vec<f64> = (0..d).map(|j| laplace.covariance[j * d + j].sqrt()).collect();
@@ -206,6 +227,11 @@ pub(crate) struct PdmpRun<'a> {
     pub(crate) comments: Vec<(String, String)>,
     pub(crate) inits: &'a [Vec<f64>],
     pub(crate) mode: &'a [f64],
+    /// The Laplace covariance at the mode (row-major d × d): the whitening frame's.
+    covariance: &'a [f64],
+    /// Per-datum evaluations a kernel's set-up made before its chains (Taylor control
+    /// variates' pass), added to the run's set-up.
+    pub(crate) kernel_setup: Cell<EvalCounts>,
     /// The run (chains, seed, output directory).
     pub(crate) spec: &'a RunSpec,
     /// Once raised (Ctrl-C), every chain ends after its current segment.
@@ -232,6 +258,8 @@ impl<'a> PdmpRun<'a> {
             comments,
             inits,
             mode: &laplace.mode,
+            covariance: &laplace.covariance,
+            kernel_setup: Cell::new(EvalCounts::ZERO),
             spec,
             stop,
             progress: super::progress::ProgressTo::default(),
@@ -288,6 +316,34 @@ impl<'a> PdmpRun<'a> {
         let outputs = driver.run(model, self.inits, &kernel, self.sinks()?)?;
         progress.finish();
         Ok(outputs.into_iter().map(|o| o.map(|s| s, |t| AnyTuning::of(&t))).collect())
+    }
+}
+
+impl PdmpRun<'_> {
+    /// zigzag-cv: in whitened coordinates with Taylor control variates (the default), or the
+    /// first-order control variates of Bierkens et al. in θ (`--frame original`).
+    fn zigzag_cv<M>(&self, model: &M) -> Result<PdmpOutputs>
+    where
+        M: LinearPredictor
+            + BoundedPredictorThirdDerivative
+            + TermGradients
+            + LogPriorHessian
+            + LogPriorCurvature
+            + tallmc_core::TermGradientLipschitz
+            + Sync,
+    {
+        if !self.settings.whitened() {
+            let cv = ControlVariates::rank_one(self.mode.to_vec());
+            return self.go(
+                model,
+                cv.map(|cv| ZigZagSubsampling::with_estimator(cv.built_on_all_cores())),
+            );
+        }
+        let frame = WhiteningFrame::new(self.mode.to_vec(), self.covariance)
+            .context("cannot whiten with the Laplace covariance (use --frame original)")?;
+        let cv = TaylorControlVariates::new(model, frame)?;
+        self.kernel_setup.set(cv.setup_evals());
+        self.go(model, Ok(ZigZagSubsampling::with_estimator(cv)))
     }
 }
 
@@ -366,11 +422,7 @@ impl RunPdmp for FastLogisticRegression {
         match s.kind {
             SamplerKind::Lipsbps => run.go(self, LipSbps::new(s.lipsbps(run.grid))),
             SamplerKind::ZigzagSs => run.go(self, Ok(ZigZagSubsampling::new())),
-            SamplerKind::ZigzagCv => run.go(
-                self,
-                ControlVariates::rank_one(run.mode.to_vec())
-                    .map(|cv| ZigZagSubsampling::with_estimator(cv.built_on_all_cores())),
-            ),
+            SamplerKind::ZigzagCv => run.zigzag_cv(self),
             _ => run_without_bounds(self, "logistic", run),
         }
     }
@@ -394,11 +446,7 @@ macro_rules! lipschitz_pdmp {
                     SamplerKind::ZigzagSs => {
                         run.go(self, ZigZagSubsampling::lipschitz(mode.to_vec()))
                     }
-                    SamplerKind::ZigzagCv => run.go(
-                        self,
-                        ControlVariates::rank_one(mode.to_vec())
-                            .map(|cv| ZigZagSubsampling::with_estimator(cv.built_on_all_cores())),
-                    ),
+                    SamplerKind::ZigzagCv => run.zigzag_cv(self),
                     _ => run_without_bounds(self, $name, run),
                 }
             }
@@ -536,6 +584,7 @@ pub(crate) fn write_summary(
     let sampling_total = samp.evals.total() as f64;
     let (warmup_budget, sampling_budget) = run.settings.budgets(run.grid);
     let wall_total = setup.started.elapsed().as_secs_f64();
+    let setup_evals = setup.evals + run.kernel_setup.get();
     // Per thinning proposal, the continuous-time analogue of an iteration.
     let data_fraction = sampling_total / samp.proposals.max(1) as f64 / n as f64;
     let facts = RunFacts {
@@ -551,7 +600,7 @@ pub(crate) fn write_summary(
         data_fraction: (samp.proposals > 0).then_some(data_fraction),
         max_rows: None,
         step_word: "proposal",
-        evals_total: (setup.evals + warm.evals + samp.evals).total(),
+        evals_total: (setup_evals + warm.evals + samp.evals).total(),
         evals_per_draw: sampling_total / total_draws as f64,
         wall_seconds: wall_total,
         interrupted,
@@ -582,10 +631,10 @@ pub(crate) fn write_summary(
             events_per_unit_time: samp.events() as f64 / t_samp,
         },
         totals: PdmpTotals {
-            evals_setup: setup.evals.into(),
+            evals_setup: setup_evals.into(),
             evals_warmup: warm.evals.into(),
             evals_sampling: samp.evals.into(),
-            evals: (setup.evals + warm.evals + samp.evals).into(),
+            evals: (setup_evals + warm.evals + samp.evals).into(),
             evals_per_draw: sampling_total / total_draws as f64,
             evals_per_unit_time: sampling_total / t_samp,
             data_passes_per_unit_time: sampling_total / t_samp / n as f64,

@@ -39,7 +39,7 @@ pub use minibatch::{
 };
 pub use pdmp::{
     BouncySettings, BpsSettings, BudgetSettings, ContinuousSettings, RateBoundChoice, SbpsSettings,
-    ZigzagSettings, ZigzagSubsamplingSettings,
+    FrameChoice, ZigzagCvSettings, ZigzagSettings, ZigzagSubsamplingSettings,
 };
 pub use sampler::{SamplerKind, SamplerSettings};
 pub use sg::{

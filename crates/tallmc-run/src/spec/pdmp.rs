@@ -32,7 +32,8 @@ pub struct BudgetSettings {
 pub struct ContinuousSettings {
     /// Grid step Δ of the draws written to the CSV files, in trajectory time; --warmup W and
     /// --draws D then mean W·Δ and D·Δ of trajectory time. [default: the median Laplace
-    /// posterior sd, about the time to cross the posterior]
+    /// posterior sd, about the time to cross the posterior; 1 for zigzag-cv in whitened
+    /// coordinates]
     #[cfg_attr(feature = "clap", arg(long, value_name = "DELTA"))]
     #[serde(default)]
     pub grid: Option<f64>,
@@ -192,7 +193,39 @@ pub struct ZigzagSettings {
     pub rate_bound: Option<RateBoundChoice>,
 }
 
-/// `tallmc sample zigzag-ss` and `zigzag-cv`: the continuous-time settings only.
+/// The coordinates `tallmc sample zigzag-cv` runs in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[serde(rename_all = "kebab-case")]
+pub enum FrameChoice {
+    /// z = L⁻¹(θ − θ*), L the Cholesky factor of the Laplace covariance at the mode θ*, with
+    /// control variates of order two and data drawn in proportion to their remainder bounds
+    /// (about one thinning proposal per flip on tall data).
+    Whitened,
+    /// θ itself, with the first-order control variates of Bierkens, Fearnhead & Roberts
+    /// (2019) and data drawn uniformly (the paper's algorithm).
+    Original,
+}
+
+/// `tallmc sample zigzag-cv`.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+pub struct ZigzagCvSettings {
+    // clap takes no doc comment on a flattened group: see the type's docs.
+    #[allow(missing_docs)]
+    #[cfg_attr(feature = "clap", command(flatten))]
+    #[serde(flatten)]
+    pub continuous: ContinuousSettings,
+
+    /// Coordinates of the process (and its control variates). The trajectory and the draws
+    /// are in θ either way; in whitened coordinates the default --grid is 1 (one posterior sd
+    /// of travel). [default: whitened]
+    #[cfg_attr(feature = "clap", arg(long, value_enum))]
+    #[serde(default)]
+    pub frame: Option<FrameChoice>,
+}
+
+/// `tallmc sample zigzag-ss`: the continuous-time settings only.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct ZigzagSubsamplingSettings {

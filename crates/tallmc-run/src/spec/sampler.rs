@@ -12,8 +12,8 @@ use super::minibatch::{
     AusteritySettings, ConfidenceSettings, MhSsSettings, SmhSettings, TunaMhSettings,
 };
 use super::pdmp::{
-    BouncySettings, BpsSettings, ContinuousSettings, SbpsSettings, ZigzagSettings,
-    ZigzagSubsamplingSettings,
+    BouncySettings, BpsSettings, ContinuousSettings, SbpsSettings, ZigzagCvSettings,
+    ZigzagSettings, ZigzagSubsamplingSettings,
 };
 use super::sg::{SgCommon, SghmcSettings, SgldSettings, SgnhtSettings};
 
@@ -176,9 +176,10 @@ pub enum SamplerSettings {
     /// Zig-Zag with control variates at the mode (Bierkens, Fearnhead & Roberts 2019; exact).
     ///
     /// One datum per proposal; its cost per effective sample does not grow with N near the
-    /// mode.
+    /// mode. By default in coordinates whitened by the Laplace approximation, with control
+    /// variates of order two (--frame).
     #[cfg_attr(feature = "clap", command(allow_negative_numbers = true))]
-    ZigzagCv(ZigzagSubsamplingSettings),
+    ZigzagCv(ZigzagCvSettings),
 }
 
 /// The sampler of a run, without its settings (what the report and the warnings need).
@@ -262,7 +263,8 @@ impl SamplerSettings {
             Self::Sbps(s) | Self::Psbps(s) => Some(&s.bouncy.continuous),
             Self::Lipsbps(s) => Some(&s.continuous),
             Self::Zigzag(s) => Some(&s.continuous),
-            Self::ZigzagSs(s) | Self::ZigzagCv(s) => Some(&s.continuous),
+            Self::ZigzagSs(s) => Some(&s.continuous),
+            Self::ZigzagCv(s) => Some(&s.continuous),
             _ => None,
         }
     }
@@ -288,7 +290,8 @@ impl SamplerSettings {
             Self::Sbps(s) | Self::Psbps(s) => s.validate(),
             Self::Lipsbps(s) => s.validate(),
             Self::Zigzag(s) => s.continuous.validate(),
-            Self::ZigzagSs(s) | Self::ZigzagCv(s) => s.continuous.validate(),
+            Self::ZigzagSs(s) => s.continuous.validate(),
+            Self::ZigzagCv(s) => s.continuous.validate(),
         }
     }
 }

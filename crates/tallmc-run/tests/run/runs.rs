@@ -6,7 +6,7 @@ use std::sync::atomic::AtomicBool;
 
 use tallmc_models::Dataset;
 use tallmc_run::spec::{
-    ConfidenceSettings, HmcEcsSettings, NutsSettings, SgldSettings, ZigzagSubsamplingSettings,
+    ConfidenceSettings, HmcEcsSettings, NutsSettings, SgldSettings, ZigzagCvSettings,
 };
 use tallmc_run::{DataSpec, ModelSpec, OutputSpec, RegressionSpec, RunSpec, SamplerSettings};
 
@@ -48,7 +48,7 @@ fn every_samplers_settings_survive_a_json_round_trip() {
         SamplerSettings::HmcEcs(HmcEcsSettings { subsample: Some(300), ..Default::default() }),
         SamplerSettings::Sgld(SgldSettings::with_step_size(0.01)),
         SamplerSettings::Confidence(ConfidenceSettings { cv: true, ..Default::default() }),
-        SamplerSettings::ZigzagCv(ZigzagSubsamplingSettings::default()),
+        SamplerSettings::ZigzagCv(ZigzagCvSettings::default()),
     ];
     for sampler in samplers {
         let spec = gaussian_mean_spec(sampler);

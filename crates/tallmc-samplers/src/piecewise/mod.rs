@@ -63,4 +63,4 @@ pub use tallmc_estimators::{DatumRateBound, SwitchingRateEstimator};
 pub use zigzag::{EnvelopeClocks, ZigZag, ZigZagChain, ZigZagConfig, ZigZagState, ZigZagTuning};
 pub use zigzag_cv::ControlVariates;
 pub use zigzag_subsampling::{ZigZagSubsampling, ZigZagSubsamplingChain, ZigZagSubsamplingTuning};
-pub use zigzag_taylor::TaylorControlVariates;
+pub use zigzag_taylor::{DatumSampling, PER_COORDINATE_TABLE_BYTES, TaylorControlVariates};

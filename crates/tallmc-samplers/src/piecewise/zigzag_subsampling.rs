@@ -24,12 +24,28 @@
 //! **Simulation** of each step (a thinning proposal):
 //!
 //! 1. for every coordinate, an affine bound θ_i∂_iÊ^J(ξ + θt) ≤ a_i + b_i t valid for *every*
-//!    J and t ≥ 0 (the estimator's [`SwitchingRateEstimator::bounds`]); draw each clock's first
-//!    arrival from [a_i + b_i t]⁺ and take the earliest (i, τ)
-//!    ([`earliest`](tallmc_integrators::earliest));
-//! 2. move to y = ξ + θτ, draw J uniform, evaluate ∂_iÊ^J(y) (one datum);
-//! 3. flip θ_i with probability (θ_i∂_iÊ^J(y))⁺/(a_i + b_iτ) (thinning). Since the bound
-//!    dominates the rate of every J, this realises the averaged rate λ_i exactly.
+//!    J and t ≥ 0 (the estimator's [`SwitchingRateEstimator::bounds`]), plus, if the estimator
+//!    has one, a quadratic part c_i(r + st)² ([`SwitchingRateEstimator::quadratic_bounds`]);
+//!    draw each affine clock's first arrival from [a_i + b_i t]⁺ and the remainder clock's from
+//!    (Σ_i c_i)(r + st)², and take the earliest (i, τ) ([`earliest`](tallmc_integrators::earliest);
+//!    a remainder arrival belongs to coordinate i with probability c_i / Σc);
+//! 2. move to y = ξ + θτ, draw J (uniform, or as the estimator draws it:
+//!    [`SwitchingRateEstimator::draw_datum`]), evaluate ∂_iÊ^J(y) (one datum);
+//! 3. flip θ_i with probability (θ_i∂_iÊ^J(y))⁺/((a_i + b_iτ)⁺ + c_i(r + sτ)²) (thinning).
+//!    Since the bound dominates the rate of every J, this realises the averaged rate λ_i
+//!    exactly.
+//!
+//! After a rejected proposal the line is the same, so the bounds still hold from the new point
+//! (shifted: a_i ← a_i + b_iτ) and, the clocks being independent Poisson processes, the other
+//! clocks' arrival times stay valid (memorylessness): only the clock that fired draws again,
+//! O(d) work instead of d new bounds and clocks. The remainder clock is redrawn from its
+//! quadratic bound rebuilt at the new point (O(d); a clock's future may be redrawn from any
+//! valid bound at any time). After a flip every bound is rebuilt.
+//!
+//! **Coordinates.** An estimator with a frame of its own ([`SwitchingRateEstimator::frame`],
+//! θ = θ* + Lz) runs the process in z: ξ, θ ∈ {−1, +1}^d and the flips are in z, the
+//! trajectory the chain reports is its image in θ (position θ* + Lz, velocity Lθ), and
+//! [`EventKind::Flip`]`(i)` names the coordinate of z.
 //!
 //! A ratio above 1 means a model constant is wrong: [`Error::BoundViolation`], never a silently
 //! biased run. A non-finite estimate is a divergence (zero-length segment, velocity reversed).
@@ -186,7 +202,17 @@ struct Running {
     b: Vec<f64>,
     /// c_i of a quadratic bound part (unused when the estimator has none).
     c: Vec<f64>,
+    /// Σ_i c_i (0 without a quadratic part).
+    c_total: f64,
+    /// (r, s) of the quadratic part at the current point, `None` without one.
+    quadratic: Option<(f64, f64)>,
+    /// Time to each coordinate's next affine proposal, from the current point.
     times: Vec<f64>,
+    /// Time to the next remainder proposal (∞ without one), from the current point.
+    remainder_time: f64,
+    /// Whether `a`, `b`, `quadratic` and the clock times hold at the current point: true after
+    /// a rejected proposal (the line is the same), false after a flip or a divergence.
+    clocks_valid: bool,
     /// The process in the estimator's coordinates, when it has a frame of its own.
     framed: Option<Framed>,
     pending: EvalCounts,
@@ -322,29 +348,54 @@ fn diverge_framed(
     diverge(state, stats)
 }
 
-/// The first arrival of the remainder clocks c_i (r + s t)² together (one clock of rate
-/// C(r + st)², C = Σ_i c_i) and the coordinate it belongs to, drawn with probability c_i / C
-/// (Poisson splitting): `None` when C = 0 or the clock never fires.
+/// The first arrival of the remainder clocks c_i (r + s t)² together: one clock of rate
+/// C(r + st)², C = Σ_i c_i (∞ when C = 0 or there is no quadratic part).
 fn remainder_arrival<R: Rng + ?Sized>(
-    c: &[f64], (r, s): (f64, f64), rng: &mut R,
-) -> Option<(usize, f64)> {
-    let total: f64 = c.iter().sum();
-    if !(total > 0.0) {
-        return None;
+    total: f64, quadratic: Option<(f64, f64)>, rng: &mut R,
+) -> f64 {
+    match quadratic {
+        Some((r, s)) if total > 0.0 => SquaredAffineRate { c: total, r, s }.first_arrival(rng),
+        _ => f64::INFINITY,
     }
-    let tau = SquaredAffineRate { c: total, r, s }.first_arrival(rng);
-    if !tau.is_finite() {
-        return None;
-    }
+}
+
+/// The coordinate a remainder proposal belongs to: i with probability c_i / C (Poisson
+/// splitting of the summed clock). O(d).
+fn remainder_coordinate<R: Rng + ?Sized>(c: &[f64], total: f64, rng: &mut R) -> usize {
     let mut u = rng.random::<f64>() * total;
-    let last = c.iter().rposition(|&ci| ci > 0.0)?;
+    let last = c.iter().rposition(|&ci| ci > 0.0).unwrap_or(0);
     for (i, &ci) in c.iter().enumerate().take(last) {
         if u < ci {
-            return Some((i, tau));
+            return i;
         }
         u -= ci;
     }
-    Some((last, tau))
+    last
+}
+
+impl Running {
+    /// After a rejected proposal at time τ of clock `i` (or of the remainder clock): the line
+    /// and its bounds are unchanged, so the other clocks' arrival times still hold — every
+    /// Poisson clock's remaining time is shifted by τ (memorylessness), the bounds are moved to
+    /// the new point (a_j ← a_j + b_jτ, r ← r + sτ, which still bound every rate ahead), and
+    /// only the affine clock that fired draws its next arrival (the remainder clock is redrawn
+    /// by the caller, from its rebuilt bound). O(d) with one random draw, instead of rebuilding
+    /// d bounds and d clocks.
+    fn after_rejection<R: Rng + ?Sized>(
+        &mut self, i: usize, tau: f64, from_remainder: bool, rng: &mut R,
+    ) {
+        for ((t, a), &b) in self.times.iter_mut().zip(&mut self.a).zip(&self.b) {
+            *t -= tau;
+            *a += b * tau;
+        }
+        self.remainder_time -= tau;
+        if let Some((r, s)) = &mut self.quadratic {
+            *r += *s * tau;
+        }
+        if !from_remainder {
+            self.times[i] = AffineRate { a: self.a[i], b: self.b[i] }.first_arrival(rng);
+        }
+    }
 }
 
 /// What makes one of a subsampling Zig-Zag clocks fire (in the error when none can).
@@ -390,7 +441,11 @@ where
                 a: vec![0.0; d],
                 b: vec![0.0; d],
                 c: vec![0.0; d],
+                c_total: 0.0,
+                quadratic: None,
                 times: vec![0.0; d],
+                remainder_time: f64::INFINITY,
+                clocks_valid: false,
                 framed,
                 pending,
             },
@@ -411,46 +466,53 @@ where
 
     fn step<R: Rng + ?Sized>(&mut self, model: &M, rng: &mut R) -> Result<SegmentStats> {
         let Self { estimator, state, running: r } = self;
-        let (xi, theta) = match &r.framed {
-            Some(f) => (&f.z[..], &f.v[..]),
-            None => (state.position(), state.velocity()),
-        };
-        estimator.bounds(model, xi, theta, &mut r.a, &mut r.b);
-        let quadratic = estimator.quadratic_bounds(model, xi, theta, &mut r.c);
-        let quadratic_finite =
-            quadratic.is_none_or(|(qr, qs)| all_finite(&r.c) && qr.is_finite() && qs.is_finite());
-        if !(all_finite(&r.a) && all_finite(&r.b) && quadratic_finite) {
-            // Numerical trouble at the current point (e.g. a non-finite prior gradient).
-            let stats =
-                SegmentStats { evals: std::mem::take(&mut r.pending), ..SegmentStats::NONE };
-            return Ok(diverge_framed(state, r.framed.as_mut(), stats));
-        }
-        for ((t, &a), &b) in r.times.iter_mut().zip(&r.a).zip(&r.b) {
-            *t = AffineRate { a, b }.first_arrival(rng);
+        if !r.clocks_valid {
+            let (xi, theta) = match &r.framed {
+                Some(f) => (&f.z[..], &f.v[..]),
+                None => (state.position(), state.velocity()),
+            };
+            estimator.bounds(model, xi, theta, &mut r.a, &mut r.b);
+            r.quadratic = estimator.quadratic_bounds(model, xi, theta, &mut r.c);
+            let quadratic_finite = r
+                .quadratic
+                .is_none_or(|(qr, qs)| all_finite(&r.c) && qr.is_finite() && qs.is_finite());
+            if !(all_finite(&r.a) && all_finite(&r.b) && quadratic_finite) {
+                // Numerical trouble at the current point (e.g. a non-finite prior gradient).
+                let stats =
+                    SegmentStats { evals: std::mem::take(&mut r.pending), ..SegmentStats::NONE };
+                return Ok(diverge_framed(state, r.framed.as_mut(), stats));
+            }
+            for ((t, &a), &b) in r.times.iter_mut().zip(&r.a).zip(&r.b) {
+                *t = AffineRate { a, b }.first_arrival(rng);
+            }
+            r.c_total = r.quadratic.map_or(0.0, |_| r.c.iter().sum());
+            r.remainder_time = remainder_arrival(r.c_total, r.quadratic, rng);
+            r.clocks_valid = true;
         }
         let affine = earliest(r.times.iter().copied());
-        let remainder = quadratic.and_then(|q| remainder_arrival(&r.c, q, rng));
-        let (i, tau) = match (affine, remainder) {
-            (Some((i, t)), Some((j, u))) => {
-                if u < t {
-                    (j, u)
-                } else {
-                    (i, t)
-                }
+        let (i, tau, from_remainder) = match affine {
+            Some((i, t)) if t <= r.remainder_time => (i, t, false),
+            _ if r.remainder_time.is_finite() => {
+                (remainder_coordinate(&r.c, r.c_total, rng), r.remainder_time, true)
             }
-            (Some(e), None) | (None, Some(e)) => e,
-            (None, None) => first_event(std::iter::empty(), "Zig-Zag clocks", FIRES_WHEN)?,
+            _ => {
+                let (i, t) = first_event(std::iter::empty(), "Zig-Zag clocks", FIRES_WHEN)?;
+                (i, t, false)
+            }
         };
         let mut stats = SegmentStats {
             evals: std::mem::take(&mut r.pending),
             proposals: 1,
             ..SegmentStats::NONE
         };
-        let extra = quadratic.map_or(0.0, |(qr, qs)| {
+        let extra = r.quadratic.map_or(0.0, |(qr, qs)| {
             let u = qr + qs * tau;
             r.c[i] * u * u
         });
-        point_on_line(xi, theta, tau, &mut r.y);
+        match &r.framed {
+            Some(f) => point_on_line(&f.z, &f.v, tau, &mut r.y),
+            None => point_on_line(state.position(), state.velocity(), tau, &mut r.y),
+        }
         let datum = estimator.draw_datum(r.n, i, rng);
         let (g, evals) = match &mut r.framed {
             Some(f) => {
@@ -461,6 +523,7 @@ where
         };
         stats.evals += evals;
         if !g.is_finite() {
+            r.clocks_valid = false;
             return Ok(diverge_framed(state, r.framed.as_mut(), stats));
         }
         let sign = match &r.framed {
@@ -499,6 +562,22 @@ where
             }
             state.set_end(EventKind::Flip(i as u32));
             stats.bounces = 1;
+            // The line changed: every bound is rebuilt at the next step.
+            r.clocks_valid = false;
+        } else {
+            r.after_rejection(i, tau, from_remainder, rng);
+            if r.quadratic.is_some() {
+                // The remainder's bound is rebuilt at the new point (r is ‖ξ − ξ*‖-like, tighter
+                // than the shifted r + sτ) and its clock redrawn: a clock's future may be
+                // redrawn from any valid bound at any time.
+                let (xi, theta) = match &r.framed {
+                    Some(f) => (&f.z[..], &f.v[..]),
+                    None => (state.position(), state.velocity()),
+                };
+                r.quadratic = estimator.quadratic_bounds(model, xi, theta, &mut r.c);
+                r.c_total = r.quadratic.map_or(0.0, |_| r.c.iter().sum());
+                r.remainder_time = remainder_arrival(r.c_total, r.quadratic, rng);
+            }
         }
         Ok(stats)
     }

@@ -25,6 +25,11 @@
 //! ∂_iÊ^J(z) = (G₀ + Bz)_i − x̃_Ji ρ_J / p_iJ,      E_J[∂_iÊ^J] = ∂_{z_i}U(z)   (unbiased).
 //! ```
 //!
+//! With many rows the d tables (12 bytes per row and coordinate) would not fit: above
+//! [`PER_COORDINATE_TABLE_BYTES`] (or with [`DatumSampling::Shared`]) one table serves every
+//! coordinate, p_J = w_J / W with w_J = c₃‖x̃_J‖₂³ ≥ w_iJ, and the bound below holds with W in
+//! place of W_i (looser by about ‖x̃_J‖/|x̃_Ji| ≈ √d, which the larger N more than repays).
+//!
 //! **Bound.** |ρ_J| ≤ (c₃/2)(x̃_Jᵀz)² ≤ (c₃/2)‖x̃_J‖²‖z‖² ([`BoundedPredictorThirdDerivative`]),
 //! so |x̃_Ji ρ_J / p_iJ| ≤ (W_i/2)‖z‖² for every J, and along z + vt (‖v‖ = √d)
 //!
@@ -59,6 +64,23 @@ use super::datum_bounds::checked_num_terms;
 
 /// Rows per block of the set-up pass.
 const PASS_ROWS: usize = 256;
+
+/// The largest memory [`DatumSampling::Automatic`] gives the per-coordinate alias tables
+/// (12 bytes per row and coordinate): 1 GiB, e.g. 10⁶ rows × 89 coordinates.
+pub const PER_COORDINATE_TABLE_BYTES: usize = 1 << 30;
+
+/// How a proposal's datum is drawn (module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DatumSampling {
+    /// One table per coordinate (p_iJ ∝ |x̃_Ji|‖x̃_J‖²) when they take at most
+    /// [`PER_COORDINATE_TABLE_BYTES`], else one shared table.
+    #[default]
+    Automatic,
+    /// One table per coordinate, whatever the memory.
+    PerCoordinate,
+    /// One table for every coordinate (p_J ∝ ‖x̃_J‖³).
+    Shared,
+}
 
 /// The ZZ-CV estimator of order two, importance-sampled, in a whitened frame (module docs).
 ///
@@ -110,14 +132,38 @@ struct Fixed {
     b: Vec<f64>,
     /// c₃.
     c3: f64,
-    /// Per coordinate i: the table of w_iJ, `None` when W_i = 0 (no remainder for i).
-    tables: Vec<Option<AliasTable>>,
+    /// The tables the data are drawn from.
+    tables: Tables,
     /// c_i = W_i / 2.
     half_totals: Vec<f64>,
     /// ‖x̃_J‖² per row.
     row_norm_sq: Vec<f64>,
     /// Per-datum evaluations of the pass.
     evals: EvalCounts,
+}
+
+/// Where a coordinate's datum is drawn from.
+#[derive(Debug)]
+enum Tables {
+    /// Per coordinate i: the table of w_iJ = c₃|x̃_Ji|‖x̃_J‖², `None` when W_i = 0.
+    PerCoordinate(Vec<Option<AliasTable>>),
+    /// One table of w_J = c₃‖x̃_J‖³ for all (`None` when W = 0).
+    Shared(Option<AliasTable>),
+}
+
+impl Tables {
+    /// The table coordinate i draws from, `None` when it has no remainder.
+    fn of(&self, i: usize) -> Option<&AliasTable> {
+        match self {
+            Self::PerCoordinate(t) => t[i].as_ref(),
+            Self::Shared(t) => t.as_ref(),
+        }
+    }
+
+    /// Whether coordinate i's weights are per coordinate.
+    fn per_coordinate(&self) -> bool {
+        matches!(self, Self::PerCoordinate(_))
+    }
 }
 
 /// Per-chain scratch (no allocation in a step).
@@ -148,7 +194,24 @@ impl TaylorControlVariates {
             + LogPriorCurvature
             + ?Sized,
     {
-        let fixed = Fixed::compute(model, frame)?;
+        Self::with_sampling(model, frame, DatumSampling::Automatic)
+    }
+
+    /// [`TaylorControlVariates::new`] with the data drawn as `sampling` says.
+    ///
+    /// # Errors
+    /// As [`TaylorControlVariates::new`].
+    pub fn with_sampling<M>(
+        model: &M, frame: WhiteningFrame, sampling: DatumSampling,
+    ) -> Result<Self>
+    where
+        M: LinearPredictor
+            + BoundedPredictorThirdDerivative
+            + LogPriorHessian
+            + LogPriorCurvature
+            + ?Sized,
+    {
+        let fixed = Fixed::compute(model, frame, sampling)?;
         let d = fixed.frame.dim();
         let scratch = Scratch {
             bv: vec![0.0; d],
@@ -188,7 +251,7 @@ impl TaylorControlVariates {
 }
 
 impl Fixed {
-    fn compute<M>(model: &M, frame: WhiteningFrame) -> Result<Self>
+    fn compute<M>(model: &M, frame: WhiteningFrame, sampling: DatumSampling) -> Result<Self>
     where
         M: LinearPredictor
             + BoundedPredictorThirdDerivative
@@ -219,7 +282,19 @@ impl Fixed {
         let center = frame.center().to_vec();
         let mut g_sum = vec![0.0; d]; // Σ φ′(η*) x̃
         let mut h_sum = vec![0.0; d * d]; // Σ φ″(η*) x̃x̃ᵀ (upper triangle)
-        let mut weights: Vec<Vec<f64>> = if c3 > 0.0 { vec![vec![0.0; n]; d] } else { Vec::new() };
+        let per_coordinate = match sampling {
+            DatumSampling::PerCoordinate => true,
+            DatumSampling::Shared => false,
+            DatumSampling::Automatic => {
+                n.saturating_mul(d).saturating_mul(12) <= PER_COORDINATE_TABLE_BYTES
+            }
+        };
+        let columns = match (c3 > 0.0, per_coordinate) {
+            (false, _) => 0,
+            (true, true) => d,
+            (true, false) => 1,
+        };
+        let mut weights: Vec<Vec<f64>> = vec![vec![0.0; n]; columns];
         let mut row_norm_sq = vec![0.0; n];
         let (mut idx, mut eta) = ([0u32; PASS_ROWS], [0.0; PASS_ROWS]);
         let (mut d1, mut d2) = ([0.0; PASS_ROWS], [0.0; PASS_ROWS]);
@@ -255,8 +330,12 @@ impl Fixed {
                         h_sum[i * d + j] += hi * xt[j];
                     }
                 }
-                for (w, x) in weights.iter_mut().zip(&xt) {
-                    w[datum] = c3 * x.abs() * nsq;
+                if per_coordinate {
+                    for (w, x) in weights.iter_mut().zip(&xt) {
+                        w[datum] = c3 * x.abs() * nsq;
+                    }
+                } else if let Some(w) = weights.first_mut() {
+                    w[datum] = c3 * nsq * nsq.sqrt();
                 }
             }
             lo += k;
@@ -286,19 +365,28 @@ impl Fixed {
         }
         tallmc_core::error::check_finite("Taylor control variates' gradient G₀ at θ*", &g0)?;
         tallmc_core::error::check_finite("Taylor control variates' Hessian B at θ*", &b)?;
-        let mut tables = Vec::with_capacity(d);
+        let mut built = Vec::with_capacity(columns);
         let mut half_totals = vec![0.0; d];
         for (i, w) in weights.iter().enumerate() {
             let total: f64 = w.iter().sum();
             if total > 0.0 {
                 let table = AliasTable::new(w)?;
                 half_totals[i] = table.total() / 2.0;
-                tables.push(Some(table));
+                built.push(Some(table));
             } else {
-                tables.push(None);
+                built.push(None);
             }
         }
-        tables.resize_with(d, || None);
+        drop(weights);
+        let tables = if per_coordinate || c3 == 0.0 {
+            built.resize_with(d, || None);
+            Tables::PerCoordinate(built)
+        } else {
+            let shared = built.pop().flatten();
+            let half = shared.as_ref().map_or(0.0, |t| t.total() / 2.0);
+            half_totals.fill(half);
+            Tables::Shared(shared)
+        };
         let evals = EvalCounts { terms: 0, gradients: n as u64, hessians: n as u64 };
         Ok(Self { frame, num_terms: n, g0, b, c3, tables, half_totals, row_norm_sq, evals })
     }
@@ -364,7 +452,7 @@ where
     fn draw_datum<R: Rng + ?Sized>(
         &mut self, _num_terms: u32, coordinate: usize, rng: &mut R,
     ) -> u32 {
-        match &self.fixed.tables[coordinate] {
+        match self.fixed.tables.of(coordinate) {
             Some(table) => table.sample(rng),
             None => 0,
         }
@@ -391,7 +479,7 @@ where
         let f = &*self.fixed;
         let (d, i) = (y.len(), coordinate);
         let linear = f.g0[i] + dot(&f.b[i * d..(i + 1) * d], y);
-        let Some(table) = &f.tables[i] else {
+        let Some(table) = f.tables.of(i) else {
             return (linear, EvalCounts::ZERO);
         };
         let idx = [datum];
@@ -410,9 +498,15 @@ where
             xt_i += l[k * d + i] * x;
         }
         let counts = EvalCounts { terms: 0, gradients: 2, hessians: 1 };
-        let weight = f.c3 * xt_i.abs() * f.row_norm_sq[datum as usize];
-        if !(weight > 0.0) {
-            // Probability 0: never drawn by the table (only a caller's own index lands here).
+        let nsq = f.row_norm_sq[datum as usize];
+        let weight = if f.tables.per_coordinate() {
+            f.c3 * xt_i.abs() * nsq
+        } else {
+            f.c3 * nsq * nsq.sqrt()
+        };
+        if !(weight > 0.0) || xt_i == 0.0 {
+            // Probability 0 (never drawn by the table: only a caller's own index lands here),
+            // or a row without coordinate i, whose remainder term is 0.
             return (linear, counts);
         }
         let rho = d1[0] - d1[1] - d2[1] * (eta[0] - eta_star[0]);
@@ -420,8 +514,14 @@ where
     }
 
     fn describe(&self) -> String {
-        "ZZ-CV of order 2 in whitened coordinates z = L⁻¹(θ − θ*), J ∝ |x̃_Ji|‖x̃_J‖² \
-         (a_i = v_i(G₀ + Bz)_i, b_i = v_i(Bv)_i, plus (c₃/2)Σ_J|x̃_Ji|‖x̃_J‖² (‖z‖ + √d t)²)"
-            .into()
+        let (draw, sum) = if self.fixed.tables.per_coordinate() {
+            ("J ∝ |x̃_Ji|‖x̃_J‖²", "(c₃/2)Σ_J|x̃_Ji|‖x̃_J‖²")
+        } else {
+            ("J ∝ ‖x̃_J‖³", "(c₃/2)Σ_J‖x̃_J‖³")
+        };
+        format!(
+            "ZZ-CV of order 2 in whitened coordinates z = L⁻¹(θ − θ*), {draw} (a_i = \
+             v_i(G₀ + Bz)_i, b_i = v_i(Bv)_i, plus {sum} (‖z‖ + √d t)²)"
+        )
     }
 }
