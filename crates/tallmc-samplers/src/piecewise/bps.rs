@@ -21,13 +21,15 @@
 //!   its arrival is inverted exactly: every proposal is a bounce and the gradient moves
 //!   analytically, ∇U(x + vτ) = ∇U(x) + τ∇²U v, with no per-datum evaluation after set-up.
 //! * [`AutomaticBound`] — any model with Hessian-vector products, no bound needed: a
-//!   piecewise-constant envelope of the rate on a time grid with an adaptive horizon
+//!   piecewise-linear envelope of the rate on a time grid with an adaptive horizon
 //!   ([`envelope`](super::envelope)); violations of that heuristic bound are counted.
 //!
 //! **Cost.** Model bound: set-up one pass of N Hessians (the curvature bound), then N terms and
 //! N gradients per proposal and per refreshment (none when exact). Automatic bound: per band,
-//! G full-data gradients and G + 1 Hessian-vector products, plus N gradients per proposal and
-//! refreshment.
+//! G full-data gradients and G Hessian-vector products (G = 1 by default), plus N gradients per
+//! proposal and refreshment; a band lasts until a bounce, a refreshment or its horizon (a
+//! rejected proposal keeps it), and its horizon is chosen to hold about
+//! [`AutoBoundConfig::events_per_band`] expected events.
 //!
 //! **Divergences.** A non-finite gradient at a proposed point ends a zero-length segment as
 //! [`EventKind::Divergence`]: the particle does not move there and its velocity is reversed.
@@ -86,7 +88,7 @@ impl BpsConfig {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct ModelBound;
 
-/// Bounce clocks thinned against an automatic piecewise-constant envelope (module docs).
+/// Bounce clocks thinned against an automatic piecewise-linear envelope (module docs).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct AutomaticBound(pub AutoBoundConfig);
 
@@ -362,17 +364,21 @@ where
         let velocity_kind = config.velocity;
         let mut stats = segment_with(&mut r.pending);
         let EnvelopeClock { window, band, mass } = auto;
-        let ready = window.ensure_bands(model, &mut r.potential, state, &mut stats, |p, kept| {
-            let v = state.trajectory.velocity();
-            let d = v.len();
-            envelope(
-                &p.times[..kept],
-                |k| dot(&p.grads[k * d..(k + 1) * d], v),
-                |k| dot(&p.hvps[k * d..(k + 1) * d], v),
-                band,
-            );
-            *mass = 0.0;
-        });
+        let v = state.trajectory.velocity();
+        let d = v.len();
+        let tangent = |g0: &[f64], hv0: &[f64], t: f64| {
+            AffineRate { a: dot(g0, v), b: dot(hv0, v) }.integrated(t)
+        };
+        let ready =
+            window.ensure_bands(model, &mut r.potential, state, &mut stats, tangent, |p, kept| {
+                envelope(
+                    &p.times[..kept],
+                    |k| dot(&p.grads[k * d..(k + 1) * d], v),
+                    |k| dot(&p.hvps[k * d..(k + 1) * d], v),
+                    band,
+                );
+                *mass = 0.0;
+            });
         if !ready {
             // Not even one interval with finite values: shrink and report.
             return Ok(diverge(&mut state.trajectory, stats));
@@ -388,18 +394,18 @@ where
         }
         stats.evals += gradient_at(model, &mut r.potential, x, v, tau, &mut r.y, &mut r.g_new);
         if !all_finite(&r.g_new) {
-            window.event_at(0.0);
+            window.line_changed();
             return Ok(diverge(&mut state.trajectory, stats));
         }
         let band_time = window.offset + tau;
         if which == 1 {
-            window.event_at(band_time);
+            window.line_changed();
             return Ok(refresh(state, &r.g_new, tau, velocity_kind, rng, stats));
         }
         stats.proposals = 1;
         let decision = thin(dot(&r.g_new, v), band.rate(band_time), rng);
         stats.ratio = decision.ratio;
-        stats.violations = u64::from(decision.violation);
+        stats.violations = u64::from(decision.ratio > 1.0 + BOUND_SLACK);
         state.move_to(tau, &r.g_new);
         window.offset = band_time;
         *mass += e;
@@ -407,7 +413,7 @@ where
             reflect(state.trajectory.velocity_mut(), &state.gradient);
             state.trajectory.set_end(EventKind::Bounce);
             stats.bounces = 1;
-            window.event_at(band_time);
+            window.line_changed();
         }
         Ok(stats)
     }

@@ -16,12 +16,14 @@
 //!   exactly affine, λ_j(t) = [θ_j(∂_jU(ξ) + t(∇²U θ)_j)]⁺: the earliest arrival *is* the flip,
 //!   and the gradient and ∇²Uθ are updated in O(d) per event without touching the data.
 //! * [`AutomaticBound`] — one grid of full-data gradients and Hessian-vector products per
-//!   horizon gives a piecewise-constant envelope per coordinate
+//!   horizon gives a piecewise-linear envelope per coordinate
 //!   ([`envelope`](super::envelope)); violations are counted.
 //!
 //! **Cost.** Model bound: one pass of N Hessians at set-up, then N terms and N gradients per
-//! proposal (none when exact). Automatic bound: per band, G gradients and G + 1 Hessian-vector
-//! products, plus N gradients per proposal. Divergences as in [`Bps`](super::Bps).
+//! proposal (none when exact). Automatic bound: per band, G gradients and G Hessian-vector
+//! products (G = 1 by default), plus N gradients per proposal; a band serves all d clocks
+//! until a flip or its horizon (a rejected proposal keeps it). Divergences as in
+//! [`Bps`](super::Bps).
 
 use rand::{Rng, RngExt};
 use serde::Serialize;
@@ -293,19 +295,24 @@ where
     fn step<R: Rng + ?Sized>(&mut self, model: &M, rng: &mut R) -> Result<SegmentStats> {
         let Self { state, running: r, clock: EnvelopeClocks { window, bands } } = self;
         let mut stats = segment_with(&mut r.pending);
-        let ready = window.ensure_bands(model, &mut r.potential, state, &mut stats, |p, kept| {
-            let theta = state.trajectory.velocity();
-            let d = theta.len();
-            let times = &p.times[..kept];
-            for (j, band) in bands.iter_mut().enumerate() {
-                envelope(
-                    times,
-                    |k| theta[j] * p.grads[k * d + j],
-                    |k| theta[j] * p.hvps[k * d + j],
-                    band,
-                );
-            }
-        });
+        let theta = state.trajectory.velocity();
+        let d = theta.len();
+        let tangents = |g0: &[f64], hv0: &[f64], t: f64| {
+            let lines = theta.iter().zip(g0).zip(hv0);
+            lines.map(|((s, g), h)| AffineRate { a: s * g, b: s * h }.integrated(t)).sum()
+        };
+        let ready =
+            window.ensure_bands(model, &mut r.potential, state, &mut stats, tangents, |p, kept| {
+                let times = &p.times[..kept];
+                for (j, band) in bands.iter_mut().enumerate() {
+                    envelope(
+                        times,
+                        |k| theta[j] * p.grads[k * d + j],
+                        |k| theta[j] * p.hvps[k * d + j],
+                        band,
+                    );
+                }
+            });
         if !ready {
             return Ok(diverge(&mut state.trajectory, stats));
         }
@@ -326,14 +333,14 @@ where
         };
         stats.evals += gradient_at(model, &mut r.potential, x, theta, tau, &mut r.y, &mut r.g_new);
         if !all_finite(&r.g_new) {
-            window.event_at(0.0);
+            window.line_changed();
             return Ok(diverge(&mut state.trajectory, stats));
         }
         let band_time = window.offset + tau;
         stats.proposals = 1;
         let decision = thin(theta[j] * r.g_new[j], bands[j].rate(band_time), rng);
         stats.ratio = decision.ratio;
-        stats.violations = u64::from(decision.violation);
+        stats.violations = u64::from(decision.ratio > 1.0 + BOUND_SLACK);
         state.move_to(tau, &r.g_new);
         window.offset = band_time;
         if decision.accept {
@@ -341,7 +348,7 @@ where
             v[j] = -v[j];
             state.trajectory.set_end(EventKind::Flip(j as u32));
             stats.bounces = 1;
-            window.event_at(band_time);
+            window.line_changed();
         }
         Ok(stats)
     }
