@@ -109,12 +109,29 @@ fn budgets_skeleton_and_grid() {
     assert_eq!(events, 600, "300 events per chain");
 
     let mut args = gaussian_mean_args(data.to_str().unwrap(), "zigzag-cv", out.to_str().unwrap());
-    args.extend(["--grid", "0.001", "--evaluations", "20000"]);
+    args.extend(["--frame", "original", "--grid", "0.001", "--evaluations", "20000"]);
     tallmc_ok(&args);
     let s = summary(&out);
     let v = s["totals"]["evals_sampling"]["total"].as_u64().unwrap();
     // Each chain stops at the first step that reaches 20,000 (a step costs a few evaluations).
     assert!((40_000..40_100).contains(&v), "{v}");
+
+    // Whitened, zigzag-cv's expansion of a Gaussian mean is exact: it reads no data after its
+    // set-up pass, so an evaluation budget is refused rather than run forever; a time budget
+    // runs and reads nothing.
+    let mut args = gaussian_mean_args(data.to_str().unwrap(), "zigzag-cv", out.to_str().unwrap());
+    args.extend(["--evaluations", "20000"]);
+    let o = tallmc(&args);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("reads no data"), "{}", stderr(&o));
+    let mut args = gaussian_mean_args(data.to_str().unwrap(), "zigzag-cv", out.to_str().unwrap());
+    args.extend(["--warmup", "10", "--time", "50"]);
+    tallmc_ok(&args);
+    let s = summary(&out);
+    assert_eq!(s["grid_step"], 1.0);
+    assert_eq!(s["totals"]["evals_sampling"]["total"], 0);
+    // The set-up pass (N = 500 gradients and Hessians at the mode) is counted in the set-up.
+    assert!(s["totals"]["evals_setup"]["hessians"].as_u64().unwrap() >= 500, "{}", s["totals"]);
 }
 
 /// The model bound and the automatic envelope both work for logistic regression; models

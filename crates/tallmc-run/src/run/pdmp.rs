@@ -342,6 +342,14 @@ impl PdmpRun<'_> {
         let frame = WhiteningFrame::new(self.mode.to_vec(), self.covariance)
             .context("cannot whiten with the Laplace covariance (use --frame original)")?;
         let cv = TaylorControlVariates::new(model, frame)?;
+        if self.settings.evaluations.is_some() && cv.remainder_coefficients().iter().all(|&c| c == 0.0)
+        {
+            bail!(
+                "--evaluations: zigzag-cv reads no data after its set-up pass on this model (its \
+                 second-order expansion is exact), so an evaluation budget would never be \
+                 spent; give --draws, --time or --events"
+            );
+        }
         self.kernel_setup.set(cv.setup_evals());
         self.go(model, Ok(ZigZagSubsampling::with_estimator(cv)))
     }
