@@ -342,7 +342,8 @@ impl PdmpRun<'_> {
         let frame = WhiteningFrame::new(self.mode.to_vec(), self.covariance)
             .context("cannot whiten with the Laplace covariance (use --frame original)")?;
         let cv = TaylorControlVariates::new(model, frame)?;
-        if self.settings.evaluations.is_some() && cv.remainder_coefficients().iter().all(|&c| c == 0.0)
+        if self.settings.evaluations.is_some()
+            && cv.remainder_coefficients().iter().all(|&c| c == 0.0)
         {
             bail!(
                 "--evaluations: zigzag-cv reads no data after its set-up pass on this model (its \

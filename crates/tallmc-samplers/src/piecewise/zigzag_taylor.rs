@@ -504,7 +504,7 @@ where
         } else {
             f.c3 * nsq * nsq.sqrt()
         };
-        if !(weight > 0.0) || xt_i == 0.0 {
+        if weight.is_nan() || weight <= 0.0 || xt_i == 0.0 {
             // Probability 0 (never drawn by the table: only a caller's own index lands here),
             // or a row without coordinate i, whose remainder term is 0.
             return (linear, counts);
