@@ -481,7 +481,7 @@ const fn pdmp_comparison(
 const PDMP_SETTINGS: &[&str] = &[
     "chains: 1 ↔ 1; start: the mode (Newton, --init mode) ↔ the MAP (Newton); initial velocity: random ↔ random",
     "events: --events E ↔ --events E (velocity changes: flips, bounces, refreshments); warmup: the same share of the trajectory time as the peer's --warmup-events (tallmc's warmup is a trajectory time) ↔ --warmup-events",
-    "bound: --rate-bound envelope = the automatic piecewise bound of Andral & Kamatani 2024 (rate and its time derivative from one full-data gradient and one Hessian-vector product at each of the G + 1 points of an adaptive horizon, G = 10) ↔ pdmp-jax's grid bound (grid_size 10, adaptive tmax): the like-for-like algorithm; --rate-bound model = affine bounds from logistic regression's curvature bound K = XᵀX/4 (one full-data gradient per proposal, no Hessian-vector products), what tallmc offers on top",
+    "bound: --rate-bound envelope = the automatic piecewise bound of Andral & Kamatani 2024 (since issue 29: one interval per band, a line from the rate and its time derivative at the band's start — one new full-data gradient and one Hessian-vector product per band — rising with the larger of the tangent and chord slopes, +1 % margin, the horizon chosen so the tangents hold 3 expected events) ↔ pdmp-jax's grid bound (grid_size 10, adaptive tmax): the like-for-like algorithm; --rate-bound model = affine bounds from logistic regression's curvature bound K = XᵀX/4 (one full-data gradient per proposal, no Hessian-vector products), what tallmc offers on top",
     "BPS: velocities N(0, I) on both sides; refresh rate R = 1/Δ_L on both (--refresh-rate R ↔ --refresh R), Δ_L = the median Laplace posterior sd (tallmc's default rate)",
     "discretization: S grid draws evenly spaced over the sampling trajectory on both sides (the peer's sample_from_skeleton(S) at t_k = kT/S; tallmc's grid draws at Δ = T_peer/(4S), thinned to S evenly spaced draws)",
     "evaluations: full-data gradients and Hessian-vector products per event, tallmc: per-datum evaluations / n from summary.json ↔ counted from pdmp-jax's per-event counters (run_pdmpjax.py count_evaluations)",
@@ -693,7 +693,8 @@ pub fn run(root: &Path, c: &PeerArgs) -> Result<()> {
             "sghmc": {"chains": 1, "burnin": c.sg_burnin, "draws": c.sghmc_steps, "batch": c.batch,
                       "scan_steps": c.scan_steps},
             "pdmp": {"chains": 1, "events": c.pdmp_events, "warmup_events": pdmp_warmup_events(c),
-                     "samples": c.pdmp_samples, "grid_size": 10,
+                     "samples": c.pdmp_samples, "peer_grid_size": 10,
+                     "tallmc_envelope": "one interval per band, 3 expected events per band",
                      "laplace_median_sd": laplace.as_ref().map(|l| l.median_sd),
                      "bps_refresh_rate": laplace.as_ref().map(|l| 1.0 / l.median_sd)},
         },
