@@ -36,15 +36,7 @@ impl WhiteningFrame {
     /// An empty or non-finite centre, a covariance of the wrong size, with a non-finite entry,
     /// or not positive definite.
     pub fn new(center: Vec<f64>, covariance: &[f64]) -> Result<Self> {
-        let d = center.len();
-        if d == 0 {
-            return Err(Error::invalid(
-                "whitening frame centre",
-                "empty",
-                "at least one coordinate",
-            ));
-        }
-        crate::error::check_finite("whitening frame centre θ*", &center)?;
+        let d = checked_center(&center)?;
         if covariance.len() != d * d {
             return Err(Error::dimension(
                 "whitening covariance (d × d entries)",
@@ -62,15 +54,7 @@ impl WhiteningFrame {
     /// # Errors
     /// An empty or non-finite centre.
     pub fn centered(center: Vec<f64>) -> Result<Self> {
-        let d = center.len();
-        if d == 0 {
-            return Err(Error::invalid(
-                "whitening frame centre",
-                "empty",
-                "at least one coordinate",
-            ));
-        }
-        crate::error::check_finite("whitening frame centre θ*", &center)?;
+        let d = checked_center(&center)?;
         Ok(Self { center, factor: Cholesky::identity(d) })
     }
 
@@ -132,6 +116,15 @@ impl WhiteningFrame {
             }
         }
     }
+}
+
+/// The centre's dimension d, checked: at least one coordinate, every one finite.
+fn checked_center(center: &[f64]) -> Result<usize> {
+    if center.is_empty() {
+        return Err(Error::invalid("whitening frame centre", "empty", "at least one coordinate"));
+    }
+    crate::error::check_finite("whitening frame centre θ*", center)?;
+    Ok(center.len())
 }
 
 #[cfg(test)]

@@ -63,4 +63,6 @@ pub use tallmc_estimators::{DatumRateBound, SwitchingRateEstimator};
 pub use zigzag::{EnvelopeClocks, ZigZag, ZigZagChain, ZigZagConfig, ZigZagState, ZigZagTuning};
 pub use zigzag_cv::ControlVariates;
 pub use zigzag_subsampling::{ZigZagSubsampling, ZigZagSubsamplingChain, ZigZagSubsamplingTuning};
-pub use zigzag_taylor::{DatumSampling, PER_COORDINATE_TABLE_BYTES, TaylorControlVariates};
+pub use zigzag_taylor::{
+    DatumSampling, PER_COORDINATE_TABLE_BYTES, TaylorControlVariates, TaylorModel,
+};

@@ -62,6 +62,22 @@ use tallmc_estimators::SwitchingRateEstimator;
 use super::common::dot;
 use super::datum_bounds::checked_num_terms;
 
+/// What the set-up pass needs from a model: rows and predictor derivatives, c₃, and a prior
+/// with a (constant) Hessian. Implemented for every model that has them.
+pub trait TaylorModel:
+    LinearPredictor + BoundedPredictorThirdDerivative + LogPriorHessian + LogPriorCurvature
+{
+}
+
+impl<M> TaylorModel for M where
+    M: LinearPredictor
+        + BoundedPredictorThirdDerivative
+        + LogPriorHessian
+        + LogPriorCurvature
+        + ?Sized
+{
+}
+
 /// Rows per block of the set-up pass.
 const PASS_ROWS: usize = 256;
 
@@ -188,11 +204,7 @@ impl TaylorControlVariates {
     /// a non-finite G₀ or B.
     pub fn new<M>(model: &M, frame: WhiteningFrame) -> Result<Self>
     where
-        M: LinearPredictor
-            + BoundedPredictorThirdDerivative
-            + LogPriorHessian
-            + LogPriorCurvature
-            + ?Sized,
+        M: TaylorModel + ?Sized,
     {
         Self::with_sampling(model, frame, DatumSampling::Automatic)
     }
@@ -205,11 +217,7 @@ impl TaylorControlVariates {
         model: &M, frame: WhiteningFrame, sampling: DatumSampling,
     ) -> Result<Self>
     where
-        M: LinearPredictor
-            + BoundedPredictorThirdDerivative
-            + LogPriorHessian
-            + LogPriorCurvature
-            + ?Sized,
+        M: TaylorModel + ?Sized,
     {
         let fixed = Fixed::compute(model, frame, sampling)?;
         let d = fixed.frame.dim();
@@ -253,11 +261,7 @@ impl TaylorControlVariates {
 impl Fixed {
     fn compute<M>(model: &M, frame: WhiteningFrame, sampling: DatumSampling) -> Result<Self>
     where
-        M: LinearPredictor
-            + BoundedPredictorThirdDerivative
-            + LogPriorHessian
-            + LogPriorCurvature
-            + ?Sized,
+        M: TaylorModel + ?Sized,
     {
         let d = model.dim();
         if frame.dim() != d {
