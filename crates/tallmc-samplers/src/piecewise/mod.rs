@@ -14,6 +14,9 @@
 //! inversion for quadratic potentials) or from an automatic piecewise envelope
 //! ([`AutomaticBound`], any model with Hessian-vector products).
 //!
+//! Any of them in whitened coordinates z = L⁻¹(θ − θ*), output in θ: [`Whitened`] over the
+//! model in z, [`InFrame`] (issue 29).
+//!
 //! Subsampling, approximate:
 //!
 //! * [`Sbps`] — the Stochastic Bouncy Particle Sampler (Pakman et al. 2017): minibatch
@@ -42,6 +45,7 @@ pub mod precondition;
 pub mod regression;
 mod sbps;
 mod sbps_config;
+mod whitened;
 mod zigzag;
 mod zigzag_cv;
 mod zigzag_subsampling;
@@ -60,6 +64,7 @@ pub use regression::{BandConfig, LocalRegression, ProposalBand, RegressionPoster
 pub use sbps::{Sbps, SbpsChain, SbpsState, SbpsTuning};
 pub use sbps_config::SbpsConfig;
 pub use tallmc_estimators::{DatumRateBound, SwitchingRateEstimator};
+pub use whitened::{Coordinates, InFrame, Whitened, WhitenedChain, WhitenedTuning};
 pub use zigzag::{EnvelopeClocks, ZigZag, ZigZagChain, ZigZagConfig, ZigZagState, ZigZagTuning};
 pub use zigzag_cv::ControlVariates;
 pub use zigzag_subsampling::{ZigZagSubsampling, ZigZagSubsamplingChain, ZigZagSubsamplingTuning};
