@@ -93,11 +93,7 @@ impl<'a, M: Terms + ?Sized> InFrame<'a, M> {
 fn check_frame<M: Terms + ?Sized>(model: &M, frame: &WhiteningFrame) -> Result<()> {
     if frame.dim() != model.dim() {
         return Err(Error::dimension(
-            format!(
-                "whitening frame θ = θ* + Lz (a frame of dimension {} for a model of dimension {})",
-                frame.dim(),
-                model.dim()
-            ),
+            "whitening frame θ = θ* + Lz (the model's dimension)",
             model.dim(),
             frame.dim(),
         ));
