@@ -13,7 +13,9 @@
 //! the other samplers: W warmup and D draws, each about one posterior width of travel apart.
 //! Zig-Zag with control variates runs by default in whitened coordinates z = L⁻¹(θ − θ*) (the
 //! Laplace approximation's mode and Cholesky factor), where a unit of trajectory time is about
-//! one posterior sd of travel in every direction: its default Δ is 1.
+//! one posterior sd of travel in every direction: its default Δ is 1. So do BPS and Zig-Zag with
+//! the automatic envelope ([`Whitened`]; `--frame original` runs them in θ); with the model's
+//! curvature bound they run in θ.
 //! For that, every BPS-type sampler here draws its velocities from N(0, I) (each coordinate
 //! moves at speed ~1, as in Zig-Zag); the SBPS paper's unit-sphere velocities move each
 //! coordinate at speed ~1/√d, so the same trajectory time would mix √d times less.
@@ -34,6 +36,7 @@ use tallmc_models::{
     FastLogisticRegression, Gaussian, GaussianMean, LinearRegression, NegativeBinomialRegression,
     PoissonRegression, ProbitRegression, RobustRegression,
 };
+use tallmc_samplers::Whitened;
 use tallmc_samplers::continuous::{
     Budget, ContinuousChainOutput, ContinuousDriver, ContinuousRunConfig, GridDraws,
     MemorySkeleton, SkeletonSink, TimeAverageSink,
@@ -85,18 +88,24 @@ pub(crate) struct PdmpSettings {
     batch: usize,
     rate_bound: Option<RateBoundChoice>,
     frame: Option<FrameChoice>,
+    /// Whether the model has a curvature bound (BPS and Zig-Zag then use it unless
+    /// `--rate-bound envelope`).
+    has_bound: bool,
     skeleton: bool,
 }
 
 impl PdmpSettings {
-    /// Settings of a continuous-time sampler, checked against N.
-    pub(crate) fn new(spec: &RunSpec, n: usize) -> Result<Self> {
+    /// Settings of a continuous-time sampler, checked against N and against whether the
+    /// model has a curvature bound (`has_bound`).
+    pub(crate) fn new(spec: &RunSpec, n: usize, has_bound: bool) -> Result<Self> {
         let sampler = &spec.sampler;
         let Some(c) = sampler.continuous() else {
             bail!("{} is not a continuous-time sampler", sampler.name());
         };
         let frame = match sampler {
             SamplerSettings::ZigzagCv(s) => s.frame,
+            SamplerSettings::Bps(s) => s.frame,
+            SamplerSettings::Zigzag(s) => s.frame,
             _ => None,
         };
         let (refresh_rate, k, batch, rate_bound) = match sampler {
@@ -125,8 +134,16 @@ impl PdmpSettings {
             batch,
             rate_bound,
             frame,
+            has_bound,
             skeleton: c.skeleton,
         };
+        if s.frame == Some(FrameChoice::Whitened) && s.uses_model_bound() {
+            bail!(
+                "--frame whitened: {} with the model's curvature bound runs in the original \
+                 coordinates; add --rate-bound envelope to run it whitened",
+                sampler.name()
+            );
+        }
         // Validate a kernel's settings now, before the mode search.
         if matches!(s.kind, SamplerKind::Sbps | SamplerKind::Psbps) {
             s.sbps(1.0).validate()?;
@@ -134,17 +151,50 @@ impl PdmpSettings {
         Ok(s)
     }
 
-    /// Whether the process runs in whitened coordinates (zigzag-cv unless --frame original).
+    /// Whether the process runs in whitened coordinates: zigzag-cv, and bps / zigzag with the
+    /// automatic envelope, unless --frame original.
     fn whitened(&self) -> bool {
-        self.kind == SamplerKind::ZigzagCv && self.frame != Some(FrameChoice::Original)
+        let whitenable = match self.kind {
+            SamplerKind::ZigzagCv => true,
+            SamplerKind::Bps | SamplerKind::Zigzag => !self.uses_model_bound(),
+            _ => false,
+        };
+        whitenable && self.frame != Some(FrameChoice::Original)
     }
 
-    /// The grid step: `--grid`, 1 in whitened coordinates, or the median Laplace posterior sd.
-    fn grid_step(&self, laplace: &Laplace) -> Result<f64> {
+    /// Whether BPS / Zig-Zag thin against the model's curvature bound (`--rate-bound model`,
+    /// or by default when the model has one).
+    fn uses_model_bound(&self) -> bool {
+        matches!(self.kind, SamplerKind::Bps | SamplerKind::Zigzag)
+            && match self.rate_bound {
+                Some(RateBoundChoice::Model) => true,
+                Some(RateBoundChoice::Envelope) => false,
+                None => self.has_bound,
+            }
+    }
+
+    /// The frame BPS / Zig-Zag with the automatic envelope run in: the Laplace approximation's
+    /// when whitened. By default a covariance that cannot be factored falls back to θ; asked for
+    /// with --frame whitened, it is an error.
+    fn full_data_frame(&self, laplace: &Laplace) -> Result<Option<WhiteningFrame>> {
+        if !matches!(self.kind, SamplerKind::Bps | SamplerKind::Zigzag) || !self.whitened() {
+            return Ok(None);
+        }
+        match WhiteningFrame::new(laplace.mode.clone(), &laplace.covariance) {
+            Ok(frame) => Ok(Some(frame)),
+            Err(_) if self.frame.is_none() => Ok(None),
+            Err(e) => Err(anyhow::Error::new(e)
+                .context("cannot whiten with the Laplace covariance (use --frame original)")),
+        }
+    }
+
+    /// The grid step: `--grid`, 1 in whitened coordinates (`whitened`), or the median Laplace
+    /// posterior sd.
+    fn grid_step(&self, laplace: &Laplace, whitened: bool) -> Result<f64> {
         if let Some(g) = self.grid {
             return Ok(g);
         }
-        if self.whitened() {
+        if whitened {
             return Ok(1.0);
         }
         let d = laplace.mode.len();
@@ -229,6 +279,8 @@ pub(crate) struct PdmpRun<'a> {
     pub(crate) mode: &'a [f64],
     /// The Laplace covariance at the mode (row-major d × d): the whitening frame's.
     covariance: &'a [f64],
+    /// The frame of BPS / Zig-Zag with the automatic envelope, when they run whitened.
+    frame: Option<WhiteningFrame>,
     /// Per-datum evaluations a kernel's set-up made before its chains (Taylor control
     /// variates' pass), added to the run's set-up.
     pub(crate) kernel_setup: Cell<EvalCounts>,
@@ -247,8 +299,15 @@ impl<'a> PdmpRun<'a> {
         spec: &'a RunSpec, settings: PdmpSettings, laplace: &'a Laplace, names: &'a [String],
         mut comments: Vec<(String, String)>, inits: &'a [Vec<f64>], stop: &'a AtomicBool,
     ) -> Result<Self> {
-        let grid = settings.grid_step(laplace)?;
+        let frame = settings.full_data_frame(laplace)?;
+        let whitened =
+            frame.is_some() || (settings.kind == SamplerKind::ZigzagCv && settings.whitened());
+        let grid = settings.grid_step(laplace, whitened)?;
         let (warmup, sampling) = settings.budgets(grid);
+        if matches!(settings.kind, SamplerKind::Bps | SamplerKind::Zigzag | SamplerKind::ZigzagCv) {
+            let coordinates = if whitened { "whitened" } else { "original" };
+            comments.push(("frame".into(), coordinates.into()));
+        }
         comments.push(("grid_step".into(), grid.to_string()));
         comments.push(("warmup_budget".into(), describe(&warmup)));
         comments.push(("sampling_budget".into(), describe(&sampling)));
@@ -259,6 +318,7 @@ impl<'a> PdmpRun<'a> {
             inits,
             mode: &laplace.mode,
             covariance: &laplace.covariance,
+            frame,
             kernel_setup: Cell::new(EvalCounts::ZERO),
             spec,
             stop,
@@ -375,6 +435,12 @@ fn describe(b: &Budget) -> String {
 pub(crate) trait RunPdmp: RunModel {
     /// Runs the sampler of `run`, or explains why the model cannot.
     fn run_pdmp(&self, run: &PdmpRun<'_>) -> Result<PdmpOutputs>;
+
+    /// Whether BPS and Zig-Zag can thin against the model's curvature bound (their default
+    /// then, in θ).
+    fn has_curvature_bound(&self) -> bool {
+        false
+    }
 }
 
 /// The samplers every model can run; the bounded ones are an error naming what is missing.
@@ -387,11 +453,19 @@ pub(crate) fn run_without_bounds<M: RunModel>(
         SamplerKind::Sbps | SamplerKind::Psbps => run.go(model, Sbps::new(s.sbps(g))),
         SamplerKind::Bps => {
             s.model_bound(false, name)?;
-            run.go(model, Bps::automatic(s.bps(g), PdmpSettings::envelope(g)))
+            let bps = Bps::automatic(s.bps(g), PdmpSettings::envelope(g));
+            match &run.frame {
+                Some(frame) => run.go(model, bps.map(|k| Whitened::new(k, frame.clone()))),
+                None => run.go(model, bps),
+            }
         }
         SamplerKind::Zigzag => {
             s.model_bound(false, name)?;
-            run.go(model, ZigZag::automatic(ZigZagConfig::default(), PdmpSettings::envelope(g)))
+            let zz = ZigZag::automatic(ZigZagConfig::default(), PdmpSettings::envelope(g));
+            match &run.frame {
+                Some(frame) => run.go(model, zz.map(|k| Whitened::new(k, frame.clone()))),
+                None => run.go(model, zz),
+            }
         }
         SamplerKind::Lipsbps | SamplerKind::ZigzagSs | SamplerKind::ZigzagCv => bail!(
             "tallmc sample {} is exact only with bounds on the per-datum gradients or their \
@@ -421,6 +495,10 @@ macro_rules! full_data_with_bound {
 }
 
 impl RunPdmp for FastLogisticRegression {
+    fn has_curvature_bound(&self) -> bool {
+        true
+    }
+
     /// Bounded per-datum gradients: lipSBPS and ZZ-SS with the sup bounds; ZZ-CV with the
     /// rank-one engine.
     fn run_pdmp(&self, run: &PdmpRun<'_>) -> Result<PdmpOutputs> {
@@ -443,6 +521,10 @@ impl RunPdmp for FastLogisticRegression {
 macro_rules! lipschitz_pdmp {
     ($($model:ty => $name:literal),*) => {$(
         impl RunPdmp for $model {
+            fn has_curvature_bound(&self) -> bool {
+                true
+            }
+
             fn run_pdmp(&self, run: &PdmpRun<'_>) -> Result<PdmpOutputs> {
                 if let Some(out) = full_data_with_bound!(self, $name, run) {
                     return out;

@@ -32,8 +32,7 @@ pub struct BudgetSettings {
 pub struct ContinuousSettings {
     /// Grid step Δ of the draws written to the CSV files, in trajectory time; --warmup W and
     /// --draws D then mean W·Δ and D·Δ of trajectory time. [default: the median Laplace
-    /// posterior sd, about the time to cross the posterior; 1 for zigzag-cv in whitened
-    /// coordinates]
+    /// posterior sd, about the time to cross the posterior; 1 in whitened coordinates]
     #[cfg_attr(feature = "clap", arg(long, value_name = "DELTA"))]
     #[serde(default)]
     pub grid: Option<f64>,
@@ -139,6 +138,15 @@ pub struct BpsSettings {
     #[cfg_attr(feature = "clap", arg(long, value_enum))]
     #[serde(default)]
     pub rate_bound: Option<RateBoundChoice>,
+
+    /// Coordinates of the process with the automatic envelope: whitened z = L⁻¹(θ − θ*) (the
+    /// Laplace approximation's mode and Cholesky factor) or θ itself. The trajectory and the
+    /// draws are in θ either way; whitened, the default --grid is 1 (one posterior sd of
+    /// travel). With the model's curvature bound the process runs in θ. [default: whitened with
+    /// the envelope]
+    #[cfg_attr(feature = "clap", arg(long, value_enum))]
+    #[serde(default)]
+    pub frame: Option<FrameChoice>,
 }
 
 /// Default band multiple k of SBPS (the paper's).
@@ -191,19 +199,29 @@ pub struct ZigzagSettings {
     #[cfg_attr(feature = "clap", arg(long, value_enum))]
     #[serde(default)]
     pub rate_bound: Option<RateBoundChoice>,
+
+    /// Coordinates of the process with the automatic envelope: whitened z = L⁻¹(θ − θ*) (the
+    /// Laplace approximation's mode and Cholesky factor) or θ itself. The trajectory and the
+    /// draws are in θ either way; whitened, the default --grid is 1 (one posterior sd of
+    /// travel). With the model's curvature bound the process runs in θ. [default: whitened with
+    /// the envelope]
+    #[cfg_attr(feature = "clap", arg(long, value_enum))]
+    #[serde(default)]
+    pub frame: Option<FrameChoice>,
 }
 
-/// The coordinates `tallmc sample zigzag-cv` runs in.
+/// The coordinates `tallmc sample zigzag-cv`, and `bps` / `zigzag` with the automatic envelope,
+/// run in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "kebab-case")]
 pub enum FrameChoice {
-    /// z = L⁻¹(θ − θ*), L the Cholesky factor of the Laplace covariance at the mode θ*, with
-    /// control variates of order two and data drawn in proportion to their remainder bounds
-    /// (about one thinning proposal per flip on tall data).
+    /// z = L⁻¹(θ − θ*), L the Cholesky factor of the Laplace covariance at the mode θ*
+    /// (zigzag-cv: with control variates of order two and data drawn in proportion to their
+    /// remainder bounds, about one thinning proposal per flip on tall data).
     Whitened,
-    /// θ itself, with the first-order control variates of Bierkens, Fearnhead & Roberts
-    /// (2019) and data drawn uniformly (the paper's algorithm).
+    /// θ itself (zigzag-cv: with the first-order control variates of Bierkens, Fearnhead &
+    /// Roberts (2019) and data drawn uniformly, the paper's algorithm).
     Original,
 }
 
