@@ -182,6 +182,7 @@ pub use piecewise::{
     VelocityDistribution, ZigZag, ZigZagChain, ZigZagConfig, ZigZagState, ZigZagSubsampling,
     ZigZagSubsamplingChain, ZigZagSubsamplingTuning, ZigZagTuning,
 };
+pub use piecewise::{WeightedGradients, WeightedLipschitzGradients};
 pub use piecewise::{InFrame, Whitened, WhitenedChain, WhitenedTuning};
 pub use sg::{
     MinibatchScope, SgChain, SgDynamics, SgHmc, SgHmcConfig, SgHmcState, SgHmcStats, Sgld,

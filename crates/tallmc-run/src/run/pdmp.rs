@@ -499,16 +499,22 @@ impl RunPdmp for FastLogisticRegression {
         true
     }
 
-    /// Bounded per-datum gradients: lipSBPS and ZZ-SS with the sup bounds; ZZ-CV with the
-    /// rank-one engine.
+    /// Bounded per-datum gradients: lipSBPS and ZZ-SS with importance-sampled per-datum bounds
+    /// (never above the paper's sup bounds); ZZ-CV whitened with Taylor control variates.
     fn run_pdmp(&self, run: &PdmpRun<'_>) -> Result<PdmpOutputs> {
         if let Some(out) = full_data_with_bound!(self, "logistic", run) {
             return out;
         }
         let s = &run.settings;
         match s.kind {
-            SamplerKind::Lipsbps => run.go(self, LipSbps::new(s.lipsbps(run.grid))),
-            SamplerKind::ZigzagSs => run.go(self, Ok(ZigZagSubsampling::new())),
+            SamplerKind::Lipsbps => run.go(
+                self,
+                LipSbps::with_bound(s.lipsbps(run.grid), tallmc_samplers::WeightedGradients::new()),
+            ),
+            SamplerKind::ZigzagSs => run.go(
+                self,
+                Ok(ZigZagSubsampling::with_estimator(tallmc_samplers::WeightedGradients::new())),
+            ),
             SamplerKind::ZigzagCv => run.zigzag_cv(self),
             _ => run_without_bounds(self, "logistic", run),
         }
@@ -516,8 +522,8 @@ impl RunPdmp for FastLogisticRegression {
 }
 
 /// Implements [`RunPdmp`] for models whose per-datum gradients are Lipschitz (unbounded):
-/// lipSBPS and ZZ-SS around the mode; ZZ-CV with the rank-one engine; BPS and Zig-Zag with the
-/// curvature bound.
+/// lipSBPS (importance-sampled) and ZZ-SS around the mode; ZZ-CV whitened with Taylor control
+/// variates; BPS and Zig-Zag with the curvature bound.
 macro_rules! lipschitz_pdmp {
     ($($model:ty => $name:literal),*) => {$(
         impl RunPdmp for $model {
@@ -531,9 +537,11 @@ macro_rules! lipschitz_pdmp {
                 }
                 let (s, mode) = (&run.settings, run.mode);
                 match s.kind {
-                    SamplerKind::Lipsbps => {
-                        run.go(self, LipSbps::lipschitz(s.lipsbps(run.grid), mode.to_vec()))
-                    }
+                    SamplerKind::Lipsbps => run.go(
+                        self,
+                        tallmc_samplers::WeightedLipschitzGradients::new(mode.to_vec())
+                            .and_then(|bound| LipSbps::with_bound(s.lipsbps(run.grid), bound)),
+                    ),
                     SamplerKind::ZigzagSs => {
                         run.go(self, ZigZagSubsampling::lipschitz(mode.to_vec()))
                     }

@@ -22,7 +22,6 @@
 //! [`ZigZagSubsampling`](super::ZigZagSubsampling)); the prior enters through
 //! [`LogPriorCurvature`]'s κ.
 
-use rand::{Rng, RngExt};
 use tallmc_core::{Error, EvalCounts, LogPrior, LogPriorCurvature, Result, TermGradients, Terms};
 
 use super::common::dot;
@@ -148,6 +147,14 @@ impl ReferenceGradients {
     pub(crate) fn compute<M: TermGradients + LogPrior + ?Sized>(
         model: &M, reference: &[f64],
     ) -> Result<(Self, EvalCounts)> {
+        Self::compute_with_norms(model, reference, None)
+    }
+
+    /// [`compute`](Self::compute), also writing every datum's ‖∇ℓ_J(x*)‖₂ into `norms` (cleared
+    /// first) when one is given.
+    pub(crate) fn compute_with_norms<M: TermGradients + LogPrior + ?Sized>(
+        model: &M, reference: &[f64], mut norms: Option<&mut Vec<f64>>,
+    ) -> Result<(Self, EvalCounts)> {
         let d = model.dim();
         tallmc_core::error::check_finite_vector("reference point x*", reference, d)?;
         let n = checked_num_terms(model)?;
@@ -162,6 +169,10 @@ impl ReferenceGradients {
         let mut idx = [0u32; PASS_ROWS];
         let mut values = vec![0.0; PASS_ROWS];
         let mut grads = vec![0.0; PASS_ROWS * d];
+        if let Some(norms) = norms.as_deref_mut() {
+            norms.clear();
+            norms.reserve(n as usize);
+        }
         let mut lo = 0u32;
         while lo < n {
             let hi = n.min(lo.saturating_add(PASS_ROWS as u32));
@@ -181,7 +192,11 @@ impl ReferenceGradients {
                         value: row[j],
                     });
                 }
-                out.max_norm = out.max_norm.max(dot(row, row).sqrt());
+                let norm = dot(row, row).sqrt();
+                out.max_norm = out.max_norm.max(norm);
+                if let Some(norms) = norms.as_deref_mut() {
+                    norms.push(norm);
+                }
                 for ((g, mx), mn) in row.iter().zip(&mut out.coord_max).zip(&mut out.coord_min) {
                     *mx = mx.max(*g);
                     *mn = mn.min(*g);
@@ -235,11 +250,6 @@ pub(crate) fn exceeds_with(rate: f64, a: f64, b: f64, tau: f64, q: f64) -> bool 
 /// ‖x − y‖₂.
 pub(crate) fn distance(x: &[f64], y: &[f64]) -> f64 {
     x.iter().zip(y).map(|(a, b)| (a - b) * (a - b)).sum::<f64>().sqrt()
-}
-
-/// J uniform on 0..n (n ≥ 1).
-pub(crate) fn uniform_datum<R: Rng + ?Sized>(rng: &mut R, n: u32) -> u32 {
-    rng.random_range(0..n)
 }
 
 /// y ← x + τv.

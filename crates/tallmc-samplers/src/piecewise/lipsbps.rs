@@ -71,7 +71,7 @@ use super::common::{
 };
 use super::datum_bounds::{
     BoundedGradients, DatumScratch, LipschitzGradients, ReferenceGradients, checked_constant,
-    checked_num_terms, distance, exceeds, point_on_line, prior_kappa, uniform_datum,
+    checked_num_terms, distance, exceeds, point_on_line, prior_kappa,
 };
 
 /// Settings of [`LipSbps`].
@@ -332,17 +332,16 @@ where
     fn step<R: Rng + ?Sized>(&mut self, model: &M, rng: &mut R) -> Result<SegmentStats> {
         let Self { config, bound, state, running: r } = self;
         let (x, v) = (state.position(), state.velocity());
-        let n = f64::from(r.n);
-        // Data clock: N·(a + bt).
-        let (a, b) = bound.datum_bound(model, x, v);
+        // Data clock: Σ_J (a_J + b_J t), N·(a + bt) for a uniform bound.
+        let (a, b) = bound.data_rate(model, x, v, r.n);
         if !(a.is_finite() && a >= 0.0 && b.is_finite() && b >= 0.0) {
             return Err(Error::invalid(
-                "per-datum rate bound (a, b) of lipSBPS",
+                "data rate bound (A, B) of lipSBPS",
                 format!("({a}, {b}) for the velocity {v:?}"),
                 "finite numbers >= 0 (check the model's gradient bounds)",
             ));
         }
-        let tau_d = AffineRate { a: n * a, b: n * b }.first_arrival(rng);
+        let tau_d = AffineRate { a, b }.first_arrival(rng);
         // Prior clock: [⟨∇U₀(x), v⟩ + b₀t]⁺.
         r.datum.prior_gradient(model, x);
         let a0 = -dot(&r.datum.prior, v);
@@ -376,7 +375,7 @@ where
         point_on_line(x, v, tau, &mut r.y);
         stats.proposals = 1;
         let (rate, bound_a, bound_b, exact, what) = if which == 0 {
-            let datum = uniform_datum(rng, r.n);
+            let (datum, (a, b)) = bound.draw_datum(model, x, v, tau, r.n, rng);
             stats.evals += r.datum.datum_gradient(model, &r.y, datum);
             if !all_finite(&r.datum.grad) {
                 return Ok(diverge(state, stats));

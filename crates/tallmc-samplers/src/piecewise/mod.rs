@@ -45,6 +45,7 @@ pub mod precondition;
 pub mod regression;
 mod sbps;
 mod sbps_config;
+mod weighted_bounds;
 mod whitened;
 mod zigzag;
 mod zigzag_cv;
@@ -64,6 +65,7 @@ pub use regression::{BandConfig, LocalRegression, ProposalBand, RegressionPoster
 pub use sbps::{Sbps, SbpsChain, SbpsState, SbpsTuning};
 pub use sbps_config::SbpsConfig;
 pub use tallmc_estimators::{DatumRateBound, SwitchingRateEstimator};
+pub use weighted_bounds::{WeightedGradients, WeightedLipschitzGradients};
 pub use whitened::{Coordinates, InFrame, Whitened, WhitenedChain, WhitenedTuning};
 pub use zigzag::{EnvelopeClocks, ZigZag, ZigZagChain, ZigZagConfig, ZigZagState, ZigZagTuning};
 pub use zigzag_cv::ControlVariates;

@@ -28,6 +28,7 @@ mod pdmp_full_data;
 mod pdmp_subsampling;
 mod pdmp_support;
 mod pdmp_taylor;
+mod pdmp_weighted;
 mod pdmp_whitened;
 mod row_file;
 mod sbps;

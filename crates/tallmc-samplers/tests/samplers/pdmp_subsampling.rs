@@ -311,7 +311,7 @@ fn bad_inputs_are_errors_that_name_the_value() {
     bad.bound_scale = -1.0;
     has(init_error(&bad, ZigZagSubsampling::new(), &mode), "B_j = -");
     let e = first_error(&bad, LipSbps::new(LipSbpsConfig::default()).unwrap(), &mode);
-    has(e.map_or(String::new(), |e| e.to_string()), "per-datum rate bound (a, b) of lipSBPS = (-");
+    has(e.map_or(String::new(), |e| e.to_string()), "data rate bound (A, B) of lipSBPS = (-");
 }
 
 /// The skeleton (time, position, velocity, end) of `steps` segments.

@@ -508,23 +508,24 @@ pub fn hmc_reference(n: usize) -> &'static (Vec<f64>, Vec<f64>) {
         10_000 => &LARGE,
         _ => panic!("no HMC reference for N = {n}"),
     };
-    cell.get_or_init(|| {
-        let model = logistic(n);
-        let config = RunConfig::new(300, 2000, 2, seed(40));
-        let inits = vec![logistic_mode(&model); 2];
-        let warmup =
-            HamiltonianWarmup::default().with_metric(MetricSetting::adapt(MetricKind::Dense));
-        let hmc = HmcConfig { warmup, ..HmcConfig::default() };
-        let chains =
-            sample_in_memory(&model, config, &inits, &Hmc::new(hmc.clone()).unwrap()).unwrap();
-        (0..3)
-            .map(|j| {
-                let draws: Vec<Vec<f64>> = chains.iter().map(|c| c.sink.coordinate(j)).collect();
-                let mean = tallmc_diagnostics::mean(&draws).unwrap();
-                (mean, tallmc_diagnostics::mcse_mean(&draws).unwrap())
-            })
-            .unzip()
-    })
+    cell.get_or_init(|| hmc_means(&logistic(n)))
+}
+
+/// Posterior means and MCSEs of a logistic regression with 3 parameters from full-data HMC (as
+/// [`hmc_reference`], which calls it).
+pub fn hmc_means(model: &LogisticRegression) -> (Vec<f64>, Vec<f64>) {
+    let config = RunConfig::new(300, 2000, 2, seed(40));
+    let inits = vec![logistic_mode(model); 2];
+    let warmup = HamiltonianWarmup::default().with_metric(MetricSetting::adapt(MetricKind::Dense));
+    let hmc = HmcConfig { warmup, ..HmcConfig::default() };
+    let chains = sample_in_memory(model, config, &inits, &Hmc::new(hmc.clone()).unwrap()).unwrap();
+    (0..3)
+        .map(|j| {
+            let draws: Vec<Vec<f64>> = chains.iter().map(|c| c.sink.coordinate(j)).collect();
+            let mean = tallmc_diagnostics::mean(&draws).unwrap();
+            (mean, tallmc_diagnostics::mcse_mean(&draws).unwrap())
+        })
+        .unzip()
 }
 
 /// Batch means are trusted only with batches much longer than the autocorrelation time: at
@@ -536,7 +537,12 @@ pub fn check_run_length(name: &str, avg: &Averages) {
 
 /// Means within [`Z_MAX`] combined MCSE of the HMC reference.
 pub fn compare_with_hmc(name: &str, n: usize, avg: &Averages) {
-    let (means, mcses) = hmc_reference(n);
+    compare_with(name, hmc_reference(n), avg);
+}
+
+/// Means within [`Z_MAX`] combined MCSE of `reference` (means and MCSEs, from [`hmc_means`]).
+pub fn compare_with(name: &str, reference: &(Vec<f64>, Vec<f64>), avg: &Averages) {
+    let (means, mcses) = reference;
     for j in 0..3 {
         let (e, m, s) = (avg.mean[j], means[j], mcses[j]);
         let z = (e.value - m) / (e.mcse * e.mcse + s * s).sqrt();
