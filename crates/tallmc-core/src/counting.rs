@@ -358,6 +358,10 @@ impl<M: TermGradientBounds> TermGradientBounds for Counting<M> {
     fn directional_gradient_bound(&self, v: &[f64]) -> f64 {
         self.inner.directional_gradient_bound(v)
     }
+
+    fn term_coordinate_gradient_bound(&self, i: usize, j: usize) -> f64 {
+        self.inner.term_coordinate_gradient_bound(i, j)
+    }
 }
 
 impl<M: TermGradientLipschitz> TermGradientLipschitz for Counting<M> {

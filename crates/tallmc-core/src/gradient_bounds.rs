@@ -38,6 +38,16 @@ pub trait TermGradientBounds: Terms {
 
     /// B(v) ≥ sup_θ max_i |⟨∇ℓ_i(θ), v⟩|, finite and ≥ 0, for `v` of length `dim()`. O(d).
     fn directional_gradient_bound(&self, v: &[f64]) -> f64;
+
+    /// B_ij ≥ sup_θ |∂ℓ_i(θ)/∂θ_j| for datum `i` alone, finite, ≥ 0 and ≤ B_j: the weights of
+    /// Zig-Zag with importance-sampled subsampling (datum i drawn for coordinate j with
+    /// probability B_ij / Σ_k B_kj; Bierkens, Fearnhead & Roberts 2019, §4). For a generalized
+    /// linear model B_ij = c₁|x̃_ij|. By default B_j, the same for every datum (then importance
+    /// sampling is uniform sampling). O(1).
+    fn term_coordinate_gradient_bound(&self, i: usize, j: usize) -> f64 {
+        let _ = i;
+        self.coordinate_gradient_bound(j)
+    }
 }
 
 /// Per-datum gradients that are Lipschitz in θ (in the Euclidean norm):

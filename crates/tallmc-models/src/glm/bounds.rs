@@ -109,6 +109,11 @@ impl<F: BoundedScore> TermGradientBounds for Glm<F> {
         let columns: f64 = v.iter().zip(&b.column_max_abs).map(|(a, m)| a.abs() * m).sum();
         self.family.score_bound() * (l2 * b.max_row_norm).min(columns)
     }
+
+    /// B_ij = c₁|x̃_ij|. O(1).
+    fn term_coordinate_gradient_bound(&self, i: usize, j: usize) -> f64 {
+        self.family.score_bound() * self.design.get(i, j).abs()
+    }
 }
 
 impl<F: BoundedCurvature> TermGradientLipschitz for Glm<F> {

@@ -25,16 +25,24 @@
 //!   C ≥ max L_J), and a proposal at τ belongs to J with probability ∝ g_J + L_J(r + sτ): a
 //!   mixture, drawn as table ∝ g with probability Σg / (Σg + (r + sτ)ΣL), else table ∝ L.
 //!
-//! **ZZ-SS** ([`SwitchingRateEstimator`], bounded gradients): the estimator
-//! ∂_iÊ^J = −∂_i log p − ∂_iℓ_J / p_iJ is unbiased for any p_iJ > 0 on the data that matter, and
-//! with p_iJ = c_J / Σc it is bounded by |∂_iℓ_J| Σc / c_J ≤ Σc; with p_iJ = 1/N by N·B_i. Each
-//! coordinate uses the smaller of the two, fixed when the chain starts:
-//! a_i = θ_i∂_iU₀(ξ) + min(N·B_i, Σ_J c_J), b_i = κ.
+//! **ZZ-SS** ([`SwitchingRateEstimator`], bounded gradients; Bierkens, Fearnhead & Roberts
+//! 2019, §4): the estimator ∂_iÊ^J = −∂_i log p − ∂_iℓ_J / p_iJ is unbiased for any p_iJ that
+//! is positive wherever ∂_iℓ_J can be nonzero. With the per-datum, per-coordinate bounds
+//! |∂_iℓ_J| ≤ B_Ji ([`TermGradientBounds::term_coordinate_gradient_bound`]; logistic:
+//! |x̃_Ji|) and p_iJ = B_Ji / Σ_K B_Ki it is bounded by Σ_K B_Ki, against N·B_i = N max_J B_Ji
+//! for J uniform: a_i = θ_i∂_iU₀(ξ) + Σ_J B_Ji, b_i = κ. The d tables are built once and shared
+//! by every chain of the kernel (a chain on another model builds its own). When they would take
+//! more than [`PER_COORDINATE_TABLE_BYTES`] one table ∝ c_J (the row constants above) serves
+//! every coordinate, with Σ_J c_J in place of Σ_J B_Ji; either way each coordinate uses the
+//! smaller of its weighted and uniform bounds (uniform for a constant column such as the
+//! intercept, where they are equal).
 //!
-//! Cost: O(N d) to read the constants and O(N) to build each table, once per chain (plus, for
-//! [`WeightedLipschitzGradients`], N terms and gradients at x*, counted); per proposal, one alias
-//! draw (two uniforms) instead of one. Memory: 8 bytes per datum per constant and 12 per table
-//! entry.
+//! Cost: O(N d) to read the constants and O(N) to build each table (lipSBPS: once per chain;
+//! plus, for [`WeightedLipschitzGradients`], N terms and gradients at x*, counted); per
+//! proposal, one alias draw (two uniforms) instead of one. Memory: 8 bytes per datum per
+//! constant and 12 per table entry; ZZ-SS's d tables 20 bytes per datum and coordinate, shared.
+
+use std::sync::{Arc, Mutex, PoisonError};
 
 use rand::{Rng, RngExt};
 use tallmc_core::{
@@ -47,6 +55,7 @@ use super::common::dot;
 use super::datum_bounds::{
     DatumScratch, ReferenceGradients, checked_constant, checked_num_terms, distance, prior_kappa,
 };
+use super::zigzag_taylor::PER_COORDINATE_TABLE_BYTES;
 
 /// Every datum's constant `f(J)`, checked finite and ≥ 0 (an error names the datum, 0-based).
 fn datum_constants(name: &'static str, n: usize, f: impl Fn(usize) -> f64) -> Result<Vec<f64>> {
@@ -72,10 +81,11 @@ fn draw<R: Rng + ?Sized>(table: &Option<AliasTable>, rng: &mut R) -> u32 {
     table.as_ref().map_or(0, |t| t.sample(rng))
 }
 
-/// Per-datum gradients bounded uniformly in θ, each datum by its own constant
-/// c_J ≥ sup_θ ‖∇ℓ_J(θ)‖₂ ([`TermLipschitz`]), the datum of a proposal drawn ∝ c_J (module
-/// docs). For lipSBPS and ZZ-SS on models such as logistic regression; needs no pass over the
-/// likelihood, only the constants.
+/// Per-datum gradients bounded uniformly in θ, each datum by its own constants (module docs):
+/// for lipSBPS c_J ≥ sup_θ ‖∇ℓ_J(θ)‖₂ ([`TermLipschitz`]), J drawn ∝ c_J; for ZZ-SS, per
+/// coordinate i, B_Ji ([`TermGradientBounds::term_coordinate_gradient_bound`]), J drawn
+/// ∝ B_Ji. For models such as logistic regression; needs no pass over the likelihood, only the
+/// constants.
 #[derive(Debug, Clone, Default)]
 pub struct WeightedGradients {
     /// c_J, filled when a chain is built.
@@ -87,13 +97,71 @@ pub struct WeightedGradients {
     /// lipSBPS: ‖v‖ at the current step, and the uniform bound B(v) when the step uses it.
     speed: f64,
     uniform: Option<f64>,
-    /// ZZ-SS: N·B_i per coordinate, whether coordinate i draws ∝ c_J, κ, the weight 1/p of the
-    /// last datum drawn, and scratch.
-    coordinate: Vec<f64>,
-    weighted: Vec<bool>,
+    /// ZZ-SS: the per-coordinate tables, built by the first chain and shared with the others.
+    shared: Arc<Mutex<Option<Arc<CoordinateTables>>>>,
+    /// ZZ-SS, per chain: the tables it uses, each coordinate's draw and bound, κ, the weight
+    /// 1/p of the last datum drawn, and scratch.
+    coordinate_tables: Option<Arc<CoordinateTables>>,
+    draws: Vec<CoordinateDraw>,
+    data_bound: Vec<f64>,
     kappa: f64,
     inverse_probability: f64,
     scratch: DatumScratch,
+}
+
+/// How ZZ-SS draws the datum of a proposal for one coordinate.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum CoordinateDraw {
+    /// J uniform on 0..N (bound N·B_i).
+    Uniform,
+    /// J ∝ c_J (bound Σ_J c_J).
+    Rows,
+    /// J ∝ B_Ji from the coordinate's own table (bound Σ_J B_Ji).
+    Coordinate,
+}
+
+/// ZZ-SS's d alias tables ∝ B_Ji, with the constants (coordinate-major) and their sums.
+#[derive(Debug)]
+struct CoordinateTables {
+    num_terms: usize,
+    /// Σ_J B_Ji per coordinate: with N, what a chain compares before sharing the tables.
+    totals: Vec<f64>,
+    constants: Vec<f64>,
+    tables: Vec<Option<AliasTable>>,
+}
+
+impl CoordinateTables {
+    /// Σ_J B_Ji per coordinate, every constant checked. O(N d), no allocation but the sums.
+    fn totals<M: TermGradientBounds + ?Sized>(model: &M) -> Result<Vec<f64>> {
+        let (n, d) = (model.num_terms(), model.dim());
+        let mut totals = vec![0.0; d];
+        for j in 0..n {
+            for (i, total) in totals.iter_mut().enumerate() {
+                let c = model.term_coordinate_gradient_bound(j, i);
+                if !(c.is_finite() && c >= 0.0) {
+                    return Err(Error::invalid(
+                        "per-datum coordinate gradient bound B_Ji",
+                        format!("{c} (datum {j}, coordinate {})", i + 1),
+                        "a finite number >= 0",
+                    ));
+                }
+                *total += c;
+            }
+        }
+        Ok(totals)
+    }
+
+    /// The tables of `model`, whose sums are `totals`.
+    fn build<M: TermGradientBounds + ?Sized>(model: &M, totals: Vec<f64>) -> Result<Self> {
+        let n = model.num_terms();
+        let constants: Vec<f64> = (0..totals.len())
+            .flat_map(|i| (0..n).map(move |j| (i, j)))
+            .map(|(i, j)| model.term_coordinate_gradient_bound(j, i))
+            .collect();
+        let tables =
+            constants.chunks_exact(n).map(table_of).collect::<Result<Vec<Option<AliasTable>>>>()?;
+        Ok(Self { num_terms: n, totals, constants, tables })
+    }
 }
 
 impl WeightedGradients {
@@ -107,6 +175,12 @@ impl WeightedGradients {
         self.total
     }
 
+    /// ZZ-SS: the data part of each coordinate's bound, min(N·B_i, Σ_J B_Ji) (or Σ_J c_J with
+    /// one shared table); empty before a chain started.
+    pub fn coordinate_data_bounds(&self) -> &[f64] {
+        &self.data_bound
+    }
+
     /// Reads c_J and builds the table.
     fn read_constants<M: TermLipschitz + ?Sized>(&mut self, model: &M) -> Result<()> {
         checked_num_terms(model)?;
@@ -117,6 +191,28 @@ impl WeightedGradients {
         self.table = table_of(&self.constants)?;
         self.total = self.constants.iter().sum();
         Ok(())
+    }
+
+    /// ZZ-SS: the per-coordinate tables of `model`, shared with the other chains when they were
+    /// built on the same constants (compared through N and the sums), or `None` when they would
+    /// take more than [`PER_COORDINATE_TABLE_BYTES`].
+    fn coordinate_tables<M: TermGradientBounds + ?Sized>(
+        &self, model: &M,
+    ) -> Result<Option<Arc<CoordinateTables>>> {
+        let (n, d) = (model.num_terms(), model.dim());
+        if n.saturating_mul(d).saturating_mul(20) > PER_COORDINATE_TABLE_BYTES {
+            return Ok(None);
+        }
+        let totals = CoordinateTables::totals(model)?;
+        let mut shared = self.shared.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(t) = shared.as_ref().filter(|t| t.num_terms == n && t.totals == totals) {
+            return Ok(Some(Arc::clone(t)));
+        }
+        let built = Arc::new(CoordinateTables::build(model, totals)?);
+        if shared.is_none() {
+            *shared = Some(Arc::clone(&built));
+        }
+        Ok(Some(built))
     }
 }
 
@@ -172,9 +268,9 @@ where
     M: TermGradientBounds + TermLipschitz + TermGradients + LogPriorCurvature + ?Sized,
 {
     fn prepare(&mut self, model: &M) -> Result<EvalCounts> {
-        self.read_constants(model)?;
+        checked_num_terms(model)?;
         let (d, n) = (model.dim(), model.num_terms() as f64);
-        self.coordinate = (0..d)
+        let uniform = (0..d)
             .map(|j| {
                 checked_constant(
                     "coordinate gradient bound B_j",
@@ -183,35 +279,58 @@ where
                 )
                 .map(|b| n * b)
             })
-            .collect::<Result<_>>()?;
-        self.weighted = self.coordinate.iter().map(|&nb| self.total < nb).collect();
+            .collect::<Result<Vec<f64>>>()?;
+        self.coordinate_tables = self.coordinate_tables(model)?;
+        if self.coordinate_tables.is_none() {
+            self.read_constants(model)?;
+        }
+        (self.draws, self.data_bound) = uniform
+            .iter()
+            .enumerate()
+            .map(|(i, &nb)| {
+                let (weighted, draw) = match &self.coordinate_tables {
+                    Some(t) => (t.totals[i], CoordinateDraw::Coordinate),
+                    None => (self.total, CoordinateDraw::Rows),
+                };
+                if weighted < nb { (draw, weighted) } else { (CoordinateDraw::Uniform, nb) }
+            })
+            .unzip();
         self.kappa = prior_kappa(model)?;
         self.scratch = DatumScratch::new(d);
         Ok(EvalCounts::ZERO)
     }
 
-    /// a_i = θ_i∂_iU₀(ξ) + min(N·B_i, Σ_J c_J), b_i = κ.
+    /// a_i = θ_i∂_iU₀(ξ) + min(N·B_i, Σ_J B_Ji), b_i = κ.
     fn bounds(&mut self, model: &M, xi: &[f64], theta: &[f64], a: &mut [f64], b: &mut [f64]) {
         self.scratch.prior_gradient(model, xi);
         for i in 0..theta.len() {
-            let data = if self.weighted[i] { self.total } else { self.coordinate[i] };
-            a[i] = -theta[i] * self.scratch.prior[i] + data;
+            a[i] = -theta[i] * self.scratch.prior[i] + self.data_bound[i];
             b[i] = self.kappa;
         }
     }
 
-    /// J ∝ c_J on the coordinates where Σc < N·B_i, else uniform; remembers 1/p_iJ for
+    /// J as coordinate i draws it (uniform, ∝ c_J or ∝ B_Ji); remembers 1/p_iJ for
     /// [`estimate`](SwitchingRateEstimator::estimate).
     fn draw_datum<R: Rng + ?Sized>(
         &mut self, num_terms: u32, coordinate: usize, rng: &mut R,
     ) -> u32 {
-        if self.weighted[coordinate] {
-            let j = draw(&self.table, rng);
-            self.inverse_probability = self.total / self.constants[j as usize];
-            j
-        } else {
-            self.inverse_probability = f64::from(num_terms);
-            rng.random_range(0..num_terms)
+        match self.draws[coordinate] {
+            CoordinateDraw::Uniform => {
+                self.inverse_probability = f64::from(num_terms);
+                rng.random_range(0..num_terms)
+            }
+            CoordinateDraw::Rows => {
+                let j = draw(&self.table, rng);
+                self.inverse_probability = self.total / self.constants[j as usize];
+                j
+            }
+            CoordinateDraw::Coordinate => {
+                let t = self.coordinate_tables.as_deref().expect("tables of a weighted coordinate");
+                let j = draw(&t.tables[coordinate], rng);
+                let c = t.constants[coordinate * t.num_terms + j as usize];
+                self.inverse_probability = t.totals[coordinate] / c;
+                j
+            }
         }
     }
 
@@ -224,12 +343,12 @@ where
     }
 
     fn describe(&self) -> String {
-        let k = self.weighted.iter().filter(|&&w| w).count();
+        let weighted = self.draws.iter().filter(|&&w| w != CoordinateDraw::Uniform).count();
+        let by = if self.coordinate_tables.is_some() { "B_Ji" } else { "c_J" };
         format!(
             "ZZ-SS with importance-sampled bounded per-datum gradients (a_i = θ_i∂_iU₀(ξ) + \
-             min(N·B_i, Σc_J), b_i = κ; Σc_J = {}, drawn ∝ c_J on {k} of {} coordinates)",
-            self.total,
-            self.weighted.len()
+             min(N·B_i, Σ_J {by}), b_i = κ; J drawn ∝ {by} on {weighted} of {} coordinates)",
+            self.draws.len()
         )
     }
 }
