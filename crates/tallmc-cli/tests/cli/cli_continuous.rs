@@ -250,3 +250,58 @@ fn ctrl_c_stops_a_continuous_run_cleanly_with_status_130() {
     let rows = text.lines().filter(|l| !l.starts_with('#')).count();
     assert!(rows >= 1, "the CSV has its header");
 }
+
+/// `--frame`: BPS and Zig-Zag with the automatic envelope run whitened by default (grid step
+/// 1, the frame named in the adaptation lines and in the typed tuning) and in θ with
+/// `--frame original` (grid step the median Laplace sd); either way the time averages are in θ,
+/// near the Laplace mode. With the model's curvature bound they run in θ, and asking for
+/// whitened coordinates there is an error naming the way out.
+#[test]
+fn frame_choice_for_bps_and_zigzag() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("xy.csv");
+    write_logistic_csv(&data, 1_000);
+    let out = dir.path().join("run");
+    let (d, o) = (data.to_str().unwrap(), out.to_str().unwrap());
+    let base = |sampler| {
+        let mut args = vec!["sample", sampler, "--model", "logistic", "--data", d, "--out", o];
+        args.extend(["--overwrite", "--intercept", "--chains", "2", "--seed", "5"]);
+        args
+    };
+    for sampler in ["bps", "zigzag"] {
+        for frame in [None, Some("original")] {
+            let mut args = base(sampler);
+            args.extend(["--rate-bound", "envelope", "--warmup", "50", "--draws", "400"]);
+            if let Some(f) = frame {
+                args.extend(["--frame", f]);
+            }
+            let run = tallmc(&args);
+            assert!(run.status.success(), "{sampler} {frame:?}: {}", stderr(&run));
+            let s = summary(&out);
+            let whitened = frame.is_none();
+            let grid = s["grid_step"].as_f64().unwrap();
+            assert_eq!(grid == 1.0, whitened, "{sampler} {frame:?}: grid {grid}");
+            let adaptation = s["adaptation"][0].to_string();
+            assert_eq!(adaptation.contains("coordinates = whitened"), whitened, "{adaptation}");
+            assert!(adaptation.contains("automatic piecewise bound"), "{adaptation}");
+            assert_eq!(s["tuning"][0]["coordinates"].is_object(), whitened, "{}", s["tuning"]);
+            for (j, c) in s["continuous_time"].as_array().unwrap().iter().enumerate() {
+                let mode = s["laplace_mode"][j].as_f64().unwrap();
+                let (m, sd) = (c["mean"].as_f64().unwrap(), c["sd"].as_f64().unwrap());
+                assert!((m - mode).abs() < 0.5 * sd, "{sampler} {frame:?}: θ{j} {m} vs {mode}");
+            }
+            let csv = std::fs::read_to_string(out.join("chain_1.csv")).unwrap();
+            let want = if whitened { "frame = whitened" } else { "frame = original" };
+            assert!(csv.lines().any(|l| l.starts_with('#') && l.contains(want)), "{want}");
+        }
+    }
+    // The model's bound (logistic's default) runs in θ: --frame whitened is refused there.
+    let mut args = base("bps");
+    args.extend(["--frame", "whitened"]);
+    let o = tallmc(&args);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("--rate-bound envelope"), "{}", stderr(&o));
+    let mut args = base("zigzag");
+    args.extend(["--frame", "sideways"]);
+    usage_error(&args, "whitened");
+}
