@@ -407,6 +407,11 @@ impl<C> WhitenedChain<C> {
     pub fn inner(&self) -> &C {
         &self.inner
     }
+
+    /// The particle in θ: position, velocity, time and last segment.
+    pub fn trajectory(&self) -> &Trajectory {
+        &self.trajectory
+    }
 }
 
 /// Writes the image in θ of the particle of `z` (position θ* + Lz, velocity Lv) into `theta`'s
