@@ -1546,7 +1546,8 @@ fn run_tallmc_pdmp(
     let fine = PDMP_OVERSAMPLE * samples;
     let grid = t_peer / fine as f64;
     let warmup = ((fine as f64) * pdmp_warmup_events(c) as f64 / c.pdmp_events as f64).round();
-    let mut args = s(&[sampler, "--rate-bound", bound]);
+    // In θ, as pdmp-jax runs (with the envelope tallmc would otherwise run whitened).
+    let mut args = s(&[sampler, "--rate-bound", bound, "--frame", "original"]);
     args.extend([
         "--events".into(),
         c.pdmp_events.to_string(),
