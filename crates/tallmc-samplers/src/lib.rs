@@ -182,8 +182,8 @@ pub use piecewise::{
     VelocityDistribution, ZigZag, ZigZagChain, ZigZagConfig, ZigZagState, ZigZagSubsampling,
     ZigZagSubsamplingChain, ZigZagSubsamplingTuning, ZigZagTuning,
 };
-pub use piecewise::{WeightedGradients, WeightedLipschitzGradients};
 pub use piecewise::{InFrame, Whitened, WhitenedChain, WhitenedTuning};
+pub use piecewise::{WeightedGradients, WeightedLipschitzGradients};
 pub use sg::{
     MinibatchScope, SgChain, SgDynamics, SgHmc, SgHmcConfig, SgHmcState, SgHmcStats, Sgld,
     SgldConfig, SgldState, SgldStats, Sgnht, SgnhtConfig, SgnhtState, SgnhtStats,
