@@ -210,14 +210,8 @@ impl<M: TermGradients + ?Sized> TermGradients for InFrame<'_, M> {
     fn log_terms_grad_sum(
         &self, z: &[f64], indices: &[u32], out: &mut [f64], grad_sum: &mut [f64],
     ) -> f64 {
-        let d = self.dim();
-        with_scratch(2 * d, |s| {
-            let (theta, g) = s.split_at_mut(d);
-            self.frame.to_theta(z, theta);
-            g.fill(0.0);
-            let value = self.model.log_terms_grad_sum(theta, indices, out, g);
-            add_upper(self.frame.lower(), g, grad_sum);
-            value
+        self.summed_gradient(z, grad_sum, |theta, g| {
+            self.model.log_terms_grad_sum(theta, indices, out, g)
         })
     }
 
@@ -234,12 +228,24 @@ impl<M: TermGradients + ?Sized> TermGradients for InFrame<'_, M> {
     fn sum_log_terms_grad_range(
         &self, z: &[f64], start: u32, end: u32, grad_sum: &mut [f64],
     ) -> f64 {
+        self.summed_gradient(z, grad_sum, |theta, g| {
+            self.model.sum_log_terms_grad_range(theta, start, end, g)
+        })
+    }
+}
+
+impl<M: TermGradients + ?Sized> InFrame<'_, M> {
+    /// Calls `f(θ, g)` at θ = θ* + Lz with g zeroed, **adds** Lᵀg into `grad_sum`, and returns
+    /// f's value: a summed gradient of the model in z.
+    fn summed_gradient(
+        &self, z: &[f64], grad_sum: &mut [f64], f: impl FnOnce(&[f64], &mut [f64]) -> f64,
+    ) -> f64 {
         let d = self.dim();
         with_scratch(2 * d, |s| {
             let (theta, g) = s.split_at_mut(d);
             self.frame.to_theta(z, theta);
             g.fill(0.0);
-            let value = self.model.sum_log_terms_grad_range(theta, start, end, g);
+            let value = f(theta, g);
             add_upper(self.frame.lower(), g, grad_sum);
             value
         })
