@@ -55,13 +55,17 @@ pub trait DatumRateBound<M: ?Sized> {
     }
 
     /// The datum J whose clock proposed at time `tau` along x + vt, drawn with probability
-    /// (a_J + b_Jτ) / (A + Bτ), and its own bound (a_J, b_J) (trait docs): uniform on
-    /// 0..`num_terms` (one `random_range` call) with [`datum_bound`](Self::datum_bound) by
-    /// default. Called after [`data_rate`](Self::data_rate) at the same x and v.
+    /// (a_J + b_Jτ) / (A + Bτ), and its own bound (a_J, b_J) (trait docs). Called after
+    /// [`data_rate`](Self::data_rate) at the same x and v, with the `total` (A, B) it returned.
+    /// By default uniform on 0..`num_terms` (one `random_range` call) with (A/N, B/N), the
+    /// [`datum_bound`](Self::datum_bound) the default `data_rate` multiplied by N (not
+    /// recomputed: O(1)).
     fn draw_datum<R: Rng + ?Sized>(
-        &mut self, model: &M, x: &[f64], v: &[f64], tau: f64, num_terms: u32, rng: &mut R,
+        &mut self, model: &M, x: &[f64], v: &[f64], tau: f64, num_terms: u32, total: (f64, f64),
+        rng: &mut R,
     ) -> (u32, (f64, f64)) {
-        let _ = tau;
-        (rng.random_range(0..num_terms), self.datum_bound(model, x, v))
+        let _ = (model, x, v, tau);
+        let n = f64::from(num_terms);
+        (rng.random_range(0..num_terms), (total.0 / n, total.1 / n))
     }
 }

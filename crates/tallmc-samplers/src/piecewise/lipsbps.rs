@@ -375,7 +375,7 @@ where
         point_on_line(x, v, tau, &mut r.y);
         stats.proposals = 1;
         let (rate, bound_a, bound_b, exact, what) = if which == 0 {
-            let (datum, (a, b)) = bound.draw_datum(model, x, v, tau, r.n, rng);
+            let (datum, (a, b)) = bound.draw_datum(model, x, v, tau, r.n, (a, b), rng);
             stats.evals += r.datum.datum_gradient(model, &r.y, datum);
             if !all_finite(&r.datum.grad) {
                 return Ok(diverge(state, stats));

@@ -244,7 +244,8 @@ impl<M: TermGradientBounds + TermLipschitz + ?Sized> DatumRateBound<M> for Weigh
     /// J uniform with (B(v), 0), or J ∝ c_J with (‖v‖c_J, 0), as [`data_rate`](Self::data_rate)
     /// chose.
     fn draw_datum<R: Rng + ?Sized>(
-        &mut self, _model: &M, _x: &[f64], _v: &[f64], _tau: f64, num_terms: u32, rng: &mut R,
+        &mut self, _model: &M, _x: &[f64], _v: &[f64], _tau: f64, num_terms: u32,
+        _total: (f64, f64), rng: &mut R,
     ) -> (u32, (f64, f64)) {
         match self.uniform {
             Some(a) => (rng.random_range(0..num_terms), (a, 0.0)),
@@ -448,7 +449,8 @@ where
     /// J from the table ∝ g with probability Σg / (Σg + (r + ‖v‖τ)ΣL), else from the table
     /// ∝ L, with (‖v‖(g_J + L_J r), ‖v‖²L_J).
     fn draw_datum<R: Rng + ?Sized>(
-        &mut self, _model: &M, _x: &[f64], _v: &[f64], tau: f64, _num_terms: u32, rng: &mut R,
+        &mut self, _model: &M, _x: &[f64], _v: &[f64], tau: f64, _num_terms: u32,
+        _total: (f64, f64), rng: &mut R,
     ) -> (u32, (f64, f64)) {
         let (s, r) = (self.speed, self.radius);
         let from_l = (r + s * tau) * self.sum_l;
