@@ -94,6 +94,25 @@ impl WhiteningFrame {
         self.factor.mul_lower(v, out);
     }
 
+    /// `out` += `scale`·L e_k (column k of L): keeps `out` = L v when v_k changes by `scale`
+    /// (a Zig-Zag flip) in O(d) instead of [`direction_to_theta`](Self::direction_to_theta)'s
+    /// O(d²), up to rounding (recompute in full now and then).
+    ///
+    /// # Panics
+    /// If `k` ≥ d or `out` is not of length d.
+    pub fn add_column_to_direction(&self, k: usize, scale: f64, out: &mut [f64]) {
+        let d = self.dim();
+        assert!(
+            k < d && out.len() == d,
+            "column {k} of a {d} × {d} factor into {} entries",
+            out.len()
+        );
+        let l = self.lower();
+        for (j, o) in out.iter_mut().enumerate().skip(k) {
+            *o += scale * l[j * d + k];
+        }
+    }
+
     /// `out` = Lᵀ `g`: a gradient in θ as a gradient in z (∇_z f = Lᵀ ∇_θ f). O(d²).
     pub fn gradient_to_coordinates(&self, g: &[f64], out: &mut [f64]) {
         self.factor.mul_upper(g, out);
@@ -152,6 +171,24 @@ mod tests {
         f.gradient_to_coordinates(&[1.0, 3.0], &mut g);
         let l = f.lower();
         assert_eq!(g, [l[0] * 1.0 + l[2] * 3.0, l[3] * 3.0]);
+    }
+
+    #[test]
+    fn a_flip_updates_the_direction_by_one_column() {
+        let sigma = [4.0, 1.0, 0.5, 1.0, 2.0, 0.3, 0.5, 0.3, 1.5];
+        let f = WhiteningFrame::new(vec![0.0; 3], &sigma).unwrap();
+        let mut v = [1.0, -1.0, 1.0];
+        let mut lv = [0.0; 3];
+        f.direction_to_theta(&v, &mut lv);
+        for k in [1, 0, 2, 1] {
+            f.add_column_to_direction(k, -2.0 * v[k], &mut lv);
+            v[k] = -v[k];
+            let mut full = [0.0; 3];
+            f.direction_to_theta(&v, &mut full);
+            for (a, b) in lv.iter().zip(&full) {
+                assert!((a - b).abs() <= 1e-14, "{lv:?} vs {full:?} after flipping {k}");
+            }
+        }
     }
 
     #[test]

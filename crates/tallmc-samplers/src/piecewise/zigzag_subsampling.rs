@@ -226,7 +226,14 @@ struct Framed {
     v: Vec<f64>,
     /// The proposal point in θ (y in z is `Running::y`).
     y_theta: Vec<f64>,
+    /// Flips since the θ-velocity L v was last computed in full (between, each flip updates
+    /// it by one column of L, O(d)).
+    flips_since_full: u32,
 }
+
+/// Flips between two full computations of the θ-velocity L v in a frame (each O(d) update
+/// in between adds a rounding error of order 10⁻¹⁶‖L‖).
+const FULL_VELOCITY_EVERY: u32 = 32;
 
 /// Zig-Zag with subsampling or control variates (module docs), as settings that build one
 /// [`ZigZagSubsamplingChain`] per chain; generic over the switching-rate estimator `G`:
@@ -428,7 +435,7 @@ where
                 frame.to_coordinates(position, &mut z);
                 let mut theta_velocity = vec![0.0; d];
                 frame.direction_to_theta(&velocity, &mut theta_velocity);
-                let framed = Framed { z, v: velocity, y_theta: vec![0.0; d] };
+                let framed = Framed { z, v: velocity, y_theta: vec![0.0; d], flips_since_full: 0 };
                 (Trajectory::new(position.to_vec(), theta_velocity), Some(framed))
             }
         };
@@ -552,8 +559,15 @@ where
         if decision.accept {
             match (&mut r.framed, estimator.frame()) {
                 (Some(f), Some(frame)) => {
-                    f.v[i] = -f.v[i];
-                    frame.direction_to_theta(&f.v, state.velocity_mut());
+                    let before = f.v[i];
+                    f.v[i] = -before;
+                    if f.flips_since_full < FULL_VELOCITY_EVERY {
+                        frame.add_column_to_direction(i, -2.0 * before, state.velocity_mut());
+                        f.flips_since_full += 1;
+                    } else {
+                        frame.direction_to_theta(&f.v, state.velocity_mut());
+                        f.flips_since_full = 0;
+                    }
                 }
                 _ => {
                     let v = state.velocity_mut();

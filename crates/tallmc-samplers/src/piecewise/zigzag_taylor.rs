@@ -47,8 +47,10 @@
 //! **Cost.** Set-up (in [`TaylorControlVariates::new`], before any chain): one pass over the N
 //! rows at θ* (N gradients and N Hessians of the predictor functions, O(N d²) arithmetic), d
 //! alias tables over the N rows (12 bytes per row and coordinate, shared by every chain) and
-//! ‖x̃_J‖² per row. Per proposal: O(d²) arithmetic for the bounds, and — when c₃ > 0 — one row:
-//! φ′ at η_J and φ′, φ″ at η*_J (counted as 2 gradients and 1 Hessian).
+//! ‖x̃_J‖² per row. Per flip: O(d) arithmetic for the bounds (Bz and Bv follow the line and the
+//! flipped coordinate, computed in full, O(d²), every 32 flips). Per proposal: O(d)
+//! arithmetic and — when c₃ > 0 — one row: φ′ at η_J and φ′, φ″ at η*_J (counted as 2
+//! gradients and 1 Hessian).
 
 use std::sync::Arc;
 
@@ -182,16 +184,84 @@ impl Tables {
     }
 }
 
+/// Bound rebuilds between two full computations of Bz and Bv: the incremental updates in
+/// between ([`Scratch::update_along_line`]) each add a rounding error of order 10⁻¹⁶·‖B‖‖z‖,
+/// which a full computation every 32 rebuilds keeps far below the thinning's relative slack
+/// (10⁻⁹).
+const FULL_PRODUCTS_EVERY: u32 = 32;
+
 /// Per-chain scratch (no allocation in a step).
 #[derive(Debug, Clone)]
 struct Scratch {
-    /// (Bv) for the velocity `cached_v`.
+    /// Bv for the velocity `cached_v`.
     bv: Vec<f64>,
     cached_v: Vec<f64>,
+    /// Bz for the point `cached_z`.
+    bz: Vec<f64>,
+    cached_z: Vec<f64>,
+    /// Incremental updates of `bz` and `bv` since they were last computed in full.
+    updates: u32,
     /// θ of a point (for [`SwitchingRateEstimator::estimate`] without one).
     theta: Vec<f64>,
     /// x_J in θ.
     row: Vec<f64>,
+}
+
+impl Scratch {
+    /// Makes `bz` = Bz and `bv` = Bv (B symmetric, row-major d × d): updated in O(d) when z
+    /// lies on the line `cached_z` + τ·`cached_v` (to 10⁻¹² relative in every coordinate) and
+    /// v differs from `cached_v` in at most one coordinate, computed in full otherwise (and
+    /// after [`FULL_PRODUCTS_EVERY`] updates).
+    fn products(&mut self, b: &[f64], z: &[f64], v: &[f64]) {
+        let d = z.len();
+        if self.updates < FULL_PRODUCTS_EVERY && self.update_along_line(b, z, v) {
+            self.updates += 1;
+        } else {
+            for ((bz, bv), row) in self.bz.iter_mut().zip(&mut self.bv).zip(b.chunks_exact(d)) {
+                *bz = dot(row, z);
+                *bv = dot(row, v);
+            }
+            self.updates = 0;
+        }
+        self.cached_z.copy_from_slice(z);
+        self.cached_v.copy_from_slice(v);
+    }
+
+    /// The O(d) update of [`Scratch::products`], or `false` (nothing changed) when z is not on
+    /// the cached line or more than one velocity coordinate changed.
+    fn update_along_line(&mut self, b: &[f64], z: &[f64], v: &[f64]) -> bool {
+        let d = z.len();
+        let (cz, cv) = (&self.cached_z, &self.cached_v);
+        let speed_sq = dot(cv, cv);
+        if !(speed_sq > 0.0 && speed_sq.is_finite()) {
+            return false;
+        }
+        // τ by least squares along the old velocity, then every coordinate checked.
+        let tau = z.iter().zip(cz).zip(cv).map(|((z, c), u)| (z - c) * u).sum::<f64>() / speed_sq;
+        let on_line = tau.is_finite()
+            && z.iter().zip(cz).zip(cv).all(|((&z, &c), &u)| {
+                (z - (c + tau * u)).abs() <= 1e-12 * (z.abs() + c.abs() + (tau * u).abs())
+            });
+        let mut changed = v.iter().zip(cv).enumerate().filter(|(_, (x, y))| x != y);
+        let flipped = match (changed.next(), changed.next()) {
+            (None, _) => None,
+            (Some((k, _)), None) => Some(k),
+            _ => return false,
+        };
+        if !on_line {
+            return false;
+        }
+        for (bz, bv) in self.bz.iter_mut().zip(&self.bv) {
+            *bz += tau * bv;
+        }
+        if let Some(k) = flipped {
+            let step = v[k] - self.cached_v[k];
+            for (bv, row) in self.bv.iter_mut().zip(b.chunks_exact(d)) {
+                *bv += step * row[k];
+            }
+        }
+        true
+    }
 }
 
 impl TaylorControlVariates {
@@ -224,6 +294,9 @@ impl TaylorControlVariates {
         let scratch = Scratch {
             bv: vec![0.0; d],
             cached_v: vec![f64::NAN; d],
+            bz: vec![0.0; d],
+            cached_z: vec![f64::NAN; d],
+            updates: FULL_PRODUCTS_EVERY,
             theta: vec![0.0; d],
             row: vec![0.0; d],
         };
@@ -421,20 +494,15 @@ where
         Ok(EvalCounts::ZERO)
     }
 
-    /// a_i = v_i(G₀ + Bz)_i, b_i = v_i(Bv)_i. O(d²) (Bv only when v changed).
+    /// a_i = v_i(G₀ + Bz)_i, b_i = v_i(Bv)_i. O(d) after a flip (the chain moved along the
+    /// line of the last call, then one velocity coordinate changed: Bz += τ·Bv_old and
+    /// Bv += (v_k − v_old,k)·B_{·k}), O(d²) otherwise and every [`FULL_PRODUCTS_EVERY`] calls.
     fn bounds(&mut self, _model: &M, z: &[f64], v: &[f64], a: &mut [f64], b: &mut [f64]) {
         let f = &*self.fixed;
-        let d = z.len();
-        let s = &mut self.scratch;
-        if s.cached_v != v {
-            for (o, row) in s.bv.iter_mut().zip(f.b.chunks_exact(d)) {
-                *o = dot(row, v);
-            }
-            s.cached_v.copy_from_slice(v);
-        }
-        for i in 0..d {
-            let g = f.g0[i] + dot(&f.b[i * d..(i + 1) * d], z);
-            a[i] = v[i] * g;
+        self.scratch.products(&f.b, z, v);
+        let s = &self.scratch;
+        for i in 0..z.len() {
+            a[i] = v[i] * (f.g0[i] + s.bz[i]);
             b[i] = v[i] * s.bv[i];
         }
     }
@@ -527,5 +595,71 @@ where
             "ZZ-CV of order 2 in whitened coordinates z = L⁻¹(θ − θ*), {draw} (a_i = \
              v_i(G₀ + Bz)_i, b_i = v_i(Bv)_i, plus {sum} (‖z‖ + √d t)²)"
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(d: usize) -> Scratch {
+        Scratch {
+            bv: vec![0.0; d],
+            cached_v: vec![f64::NAN; d],
+            bz: vec![0.0; d],
+            cached_z: vec![f64::NAN; d],
+            updates: FULL_PRODUCTS_EVERY,
+            theta: vec![0.0; d],
+            row: vec![0.0; d],
+        }
+    }
+
+    fn full(b: &[f64], x: &[f64]) -> Vec<f64> {
+        b.chunks_exact(x.len()).map(|row| dot(row, x)).collect()
+    }
+
+    fn close(a: &[f64], b: &[f64], scale: f64) -> bool {
+        a.iter().zip(b).all(|(x, y)| (x - y).abs() <= 1e-12 * scale)
+    }
+
+    /// Along a Zig-Zag path (lines, one flip at a time) the O(d) updates stay within 10⁻¹²
+    /// of the full products, the full products are redone every FULL_PRODUCTS_EVERY calls, and
+    /// a point off the line or two flipped coordinates fall back to the full products.
+    #[test]
+    fn incremental_products_follow_the_path_and_fall_back_off_it() {
+        let d = 5;
+        let mut b = vec![0.0; d * d];
+        for i in 0..d {
+            for j in 0..d {
+                b[i * d + j] = 1.0 / (1.0 + (i + j) as f64) + if i == j { 2.0 } else { 0.0 };
+            }
+        }
+        let scale = b.iter().map(|x| x.abs()).sum::<f64>() * 10.0;
+        let mut s = scratch(d);
+        let mut z = vec![0.3, -0.2, 0.1, 0.0, -0.5];
+        let mut v = vec![1.0, -1.0, 1.0, 1.0, -1.0];
+        s.products(&b, &z, &v);
+        assert_eq!(s.updates, 0, "the first call computes in full");
+        for step in 0..100usize {
+            let tau = 0.01 + 0.37 * ((step * 7919) % 13) as f64 / 13.0;
+            for (zi, vi) in z.iter_mut().zip(&v) {
+                *zi += tau * vi;
+            }
+            let k = (step * 3) % d;
+            v[k] = -v[k];
+            s.products(&b, &z, &v);
+            assert_eq!(s.updates, (step as u32 + 1) % (FULL_PRODUCTS_EVERY + 1));
+            assert!(close(&s.bz, &full(&b, &z), scale), "Bz at step {step}");
+            assert!(close(&s.bv, &full(&b, &v), scale), "Bv at step {step}");
+        }
+        s.updates = 0;
+        z[2] += 0.5; // off the line
+        s.products(&b, &z, &v);
+        assert_eq!(s.updates, 0);
+        assert_eq!(s.bz, full(&b, &z));
+        v[0] = -v[0];
+        v[1] = -v[1]; // two coordinates at once
+        s.products(&b, &z, &v);
+        assert_eq!((s.updates, &s.bv), (0, &full(&b, &v)));
     }
 }
