@@ -362,6 +362,10 @@ impl<M: TermGradientBounds> TermGradientBounds for Counting<M> {
     fn term_coordinate_gradient_bound(&self, i: usize, j: usize) -> f64 {
         self.inner.term_coordinate_gradient_bound(i, j)
     }
+
+    fn term_directional_gradient_bound(&self, i: usize, w: &[f64]) -> f64 {
+        self.inner.term_directional_gradient_bound(i, w)
+    }
 }
 
 impl<M: TermGradientLipschitz> TermGradientLipschitz for Counting<M> {

@@ -48,6 +48,21 @@ pub trait TermGradientBounds: Terms {
         let _ = i;
         self.coordinate_gradient_bound(j)
     }
+
+    /// B_i(w) ≥ sup_θ |⟨∇ℓ_i(θ), w⟩| for datum `i` alone and a direction `w` of length `dim()`,
+    /// finite and ≥ 0: what a linear change of coordinates θ = θ* + Lz needs, since
+    /// ∂ℓ_i/∂z_j = ⟨∇ℓ_i, L e_j⟩ (the per-datum bounds of a model in whitened coordinates).
+    ///
+    /// By default Σ_j |w_j| B_ij, valid for every model by the triangle inequality:
+    /// |⟨∇ℓ_i, w⟩| ≤ Σ_j |w_j| |∂_jℓ_i| ≤ Σ_j |w_j| B_ij. A generalized linear model, whose
+    /// ∇ℓ_i = φ′(η_i) x̃_i with |φ′| ≤ c₁, overrides it with the tight c₁|⟨x̃_i, w⟩| (attained
+    /// as a supremum where the score saturates). O(d).
+    fn term_directional_gradient_bound(&self, i: usize, w: &[f64]) -> f64 {
+        w.iter()
+            .enumerate()
+            .map(|(j, wj)| wj.abs() * self.term_coordinate_gradient_bound(i, j))
+            .sum()
+    }
 }
 
 /// Per-datum gradients that are Lipschitz in θ (in the Euclidean norm):

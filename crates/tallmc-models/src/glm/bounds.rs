@@ -114,6 +114,13 @@ impl<F: BoundedScore> TermGradientBounds for Glm<F> {
     fn term_coordinate_gradient_bound(&self, i: usize, j: usize) -> f64 {
         self.family.score_bound() * self.design.get(i, j).abs()
     }
+
+    /// B_i(w) = c₁|⟨x̃_i, w⟩|: ⟨∇ℓ_i, w⟩ = φ′(η_i) x̃_iᵀw with |φ′| ≤ c₁ (tight: attained as a
+    /// supremum where the score saturates, so never looser than the default Σ_j |w_j| B_ij).
+    /// O(d).
+    fn term_directional_gradient_bound(&self, i: usize, w: &[f64]) -> f64 {
+        self.family.score_bound() * self.design.dot(i, w).abs()
+    }
 }
 
 impl<F: BoundedCurvature> TermGradientLipschitz for Glm<F> {

@@ -47,6 +47,7 @@ mod sbps;
 mod sbps_config;
 mod weighted_bounds;
 mod whitened;
+mod whitened_bounds;
 mod zigzag;
 mod zigzag_cv;
 mod zigzag_subsampling;

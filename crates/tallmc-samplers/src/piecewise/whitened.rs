@@ -55,8 +55,8 @@ use tallmc_core::{
 /// [`InFrame::new`] refuses a model that has them.
 #[derive(Debug)]
 pub struct InFrame<'a, M: ?Sized> {
-    model: &'a M,
-    frame: &'a WhiteningFrame,
+    pub(super) model: &'a M,
+    pub(super) frame: &'a WhiteningFrame,
 }
 
 impl<M: ?Sized> Clone for InFrame<'_, M> {
@@ -115,7 +115,7 @@ thread_local! {
 }
 
 /// Calls `f` with a per-thread scratch buffer of `len` entries (contents unspecified).
-fn with_scratch<T>(len: usize, f: impl FnOnce(&mut [f64]) -> T) -> T {
+pub(super) fn with_scratch<T>(len: usize, f: impl FnOnce(&mut [f64]) -> T) -> T {
     let mut buf = SCRATCH.take();
     if buf.len() < len {
         buf.resize(len, 0.0);

@@ -30,6 +30,7 @@ mod pdmp_support;
 mod pdmp_taylor;
 mod pdmp_weighted;
 mod pdmp_whitened;
+mod pdmp_whitened_subsampled;
 mod row_file;
 mod sbps;
 mod sg_mcmc;
