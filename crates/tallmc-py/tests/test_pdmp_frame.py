@@ -36,3 +36,28 @@ def test_the_envelope_runs_whitened_by_default_and_reports_theta():
     with pytest.raises(ValueError, match="rate_bound envelope"):
         tallmc.sample(model, tallmc.Bps(frame="whitened"), chains=1, warmup=10, draws=10,
                       progress=False)
+
+
+def test_the_subsampling_samplers_take_a_frame_too():
+    for cls in (tallmc.Sbps, tallmc.Psbps, tallmc.Lipsbps, tallmc.ZigzagSs):
+        assert "frame" in inspect.signature(cls).parameters, cls
+        assert cls(frame="original").spec()["frame"] == "original"
+        assert cls(frame="whitened").spec()["frame"] == "whitened"
+        assert "frame" not in cls().spec()
+        with pytest.raises(ValueError, match="expected one of whitened, original"):
+            cls(frame="sideways")
+
+
+def test_lipsbps_runs_whitened_by_default_on_logistic_and_reports_theta():
+    X, y = logistic_data(1_000, 3, 29)
+    model = tallmc.LogisticRegression(X, y)
+    for frame in (None, "original"):
+        idata = tallmc.sample(model, tallmc.Lipsbps(frame=frame), chains=2, warmup=50,
+                              draws=300, seed=3, progress=False)
+        s = json.loads(idata.attrs["tallmc_summary"])
+        whitened = frame is None
+        assert (s["grid_step"] == 1.0) == whitened, (frame, s["grid_step"])
+        assert ("coordinates" in s["tuning"][0]) == whitened, s["tuning"][0]
+        assert s["events"]["violations"] == 0
+        for c, mode in zip(s["continuous_time"], s["laplace_mode"]):
+            assert abs(c["mean"] - mode) < 0.5 * c["sd"], (frame, c, mode)

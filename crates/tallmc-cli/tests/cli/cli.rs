@@ -257,6 +257,7 @@ fn each_samplers_help_shows_its_doc_and_only_its_flags() {
                 "--refresh-rate",
                 "--k",
                 "--batch",
+                "--frame",
             ],
             "Pakman et al.",
         ),

@@ -305,3 +305,71 @@ fn frame_choice_for_bps_and_zigzag() {
     args.extend(["--frame", "sideways"]);
     usage_error(&args, "whitened");
 }
+
+/// `--frame` for the subsampling samplers: lipSBPS and ZZ-SS on a model with bounded per-datum
+/// gradients (logistic), and SBPS / pSBPS on any model, run whitened by default (grid step 1,
+/// the frame in the CSV comments and the typed tuning) and in θ with `--frame original`; the
+/// time averages are in θ either way, within a few sds of the Laplace mode. On a model whose per-datum
+/// gradients are only Lipschitz (gaussian-mean) lipSBPS and ZZ-SS run in θ, and asking for
+/// whitened coordinates there is an error that says why.
+#[test]
+fn frame_choice_for_the_subsampling_samplers() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("xy.csv");
+    write_logistic_csv(&data, 1_000);
+    let out = dir.path().join("run");
+    let (d, o) = (data.to_str().unwrap(), out.to_str().unwrap());
+    let base = |sampler| {
+        let mut args = vec!["sample", sampler, "--model", "logistic", "--data", d, "--out", o];
+        args.extend(["--overwrite", "--intercept", "--chains", "2", "--seed", "5"]);
+        args
+    };
+    for sampler in ["lipsbps", "zigzag-ss", "sbps", "psbps"] {
+        for frame in [None, Some("whitened"), Some("original")] {
+            let mut args = base(sampler);
+            args.extend(["--warmup", "50", "--draws", "400"]);
+            if let Some(f) = frame {
+                args.extend(["--frame", f]);
+            }
+            let run = tallmc(&args);
+            assert!(run.status.success(), "{sampler} {frame:?}: {}", stderr(&run));
+            let s = summary(&out);
+            let whitened = frame != Some("original");
+            let grid = s["grid_step"].as_f64().unwrap();
+            assert_eq!(grid == 1.0, whitened, "{sampler} {frame:?}: grid {grid}");
+            let adaptation = s["adaptation"][0].to_string();
+            assert_eq!(adaptation.contains("coordinates = whitened"), whitened, "{adaptation}");
+            assert_eq!(s["tuning"][0]["coordinates"].is_object(), whitened, "{}", s["tuning"]);
+            for (j, c) in s["continuous_time"].as_array().unwrap().iter().enumerate() {
+                let mode = s["laplace_mode"][j].as_f64().unwrap();
+                let (m, sd) = (c["mean"].as_f64().unwrap(), c["sd"].as_f64().unwrap());
+                // A gross check (a wrong map to θ would be many sds off): these runs are too
+                // short for MCSE-based tolerances, which the samplers' tests apply
+                // (pdmp_whitened_subsampled.rs).
+                assert!((m - mode).abs() < 1.5 * sd, "{sampler} {frame:?}: θ{j} {m} vs {mode}");
+            }
+            if sampler == "lipsbps" || sampler == "zigzag-ss" {
+                assert_eq!(s["events"]["violations"], 0, "{sampler} {frame:?}: {}", s["events"]);
+            }
+            let csv = std::fs::read_to_string(out.join("chain_1.csv")).unwrap();
+            let want = if whitened { "frame = whitened" } else { "frame = original" };
+            assert!(csv.lines().any(|l| l.starts_with('#') && l.contains(want)), "{want}");
+        }
+    }
+    // Lipschitz per-datum gradients (gaussian-mean): θ by default, --frame whitened refused.
+    let (gdir, gdata, _) = temp_gaussian_csv(200);
+    let gout = gdir.path().join("run");
+    for sampler in ["lipsbps", "zigzag-ss"] {
+        let mut args = gaussian_mean_args(gdata.to_str().unwrap(), sampler, gout.to_str().unwrap());
+        args.extend(["--warmup", "10", "--draws", "50"]);
+        tallmc_ok(&args);
+        let csv = std::fs::read_to_string(gout.join("chain_1.csv")).unwrap();
+        assert!(csv.lines().any(|l| l.starts_with('#') && l.contains("frame = original")));
+        args.extend(["--frame", "whitened"]);
+        let o = tallmc(&args);
+        assert!(!o.status.success(), "{sampler}");
+        let err = stderr(&o);
+        assert!(err.contains("--frame whitened") && err.contains("Lipschitz"), "{err}");
+        assert!(err.contains("--frame original"), "{err}");
+    }
+}

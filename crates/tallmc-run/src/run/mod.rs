@@ -390,7 +390,12 @@ fn run_model<M: RunConfidence + RunExactMh + WithEngine + RunPdmp + DesignWarnin
             check_memory(spec, d)?;
             None
         }
-        None => Some(PdmpSettings::new(spec, n, model.has_curvature_bound())?),
+        None => Some(PdmpSettings::new(
+            spec,
+            n,
+            model.has_curvature_bound(),
+            model.has_gradient_bounds(),
+        )?),
     };
     spinner.phase("finding the posterior mode (Newton's method)", n);
     let laplace = laplace_approximation(model, &vec![0.0; d], sharded_setup::run_newton_options())

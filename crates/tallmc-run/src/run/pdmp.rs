@@ -14,8 +14,10 @@
 //! Zig-Zag with control variates runs by default in whitened coordinates z = L⁻¹(θ − θ*) (the
 //! Laplace approximation's mode and Cholesky factor), where a unit of trajectory time is about
 //! one posterior sd of travel in every direction: its default Δ is 1. So do BPS and Zig-Zag with
-//! the automatic envelope ([`Whitened`]; `--frame original` runs them in θ); with the model's
-//! curvature bound they run in θ.
+//! the automatic envelope ([`Whitened`]; `--frame original` runs them in θ), SBPS and pSBPS,
+//! and lipSBPS and ZZ-SS on models with bounded per-datum gradients (logistic: the bounds in z
+//! are exact); with the model's curvature bound BPS / Zig-Zag run in θ, and so do lipSBPS and
+//! ZZ-SS on models with Lipschitz per-datum gradients (gaussian-mean, probit).
 //! For that, every BPS-type sampler here draws its velocities from N(0, I) (each coordinate
 //! moves at speed ~1, as in Zig-Zag); the SBPS paper's unit-sphere velocities move each
 //! coordinate at speed ~1/√d, so the same trajectory time would mix √d times less.
@@ -91,13 +93,19 @@ pub(crate) struct PdmpSettings {
     /// Whether the model has a curvature bound (BPS and Zig-Zag then use it unless
     /// `--rate-bound envelope`).
     has_bound: bool,
+    /// Whether the model bounds its per-datum gradients (lipSBPS and ZZ-SS then run whitened
+    /// unless `--frame original`; with Lipschitz constants only they run in θ).
+    gradient_bounds: bool,
     skeleton: bool,
 }
 
 impl PdmpSettings {
-    /// Settings of a continuous-time sampler, checked against N and against whether the
-    /// model has a curvature bound (`has_bound`).
-    pub(crate) fn new(spec: &RunSpec, n: usize, has_bound: bool) -> Result<Self> {
+    /// Settings of a continuous-time sampler, checked against N, against whether the model
+    /// has a curvature bound (`has_bound`) and whether it bounds its per-datum gradients
+    /// (`gradient_bounds`).
+    pub(crate) fn new(
+        spec: &RunSpec, n: usize, has_bound: bool, gradient_bounds: bool,
+    ) -> Result<Self> {
         let sampler = &spec.sampler;
         let Some(c) = sampler.continuous() else {
             bail!("{} is not a continuous-time sampler", sampler.name());
@@ -106,6 +114,9 @@ impl PdmpSettings {
             SamplerSettings::ZigzagCv(s) => s.frame,
             SamplerSettings::Bps(s) => s.frame,
             SamplerSettings::Zigzag(s) => s.frame,
+            SamplerSettings::Sbps(s) | SamplerSettings::Psbps(s) => s.frame,
+            SamplerSettings::Lipsbps(s) => s.frame,
+            SamplerSettings::ZigzagSs(s) => s.frame,
             _ => None,
         };
         let (refresh_rate, k, batch, rate_bound) = match sampler {
@@ -113,7 +124,7 @@ impl PdmpSettings {
             SamplerSettings::Sbps(s) | SamplerSettings::Psbps(s) => {
                 (s.bouncy.refresh_rate, Some(s.k), s.batch, None)
             }
-            SamplerSettings::Lipsbps(s) => (s.refresh_rate, None, None, None),
+            SamplerSettings::Lipsbps(s) => (s.bouncy.refresh_rate, None, None, None),
             SamplerSettings::Zigzag(s) => (None, None, None, s.rate_bound),
             _ => (None, None, None, None),
         };
@@ -135,6 +146,7 @@ impl PdmpSettings {
             rate_bound,
             frame,
             has_bound,
+            gradient_bounds,
             skeleton: c.skeleton,
         };
         if s.frame == Some(FrameChoice::Whitened) && s.uses_model_bound() {
@@ -151,15 +163,23 @@ impl PdmpSettings {
         Ok(s)
     }
 
-    /// Whether the process runs in whitened coordinates: zigzag-cv, and bps / zigzag with the
-    /// automatic envelope, unless --frame original.
-    fn whitened(&self) -> bool {
-        let whitenable = match self.kind {
-            SamplerKind::ZigzagCv => true,
+    /// Whether the process runs in whitened coordinates unless --frame original: zigzag-cv,
+    /// bps / zigzag with the automatic envelope, sbps / psbps, and lipsbps / zigzag-ss on a
+    /// model with bounded per-datum gradients (whose bounds carry over to z exactly; the
+    /// Lipschitz models' per-datum curvature constants do not, so they run in θ).
+    fn whitenable(&self) -> bool {
+        match self.kind {
+            SamplerKind::ZigzagCv | SamplerKind::Sbps | SamplerKind::Psbps => true,
             SamplerKind::Bps | SamplerKind::Zigzag => !self.uses_model_bound(),
+            SamplerKind::Lipsbps | SamplerKind::ZigzagSs => self.gradient_bounds,
             _ => false,
-        };
-        whitenable && self.frame != Some(FrameChoice::Original)
+        }
+    }
+
+    /// Whether the process runs in whitened coordinates: [`whitenable`](Self::whitenable) and
+    /// not --frame original.
+    fn whitened(&self) -> bool {
+        self.whitenable() && self.frame != Some(FrameChoice::Original)
     }
 
     /// Whether BPS / Zig-Zag thin against the model's curvature bound (`--rate-bound model`,
@@ -173,11 +193,11 @@ impl PdmpSettings {
             }
     }
 
-    /// The frame BPS / Zig-Zag with the automatic envelope run in: the Laplace approximation's
-    /// when whitened. By default a covariance that cannot be factored falls back to θ; asked for
-    /// with --frame whitened, it is an error.
-    fn full_data_frame(&self, laplace: &Laplace) -> Result<Option<WhiteningFrame>> {
-        if !matches!(self.kind, SamplerKind::Bps | SamplerKind::Zigzag) || !self.whitened() {
+    /// The frame every sampler but zigzag-cv (which builds its own) runs in: the Laplace
+    /// approximation's when whitened. By default a covariance that cannot be factored falls
+    /// back to θ; asked for with --frame whitened, it is an error.
+    fn laplace_frame(&self, laplace: &Laplace) -> Result<Option<WhiteningFrame>> {
+        if self.kind == SamplerKind::ZigzagCv || !self.whitened() {
             return Ok(None);
         }
         match WhiteningFrame::new(laplace.mode.clone(), &laplace.covariance) {
@@ -257,6 +277,21 @@ impl PdmpSettings {
         AutoBoundConfig { initial_horizon: grid, ..AutoBoundConfig::default() }
     }
 
+    /// lipSBPS / ZZ-SS on a model whose per-datum gradients are only Lipschitz: they run in θ,
+    /// and --frame whitened is an error that says why.
+    fn lipschitz_in_theta(&self, model: &str) -> Result<()> {
+        if self.frame == Some(FrameChoice::Whitened) {
+            bail!(
+                "--frame whitened: {} on --model {model} thins against per-datum Lipschitz \
+                 constants of the gradients (its gradients are unbounded), whose whitened \
+                 counterparts (curvature constants of LᵀH_iL) the model does not state; it runs in \
+                 the original coordinates (--frame original)",
+                if self.kind == SamplerKind::Lipsbps { "lipsbps" } else { "zigzag-ss" }
+            );
+        }
+        Ok(())
+    }
+
     /// Whether BPS / Zig-Zag use the model's bound (`has_bound`: the model has one).
     fn model_bound(&self, has_bound: bool, model: &str) -> Result<bool> {
         match self.rate_bound {
@@ -279,7 +314,8 @@ pub(crate) struct PdmpRun<'a> {
     pub(crate) mode: &'a [f64],
     /// The Laplace covariance at the mode (row-major d × d): the whitening frame's.
     covariance: &'a [f64],
-    /// The frame of BPS / Zig-Zag with the automatic envelope, when they run whitened.
+    /// The frame of the process when it runs whitened (zigzag-cv's is built with its control
+    /// variates).
     frame: Option<WhiteningFrame>,
     /// Per-datum evaluations a kernel's set-up made before its chains (Taylor control
     /// variates' pass), added to the run's set-up.
@@ -299,15 +335,13 @@ impl<'a> PdmpRun<'a> {
         spec: &'a RunSpec, settings: PdmpSettings, laplace: &'a Laplace, names: &'a [String],
         mut comments: Vec<(String, String)>, inits: &'a [Vec<f64>], stop: &'a AtomicBool,
     ) -> Result<Self> {
-        let frame = settings.full_data_frame(laplace)?;
+        let frame = settings.laplace_frame(laplace)?;
         let whitened =
             frame.is_some() || (settings.kind == SamplerKind::ZigzagCv && settings.whitened());
         let grid = settings.grid_step(laplace, whitened)?;
         let (warmup, sampling) = settings.budgets(grid);
-        if matches!(settings.kind, SamplerKind::Bps | SamplerKind::Zigzag | SamplerKind::ZigzagCv) {
-            let coordinates = if whitened { "whitened" } else { "original" };
-            comments.push(("frame".into(), coordinates.into()));
-        }
+        let coordinates = if whitened { "whitened" } else { "original" };
+        comments.push(("frame".into(), coordinates.into()));
         comments.push(("grid_step".into(), grid.to_string()));
         comments.push(("warmup_budget".into(), describe(&warmup)));
         comments.push(("sampling_budget".into(), describe(&sampling)));
@@ -377,6 +411,20 @@ impl<'a> PdmpRun<'a> {
         progress.finish();
         Ok(outputs.into_iter().map(|o| o.map(|s| s, |t| AnyTuning::of(&t))).collect())
     }
+
+    /// Runs the chains `kernel` builds in the run's frame: [`Whitened`] when the process runs
+    /// whitened, `kernel` itself in θ otherwise.
+    fn go_in_frame<M, K>(&self, model: &M, kernel: tallmc_core::Result<K>) -> Result<PdmpOutputs>
+    where
+        M: Sync + ?Sized,
+        K: PdmpKernel<M>,
+        Whitened<K>: PdmpKernel<M>,
+    {
+        match &self.frame {
+            Some(frame) => self.go(model, kernel.map(|k| Whitened::new(k, frame.clone()))),
+            None => self.go(model, kernel),
+        }
+    }
 }
 
 impl PdmpRun<'_> {
@@ -441,6 +489,12 @@ pub(crate) trait RunPdmp: RunModel {
     fn has_curvature_bound(&self) -> bool {
         false
     }
+
+    /// Whether lipSBPS and ZZ-SS can thin against bounds on the per-datum gradients (then they
+    /// run whitened by default; with Lipschitz constants of the gradients only, in θ).
+    fn has_gradient_bounds(&self) -> bool {
+        false
+    }
 }
 
 /// The samplers every model can run; the bounded ones are an error naming what is missing.
@@ -450,22 +504,15 @@ pub(crate) fn run_without_bounds<M: RunModel>(
     let s = &run.settings;
     let g = run.grid;
     match s.kind {
-        SamplerKind::Sbps | SamplerKind::Psbps => run.go(model, Sbps::new(s.sbps(g))),
+        SamplerKind::Sbps | SamplerKind::Psbps => run.go_in_frame(model, Sbps::new(s.sbps(g))),
         SamplerKind::Bps => {
             s.model_bound(false, name)?;
-            let bps = Bps::automatic(s.bps(g), PdmpSettings::envelope(g));
-            match &run.frame {
-                Some(frame) => run.go(model, bps.map(|k| Whitened::new(k, frame.clone()))),
-                None => run.go(model, bps),
-            }
+            run.go_in_frame(model, Bps::automatic(s.bps(g), PdmpSettings::envelope(g)))
         }
         SamplerKind::Zigzag => {
             s.model_bound(false, name)?;
             let zz = ZigZag::automatic(ZigZagConfig::default(), PdmpSettings::envelope(g));
-            match &run.frame {
-                Some(frame) => run.go(model, zz.map(|k| Whitened::new(k, frame.clone()))),
-                None => run.go(model, zz),
-            }
+            run.go_in_frame(model, zz)
         }
         SamplerKind::Lipsbps | SamplerKind::ZigzagSs | SamplerKind::ZigzagCv => bail!(
             "tallmc sample {} is exact only with bounds on the per-datum gradients or their \
@@ -499,19 +546,25 @@ impl RunPdmp for FastLogisticRegression {
         true
     }
 
+    fn has_gradient_bounds(&self) -> bool {
+        true
+    }
+
     /// Bounded per-datum gradients: lipSBPS and ZZ-SS with importance-sampled per-datum bounds
-    /// (never above the paper's sup bounds); ZZ-CV whitened with Taylor control variates.
+    /// (never above the paper's sup bounds), whitened unless --frame original (the bounds in z
+    /// are the model's along the columns of L, exact for a GLM); ZZ-CV whitened with Taylor
+    /// control variates.
     fn run_pdmp(&self, run: &PdmpRun<'_>) -> Result<PdmpOutputs> {
         if let Some(out) = full_data_with_bound!(self, "logistic", run) {
             return out;
         }
         let s = &run.settings;
         match s.kind {
-            SamplerKind::Lipsbps => run.go(
+            SamplerKind::Lipsbps => run.go_in_frame(
                 self,
                 LipSbps::with_bound(s.lipsbps(run.grid), tallmc_samplers::WeightedGradients::new()),
             ),
-            SamplerKind::ZigzagSs => run.go(
+            SamplerKind::ZigzagSs => run.go_in_frame(
                 self,
                 Ok(ZigZagSubsampling::with_estimator(tallmc_samplers::WeightedGradients::new())),
             ),
@@ -536,6 +589,9 @@ macro_rules! lipschitz_pdmp {
                     return out;
                 }
                 let (s, mode) = (&run.settings, run.mode);
+                if matches!(s.kind, SamplerKind::Lipsbps | SamplerKind::ZigzagSs) {
+                    s.lipschitz_in_theta($name)?;
+                }
                 match s.kind {
                     SamplerKind::Lipsbps => run.go(
                         self,

@@ -38,8 +38,8 @@ pub use minibatch::{
     AusteritySettings, BoundChoice, ConfidenceSettings, MhSsSettings, SmhSettings, TunaMhSettings,
 };
 pub use pdmp::{
-    BouncySettings, BpsSettings, BudgetSettings, ContinuousSettings, FrameChoice, RateBoundChoice,
-    SbpsSettings, ZigzagCvSettings, ZigzagSettings, ZigzagSubsamplingSettings,
+    BouncySettings, BpsSettings, BudgetSettings, ContinuousSettings, FrameChoice, LipsbpsSettings,
+    RateBoundChoice, SbpsSettings, ZigzagCvSettings, ZigzagSettings, ZigzagSubsamplingSettings,
 };
 pub use sampler::{SamplerKind, SamplerSettings};
 pub use sg::{

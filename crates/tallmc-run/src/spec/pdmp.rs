@@ -176,11 +176,46 @@ pub struct SbpsSettings {
     #[cfg_attr(feature = "clap", arg(long, value_name = "M"))]
     #[serde(default)]
     pub batch: Option<usize>,
+
+    /// Coordinates of the process: whitened z = L⁻¹(θ − θ*) (the Laplace approximation's mode
+    /// and Cholesky factor) or θ itself. The trajectory and the draws are in θ either way;
+    /// whitened, the default --grid is 1 (one posterior sd of travel). [default: whitened
+    /// where the Laplace covariance can be factored, else θ]
+    #[cfg_attr(feature = "clap", arg(long, value_enum))]
+    #[serde(default)]
+    pub frame: Option<FrameChoice>,
 }
 
 impl Default for SbpsSettings {
     fn default() -> Self {
-        Self { bouncy: BouncySettings::default(), k: DEFAULT_K, batch: None }
+        Self { bouncy: BouncySettings::default(), k: DEFAULT_K, batch: None, frame: None }
+    }
+}
+
+/// `tallmc sample lipsbps`: the bouncy settings and the coordinates.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+pub struct LipsbpsSettings {
+    // clap takes no doc comment on a flattened group: see the type's docs.
+    #[allow(missing_docs)]
+    #[cfg_attr(feature = "clap", command(flatten))]
+    #[serde(flatten)]
+    pub bouncy: BouncySettings,
+
+    /// Coordinates of the process (with bounded per-datum gradients; the Lipschitz
+    /// models, gaussian-mean and probit, run in θ): whitened z = L⁻¹(θ − θ*) (the Laplace approximation's mode
+    /// and Cholesky factor) or θ itself. The trajectory and the draws are in θ either way;
+    /// whitened, the default --grid is 1 (one posterior sd of travel). [default: whitened
+    /// where the Laplace covariance can be factored, else θ]
+    #[cfg_attr(feature = "clap", arg(long, value_enum))]
+    #[serde(default)]
+    pub frame: Option<FrameChoice>,
+}
+
+impl LipsbpsSettings {
+    /// Checks the ranges.
+    pub fn validate(&self) -> Result<(), Invalid> {
+        self.bouncy.validate()
     }
 }
 
@@ -210,8 +245,8 @@ pub struct ZigzagSettings {
     pub frame: Option<FrameChoice>,
 }
 
-/// The coordinates `tallmc sample zigzag-cv`, and `bps` / `zigzag` with the automatic envelope,
-/// run in.
+/// The coordinates `tallmc sample zigzag-cv`, `bps` / `zigzag` with the automatic envelope,
+/// `sbps` / `psbps`, and `lipsbps` / `zigzag-ss` with bounded per-datum gradients run in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "kebab-case")]
@@ -243,7 +278,7 @@ pub struct ZigzagCvSettings {
     pub frame: Option<FrameChoice>,
 }
 
-/// `tallmc sample zigzag-ss`: the continuous-time settings only.
+/// `tallmc sample zigzag-ss`: the continuous-time settings and the coordinates.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct ZigzagSubsamplingSettings {
@@ -252,6 +287,15 @@ pub struct ZigzagSubsamplingSettings {
     #[cfg_attr(feature = "clap", command(flatten))]
     #[serde(flatten)]
     pub continuous: ContinuousSettings,
+
+    /// Coordinates of the process (with bounded per-datum gradients; the Lipschitz
+    /// models, gaussian-mean and probit, run in θ): whitened z = L⁻¹(θ − θ*) (the Laplace approximation's mode
+    /// and Cholesky factor) or θ itself. The trajectory and the draws are in θ either way;
+    /// whitened, the default --grid is 1 (one posterior sd of travel). [default: whitened
+    /// where the Laplace covariance can be factored, else θ]
+    #[cfg_attr(feature = "clap", arg(long, value_enum))]
+    #[serde(default)]
+    pub frame: Option<FrameChoice>,
 }
 
 impl SbpsSettings {

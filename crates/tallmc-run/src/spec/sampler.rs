@@ -12,7 +12,7 @@ use super::minibatch::{
     AusteritySettings, ConfidenceSettings, MhSsSettings, SmhSettings, TunaMhSettings,
 };
 use super::pdmp::{
-    BouncySettings, BpsSettings, ContinuousSettings, SbpsSettings, ZigzagCvSettings,
+    BpsSettings, ContinuousSettings, LipsbpsSettings, SbpsSettings, ZigzagCvSettings,
     ZigzagSettings, ZigzagSubsamplingSettings,
 };
 use super::sg::{SgCommon, SghmcSettings, SgldSettings, SgnhtSettings};
@@ -158,7 +158,7 @@ pub enum SamplerSettings {
     /// Thinned against a bound on per-datum gradients (logistic) or their Lipschitz constant
     /// around the mode (gaussian-mean); the prior is its own factor.
     #[cfg_attr(feature = "clap", command(allow_negative_numbers = true))]
-    Lipsbps(BouncySettings),
+    Lipsbps(LipsbpsSettings),
 
     /// The Zig-Zag process on the full data (exact; continuous-time output).
     ///
@@ -261,7 +261,7 @@ impl SamplerSettings {
         match self {
             Self::Bps(s) => Some(&s.bouncy.continuous),
             Self::Sbps(s) | Self::Psbps(s) => Some(&s.bouncy.continuous),
-            Self::Lipsbps(s) => Some(&s.continuous),
+            Self::Lipsbps(s) => Some(&s.bouncy.continuous),
             Self::Zigzag(s) => Some(&s.continuous),
             Self::ZigzagSs(s) => Some(&s.continuous),
             Self::ZigzagCv(s) => Some(&s.continuous),
