@@ -130,7 +130,7 @@ mod tests {
     /// tried) and the largest eigenvalue of LᵀL (power iteration).
     #[test]
     fn norm_product_bounds_the_congruence() {
-        let cov = [4.0, 1.9, -0.5, 1.9, 1.0, 0.3, -0.5, 0.3, 2.5];
+        let cov = [4.0, 1.8, -0.5, 1.8, 1.0, 0.2, -0.5, 0.2, 2.5];
         let f = WhiteningFrame::new(vec![0.0; 3], &cov).unwrap();
         let bound = norm_product(&f);
         for signs in 0..8u32 {
