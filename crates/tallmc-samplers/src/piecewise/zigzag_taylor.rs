@@ -496,7 +496,7 @@ where
 
     /// a_i = v_i(G₀ + Bz)_i, b_i = v_i(Bv)_i. O(d) after a flip (the chain moved along the
     /// line of the last call, then one velocity coordinate changed: Bz += τ·Bv_old and
-    /// Bv += (v_k − v_old,k)·B_{·k}), O(d²) otherwise and every [`FULL_PRODUCTS_EVERY`] calls.
+    /// Bv += (v_k − v_old,k)·B_{·k}), O(d²) otherwise and every 32nd call.
     fn bounds(&mut self, _model: &M, z: &[f64], v: &[f64], a: &mut [f64], b: &mut [f64]) {
         let f = &*self.fixed;
         self.scratch.products(&f.b, z, v);
