@@ -11,6 +11,14 @@ use crate::support::{
     bad_value, stderr, summary, tallmc, tallmc_ok, temp_gaussian_csv, usage_error,
 };
 
+/// `tallmc sample <sampler>` on the logistic file `data` into `out` (overwritten), with an
+/// intercept, 2 chains and seed 5: the shared start of the frame tests' command lines.
+fn logistic_run_args<'a>(sampler: &'a str, data: &'a str, out: &'a str) -> Vec<&'a str> {
+    let mut args = vec!["sample", sampler, "--model", "logistic", "--data", data, "--out", out];
+    args.extend(["--overwrite", "--intercept", "--chains", "2", "--seed", "5"]);
+    args
+}
+
 /// Logistic data: y = 1 iff 0.5 + x₁ − 0.7x₂ + noise > 0, x ~ U(−1, 1)² (deterministic).
 fn write_logistic_csv(path: &Path, n: usize) {
     let mut state: u64 = 99;
@@ -263,11 +271,7 @@ fn frame_choice_for_bps_and_zigzag() {
     write_logistic_csv(&data, 1_000);
     let out = dir.path().join("run");
     let (d, o) = (data.to_str().unwrap(), out.to_str().unwrap());
-    let base = |sampler| {
-        let mut args = vec!["sample", sampler, "--model", "logistic", "--data", d, "--out", o];
-        args.extend(["--overwrite", "--intercept", "--chains", "2", "--seed", "5"]);
-        args
-    };
+    let base = |sampler| logistic_run_args(sampler, d, o);
     for sampler in ["bps", "zigzag"] {
         for frame in [None, Some("original")] {
             let mut args = base(sampler);
@@ -319,11 +323,7 @@ fn frame_choice_for_the_subsampling_samplers() {
     write_logistic_csv(&data, 1_000);
     let out = dir.path().join("run");
     let (d, o) = (data.to_str().unwrap(), out.to_str().unwrap());
-    let base = |sampler| {
-        let mut args = vec!["sample", sampler, "--model", "logistic", "--data", d, "--out", o];
-        args.extend(["--overwrite", "--intercept", "--chains", "2", "--seed", "5"]);
-        args
-    };
+    let base = |sampler| logistic_run_args(sampler, d, o);
     for sampler in ["lipsbps", "zigzag-ss", "sbps", "psbps"] {
         for frame in [None, Some("whitened"), Some("original")] {
             let mut args = base(sampler);

@@ -208,6 +208,20 @@ struct Scratch {
 }
 
 impl Scratch {
+    /// Empty scratch in dimension `d`: nothing cached, so the first
+    /// [`products`](Self::products) computes in full.
+    fn new(d: usize) -> Self {
+        Self {
+            bv: vec![0.0; d],
+            cached_v: vec![f64::NAN; d],
+            bz: vec![0.0; d],
+            cached_z: vec![f64::NAN; d],
+            updates: FULL_PRODUCTS_EVERY,
+            theta: vec![0.0; d],
+            row: vec![0.0; d],
+        }
+    }
+
     /// Makes `bz` = Bz and `bv` = Bv (B symmetric, row-major d × d): updated in O(d) when z
     /// lies on the line `cached_z` + τ·`cached_v` (to 10⁻¹² relative in every coordinate) and
     /// v differs from `cached_v` in at most one coordinate, computed in full otherwise (and
@@ -291,16 +305,7 @@ impl TaylorControlVariates {
     {
         let fixed = Fixed::compute(model, frame, sampling)?;
         let d = fixed.frame.dim();
-        let scratch = Scratch {
-            bv: vec![0.0; d],
-            cached_v: vec![f64::NAN; d],
-            bz: vec![0.0; d],
-            cached_z: vec![f64::NAN; d],
-            updates: FULL_PRODUCTS_EVERY,
-            theta: vec![0.0; d],
-            row: vec![0.0; d],
-        };
-        Ok(Self { fixed: Arc::new(fixed), scratch })
+        Ok(Self { fixed: Arc::new(fixed), scratch: Scratch::new(d) })
     }
 
     /// The frame θ = θ* + Lz.
@@ -602,18 +607,6 @@ where
 mod tests {
     use super::*;
 
-    fn scratch(d: usize) -> Scratch {
-        Scratch {
-            bv: vec![0.0; d],
-            cached_v: vec![f64::NAN; d],
-            bz: vec![0.0; d],
-            cached_z: vec![f64::NAN; d],
-            updates: FULL_PRODUCTS_EVERY,
-            theta: vec![0.0; d],
-            row: vec![0.0; d],
-        }
-    }
-
     fn full(b: &[f64], x: &[f64]) -> Vec<f64> {
         b.chunks_exact(x.len()).map(|row| dot(row, x)).collect()
     }
@@ -635,7 +628,7 @@ mod tests {
             }
         }
         let scale = b.iter().map(|x| x.abs()).sum::<f64>() * 10.0;
-        let mut s = scratch(d);
+        let mut s = Scratch::new(d);
         let mut z = vec![0.3, -0.2, 0.1, 0.0, -0.5];
         let mut v = vec![1.0, -1.0, 1.0, 1.0, -1.0];
         s.products(&b, &z, &v);
