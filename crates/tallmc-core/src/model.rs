@@ -87,6 +87,19 @@ pub trait Terms: Sync {
     fn row_service(&self) -> Option<&dyn crate::row_service::RowService> {
         None
     }
+
+    /// The model as a [`LinearPredictor`], when its terms have that rank-one form: code that is
+    /// generic over [`Terms`] can then use the structure where it pays (the whitened
+    /// coordinates of `tallmc-samplers` precompute the rows Lᵀx_i once and take every
+    /// per-datum gradient in O(d) instead of O(d²)). `None` (the default) leaves such code on
+    /// its general path, which is always correct.
+    ///
+    /// A model that implements [`LinearPredictor`] overrides it with `Some(self)`. Wrappers
+    /// that count evaluations do not: calls through the returned view would bypass their
+    /// counters.
+    fn as_linear_predictor(&self) -> Option<&dyn LinearPredictor> {
+        None
+    }
 }
 
 /// Per-datum gradients ∇ℓ_i(θ).

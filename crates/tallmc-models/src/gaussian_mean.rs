@@ -142,6 +142,10 @@ impl Terms for GaussianMean {
     fn sum_log_terms_range(&self, theta: &[f64], start: u32, end: u32) -> f64 {
         self.data.y()[start as usize..end as usize].iter().map(|&v| self.ll(v, theta[0])).sum()
     }
+
+    fn as_linear_predictor(&self) -> Option<&dyn LinearPredictor> {
+        Some(self)
+    }
 }
 
 impl TermGradients for GaussianMean {

@@ -48,14 +48,14 @@ def test_the_subsampling_samplers_take_a_frame_too():
             cls(frame="sideways")
 
 
-def test_lipsbps_runs_whitened_by_default_on_logistic_and_reports_theta():
+def test_lipsbps_runs_in_theta_by_default_and_whitened_when_asked_on_logistic():
     X, y = logistic_data(1_000, 3, 29)
     model = tallmc.LogisticRegression(X, y)
-    for frame in (None, "original"):
+    for frame in (None, "whitened"):
         idata = tallmc.sample(model, tallmc.Lipsbps(frame=frame), chains=2, warmup=50,
                               draws=300, seed=3, progress=False)
         s = json.loads(idata.attrs["tallmc_summary"])
-        whitened = frame is None
+        whitened = frame == "whitened"
         assert (s["grid_step"] == 1.0) == whitened, (frame, s["grid_step"])
         assert ("coordinates" in s["tuning"][0]) == whitened, s["tuning"][0]
         assert s["events"]["violations"] == 0

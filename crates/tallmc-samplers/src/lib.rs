@@ -182,7 +182,9 @@ pub use piecewise::{
     VelocityDistribution, ZigZag, ZigZagChain, ZigZagConfig, ZigZagState, ZigZagSubsampling,
     ZigZagSubsamplingChain, ZigZagSubsamplingTuning, ZigZagTuning,
 };
-pub use piecewise::{InFrame, Whitened, WhitenedChain, WhitenedTuning};
+pub use piecewise::{
+    FRAME_ROWS_BYTES, FrameRows, InFrame, Whitened, WhitenedChain, WhitenedTuning,
+};
 pub use piecewise::{WeightedGradients, WeightedLipschitzGradients};
 pub use sg::{
     MinibatchScope, SgChain, SgDynamics, SgHmc, SgHmcConfig, SgHmcState, SgHmcStats, Sgld,

@@ -36,6 +36,10 @@ impl<F: GlmFamily> Terms for Glm<F> {
         self.design.data().shard_layout()
     }
 
+    fn as_linear_predictor(&self) -> Option<&dyn LinearPredictor> {
+        Some(self)
+    }
+
     fn log_terms(&self, theta: &[f64], indices: &[u32], out: &mut [f64]) {
         let y = self.design.y();
         let f = &self.family;

@@ -39,6 +39,7 @@ mod bps;
 mod common;
 mod datum_bounds;
 pub mod envelope;
+mod frame_rows;
 mod lipsbps;
 mod minibatch;
 pub mod precondition;
@@ -60,6 +61,7 @@ pub use bps::{
 pub use common::{ClockTuning, ParticleState, VelocityDistribution, reflect};
 pub use datum_bounds::{BoundedGradients, LipschitzGradients};
 pub use envelope::AutoBoundConfig;
+pub use frame_rows::{FRAME_ROWS_BYTES, FrameRows};
 pub use lipsbps::{LipSbps, LipSbpsChain, LipSbpsConfig, LipSbpsTuning};
 pub use precondition::{DiagonalPreconditioner, PreconditionerConfig};
 pub use regression::{BandConfig, LocalRegression, ProposalBand, RegressionPosterior, SlopePrior};

@@ -33,7 +33,10 @@
 //! z is one in θ. Per call of a model method, O(d²) arithmetic to map z and the gradient
 //! (triangular products; a full-data pass maps once per chunk of rows, not per row), O(d³) per
 //! prior Hessian (one per band of the automatic envelope); per step, O(d²) to map the
-//! trajectory. No allocation in a step: the model view's scratch is a per-thread buffer that
+//! trajectory. Per-datum gradients (SBPS's minibatches, one datum per lipSBPS / ZZ-SS
+//! proposal) would cost O(d²) each to map; for a linear-predictor model
+//! [`Whitened::precompute_rows`] stores the rows in z once ([`FrameRows`]) and they cost O(d),
+//! as in θ. No allocation in a step: the model view's scratch is a per-thread buffer that
 //! grows once.
 
 use std::cell::Cell;
@@ -41,6 +44,8 @@ use std::sync::Arc;
 
 use rand::Rng;
 use serde::Serialize;
+
+use super::frame_rows::{FRAME_ROWS_BYTES, FrameRows};
 use tallmc_core::{
     Error, LogPrior, LogPriorHessian, PdmpChain, PdmpKernel, Result, SegmentStats, TermGradients,
     TermHessians, Terms, Trajectory, Tuning, WhiteningFrame,
@@ -57,6 +62,7 @@ use tallmc_core::{
 pub struct InFrame<'a, M: ?Sized> {
     pub(super) model: &'a M,
     pub(super) frame: &'a WhiteningFrame,
+    pub(super) rows: Option<&'a FrameRows>,
 }
 
 impl<M: ?Sized> Clone for InFrame<'_, M> {
@@ -75,7 +81,25 @@ impl<'a, M: Terms + ?Sized> InFrame<'a, M> {
     /// full-data passes run on shards elsewhere.
     pub fn new(model: &'a M, frame: &'a WhiteningFrame) -> Result<Self> {
         check_frame(model, frame)?;
-        Ok(Self { model, frame })
+        Ok(Self { model, frame, rows: None })
+    }
+
+    /// `model` in the coordinates of `frame`, its per-datum gradients taken in O(d) from
+    /// `rows` ([`FrameRows`], built from this model and frame) when the model is a
+    /// [`LinearPredictor`](tallmc_core::LinearPredictor)
+    /// ([`Terms::as_linear_predictor`]).
+    ///
+    /// # Errors
+    /// Those of [`InFrame::new`], and rows of another dimension or number of data points.
+    pub fn with_rows(model: &'a M, frame: &'a WhiteningFrame, rows: &'a FrameRows) -> Result<Self> {
+        check_frame(model, frame)?;
+        check_rows(model, rows)?;
+        Ok(Self { model, frame, rows: Some(rows) })
+    }
+
+    /// The model's rank-one view and its rows in z, when both are there.
+    fn linear(&self) -> Option<(&'a dyn tallmc_core::LinearPredictor, &'a FrameRows)> {
+        Some((self.model.as_linear_predictor()?, self.rows?))
     }
 
     /// The model in θ.
@@ -87,6 +111,25 @@ impl<'a, M: Terms + ?Sized> InFrame<'a, M> {
     pub fn frame(&self) -> &'a WhiteningFrame {
         self.frame
     }
+}
+
+/// Checks that `rows` were built for a model of `model`'s shape.
+fn check_rows<M: Terms + ?Sized>(model: &M, rows: &FrameRows) -> Result<()> {
+    if rows.dim() != model.dim() {
+        return Err(Error::dimension(
+            "whitened rows (the model's dimension)",
+            model.dim(),
+            rows.dim(),
+        ));
+    }
+    if rows.num_terms() != model.num_terms() {
+        return Err(Error::dimension(
+            "whitened rows (the model's number of data points)",
+            model.num_terms(),
+            rows.num_terms(),
+        ));
+    }
+    Ok(())
 }
 
 /// Checks that `frame` fits `model` (module docs of [`InFrame::new`]).
@@ -215,7 +258,13 @@ impl<M: TermGradients + ?Sized> TermGradients for InFrame<'_, M> {
         })
     }
 
+    /// O(d) per index from the precomputed rows when the view has them
+    /// ([`InFrame::with_rows`]); otherwise the model's gradients in θ mapped by Lᵀ, O(d²) each.
     fn log_terms_grads(&self, z: &[f64], indices: &[u32], out: &mut [f64], grads: &mut [f64]) {
+        if let Some((model, rows)) = self.linear() {
+            rows.log_terms_grads(model, z, indices, out, grads);
+            return;
+        }
         let d = self.dim();
         with_scratch(2 * d, |s| {
             let (theta, tmp) = s.split_at_mut(d);
@@ -380,13 +429,45 @@ impl<M: LogPriorHessian + ?Sized> LogPriorHessian for InFrame<'_, M> {
 pub struct Whitened<K> {
     inner: K,
     frame: Arc<WhiteningFrame>,
+    rows: Option<Arc<FrameRows>>,
 }
 
 impl<K> Whitened<K> {
     /// `inner` run in the coordinates of `frame`. The frame is checked against the model when a
     /// chain is built.
     pub fn new(inner: K, frame: WhiteningFrame) -> Self {
-        Self { inner, frame: Arc::new(frame) }
+        Self { inner, frame: Arc::new(frame), rows: None }
+    }
+
+    /// Precomputes the rows of `model` in z ([`FrameRows`]: O(N d²) once, N(d + 1) numbers
+    /// shared by every chain) when it pays and is possible, so that every per-datum gradient
+    /// in z costs O(d) instead of O(d²): when `model` is a
+    /// [`LinearPredictor`](tallmc_core::LinearPredictor) ([`Terms::as_linear_predictor`]),
+    /// all its rows are in this process, and the rows take at most [`FRAME_ROWS_BYTES`].
+    /// Otherwise the kernel is returned as it was (the general path, also exact).
+    ///
+    /// Worth it for kernels that take per-datum gradients (SBPS's minibatches, lipSBPS and
+    /// ZZ-SS's one datum per proposal); full-data kernels sum gradients, mapped once per call.
+    /// Chains must then be built and stepped on this `model`; a model with another number of
+    /// data points or dimension is refused when a chain is built.
+    ///
+    /// # Errors
+    /// A frame whose dimension is not the model's, or non-finite rows ([`FrameRows::new`]).
+    pub fn precompute_rows<M: Terms + ?Sized>(mut self, model: &M) -> Result<Self> {
+        let Some(linear) = model.as_linear_predictor() else {
+            return Ok(self);
+        };
+        let bytes = 8.0 * model.num_terms() as f64 * (model.dim() as f64 + 1.0);
+        let here = model.row_service().is_none() && model.shard_passes().is_none();
+        if here && model.num_terms() > 0 && bytes <= FRAME_ROWS_BYTES as f64 {
+            self.rows = Some(Arc::new(FrameRows::new(linear, &self.frame)?));
+        }
+        Ok(self)
+    }
+
+    /// The precomputed rows, when [`Whitened::precompute_rows`] built them.
+    pub fn rows(&self) -> Option<&FrameRows> {
+        self.rows.as_deref()
     }
 
     /// The kernel that runs in z.
@@ -405,6 +486,7 @@ impl<K> Whitened<K> {
 pub struct WhitenedChain<C> {
     inner: C,
     frame: Arc<WhiteningFrame>,
+    rows: Option<Arc<FrameRows>>,
     trajectory: Trajectory,
 }
 
@@ -441,12 +523,16 @@ where
     ///
     /// # Errors
     /// A frame whose dimension is not the model's, a model whose passes run on shards
-    /// elsewhere ([`InFrame::new`]), a position of the wrong length or not finite, and the
-    /// inner kernel's errors.
+    /// elsewhere ([`InFrame::new`]), precomputed rows of another model's shape
+    /// ([`InFrame::with_rows`]), a position of the wrong length or not finite, and the inner
+    /// kernel's errors.
     fn build_chain<R: Rng + ?Sized>(
         &self, model: &M, position: &[f64], rng: &mut R,
     ) -> Result<Self::Chain> {
-        let view = InFrame::new(model, &self.frame)?;
+        let view = match self.rows.as_deref() {
+            Some(rows) => InFrame::with_rows(model, &self.frame, rows)?,
+            None => InFrame::new(model, &self.frame)?,
+        };
         let d = view.dim();
         tallmc_core::error::check_finite_vector("initial position", position, d)?;
         let mut z = vec![0.0; d];
@@ -456,7 +542,8 @@ where
         self.frame.to_theta(inner.trajectory().position(), &mut theta);
         self.frame.direction_to_theta(inner.trajectory().velocity(), &mut velocity);
         let trajectory = Trajectory::new(theta, velocity);
-        Ok(WhitenedChain { inner, frame: Arc::clone(&self.frame), trajectory })
+        let (frame, rows) = (Arc::clone(&self.frame), self.rows.clone());
+        Ok(WhitenedChain { inner, frame, rows, trajectory })
     }
 }
 
@@ -474,7 +561,7 @@ where
 
     /// One step of the inner chain in z; the θ-trajectory travels the mapped segment.
     fn step<R: Rng + ?Sized>(&mut self, model: &M, rng: &mut R) -> Result<SegmentStats> {
-        let view = InFrame { model, frame: &self.frame };
+        let view = InFrame { model, frame: &self.frame, rows: self.rows.as_deref() };
         let stats = self.inner.step(&view, rng)?;
         let segment = self.inner.trajectory().last_segment();
         let (duration, end) = (segment.duration, segment.end);
@@ -491,7 +578,7 @@ where
     fn adapt<R: Rng + ?Sized>(
         &mut self, model: &M, stats: &SegmentStats, rng: &mut R,
     ) -> Result<()> {
-        let view = InFrame { model, frame: &self.frame };
+        let view = InFrame { model, frame: &self.frame, rows: self.rows.as_deref() };
         self.inner.adapt(&view, stats, rng)
     }
 

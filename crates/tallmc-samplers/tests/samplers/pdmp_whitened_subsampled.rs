@@ -8,9 +8,12 @@
 //!   recomputed here from the rows (∇_zℓ_i = Lᵀx_i(y_i − σ(x_iᵀθ))), for the library's GLM (whose
 //!   per-datum directional bound is tight: B^z_ij = |(Lᵀx_i)_j| exactly) and for a model with
 //!   only the default Σ_k |w_k| B_ik.
+//! * **Precomputed rows** ([`FrameRows`], what the command uses): per-datum terms and gradients
+//!   in z from the whitened rows (O(d) each) equal those of the general path (gradients in θ
+//!   mapped by Lᵀ) up to rounding, at 20 random points 3 units from the mode.
 //! * **Exactness**: whitened lipSBPS and ZZ-SS with importance-sampled per-datum bounds
-//!   ([`WeightedGradients`]) match full-data HMC on the same data within 4 combined MCSE, at
-//!   fixed seeds shifted by `TALLMC_SEED_OFFSET`, with no bound violation.
+//!   ([`WeightedGradients`]) and precomputed rows match full-data HMC on the same data within
+//!   4 combined MCSE, at fixed seeds shifted by `TALLMC_SEED_OFFSET`, with no bound violation.
 //! * **SBPS** (approximate; ignored, a measurement): its bias against HMC in z and in θ, in
 //!   units of the posterior sd and of the combined MCSE (docs/methods/sbps.md).
 //! * **Cost** (ignored, a measurement): per-datum gradients per effective sample, whitened vs
@@ -23,12 +26,12 @@ use rand_distr::{Distribution, StandardNormal};
 use std::sync::OnceLock;
 use tallmc_core::rng::chain_rng;
 use tallmc_core::{
-    LogPriorCurvature, LogPriorHessian, PdmpKernel, TermGradientBounds, TermHessians,
-    TermLipschitz, Terms, WhiteningFrame,
+    LogPriorCurvature, LogPriorHessian, PdmpKernel, TermGradientBounds, TermGradients,
+    TermHessians, TermLipschitz, Terms, WhiteningFrame,
 };
 use tallmc_models::LogisticRegression;
 use tallmc_samplers::{
-    BandConfig, InFrame, LipSbps, LipSbpsConfig, NewtonOptions, Sbps, SbpsConfig,
+    BandConfig, FrameRows, InFrame, LipSbps, LipSbpsConfig, NewtonOptions, Sbps, SbpsConfig,
     VelocityDistribution, WeightedGradients, Whitened, ZigZagSubsampling, laplace_approximation,
 };
 use tallmc_testkit::seed;
@@ -204,10 +207,13 @@ fn run_and_compare<K: PdmpKernel<LogisticRegression>>(
 fn whitened_lipsbps_and_zigzag_ss_match_hmc_on_a_correlated_logistic_regression() {
     let frame = laplace_frame(correlated_logistic());
     let mode = frame.center().to_vec();
-    let lip = Whitened::new(lipsbps(1.0), frame.clone());
+    let model = correlated_logistic();
+    let lip = Whitened::new(lipsbps(1.0), frame.clone()).precompute_rows(model).unwrap();
+    assert!(lip.rows().is_some());
     let avg = run_and_compare("whitened lipSBPS, ρ = 0.9", &lip, &mode, 4_000.0, 331);
     assert!(avg.totals.evals.gradients <= avg.totals.proposals);
-    let zz = Whitened::new(zigzag_ss(), frame);
+    let zz = Whitened::new(zigzag_ss(), frame).precompute_rows(model).unwrap();
+    assert!(zz.rows().is_some());
     let avg = run_and_compare("whitened ZZ-SS, ρ = 0.9", &zz, &mode, 8_000.0, 332);
     assert_eq!(avg.totals.evals.gradients, avg.totals.proposals);
 }
@@ -364,4 +370,47 @@ fn directional_bounds_in_z_are_the_models_at_the_mapped_direction() {
                 .min(model.directional_gradient_bound(&lv))
         );
     }
+}
+
+/// Per-datum terms and gradients in z from the precomputed whitened rows (η_i = η*_i + w_iᵀz,
+/// ∇_zℓ_i = φ_i′(η_i) w_i, O(d) each) equal the general path's (θ = θ* + Lz, the model's
+/// gradient in θ mapped by Lᵀ, O(d²) each) up to rounding; `Whitened::precompute_rows` builds
+/// the rows only for a model that offers its linear-predictor form, and a chain on a model of
+/// another size is refused.
+#[test]
+fn precomputed_rows_give_the_general_paths_per_datum_gradients() {
+    let model = correlated_logistic();
+    let frame = laplace_frame(model);
+    let d = model.dim();
+    let rows = FrameRows::new(model, &frame).unwrap();
+    assert_eq!((rows.num_terms(), rows.dim(), rows.bytes()), (1_000, d, 8 * 1_000 * (d + 1)));
+    let general = InFrame::new(model, &frame).unwrap();
+    let fast = InFrame::with_rows(model, &frame, &rows).unwrap();
+    let mut rng = chain_rng(seed(334), 0);
+    let n = 300;
+    let idx: Vec<u32> = (0..n).map(|_| rng.random_range(0..1_000)).collect();
+    let (mut out_g, mut out_f) = (vec![0.0; n], vec![0.0; n]);
+    let (mut grads_g, mut grads_f) = (vec![0.0; n * d], vec![0.0; n * d]);
+    for _ in 0..20 {
+        let z = on_sphere(&mut rng, d, 3.0);
+        general.log_terms_grads(&z, &idx, &mut out_g, &mut grads_g);
+        fast.log_terms_grads(&z, &idx, &mut out_f, &mut grads_f);
+        for (a, b) in out_f.iter().zip(&out_g).chain(grads_f.iter().zip(&grads_g)) {
+            assert!((a - b).abs() <= 1e-11 * (1.0 + b.abs()), "rows {a} vs general {b}");
+        }
+    }
+    // Built for the library GLM (it offers its LinearPredictor form), not for a model that
+    // does not (the test GLM): that one keeps the general path.
+    let kernel = Whitened::new(zigzag_ss(), frame.clone()).precompute_rows(model).unwrap();
+    assert_eq!(kernel.rows().map(FrameRows::bytes), Some(8 * 1_000 * (d + 1)));
+    let data = correlated_data();
+    let plain = Whitened::new(zigzag_ss(), frame.clone()).precompute_rows(&data).unwrap();
+    assert!(plain.rows().is_none());
+    // Rows of this model, a chain on a smaller one: refused, naming both sizes.
+    let smaller = Glm::new(Family::Logistic, 500, 3, 0.9, 1.0, 31).logistic_regression();
+    let err = kernel.build_chain(&smaller, frame.center(), &mut rng).unwrap_err().to_string();
+    assert!(err.contains("number of data points") && err.contains("1000"), "{err}");
+    // A frame of another dimension.
+    let other = WhiteningFrame::centered(vec![0.0; d + 1]).unwrap();
+    assert!(FrameRows::new(model, &other).is_err());
 }
