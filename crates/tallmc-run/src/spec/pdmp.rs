@@ -202,11 +202,12 @@ pub struct LipsbpsSettings {
     #[serde(flatten)]
     pub bouncy: BouncySettings,
 
-    /// Coordinates of the process (with bounded per-datum gradients; the Lipschitz
-    /// models, gaussian-mean and probit, run in θ): whitened z = L⁻¹(θ − θ*) (the Laplace approximation's mode
-    /// and Cholesky factor) or θ itself. The trajectory and the draws are in θ either way;
-    /// whitened, the default --grid is 1 (one posterior sd of travel). [default: whitened
-    /// where the Laplace covariance can be factored, else θ]
+    /// Coordinates of the process: θ itself or, on models with bounded per-datum gradients
+    /// (logistic; the Lipschitz models, gaussian-mean and probit, run in θ), whitened
+    /// z = L⁻¹(θ − θ*) (the Laplace approximation's mode and Cholesky factor). The trajectory
+    /// and the draws are in θ either way; whitened, the default --grid is 1 (one posterior sd
+    /// of travel). lipSBPS needs fewer evaluations whitened but mixes less per second there
+    /// (docs/methods/lipsbps.md). [default: original]
     #[cfg_attr(feature = "clap", arg(long, value_enum))]
     #[serde(default)]
     pub frame: Option<FrameChoice>,

@@ -43,7 +43,8 @@
 //! wrong: the step returns [`Error::BoundViolation`], never a silently biased trajectory.
 //!
 //! **Cost per event.** One per-datum term and gradient per data proposal (proposals arrive at
-//! rate N(a + bt)); prior proposals and refreshments touch no datum; O(d) arithmetic per step.
+//! rate N(a + bt)); prior proposals and refreshments touch no datum; O(d) arithmetic per step,
+//! plus the O(d²) prior slope vᵀ(−∇²log p)v and data rate when the velocity has changed.
 //! [`LipschitzGradients`] adds one set-up pass (N terms and gradients at x*). The acceptance rate
 //! of data proposals is ⟨∇U_J, v⟩⁺/B(v) — typically small, which is why lipSBPS mixes slowly
 //! (Pakman et al. 2017, Fig. 4): each datum's bounce randomizes the velocity as if by a noisy
@@ -145,6 +146,11 @@ struct Running {
     y: Vec<f64>,
     datum: DatumScratch,
     hv: Vec<f64>,
+    /// The prior clock's slope vᵀ(−∇²log p)v and the velocity it was computed for: the
+    /// velocity changes only at bounces and refreshments (a few steps in a hundred), so the
+    /// O(d²) product is redone only then, with the same bits.
+    slope: f64,
+    slope_velocity: Vec<f64>,
     pending: EvalCounts,
 }
 
@@ -312,6 +318,8 @@ where
                 y: vec![0.0; d],
                 datum,
                 hv: vec![0.0; d],
+                slope: 0.0,
+                slope_velocity: Vec::new(),
                 pending,
             },
         })
@@ -351,12 +359,16 @@ where
             return Ok(diverge(state, stats));
         }
         let b0 = match &r.prior_hessian {
+            Some(_) if r.slope_velocity == v => r.slope,
             Some(h) => {
                 let d = v.len();
                 for (j, o) in r.hv.iter_mut().enumerate() {
                     *o = dot(&h[j * d..(j + 1) * d], v);
                 }
-                dot(v, &r.hv)
+                r.slope = dot(v, &r.hv);
+                r.slope_velocity.clear();
+                r.slope_velocity.extend_from_slice(v);
+                r.slope
             }
             None => r.kappa * dot(v, v),
         };

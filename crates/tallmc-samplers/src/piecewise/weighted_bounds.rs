@@ -97,6 +97,11 @@ pub struct WeightedGradients {
     /// lipSBPS: ‖v‖ at the current step, and the uniform bound B(v) when the step uses it.
     speed: f64,
     uniform: Option<f64>,
+    /// lipSBPS: the data rate and the velocity it was computed for. It depends on v only, which
+    /// changes at bounces and refreshments, so B(v) (O(d²) in whitened coordinates) is
+    /// recomputed only then, with the same bits.
+    rate: (f64, f64),
+    rate_velocity: Vec<f64>,
     /// ZZ-SS: the per-coordinate tables, built by the first chain and shared with the others.
     shared: Arc<Mutex<Option<Arc<CoordinateTables>>>>,
     /// ZZ-SS, per chain: the tables it uses, each coordinate's draw and bound, κ, the weight
@@ -184,6 +189,7 @@ impl WeightedGradients {
     /// Reads c_J and builds the table.
     fn read_constants<M: TermLipschitz + ?Sized>(&mut self, model: &M) -> Result<()> {
         checked_num_terms(model)?;
+        self.rate_velocity.clear();
         self.constants =
             datum_constants("per-datum Lipschitz constant c_J", model.num_terms(), |j| {
                 model.term_lipschitz(j)
@@ -227,18 +233,25 @@ impl<M: TermGradientBounds + TermLipschitz + ?Sized> DatumRateBound<M> for Weigh
         (model.directional_gradient_bound(v), 0.0)
     }
 
-    /// min(N·B(v), ‖v‖ Σ_J c_J), constant along the line.
+    /// min(N·B(v), ‖v‖ Σ_J c_J), constant along the line; recomputed only when v changed
+    /// since the last call (the chain's model and N do not change).
     fn data_rate(&mut self, model: &M, _x: &[f64], v: &[f64], num_terms: u32) -> (f64, f64) {
+        if self.rate_velocity == v {
+            return self.rate;
+        }
         self.speed = dot(v, v).sqrt();
         let uniform = model.directional_gradient_bound(v);
         let (n_uniform, weighted) = (f64::from(num_terms) * uniform, self.speed * self.total);
-        if n_uniform <= weighted {
+        self.rate = if n_uniform <= weighted {
             self.uniform = Some(uniform);
             (n_uniform, 0.0)
         } else {
             self.uniform = None;
             (weighted, 0.0)
-        }
+        };
+        self.rate_velocity.clear();
+        self.rate_velocity.extend_from_slice(v);
+        self.rate
     }
 
     /// J uniform with (B(v), 0), or J ∝ c_J with (‖v‖c_J, 0), as [`data_rate`](Self::data_rate)

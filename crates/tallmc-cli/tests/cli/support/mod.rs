@@ -3,12 +3,52 @@
 
 #![allow(dead_code)] // each test binary uses a subset
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
-/// Runs the `tallmc` binary built for these tests with `args`.
+/// How long one command may run in a test before it is killed and the test fails. The runs
+/// here take seconds; one that never ends (a budget a sampler never spends) would otherwise
+/// write its CSV files until the disk is full, and a test process killed from outside leaves
+/// its temporary directory behind (a panic here drops it).
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Runs the `tallmc` binary built for these tests with `args`, killing it (and failing the
+/// test) after [`COMMAND_TIMEOUT`].
 pub fn tallmc(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tallmc")).args(args).output().expect("run tallmc")
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tallmc"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run tallmc");
+    let drain = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            pipe.read_to_end(&mut bytes).expect("read tallmc's output");
+            bytes
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().expect("stdout is piped")));
+    let stderr = drain(Box::new(child.stderr.take().expect("stderr is piped")));
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for tallmc") {
+            break status;
+        }
+        if start.elapsed() > COMMAND_TIMEOUT {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("tallmc {args:?} ran for more than {COMMAND_TIMEOUT:?} and was killed");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    Output {
+        status,
+        stdout: stdout.join().expect("stdout reader"),
+        stderr: stderr.join().expect("stderr reader"),
+    }
 }
 
 /// Runs the `tallmc` binary with `args` and checks that it succeeds (showing its stderr if not).
