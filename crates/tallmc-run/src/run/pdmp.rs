@@ -180,9 +180,10 @@ impl PdmpSettings {
     /// Whether the process runs in whitened coordinates: [`whitenable`](Self::whitenable), and
     /// --frame whitened or, without --frame, every whitenable sampler but lipsbps. lipSBPS
     /// needs fewer evaluations in z but mixes less per unit of time there: measured with the
-    /// defaults on two 1,000 × 20 logistic regressions (docs/methods/lipsbps.md), its ESS per
-    /// second was 2.5× (independent covariates) and 1.8× (ρ = 0.9) higher in θ, while sbps,
-    /// psbps and zigzag-ss did better in z.
+    /// defaults on two 1,000 × 20 logistic regressions (docs/benchmarks.md, "Whitened
+    /// subsampling samplers in seconds"), its ESS per second was 2.6× (independent covariates)
+    /// and 2.1× (ρ = 0.9) higher in θ on average over three seeds, while sbps, psbps and
+    /// zigzag-ss did as well or better in z.
     fn whitened(&self) -> bool {
         self.whitenable()
             && match self.frame {
