@@ -33,8 +33,9 @@
 //! z is one in θ. Per call of a model method, O(d²) arithmetic to map z and the gradient
 //! (triangular products; a full-data pass maps once per chunk of rows, not per row), O(d³) per
 //! prior Hessian (one per band of the automatic envelope); per step, O(d²) to map the
-//! trajectory. Per-datum gradients (SBPS's minibatches, one datum per lipSBPS / ZZ-SS
-//! proposal) would cost O(d²) each to map; for a linear-predictor model
+//! trajectory's position (its velocity only when it changed). Per-datum gradients (SBPS's
+//! minibatches, one datum per lipSBPS / ZZ-SS proposal) would cost O(d²) each to map; for a
+//! linear-predictor model
 //! [`Whitened::precompute_rows`] stores the rows in z once ([`FrameRows`]) and they cost O(d),
 //! as in θ. No allocation in a step: the model view's scratch is a per-thread buffer that
 //! grows once.
@@ -488,6 +489,9 @@ pub struct WhitenedChain<C> {
     frame: Arc<WhiteningFrame>,
     rows: Option<Arc<FrameRows>>,
     trajectory: Trajectory,
+    /// The velocity in z whose image Lv the θ-trajectory carries: Lv is recomputed (O(d²)) only
+    /// when the inner chain's velocity changed, which a rejected proposal does not do.
+    mapped_velocity: Vec<f64>,
 }
 
 impl<C> WhitenedChain<C> {
@@ -503,11 +507,18 @@ impl<C> WhitenedChain<C> {
 }
 
 /// Writes the image in θ of the particle of `z` (position θ* + Lz, velocity Lv) into `theta`'s
-/// current position and velocity.
-fn map_particle(frame: &WhiteningFrame, z: &Trajectory, theta: &mut Trajectory) {
+/// current position and velocity; `mapped` is the z-velocity whose image `theta` carries, and
+/// Lv is recomputed only when the velocity differs from it (same bits either way).
+fn map_particle(
+    frame: &WhiteningFrame, z: &Trajectory, theta: &mut Trajectory, mapped: &mut Vec<f64>,
+) {
     let (position, velocity) = theta.position_velocity_mut();
     frame.to_theta(z.position(), position);
-    frame.direction_to_theta(z.velocity(), velocity);
+    if mapped.as_slice() != z.velocity() {
+        frame.direction_to_theta(z.velocity(), velocity);
+        mapped.clear();
+        mapped.extend_from_slice(z.velocity());
+    }
 }
 
 impl<M, K, C, T> PdmpKernel<M> for Whitened<K>
@@ -543,7 +554,8 @@ where
         self.frame.direction_to_theta(inner.trajectory().velocity(), &mut velocity);
         let trajectory = Trajectory::new(theta, velocity);
         let (frame, rows) = (Arc::clone(&self.frame), self.rows.clone());
-        Ok(WhitenedChain { inner, frame, rows, trajectory })
+        let mapped_velocity = inner.trajectory().velocity().to_vec();
+        Ok(WhitenedChain { inner, frame, rows, trajectory, mapped_velocity })
     }
 }
 
@@ -567,7 +579,12 @@ where
         let (duration, end) = (segment.duration, segment.end);
         self.trajectory.advance(duration);
         self.trajectory.set_end(end);
-        map_particle(&self.frame, self.inner.trajectory(), &mut self.trajectory);
+        map_particle(
+            &self.frame,
+            self.inner.trajectory(),
+            &mut self.trajectory,
+            &mut self.mapped_velocity,
+        );
         Ok(stats)
     }
 
