@@ -45,12 +45,12 @@ use std::sync::Arc;
 
 use rand::Rng;
 use serde::Serialize;
-
-use super::frame_rows::{FRAME_ROWS_BYTES, FrameRows};
 use tallmc_core::{
     Error, LogPrior, LogPriorHessian, PdmpChain, PdmpKernel, Result, SegmentStats, TermGradients,
     TermHessians, Terms, Trajectory, Tuning, WhiteningFrame,
 };
+
+use super::frame_rows::{FRAME_ROWS_BYTES, FrameRows};
 
 /// The model `M` seen in the coordinates z of a [`WhiteningFrame`] (module docs): every
 /// method maps z to θ = θ* + Lz, calls `M`, and maps the derivatives back (Lᵀ on the left,
