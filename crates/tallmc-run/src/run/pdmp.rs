@@ -779,6 +779,7 @@ pub(crate) fn write_summary(
         data_fraction: (samp.proposals > 0).then_some(data_fraction),
         max_rows: None,
         step_word: "proposal",
+        data_unit: "per-datum evaluations",
         evals_total: (setup_evals + warm.evals + samp.evals).total(),
         evals_per_draw: sampling_total / total_draws as f64,
         wall_seconds: wall_total,

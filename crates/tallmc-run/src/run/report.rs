@@ -48,6 +48,10 @@ pub(crate) struct RunFacts<'a> {
     pub(crate) max_rows: Option<u64>,
     /// What `data_fraction` is per: "iteration" or "proposal" (continuous time).
     pub(crate) step_word: &'static str,
+    /// What `data_fraction` counts: "rows" (discrete-time kernels: the rows a step read) or
+    /// "per-datum evaluations" (continuous time: terms, gradients and Hessians, so ZZ-Taylor's
+    /// one row per proposal counts 3).
+    pub(crate) data_unit: &'static str,
     pub(crate) evals_total: u64,
     pub(crate) evals_per_draw: f64,
     pub(crate) wall_seconds: f64,
@@ -316,12 +320,12 @@ pub(crate) fn render(f: &RunFacts<'_>, warnings: &[String]) -> String {
         } else {
             format!("{percent:.1e}")
         };
-        let rows = fraction * f.n as f64;
+        let amount = fraction * f.n as f64;
         let most = f.max_rows.map(|m| format!(", at most {m}")).unwrap_or_default();
         let _ = writeln!(
             s,
-            "  data per {word}: {shown}% of N = {} ({rows:.1} rows on average{most})",
-            f.n
+            "  data per {word}: {shown}% of N = {} ({amount:.1} {} on average{most})",
+            f.n, f.data_unit
         );
     }
     let _ = writeln!(
@@ -399,6 +403,7 @@ mod tests {
             data_fraction: Some(0.1),
             max_rows: Some(120),
             step_word: "iteration",
+            data_unit: "rows",
             evals_total: 10,
             evals_per_draw: 1.0,
             wall_seconds: 1.0,

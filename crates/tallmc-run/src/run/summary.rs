@@ -140,6 +140,7 @@ pub(crate) fn write_summary(
         data_fraction: data_fraction.is_finite().then_some(data_fraction),
         max_rows: Some(totals.max_rows_per_iteration),
         step_word: "iteration",
+        data_unit: "rows",
         evals_total: totals.evals.total,
         evals_per_draw: totals.evals_per_draw,
         wall_seconds: totals.wall_seconds.total,
