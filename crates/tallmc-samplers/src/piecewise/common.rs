@@ -98,6 +98,31 @@ pub(crate) fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
+/// The velocity a cached quantity was computed for. A PDMP's velocity changes only at its
+/// events (bounces, flips, refreshments), so what depends on v alone (vᵀHv, a data rate B(v),
+/// the image Lv of a whitened velocity) is recomputed only when [`VelocityKey::changed`] says
+/// so, with the same bits as recomputing it every step.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct VelocityKey(Vec<f64>);
+
+impl VelocityKey {
+    /// Whether `v` differs (entry by entry) from the recorded velocity; records `v` if so.
+    /// O(d), no allocation after the first call.
+    pub(crate) fn changed(&mut self, v: &[f64]) -> bool {
+        if self.0 == v {
+            return false;
+        }
+        self.0.clear();
+        self.0.extend_from_slice(v);
+        true
+    }
+
+    /// Forgets the recorded velocity (the next [`VelocityKey::changed`] is true).
+    pub(crate) fn forget(&mut self) {
+        self.0.clear();
+    }
+}
+
 /// Whether every entry is finite.
 pub(crate) fn all_finite(x: &[f64]) -> bool {
     x.iter().all(|v| v.is_finite())

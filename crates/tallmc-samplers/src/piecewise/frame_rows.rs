@@ -34,6 +34,16 @@ pub const FRAME_ROWS_BYTES: usize = 1 << 30;
 /// Rows per block of the set-up pass and of a gradient call.
 const BLOCK: usize = 64;
 
+/// `out` = w_i = Lᵀx_i, the row of data point `datum` in the coordinates of `frame`, with `x`
+/// (length d) as scratch for x_i. O(d²).
+pub(super) fn whitened_row<M: LinearPredictor + ?Sized>(
+    model: &M, frame: &WhiteningFrame, datum: u32, x: &mut [f64], out: &mut [f64],
+) {
+    x.fill(0.0);
+    model.add_weighted_rows(&[datum], &[1.0], x);
+    frame.gradient_to_coordinates(x, out);
+}
+
 /// The whitened rows w_i = Lᵀx_i and the predictors η*_i = x_iᵀθ* of a linear-predictor
 /// model (module docs).
 #[derive(Debug, Clone)]
@@ -93,10 +103,8 @@ impl FrameRows {
                 &mut centre_predictors[lo..lo + block.len()],
             );
             for &i in block.iter() {
-                x.fill(0.0);
-                model.add_weighted_rows(&[i], &[1.0], &mut x);
-                let i = i as usize;
-                frame.gradient_to_coordinates(&x, &mut rows[i * d..(i + 1) * d]);
+                let i_row = i as usize * d..(i as usize + 1) * d;
+                whitened_row(model, frame, i, &mut x, &mut rows[i_row]);
             }
         }
         if let Some(i) = rows.iter().position(|v| !v.is_finite()) {

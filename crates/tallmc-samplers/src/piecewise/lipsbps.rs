@@ -68,7 +68,8 @@ use tallmc_integrators::{AffineRate, ConstantRate, Rate, thin};
 
 use super::common::diverge;
 use super::common::{
-    VelocityDistribution, all_finite, check_position, check_refresh_rate, dot, first_event,
+    VelocityDistribution, VelocityKey, all_finite, check_position, check_refresh_rate, dot,
+    first_event,
 };
 use super::datum_bounds::{
     BoundedGradients, DatumScratch, LipschitzGradients, ReferenceGradients, checked_constant,
@@ -150,7 +151,7 @@ struct Running {
     /// velocity changes only at bounces and refreshments (a few steps in a hundred), so the
     /// O(d²) product is redone only then, with the same bits.
     slope: f64,
-    slope_velocity: Vec<f64>,
+    slope_velocity: VelocityKey,
     pending: EvalCounts,
 }
 
@@ -319,7 +320,7 @@ where
                 datum,
                 hv: vec![0.0; d],
                 slope: 0.0,
-                slope_velocity: Vec::new(),
+                slope_velocity: VelocityKey::default(),
                 pending,
             },
         })
@@ -359,15 +360,14 @@ where
             return Ok(diverge(state, stats));
         }
         let b0 = match &r.prior_hessian {
-            Some(_) if r.slope_velocity == v => r.slope,
             Some(h) => {
-                let d = v.len();
-                for (j, o) in r.hv.iter_mut().enumerate() {
-                    *o = dot(&h[j * d..(j + 1) * d], v);
+                if r.slope_velocity.changed(v) {
+                    let d = v.len();
+                    for (j, o) in r.hv.iter_mut().enumerate() {
+                        *o = dot(&h[j * d..(j + 1) * d], v);
+                    }
+                    r.slope = dot(v, &r.hv);
                 }
-                r.slope = dot(v, &r.hv);
-                r.slope_velocity.clear();
-                r.slope_velocity.extend_from_slice(v);
                 r.slope
             }
             None => r.kappa * dot(v, v),

@@ -51,7 +51,7 @@ use tallmc_core::{
 };
 use tallmc_estimators::{DatumRateBound, SwitchingRateEstimator};
 
-use super::common::dot;
+use super::common::{VelocityKey, dot};
 use super::datum_bounds::{
     DatumScratch, ReferenceGradients, checked_constant, checked_num_terms, distance, prior_kappa,
 };
@@ -101,7 +101,7 @@ pub struct WeightedGradients {
     /// changes at bounces and refreshments, so B(v) (O(d²) in whitened coordinates) is
     /// recomputed only then, with the same bits.
     rate: (f64, f64),
-    rate_velocity: Vec<f64>,
+    rate_velocity: VelocityKey,
     /// ZZ-SS: the per-coordinate tables, built by the first chain and shared with the others.
     shared: Arc<Mutex<Option<Arc<CoordinateTables>>>>,
     /// ZZ-SS, per chain: the tables it uses, each coordinate's draw and bound, κ, the weight
@@ -189,7 +189,7 @@ impl WeightedGradients {
     /// Reads c_J and builds the table.
     fn read_constants<M: TermLipschitz + ?Sized>(&mut self, model: &M) -> Result<()> {
         checked_num_terms(model)?;
-        self.rate_velocity.clear();
+        self.rate_velocity.forget();
         self.constants =
             datum_constants("per-datum Lipschitz constant c_J", model.num_terms(), |j| {
                 model.term_lipschitz(j)
@@ -236,7 +236,7 @@ impl<M: TermGradientBounds + TermLipschitz + ?Sized> DatumRateBound<M> for Weigh
     /// min(N·B(v), ‖v‖ Σ_J c_J), constant along the line; recomputed only when v changed
     /// since the last call (the chain's model and N do not change).
     fn data_rate(&mut self, model: &M, _x: &[f64], v: &[f64], num_terms: u32) -> (f64, f64) {
-        if self.rate_velocity == v {
+        if !self.rate_velocity.changed(v) {
             return self.rate;
         }
         self.speed = dot(v, v).sqrt();
@@ -249,8 +249,6 @@ impl<M: TermGradientBounds + TermLipschitz + ?Sized> DatumRateBound<M> for Weigh
             self.uniform = None;
             (weighted, 0.0)
         };
-        self.rate_velocity.clear();
-        self.rate_velocity.extend_from_slice(v);
         self.rate
     }
 

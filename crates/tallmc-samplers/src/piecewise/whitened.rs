@@ -50,6 +50,7 @@ use tallmc_core::{
     TermHessians, Terms, Trajectory, Tuning, WhiteningFrame,
 };
 
+use super::common::VelocityKey;
 use super::frame_rows::{FRAME_ROWS_BYTES, FrameRows};
 
 /// The model `M` seen in the coordinates z of a [`WhiteningFrame`] (module docs): every
@@ -491,7 +492,7 @@ pub struct WhitenedChain<C> {
     trajectory: Trajectory,
     /// The velocity in z whose image Lv the θ-trajectory carries: Lv is recomputed (O(d²)) only
     /// when the inner chain's velocity changed, which a rejected proposal does not do.
-    mapped_velocity: Vec<f64>,
+    mapped_velocity: VelocityKey,
 }
 
 impl<C> WhitenedChain<C> {
@@ -510,14 +511,12 @@ impl<C> WhitenedChain<C> {
 /// current position and velocity; `mapped` is the z-velocity whose image `theta` carries, and
 /// Lv is recomputed only when the velocity differs from it (same bits either way).
 fn map_particle(
-    frame: &WhiteningFrame, z: &Trajectory, theta: &mut Trajectory, mapped: &mut Vec<f64>,
+    frame: &WhiteningFrame, z: &Trajectory, theta: &mut Trajectory, mapped: &mut VelocityKey,
 ) {
     let (position, velocity) = theta.position_velocity_mut();
     frame.to_theta(z.position(), position);
-    if mapped.as_slice() != z.velocity() {
+    if mapped.changed(z.velocity()) {
         frame.direction_to_theta(z.velocity(), velocity);
-        mapped.clear();
-        mapped.extend_from_slice(z.velocity());
     }
 }
 
@@ -554,7 +553,8 @@ where
         self.frame.direction_to_theta(inner.trajectory().velocity(), &mut velocity);
         let trajectory = Trajectory::new(theta, velocity);
         let (frame, rows) = (Arc::clone(&self.frame), self.rows.clone());
-        let mapped_velocity = inner.trajectory().velocity().to_vec();
+        let mut mapped_velocity = VelocityKey::default();
+        mapped_velocity.changed(inner.trajectory().velocity());
         Ok(WhitenedChain { inner, frame, rows, trajectory, mapped_velocity })
     }
 }

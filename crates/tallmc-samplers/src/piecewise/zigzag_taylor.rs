@@ -63,6 +63,7 @@ use tallmc_estimators::SwitchingRateEstimator;
 
 use super::common::dot;
 use super::datum_bounds::checked_num_terms;
+use super::frame_rows::whitened_row;
 
 /// What the set-up pass needs from a model: rows and predictor derivatives, c₃, and a prior
 /// with a (constant) Hessian. Implemented for every model that has them.
@@ -400,9 +401,7 @@ impl Fixed {
                         value: if d1[r].is_finite() { d2[r] } else { d1[r] },
                     });
                 }
-                row.fill(0.0);
-                model.add_weighted_rows(&idx[r..=r], &[1.0], &mut row);
-                frame.gradient_to_coordinates(&row, &mut xt);
+                whitened_row(model, &frame, idx[r], &mut row, &mut xt);
                 let nsq = dot(&xt, &xt);
                 row_norm_sq[datum] = nsq;
                 for i in 0..d {
